@@ -1,0 +1,68 @@
+"""`babelforge`: one subcommand per pipeline stage.
+
+The command table below names each stage's module without importing it, so
+`babelforge --help` stays fast; a stage module is imported only when it runs.
+Each stage module defines `configure(parser)` (its arguments) and `run(args) -> int`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+# name -> (module, one-line help). Keep in pipeline order.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "fetch": ("builders.core.fetch", "copy or download upstream sources into data/raw/ (sha256-checked)"),
+    "wordnet": ("builders.lexicon.wordnet_stage", "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge"),
+    "senses": ("builders.lexicon.senses_stage", "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)"),
+    "labels": ("builders.babel_imagenet.labels_stage", "filter and select Babel-ImageNet labels per language"),
+}
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="babelforge",
+        description="Build, version, audit and publish multilingual vision-and-language benchmarks.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="stages:\n" + "\n".join(f"  {name:<10} {text}" for name, (_, text) in COMMANDS.items())
+        + "\n\nRun `babelforge <stage> --help` for a stage's options.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the package version")
+    parser.add_argument("command", nargs="?", choices=list(COMMANDS), metavar="stage")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        parser = _top_parser()
+        args, _ = parser.parse_known_args(argv)
+        if args.version:
+            import builders
+
+            print(builders.__version__)
+            return 0
+        parser.print_help()
+        return 0 if not argv or argv[0] in ("-h", "--help") else 2
+
+    import importlib
+
+    from builders.core.errors import BabelforgeError
+
+    name, rest = argv[0], argv[1:]
+    module_name, help_text = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"babelforge {name}", description=help_text)
+    module.configure(parser)
+    args = parser.parse_args(rest)
+    try:
+        return int(module.run(args) or 0)
+    except BabelforgeError as error:
+        print(f"babelforge {name}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"babelforge {name}: interrupted; nothing partial was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
