@@ -1,0 +1,143 @@
+"""WordNet 3.0 through nltk, over Debian's database files.
+
+nltk will not read `/usr/share/wordnet` in place: it wants `corpora/wordnet/` inside one
+of its data directories, with a `lexnames` file Debian does not ship. `provision_nltk_wordnet`
+builds that directory once (copying the database and `resources/wordnet_lexnames.tsv`).
+"""
+from __future__ import annotations
+
+import csv
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from builders.core.errors import BabelforgeError
+from builders.core.io import sha256_file
+from builders.lexicon.senses import wnid_to_synset
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+LEXNAMES = RESOURCES / "wordnet_lexnames.tsv"
+IMAGENET_CLASSES = RESOURCES / "imagenet1k_classes.tsv"
+# The database files nltk's WordNet reader opens.
+WORDNET_FILES = (
+    "adj.exc", "adv.exc", "noun.exc", "verb.exc", "cntlist.rev",
+    "data.adj", "data.adv", "data.noun", "data.verb",
+    "index.adj", "index.adv", "index.noun", "index.verb", "index.sense",
+)
+
+
+@dataclass(frozen=True)
+class ImageNetClass:
+    class_idx: int
+    wnid: str
+    clip_name: str
+
+
+@dataclass(frozen=True)
+class ClassKnowledge:
+    """One ImageNet class resolved in WordNet 3.0 (ELEVATER-style knowledge)."""
+
+    class_idx: int
+    wnid: str
+    synset: str               # WordNet 3.0 offset id, 01440764-n
+    synset_name: str          # tench.n.01
+    clip_name: str
+    lemmas: tuple[str, ...]   # English lemmas in WordNet order, `_` -> space
+    definition: str
+    hypernym_path: tuple[str, ...]  # synset names from entity.n.01 down to the class
+
+
+def read_imagenet_classes(path: str | Path = IMAGENET_CLASSES) -> list[ImageNetClass]:
+    path = Path(path)
+    if not path.exists():
+        raise BabelforgeError(f"{path}: ImageNet class list not found")
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        expected = {"class_idx", "wnid", "openai_clip_name"}
+        if not expected <= set(reader.fieldnames or ()):
+            raise BabelforgeError(f"{path}: expected columns {sorted(expected)}, got {reader.fieldnames}")
+        classes = [
+            ImageNetClass(int(row["class_idx"]), row["wnid"].strip(), row["openai_clip_name"].strip())
+            for row in reader
+        ]
+    indices = [c.class_idx for c in classes]
+    if indices != list(range(len(classes))):
+        raise BabelforgeError(f"{path}: class_idx must run 0..{len(classes) - 1} in order")
+    return classes
+
+
+def provision_nltk_wordnet(dict_dir: str | Path, nltk_data: str | Path) -> Path:
+    """Make `<nltk_data>/corpora/wordnet/` from a WordNet 3.0 `dict` directory; returns its path.
+
+    Copies only when a file is missing or differs in size, so a second call is cheap.
+    """
+    dict_dir, target = Path(dict_dir), Path(nltk_data) / "corpora" / "wordnet"
+    missing = [name for name in WORDNET_FILES if not (dict_dir / name).is_file()]
+    if missing:
+        raise BabelforgeError(
+            f"{dict_dir}: not a WordNet 3.0 database (missing {', '.join(missing)}); "
+            "install it with `apt-get install wordnet-base wordnet-sense-index` or set wordnet.dict_dir"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    for name in WORDNET_FILES:
+        source, copy = dict_dir / name, target / name
+        if not copy.exists() or copy.stat().st_size != source.stat().st_size:
+            shutil.copyfile(source, copy)
+    lexnames = target / "lexnames"
+    if not lexnames.exists() or lexnames.read_bytes() != LEXNAMES.read_bytes():
+        shutil.copyfile(LEXNAMES, lexnames)
+    return target
+
+
+def open_wordnet(dict_dir: str | Path, nltk_data: str | Path):
+    """An nltk WordNetCorpusReader over WordNet 3.0 from `dict_dir`."""
+    import warnings
+
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    root = provision_nltk_wordnet(dict_dir, nltk_data)
+    data_dir = str(Path(nltk_data).resolve())
+    if data_dir not in nltk.data.path:
+        # nltk only opens corpora inside its registered data directories.
+        nltk.data.path.insert(0, data_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions not available": we do not use OMW via nltk
+        reader = WordNetCorpusReader(str(root.resolve()), None)
+    if reader.get_version() != "3.0":
+        raise BabelforgeError(f"{dict_dir}: WordNet {reader.get_version()} found, ImageNet needs 3.0")
+    return reader
+
+
+def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
+    """Look up one class's synset; BabelforgeError naming the wnid if it does not resolve."""
+    try:
+        synset_id = wnid_to_synset(cls.wnid)
+    except ValueError as error:
+        raise BabelforgeError(f"class {cls.class_idx}: {error}") from None
+    offset, pos = synset_id.split("-")
+    try:
+        synset = reader.synset_from_pos_and_offset(pos, int(offset))
+    except Exception:  # nltk raises WordNetError or ValueError depending on the failure
+        synset = None
+    if synset is None:
+        raise BabelforgeError(
+            f"class {cls.class_idx}: wnid {cls.wnid} is not a WordNet 3.0 synset (offset {offset}, pos {pos})"
+        )
+    # nltk orders hypernym paths deterministically; ELEVATER uses one path: take the first.
+    path = synset.hypernym_paths()[0]
+    return ClassKnowledge(
+        class_idx=cls.class_idx,
+        wnid=cls.wnid,
+        synset=synset_id,
+        synset_name=synset.name(),
+        clip_name=cls.clip_name,
+        lemmas=tuple(name.replace("_", " ") for name in synset.lemma_names()),
+        definition=synset.definition(),
+        hypernym_path=tuple(node.name() for node in path),
+    )
+
+
+def wordnet_source_record(dict_dir: str | Path) -> dict:
+    """Provenance of the WordNet database: version and the sha256 of the noun data file."""
+    return {"name": "wordnet-3.0", "data.noun_sha256": sha256_file(Path(dict_dir) / "data.noun")}

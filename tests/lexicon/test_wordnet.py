@@ -1,0 +1,40 @@
+import pytest
+
+from builders.core.errors import BabelforgeError
+from builders.lexicon.senses import synset_to_wnid, wnid_to_synset
+from builders.lexicon.wordnet import IMAGENET_CLASSES, ImageNetClass, provision_nltk_wordnet, read_imagenet_classes, resolve_class
+
+
+def test_resource_class_list_is_the_mirror_list(shared_data):
+    assert IMAGENET_CLASSES.read_bytes() == (shared_data / "imagenet" / "imagenet1k_classes.tsv").read_bytes()
+
+
+def test_all_1000_wnids_resolve(wordnet_reader):
+    classes = read_imagenet_classes()
+    resolved = [resolve_class(wordnet_reader, cls) for cls in classes]
+    assert len(resolved) == 1000
+    assert len({k.synset for k in resolved}) == 1000
+    tench = resolved[0]
+    assert (tench.wnid, tench.synset, tench.synset_name) == ("n01440764", "01440764-n", "tench.n.01")
+    assert tench.lemmas == ("tench", "Tinca tinca")
+    assert "freshwater" in tench.definition
+    # every hypernym path runs from the root down to the class itself
+    assert all(k.hypernym_path[0] == "entity.n.01" and k.hypernym_path[-1] == k.synset_name for k in resolved)
+    assert all(k.lemmas and k.definition for k in resolved)
+
+
+def test_bad_wnid_is_a_clear_error(wordnet_reader):
+    with pytest.raises(BabelforgeError, match="n99999999 is not a WordNet 3.0 synset"):
+        resolve_class(wordnet_reader, ImageNetClass(7, "n99999999", "nothing"))
+    with pytest.raises(BabelforgeError, match="class 8: not an ImageNet wnid"):
+        resolve_class(wordnet_reader, ImageNetClass(8, "tench", "tench"))
+
+
+def test_missing_database_names_the_fix(tmp_path):
+    with pytest.raises(BabelforgeError, match="apt-get install wordnet-base"):
+        provision_nltk_wordnet(tmp_path / "nowhere", tmp_path / "nltk")
+
+
+def test_wnid_synset_round_trip():
+    assert wnid_to_synset("n01440764") == "01440764-n"
+    assert synset_to_wnid("01440764-n") == "n01440764"
