@@ -122,24 +122,34 @@ def content_script(lemmas: list[str]) -> str | None:
     return max(sorted(counts), key=counts.__getitem__)
 
 
+def read_tab(path: Path) -> tuple[str, set[str], list[str]]:
+    """(header language code, language tags of lemma lines, lemmas) of one OMW `.tab` file."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split("\t") if lines else []
+    if not lines or not lines[0].startswith("#") or len(header) < 2:
+        raise BabelforgeError(f"{path}: first line is not an OMW header")
+    tags, lemmas = set(), []
+    for line in lines[1:]:
+        parts = line.split("\t")
+        if len(parts) >= 3 and parts[1].endswith("lemma"):
+            lemmas.append(parts[2])
+            if ":" in parts[1]:
+                tags.add(parts[1].rsplit(":", 1)[0])
+    return header[1].strip(), tags, lemmas
+
+
+def tab_file_code(path: Path) -> str:
+    """`wn-data-cmn.tab` -> `cmn`, `wn-wikt-Xnah.tab` -> `Xnah`."""
+    return path.stem.split("-", 2)[2]
+
+
 def scan_omw(omw_dir: Path) -> list[OmwFile]:
     files = []
     for path in sorted((omw_dir / "wns").rglob("*.tab")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        header = lines[0].split("\t")
-        if not lines[0].startswith("#") or len(header) < 2:
-            raise BabelforgeError(f"{path}: first line is not an OMW header")
-        tags, lemmas = set(), []
-        for line in lines[1:]:
-            parts = line.split("\t")
-            if len(parts) >= 3 and parts[1].endswith("lemma"):
-                lemmas.append(parts[2])
-                if ":" in parts[1]:
-                    tags.add(parts[1].rsplit(":", 1)[0])
-        file_code = path.stem.split("-", 2)[2]
+        header_code, tags, lemmas = read_tab(path)
         files.append(OmwFile(
-            path=path.relative_to(omw_dir).as_posix(), file_code=file_code,
-            header_code=header[1].strip(), lemma_codes=frozenset(tags), script=content_script(lemmas),
+            path=path.relative_to(omw_dir).as_posix(), file_code=tab_file_code(path),
+            header_code=header_code, lemma_codes=frozenset(tags), script=content_script(lemmas),
         ))
     return files
 

@@ -30,18 +30,11 @@ def languages():
 @pytest.fixture(scope="module")
 def omw_files(shared_data):
     """(path, file-name code, header code, lemma tag codes, lemmas) of every OMW mirror file."""
-    files = []
-    for path in sorted((shared_data / "omw" / "wns").rglob("*.tab")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        header_code = lines[0].split("\t")[1].strip()
-        tags, lemmas = set(), []
-        for line in lines[1:]:
-            parts = line.split("\t")
-            if len(parts) >= 3 and parts[1].endswith("lemma"):
-                lemmas.append(parts[2])
-                if ":" in parts[1]:
-                    tags.add(parts[1].rsplit(":", 1)[0])
-        files.append((path, path.stem.split("-", 2)[2], header_code, tags, lemmas))
+    generator = load_generator()
+    files = [
+        (path, generator.tab_file_code(path), *generator.read_tab(path))
+        for path in sorted((shared_data / "omw" / "wns").rglob("*.tab"))
+    ]
     assert len(files) > 400
     return files
 
