@@ -221,7 +221,8 @@ class WnLmfSource:
     def _lang_of(self, lexicon) -> str:
         tag = lexicon.language
         base = tag.split("-")[0]
-        for code, system in ((base, "iso639_1"), (base, "omw"), (tag.replace("-", "_"), "key")):
+        # the full tag first: `cmn-Hant` is an OMW code of its own (Traditional), `cmn` is not
+        for code, system in ((tag, "omw"), (base, "iso639_1"), (base, "omw"), (tag.replace("-", "_"), "key")):
             try:
                 return self.languages.lookup(code, system).key
             except UnknownLanguageError:
