@@ -241,12 +241,18 @@ def plan_tasks(instances: Instances, task_ks: Mapping[str, Sequence[int]], seed:
     return plans
 
 
+def _offsets(rows: int, width: int):
+    import pyarrow as pa
+
+    return pa.array(np.arange(0, rows * width + 1, width, dtype=np.int32))
+
+
 def list_column(matrix: np.ndarray, arrow_type):
+    """A (rows, width) matrix as an Arrow list column of `width` items per row."""
     import pyarrow as pa
 
     rows, width = matrix.shape
-    offsets = pa.array(np.arange(0, rows * width + 1, width, dtype=np.int32))
-    return pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1), type=arrow_type))
+    return pa.ListArray.from_arrays(_offsets(rows, width), pa.array(matrix.reshape(-1), type=arrow_type))
 
 
 def id_positions(ids: Sequence[int]) -> np.ndarray:
@@ -257,17 +263,14 @@ def id_positions(ids: Sequence[int]) -> np.ndarray:
     return position
 
 
-def task_table(plan: TaskPlan, instances: Instances, texts: np.ndarray, position: np.ndarray):
-    """The rows of one task config in one language, as a pyarrow Table (instance order).
+# text column -> the id matrix of the plan it follows
+_TEXT_COLUMNS = {"ref_sentences": "refs", "option_sentences": "options"}
 
-    `texts` is the language's sentences in corpus order (an object array) and `position`
-    the `id_positions` lookup. Ids and texts are both stored so a row is usable on its own;
-    image ids name files `images/<image_id>.jpg`.
-    """
+
+def shared_columns(plan: TaskPlan, instances: Instances) -> dict:
+    """The language-independent columns of a task config, in output order; text columns
+    are None placeholders, filled per language by `task_table`."""
     import pyarrow as pa
-
-    def sentence_texts(ids: np.ndarray) -> np.ndarray:
-        return texts[position[ids]]
 
     columns = {
         "instance_id": pa.array(np.arange(len(instances), dtype=np.int32)),
@@ -281,13 +284,34 @@ def task_table(plan: TaskPlan, instances: Instances, texts: np.ndarray, position
         columns["ref_image_ids"] = list_column(plan.refs, pa.string())
     elif refs_kind == "sentences":
         columns["ref_sentence_ids"] = list_column(plan.refs.astype(np.int32), pa.int32())
-        columns["ref_sentences"] = list_column(sentence_texts(plan.refs), pa.string())
+        columns["ref_sentences"] = None
     if options_kind == "sentences":
         columns["option_sentence_ids"] = list_column(plan.options.astype(np.int32), pa.int32())
-        columns["option_sentences"] = list_column(sentence_texts(plan.options), pa.string())
+        columns["option_sentences"] = None
     elif options_kind == "images":
         columns["option_image_ids"] = list_column(plan.options, pa.string())
     columns["option_topics"] = list_column(plan.option_topics, pa.string())
+    return columns
+
+
+def task_table(plan: TaskPlan, instances: Instances, texts, position: np.ndarray, shared: dict | None = None):
+    """The rows of one task config in one language, as a pyarrow Table (instance order).
+
+    `texts` is the language's sentences in corpus order (a sequence or a pyarrow string
+    array), `position` the `id_positions` lookup, `shared` the `shared_columns` of the plan
+    (computed once for all languages). Ids and texts are both stored so a row is usable on
+    its own; image ids name files `images/<image_id>.jpg`.
+    """
+    import pyarrow as pa
+
+    if not isinstance(texts, pa.Array):
+        texts = pa.array(list(texts), type=pa.string())
+    columns = {}
+    for name, column in (shared or shared_columns(plan, instances)).items():
+        if column is None:
+            ids = getattr(plan, _TEXT_COLUMNS[name])
+            column = pa.ListArray.from_arrays(_offsets(*ids.shape), texts.take(position[ids].reshape(-1)))
+        columns[name] = column
     return pa.table(columns)
 
 

@@ -66,14 +66,14 @@ def assemble_all(corpus, images, settings: dict, out_dir, source_records: dict, 
     import shutil
     from pathlib import Path
 
-    import numpy as np
+    import pyarrow as pa
 
     from builders.core.io import write_json, write_table
     from builders.core.progress import progress
     from builders.core.provenance import provenance
     from builders.mvl_sib.assemble import (
         N_OPTIONS, OPTION_LETTERS, TASKS, SamplingConfig, id_positions, plan_tasks, prompt_text,
-        sample_instances, task_table,
+        sample_instances, shared_columns, task_table,
     )
     from builders.mvl_sib.sib200 import TOPICS
 
@@ -108,14 +108,16 @@ def assemble_all(corpus, images, settings: dict, out_dir, source_records: dict, 
         }, out_dir / plan.name / "task.json")
 
     position = id_positions(corpus.ids)
+    shared = {plan.name: shared_columns(plan, instances) for plan in plans}
     for lang in progress(corpus.languages, desc=progress_desc, total=len(corpus.languages), unit="lang"):
-        texts = np.array(corpus.texts[lang], dtype=object)
+        texts = pa.array(corpus.texts[lang], type=pa.string())
         record = provenance(
             "mvl_sib", used_params,
             {**shared_sources, "sib200": {**source_records["languages"][lang], "language": lang}},
         )
         for plan in plans:
-            write_table(task_table(plan, instances, texts, position), out_dir / plan.name / f"{lang}.parquet",
+            table = task_table(plan, instances, texts, position, shared[plan.name])
+            write_table(table, out_dir / plan.name / f"{lang}.parquet",
                         provenance={**record, "config": plan.name})
     return {plan.name: len(instances) for plan in plans}
 
