@@ -219,9 +219,7 @@ def plan_tasks(instances: Instances, task_ks: Mapping[str, Sequence[int]], seed:
                 raise BabelforgeError(f"mvl_sib.tasks.{task}: k={k} is outside 1..{limit}")
         labels = balanced_labels(len(instances), seed, task)
         option_topics = place_options(instances.topic, instances.negative_topics, labels)
-        if task == "i2s":
-            options = place_options(instances.sentence_id, instances.negative_sentences, labels)
-        elif task == "t2s":
+        if task in ("i2s", "t2s"):
             options = place_options(instances.sentence_id, instances.negative_sentences, labels)
         elif task == "s2i":
             # The correct image is the first positive; the k reference sentences start with
@@ -315,33 +313,31 @@ def task_table(plan: TaskPlan, instances: Instances, texts, position: np.ndarray
     return pa.table(columns)
 
 
+# task -> (what is shown for k = 1, for k > 1, the instruction). Filled by `prompt_text`;
+# `{{topic}}` survives as `{topic}`, to be filled per row in t2s.
+_PROMPTS: dict[str, tuple[str, str, str]] = {
+    "i2s": ("an image", "{n} images that share one topic",
+            "You are shown {shown} and four sentences labelled {letters}. Each sentence is about one of these "
+            "topics: {topics}. Which sentence is about the topic of the image{s}? Answer with the letter only."),
+    "s2i": ("a sentence", "{n} sentences that share one topic",
+            "You are shown {shown} and four images labelled {letters}. The topic is one of: {topics}. "
+            "Which image shows the topic of the sentence{s}? Answer with the letter only."),
+    "t2s": ("a topic", "a topic",
+            "Topic: {{topic}}. Below are four sentences labelled {letters}, each about one of these topics: "
+            "{topics}. Which sentence is about the given topic? Answer with the letter only."),
+    "s2t": ("a sentence", "{n} sentences that share one topic",
+            "You are shown {shown} and four topics labelled {letters}, chosen from: {topics}. "
+            "Which of them is the topic of the sentence{s}? Answer with the letter only."),
+}
+
+
 def prompt_text(task: str, k: int, topics: Sequence[str]) -> str:
-    """The English instruction for a task config; `{topic}` is filled per row in t2s."""
-    topic_list = ", ".join(topics)
-    letters = ", ".join(OPTION_LETTERS)
-    refs = {1: "one", 3: "three", 5: "five"}.get(k, str(k))
-    if task == "i2s":
-        shown = "an image" if k == 1 else f"{refs} images that share one topic"
-        return (
-            f"You are shown {shown} and four sentences labelled {letters}. Each sentence is about one of "
-            f"these topics: {topic_list}. Which sentence is about the topic of the image"
-            f"{'' if k == 1 else 's'}? Answer with the letter only."
-        )
-    if task == "s2i":
-        shown = "a sentence" if k == 1 else f"{refs} sentences that share one topic"
-        return (
-            f"You are shown {shown} and four images labelled {letters}. The topic is one of: {topic_list}. "
-            f"Which image shows the topic of the sentence{'' if k == 1 else 's'}? Answer with the letter only."
-        )
-    if task == "t2s":
-        return (
-            "Topic: {topic}. Below are four sentences labelled " + letters + ", each about one of these "
-            f"topics: {topic_list}. Which sentence is about the given topic? Answer with the letter only."
-        )
-    if task == "s2t":
-        shown = "a sentence" if k == 1 else f"{refs} sentences that share one topic"
-        return (
-            f"You are shown {shown} and four topics labelled {letters}, chosen from: {topic_list}. "
-            f"Which topic is the sentence{'' if k == 1 else 's'} about? Answer with the letter only."
-        )
-    raise BabelforgeError(f"unknown MVL-SIB task {task!r} (known: {', '.join(TASKS)})")
+    """The English instruction for a task config (list of topics + what to answer)."""
+    if task not in _PROMPTS:
+        raise BabelforgeError(f"unknown MVL-SIB task {task!r} (known: {', '.join(TASKS)})")
+    one, many, template = _PROMPTS[task]
+    number = {1: "one", 3: "three", 5: "five"}.get(k, str(k))
+    return template.format(
+        shown=one if k == 1 else many.format(n=number), letters=", ".join(OPTION_LETTERS),
+        topics=", ".join(topics), s="" if k == 1 else "s",
+    )

@@ -5,7 +5,8 @@ import pytest
 
 from builders.core.errors import BabelforgeError
 from builders.mvl_sib.assemble import (
-    SamplingConfig, balanced_labels, id_positions, place_options, plan_tasks, sample_instances, task_table,
+    SamplingConfig, balanced_labels, id_positions, place_options, plan_tasks, prompt_text, sample_instances,
+    task_table,
 )
 
 TASK_KS = {"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]}
@@ -155,3 +156,15 @@ def test_tables_identical_across_languages_except_texts(instances, corpus):
                 texts = table.column(column).to_pylist()
                 for row in (0, 1500, 3011):
                     assert texts[row] == [corpus.texts[lang][position[x]] for x in ids[row]]
+
+
+def test_prompts_list_every_topic_and_the_answer_format():
+    from builders.mvl_sib.sib200 import TOPICS
+
+    for task, k in [("i2s", 1), ("i2s", 5), ("s2i", 3), ("t2s", 1), ("s2t", 5)]:
+        text = prompt_text(task, k, TOPICS)
+        assert ", ".join(TOPICS) in text and "A, B, C, D" in text and "letter only" in text
+    assert "three images" in prompt_text("i2s", 3, TOPICS) and "an image" in prompt_text("i2s", 1, TOPICS)
+    assert prompt_text("t2s", 1, TOPICS).startswith("Topic: {topic}.")
+    with pytest.raises(BabelforgeError, match="unknown MVL-SIB task"):
+        prompt_text("x2y", 1, TOPICS)
