@@ -51,7 +51,8 @@ def check_all(out_dir) -> tuple[dict, dict, dict, list[str]]:
     out_dir = Path(out_dir)
     if not (out_dir / "instances.parquet").is_file():
         raise BabelforgeError(f"{out_dir}: no instances.parquet; run `babelforge mvl_sib` first")
-    instances = read_table(out_dir / "instances.parquet", columns=["topic"])
+    instances = read_table(out_dir / "instances.parquet",
+                           columns=["topic", "positive_image_ids", "negative_image_ids"])
     expected_rows = len(instances)
     expected_topics = dict(sorted(Counter(instances["topic"]).items()))
     configs = sorted(p.parent.name for p in out_dir.glob("*/task.json"))
@@ -61,6 +62,11 @@ def check_all(out_dir) -> tuple[dict, dict, dict, list[str]]:
 
     table: dict[str, dict] = {lang: {} for lang in languages}
     problems: list[str] = []
+    referenced = {image for column in ("positive_image_ids", "negative_image_ids")
+                  for images in instances[column] for image in images}
+    missing_images = sorted(image for image in referenced if not (out_dir / "images" / f"{image}.jpg").is_file())
+    if missing_images:
+        problems.append(f"images/{missing_images[0]}: {len(missing_images)} referenced image file(s) missing")
     reference: dict[str, tuple[str, object]] = {}
     for config in configs:
         n_options = int(read_json(out_dir / config / "task.json")["n_options"])
@@ -125,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         shown = " | ".join("/".join(str(c) for c in v) for v in variants[config])
         same = "same in every language" if len(variants[config]) == 1 else f"{len(variants[config])} variants"
         print(f"    {config:<8} {shown}  ({same})")
-    bad_langs = sorted({problem.split("/")[1].split(":")[0] for problem in problems})
+    bad_langs = sorted({problem.split("/")[1].split(":")[0] for problem in problems} & set(table))
     for lang in sorted(table) if args.per_language else bad_langs:
         entries = table[lang]
         rows = sorted({entry["rows"] for entry in entries.values()})

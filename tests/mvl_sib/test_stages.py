@@ -104,6 +104,14 @@ def test_check_passes_then_catches_a_damaged_file(built, capsys):
         assert "ace_Arab: configs 10" in output  # the language with a problem gets its own line
     finally:
         damaged.write_bytes(original)
+    image = folder / "mvl_sib" / "images" / "travel-03.jpg"
+    kept = image.read_bytes()
+    try:
+        image.unlink()
+        assert main(["mvl_sib_check", "--params", str(params)]) == 1
+        assert "referenced image file(s) missing" in capsys.readouterr().out
+    finally:
+        image.write_bytes(kept)
 
 
 def test_checksum_mismatch_stops_the_stage_and_keeps_the_old_output(built, tmp_path, sib_dir, capsys):
