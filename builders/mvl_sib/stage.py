@@ -62,7 +62,12 @@ def instances_table(instances):
 
 def assemble_all(corpus, images, settings: dict, out_dir, source_records: dict, progress_desc: str = "mvl_sib"):
     """Draw the instances and write every task config for every language under `out_dir`
-    (an empty folder). Returns {config name: rows per language}."""
+    (an empty folder). Returns {config name: rows per language}.
+
+    `corpus` is a validated SibCorpus; `images` the images.parquet table of mvl_sib_images
+    plus a `path` column (the thumbnail file to copy); `source_records` holds
+    `images_manifest` and `languages` ({lang: {"sha256": ...}}) for provenance.
+    """
     import shutil
     from pathlib import Path
 
