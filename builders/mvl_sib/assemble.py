@@ -99,7 +99,7 @@ def sample_instances(
     """Draw `instances_per_sentence` instances for every sentence, in corpus order."""
     if not (len(ids) == len(splits) == len(topics)):
         raise BabelforgeError("sample_instances: ids, splits and topics differ in length")
-    topic_names = sorted(set(topics) | set(images_by_topic))
+    topic_names = sorted(set(topics))
     images = {t: sorted(images_by_topic.get(t, ())) for t in topic_names}
     for topic, pool in images.items():
         if len(pool) < config.n_positive_images:
@@ -124,6 +124,9 @@ def sample_instances(
         pools.setdefault((key, topic), []).append(int(index_id))
     for pool in pools.values():
         pool.sort()
+    for key in sorted({key for key, _ in pools}):
+        for topic in topic_names:
+            pools.setdefault((key, topic), [])
     for (key, topic), pool in sorted(pools.items()):
         if len(pool) < config.n_positive_sentences + 1:
             raise BabelforgeError(

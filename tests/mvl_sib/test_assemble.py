@@ -83,6 +83,10 @@ def test_too_few_images_or_bad_config_is_an_error(corpus, images_by_topic):
     short = {**images_by_topic, "health": images_by_topic["health"][:4]}
     with pytest.raises(BabelforgeError, match="'health' has 4 images"):
         sample_instances(corpus.ids, corpus.splits, corpus.topics, short, SamplingConfig())
+    # a split without enough sentences of a topic cannot give positives (or negatives)
+    splits = ["dev" if (t == "sports" and s == "test") else s for s, t in zip(corpus.splits, corpus.topics)]
+    with pytest.raises(BabelforgeError, match="pool 'test' has 0 sentences of topic 'sports'"):
+        sample_instances(corpus.ids, splits, corpus.topics, images_by_topic, SamplingConfig())
     with pytest.raises(BabelforgeError, match="n_negatives"):
         SamplingConfig(n_negatives=2)
     with pytest.raises(BabelforgeError, match="sentence_pool"):
