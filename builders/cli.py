@@ -15,6 +15,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "wordnet": ("builders.lexicon.wordnet_stage", "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge"),
     "senses": ("builders.lexicon.senses_stage", "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)"),
     "labels": ("builders.babel_imagenet.labels_stage", "filter and select Babel-ImageNet labels per language"),
+    "mvl_sib_images": ("builders.mvl_sib.images_stage", "fetch, verify (sha256) and thumbnail the MVL-SIB topic images"),
+    "mvl_sib": ("builders.mvl_sib.stage", "assemble MVL-SIB tasks for every SIB-200 language"),
+    "mvl_sib_check": ("builders.mvl_sib.check_stage", "check MVL-SIB: rows, topic and label-position balance"),
+    "geo_pool": ("builders.mvl_sib.geo_stage", "select geo-diverse image pools per language (XM3600 method)"),
 }
 
 

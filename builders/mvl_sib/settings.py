@@ -1,0 +1,80 @@
+"""The `mvl_sib` group of params.yaml, with defaults, and the directory-level atomic write
+the MVL-SIB stages share (their outputs are folders, not single files)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from builders.core.errors import BabelforgeError
+
+DEFAULTS: dict[str, Any] = {
+    "sib_dir": "../shared/data/sib-200/annotated",
+    "languages": "all",
+    "seed": 42,
+    "instances_per_sentence": 3,
+    "n_positive_images": 5,
+    "n_positive_sentences": 4,
+    "n_negatives": 3,
+    "sentence_pool": "split",
+    "tasks": {"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
+    "out_dir": "data/mvl_sib",
+    "images": {
+        "manifest": "resources/mvl_sib_images.tsv",
+        "per_topic": 10,
+        "thumbnail_px": 640,
+        "sample_seed": 0,
+        "out_dir": "data/mvl_sib_images",
+    },
+    "check": {"report": "reports/mvl_sib/check.json", "summary": "reports/mvl_sib/summary.json"},
+}
+
+
+def load_settings(params_path: str | Path) -> tuple[str, dict[str, Any]]:
+    """(profile, mvl_sib group merged over DEFAULTS). A missing params file means all defaults."""
+    from builders.core.params import load_params
+
+    params = load_params(params_path) if Path(params_path).exists() else {}
+    profile = params.get("profile", "sample")
+    if profile not in ("sample", "full"):
+        raise BabelforgeError(f"{params_path}: profile is {profile!r}; use 'sample' or 'full'")
+    group = params.get("mvl_sib") or {}
+    if not isinstance(group, dict):
+        raise BabelforgeError(f"{params_path}: mvl_sib must be a mapping")
+    unknown = sorted(set(group) - set(DEFAULTS))
+    if unknown:
+        raise BabelforgeError(f"{params_path}: unknown mvl_sib key(s) {unknown}; known: {sorted(DEFAULTS)}")
+    settings = {**DEFAULTS, **group}
+    for nested in ("images", "check"):
+        extra = sorted(set(group.get(nested) or {}) - set(DEFAULTS[nested]))
+        if extra:
+            raise BabelforgeError(f"{params_path}: unknown mvl_sib.{nested} key(s) {extra}")
+        settings[nested] = {**DEFAULTS[nested], **(group.get(nested) or {})}
+    return profile, settings
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `path`; swap it in for `path` only on success.
+
+    A failed or killed stage leaves the previous folder (or none), never a mix.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)
+        old = None
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+            os.replace(target, old / target.name)
+        os.replace(tmp, target)
+        if old is not None:
+            shutil.rmtree(old)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
