@@ -23,10 +23,6 @@ TARGET_SECONDS = 60.0
 
 
 def _default_sib_dir() -> Path:
-    for base in (REPO.parent, REPO.parent.parent):
-        candidate = base / "shared" / "data" / "sib-200" / "annotated"
-        if candidate.is_dir():
-            return candidate
     return REPO.parent / "shared" / "data" / "sib-200" / "annotated"
 
 

@@ -1,20 +1,10 @@
-"""Fixtures for the core tests: the source mirror beside the repo and the registry file."""
+"""Fixtures for the core tests: the mirror's language lists (`shared_data` comes from tests/conftest.py)."""
 from __future__ import annotations
 
 import csv
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
-
-
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"the source mirror is missing: expected it at {SHARED_DATA} (../shared/data beside the repo)")
-    return SHARED_DATA
 
 
 @pytest.fixture(scope="session")

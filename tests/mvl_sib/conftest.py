@@ -6,26 +6,10 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-# The mirror lies at ../shared/data beside the repo; a git worktree one level deeper
-# (…/wt/<branch>) finds it one level further up.
-MIRROR_CANDIDATES = [REPO.parent / "shared" / "data", REPO.parent.parent / "shared" / "data"]
-
-
-def find_sib_dir() -> Path | None:
-    for candidate in MIRROR_CANDIDATES:
-        sib = candidate / "sib-200" / "annotated"
-        if sib.is_dir():
-            return sib.resolve()
-    return None
-
 
 @pytest.fixture(scope="session")
-def sib_dir() -> Path:
-    found = find_sib_dir()
-    if found is None:
-        pytest.fail(f"SIB-200 mirror missing: expected sib-200/annotated under one of {MIRROR_CANDIDATES}")
-    return found
+def sib_dir(shared_data) -> Path:
+    return shared_data / "sib-200" / "annotated"
 
 
 @pytest.fixture(scope="session")
