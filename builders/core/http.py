@@ -281,7 +281,7 @@ def download(
     *,
     session: "requests.Session | None" = None,
     policy: RetryPolicy = DEFAULT_POLICY,
-    chunk_size: int = 1 << 20,
+    chunk_size: int = 1 << 16,
     desc: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Path:
