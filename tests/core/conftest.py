@@ -11,11 +11,13 @@ from __future__ import annotations
 import gzip
 import os
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from tests.loopback import QuietHandler, serving
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,11 +35,8 @@ def mirror() -> Path:
     return root
 
 
-class MirrorHandler(BaseHTTPRequestHandler):
+class MirrorHandler(QuietHandler):
     server: "LoopbackServer"
-
-    def log_message(self, *args):  # keep test output clean
-        pass
 
     def do_GET(self):
         server = self.server
@@ -47,11 +46,11 @@ class MirrorHandler(BaseHTTPRequestHandler):
             plan = server.failures.get(path) or []
             mode = plan.pop(0) if plan else None
         if mode == "404" or (path not in server.files and not (server.root and (server.root / path).is_file())):
-            return self._reply(404, b"not found")
+            return self.reply(404, b"not found")
         if mode == "503":
-            return self._reply(503, b"busy")
+            return self.reply(503, b"busy")
         if mode and mode.startswith("429"):
-            return self._reply(429, b"slow down", {"Retry-After": mode.partition(":")[2]})
+            return self.reply(429, b"slow down", {"Retry-After": mode.partition(":")[2]})
         body = server.files[path] if path in server.files else (server.root / path).read_bytes()
         if mode == "corrupt":
             body = bytes(b ^ 0xFF for b in body)
@@ -60,7 +59,7 @@ class MirrorHandler(BaseHTTPRequestHandler):
         if server.range_support and wanted.startswith("bytes="):
             start = int(wanted[6:].split("-")[0])
             if start >= len(body):
-                return self._reply(416, b"", {"Content-Range": f"bytes */{len(body)}"})
+                return self.reply(416, b"", {"Content-Range": f"bytes */{len(body)}"})
             headers["Content-Range"] = f"bytes {start}-{len(body) - 1}/{len(body)}"
             body, status = body[start:], 206
         if server.gzip_json and path.endswith(".json") and "gzip" in self.headers.get("Accept-Encoding", ""):
@@ -74,20 +73,10 @@ class MirrorHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
-        return self._reply(status, body, headers)
-
-    def _reply(self, status: int, body: bytes, headers: dict | None = None):
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        return self.reply(status, body, headers)
 
 
 class LoopbackServer(ThreadingHTTPServer):
-    daemon_threads = True
-
     def __init__(self, root: Path | None):
         super().__init__(("127.0.0.1", 0), MirrorHandler)
         self.root = root
@@ -109,15 +98,8 @@ class LoopbackServer(ThreadingHTTPServer):
 @pytest.fixture
 def server(mirror):
     """A loopback HTTP server over the real mirror, shut down after the test."""
-    httpd = LoopbackServer(mirror)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(LoopbackServer(mirror)) as httpd:
         yield httpd
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.loopback import QuietHandler, serving
 
 API_KEY = "loopback-key-6f1d2c"
 REFUSAL = "Your key is not valid or the daily requests limit has been reached. Please visit http://babelnet.org."
@@ -82,11 +84,8 @@ def sense_json(bn_id: str, number: int, language: str, lemma: str, source: str) 
     }
 
 
-class BabelNetHandler(BaseHTTPRequestHandler):
+class BabelNetHandler(QuietHandler):
     server: "FakeBabelNet"
-
-    def log_message(self, *args):
-        pass
 
     def do_GET(self):
         server = self.server
@@ -105,7 +104,7 @@ class BabelNetHandler(BaseHTTPRequestHandler):
         if query.get("key") != [API_KEY] or (server.quota is not None and served > server.quota):
             return self._json(server.refusal_status, {"message": REFUSAL})
         if mode == "malformed":
-            return self._reply(200, b'{"senses": [{"type": "BabelSense", "properties": {"fullLem')
+            return self.reply(200, b'{"senses": [{"type": "BabelSense", "properties": {"fullLem')
         if endpoint == "getSynsetIdsFromResourceID":
             resource = query["id"][0]
             if query.get("source") != ["WN"] or not resource.startswith("wn:"):
@@ -129,21 +128,11 @@ class BabelNetHandler(BaseHTTPRequestHandler):
         return self._json(404, {"message": "Unknown method."})
 
     def _json(self, status: int, payload, headers: dict | None = None):
-        return self._reply(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), headers)
-
-    def _reply(self, status: int, body: bytes, headers: dict | None = None):
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        return self.reply(status, body, {"Content-Type": "application/json; charset=utf-8", **(headers or {})})
 
 
 class FakeBabelNet(ThreadingHTTPServer):
-    daemon_threads = True
-
     def __init__(self):
         super().__init__(("127.0.0.1", 0), BabelNetHandler)
         self.synset_ids = dict(SYNSET_IDS)
@@ -166,15 +155,8 @@ class FakeBabelNet(ThreadingHTTPServer):
 
 @pytest.fixture
 def babelnet_api():
-    httpd = FakeBabelNet()
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(FakeBabelNet()) as httpd:
         yield httpd
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture
