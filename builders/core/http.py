@@ -188,6 +188,12 @@ def _connection_errors() -> tuple[type[BaseException], ...]:
     )
 
 
+def _request_errors() -> tuple[type[BaseException], ...]:
+    import requests
+
+    return (requests.RequestException,)
+
+
 def request(
     session: "requests.Session",
     method: str,
@@ -218,6 +224,8 @@ def request(
             )
         except _connection_errors() as error:
             problem = f"{type(error).__name__}: {redact(str(error))}"
+        except _request_errors() as error:  # a bad URL and the like: retrying will not help
+            raise HttpError(f"{method} {shown}: {type(error).__name__}: {redact(str(error))}") from None
         else:
             if not is_retryable_status(response.status_code) or (give_up and give_up(response)):
                 return response
@@ -327,10 +335,10 @@ def download(
                         f"GET {shown}: HTTP {response.status_code} {response.reason or ''}".rstrip(),
                         response.status_code,
                     )
-                resumed = (
-                    response.status_code == 206
-                    and _content_range_start(response.headers.get("Content-Range")) == offset
-                )
+                resumed = response.status_code == 206
+                if resumed and _content_range_start(response.headers.get("Content-Range")) != offset:
+                    part.unlink(missing_ok=True)  # a range we did not ask for: start over
+                    raise _Incomplete("server sent another range than asked")
                 start = offset if resumed else 0
                 length = response.headers.get("Content-Length")
                 expected_size = start + int(length) if length and length.isdigit() else None

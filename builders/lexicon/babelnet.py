@@ -200,7 +200,7 @@ class BabelNetSource:
     # --- requests ------------------------------------------------------------------------
 
     def _batches(self, langs: Iterable[str] | None, quiet: bool = False) -> list[list[tuple[str, str]]]:
-        wanted = list(langs) if langs is not None else self.languages
+        wanted = list(dict.fromkeys(langs if langs is not None else self.languages))  # once each, in order
         pairs = []
         for key in wanted:
             code = self.registry.get(key).babelnet

@@ -234,3 +234,10 @@ def test_importing_the_module_imports_no_http_library():
     code = "import sys, builders.core.http, builders.core.fetch; print('requests' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_a_malformed_url_is_reported_without_the_key(session, fast_policy):
+    with pytest.raises(http.HttpError) as caught:
+        http.get_json(session, "babelnet.io/v9/getSynset", params={"key": "hidden-value-4"}, policy=fast_policy)
+    assert "MissingSchema" in str(caught.value) and "hidden-value-4" not in str(caught.value)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
