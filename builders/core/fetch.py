@@ -49,6 +49,8 @@ def settings_from(args: argparse.Namespace) -> dict:
         value = getattr(args, name, None)
         if value is not None:
             settings[name] = value
+    if getattr(args, "mirror_url", None) and getattr(args, "mirror", None) is None:
+        settings["mirror"] = None  # an explicit --mirror-url beats the params' local mirror
     if getattr(args, "upstream", False):
         settings["mirror"] = settings["mirror_url"] = None
     return settings

@@ -188,3 +188,20 @@ def test_cli_reads_params_and_flags(mirror, tmp_path, monkeypatch, capsys):
     assert main(["fetch", "--mirror", str(tmp_path / "missing")]) == 1
     errors = capsys.readouterr().err
     assert "unknown source(s) nope" in errors and "does not exist" in errors
+
+
+def test_flags_override_the_params_group(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("fetch:\n  mirror: ../shared/data\n  sources: [omw]\n  out: data/raw\n")
+
+    def settings(*flags):
+        import argparse
+
+        parser = argparse.ArgumentParser()
+        fetch.configure(parser)
+        return fetch.settings_from(parser.parse_args(["--params", str(params), *flags]))
+
+    assert settings() == {"mirror": "../shared/data", "mirror_url": None, "sources": ["omw"], "out": "data/raw"}
+    assert settings("--mirror-url", "http://h/")["mirror"] is None
+    assert settings("--upstream", "--sources", "sib-200")["mirror"] is None
+    assert settings("--sources", "sib-200")["sources"] == "sib-200"
