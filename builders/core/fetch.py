@@ -1,0 +1,186 @@
+"""`babelforge fetch`: put every upstream source under `data/raw/`, sha256-checked.
+
+The output has the source-mirror layout (`data/raw/<source path>/...`, e.g.
+`data/raw/sib-200/annotated/deu_Latn/train.tsv`), so a stage reads the same relative
+path from `data/raw` as from `../shared/data`. Next to it, `data/raw/<source>.json`
+records the source's version, hash, licence and every file with its sha256.
+
+Where the files come from, first match wins:
+  --mirror DIR      a local copy with the same layout (`fetch.mirror` in params.yaml);
+  --mirror-url URL  an HTTP server with the same layout;
+  otherwise         the upstream URL in resources/sources.tsv (verbatim sources only).
+
+Every file is verified before it is renamed into place; a file already there with the
+right hash is not touched. The source's manifest is removed first and written last, so
+a killed fetch leaves no manifest for an unfinished source, and never half a file.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from pathlib import Path
+
+from builders.core.errors import BabelforgeError
+from builders.core.sources import Source, SourceFile
+
+DEFAULTS = {"mirror": None, "mirror_url": None, "sources": "all", "out": "data/raw"}
+COPY_CHUNK = 1 << 20
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--params", default="params.yaml", help="params file; its `fetch:` group gives the defaults")
+    parser.add_argument("--sources", help="comma-separated source names from resources/sources.tsv (default: all)")
+    parser.add_argument("--mirror", help="local mirror directory with the same layout, e.g. ../shared/data")
+    parser.add_argument("--mirror-url", help="HTTP(S) base URL of a mirror with the same layout")
+    parser.add_argument("--upstream", action="store_true",
+                        help="ignore any mirror in params and download from the upstream URLs")
+    parser.add_argument("--out", help="output root (default data/raw)")
+
+
+def settings_from(args: argparse.Namespace) -> dict:
+    """params.yaml `fetch:` group (when the file exists), overridden by command-line flags."""
+    from builders.core.params import load_params
+
+    settings = dict(DEFAULTS)
+    if args.params and Path(args.params).exists():
+        settings.update(load_params(args.params).get("fetch") or {})
+    for name in ("sources", "mirror", "mirror_url", "out"):
+        value = getattr(args, name, None)
+        if value is not None:
+            settings[name] = value
+    if getattr(args, "mirror_url", None) and getattr(args, "mirror", None) is None:
+        settings["mirror"] = None  # an explicit --mirror-url beats the params' local mirror
+    if getattr(args, "upstream", False):
+        settings["mirror"] = settings["mirror_url"] = None
+    return settings
+
+
+def run(args: argparse.Namespace) -> int:
+    from builders.core.progress import info
+    from builders.core.sources import read_sources, select_sources
+
+    settings = settings_from(args)
+    sources = select_sources(read_sources(), settings["sources"])
+    fetcher = Fetcher(out=settings["out"], mirror=settings["mirror"], mirror_url=settings["mirror_url"])
+    for source in sources:
+        counts = fetcher.fetch(source)
+        info(f"fetch {source.name}: {counts['files']} files, {counts['copied']} written, "
+             f"{counts['unchanged']} unchanged, {counts['pruned']} stale removed ({fetcher.where})")
+    return 0
+
+
+class Fetcher:
+    """Brings sources into `out`; one instance per run (it holds the HTTP session)."""
+
+    def __init__(self, out: str | os.PathLike, mirror: str | os.PathLike | None = None,
+                 mirror_url: str | None = None, session=None, policy=None):
+        from builders.core.http import DEFAULT_POLICY
+
+        self.out = Path(out)
+        self.mirror = Path(mirror) if mirror else None
+        self.mirror_url = mirror_url.rstrip("/") + "/" if mirror_url else None
+        self.session = session
+        self.policy = policy or DEFAULT_POLICY
+        if self.mirror is not None and not self.mirror.is_dir():
+            raise BabelforgeError(f"mirror directory {self.mirror} does not exist; "
+                                  f"set fetch.mirror in params.yaml or pass --mirror")
+        self.where = (f"mirror {self.mirror}" if self.mirror else
+                      f"mirror {self.mirror_url}" if self.mirror_url else "upstream")
+
+    def fetch(self, source: Source) -> dict[str, int]:
+        from builders.core.io import sha256_file, write_json
+
+        if self.mirror is None and self.mirror_url is None and source.origin != "verbatim":
+            raise BabelforgeError(
+                f"source {source.name} is {source.origin} in resources/sources.tsv: its hashes are "
+                f"of the mirror copy, not of {source.url.split()[0]}; fetch it with --mirror or --mirror-url"
+            )
+        manifest_path = self.out / f"{source.name}.json"
+        manifest_path.unlink(missing_ok=True)
+        counts = {"files": len(source.files), "copied": 0, "unchanged": 0, "pruned": 0}
+        listed = []
+        for file in source.files:
+            dest = self.out / source.file_path(file)
+            if dest.is_file() and sha256_file(dest) == file.sha256:
+                counts["unchanged"] += 1
+            else:
+                self._bring(source, file, dest)
+                counts["copied"] += 1
+            listed.append({"path": file.path, "sha256": file.sha256, "size": dest.stat().st_size})
+        if source.kind == "dir":
+            counts["pruned"] = prune(self.out / source.path, {file.path for file in source.files})
+        else:
+            counts["pruned"] = clear_leftovers(self.out / source.path)
+        write_json(
+            {
+                "source": source.name, "kind": source.kind, "path": source.path, "origin": source.origin,
+                "version": source.version, "sha256": source.sha256, "url": source.url,
+                "licence": source.licence, "citation": source.citation, "files": listed,
+            },
+            manifest_path,
+        )
+        return counts
+
+    def _bring(self, source: Source, file: SourceFile, dest: Path) -> None:
+        relative = source.file_path(file)
+        if self.mirror is not None:
+            copy_verified(self.mirror / relative, dest, file.sha256, what=f"source {source.name}")
+            return
+        from builders.core.http import download, make_session
+
+        if self.session is None:
+            self.session = make_session()
+        url = self.mirror_url + relative if self.mirror_url else source.file_url(file)
+        download(url, dest, file.sha256, session=self.session, policy=self.policy, desc=relative)
+
+
+def copy_verified(src: Path, dest: Path, sha256: str, what: str = "") -> None:
+    """Copy `src` to `dest` through a temporary file, hashing on the way; rename only if it matches."""
+    import hashlib
+
+    from builders.core.http import ChecksumMismatchError
+    from builders.core.io import atomic_path
+
+    if not src.is_file():
+        raise BabelforgeError(f"{what}: {src} is missing from the mirror; the mirror is incomplete "
+                              f"or resources/sources.tsv names a wrong path")
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp:
+        with open(src, "rb") as reader, open(tmp, "wb") as writer:
+            while block := reader.read(COPY_CHUNK):
+                digest.update(block)
+                writer.write(block)
+        if digest.hexdigest() != sha256:
+            raise ChecksumMismatchError(
+                f"{what}: {src} has sha256 {digest.hexdigest()}, expected {sha256}; "
+                f"the mirror copy changed (re-record with `python -m builders.core.sources --mirror ...` "
+                f"only if the change is intended)",
+                expected=sha256, actual=digest.hexdigest(),
+            )
+
+
+def prune(root: Path, keep: set[str]) -> int:
+    """Delete files under `root` not in `keep` (stale files, `.part` leftovers); count them."""
+    removed = 0
+    if not root.is_dir():
+        return 0
+    for path in sorted(root.rglob("*"), reverse=True):
+        relative = path.relative_to(root).as_posix()
+        if path.is_file() or path.is_symlink():
+            if relative not in keep:
+                path.unlink()
+                removed += 1
+        elif path.is_dir() and not any(path.iterdir()):
+            shutil.rmtree(path)
+    return removed
+
+
+def clear_leftovers(dest: Path) -> int:
+    """Remove what a killed run may leave beside a single file: `<name>.part`, `.<name>.*.tmp`."""
+    removed = 0
+    for path in [dest.with_name(dest.name + ".part"), *dest.parent.glob(f".{dest.name}.*.tmp")]:
+        if path.is_file():
+            path.unlink()
+            removed += 1
+    return removed

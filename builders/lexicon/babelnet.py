@@ -1,0 +1,338 @@
+"""BabelNet senses of WordNet 3.0 synsets, from the BabelNet HTTP API (v9).
+
+Two calls per synset, as the API guide (babelnet.org/guide) documents them:
+
+1. `getSynsetIdsFromResourceID?id=wn:01440764n&source=WN&wnVersion=WN_30` maps the
+   WordNet 3.0 offset to BabelNet synset ids: `[{"id": "bn:...", "pos": "NOUN", "source": ...}]`.
+2. `getSynset?id=bn:...&targetLang=DE&targetLang=FR&targetLang=IT` returns the synset
+   with its `senses`, each `{"properties": {"fullLemma", "language", "source", ...}}`.
+   The API takes no more than three target languages per call, so the wanted languages
+   are sent in batches of `batch_size` (one request per batch and synset).
+
+Every answer is cached on disk, one JSON file per request, named by a hash of the
+request's parameters (without the key), so a rebuild makes no request at all and needs
+no key. The key comes from the environment (`BABELNET_KEY`) only and is never written to
+the cache, a message or a log line.
+
+BabelNet answers a spent daily quota (and an invalid key: it does not tell them apart)
+with `{"message": "Your key is not valid or the daily requests limit has been reached..."}`.
+That stops the run with `BabelNetQuotaError`; what is cached stays, and the next run
+resumes from it. 429 and 5xx are retried by `builders.core.http`, honouring `Retry-After`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from builders.core.errors import BabelforgeError
+from builders.lexicon.senses import Sense
+
+DEFAULT_BASE_URL = "https://babelnet.io/v9"
+KEY_ENV = "BABELNET_KEY"
+REGISTER_URL = "https://babelnet.org/register"
+MAX_TARGET_LANGUAGES = 3  # "accepts not more than 3 languages" (API guide, targetLang)
+REFUSAL_MARKERS = ("daily requests limit", "key is not valid")
+
+# Sense sources BabelNet's own API classes as automatic translations
+# (BabelSenseSource.is_automatic_translation): its machine translations of WordNet and
+# Wikipedia concepts (WNTR, WIKITR) and the Open Multilingual Wordnets that were built by
+# translating WordNet. The generic, deprecated OMWN source counts as translated for the
+# languages of those wordnets.
+TRANSLATION_SOURCES = frozenset({"WNTR", "WIKITR", "OMWN_PT", "OMWN_JA", "OMWN_ID", "OMWN_MS", "OMWN_GAE"})
+TRANSLATED_OMWN_LANGUAGES = frozenset({"FR", "PT", "JA", "ID", "MS"})
+# Every other source name BabelNet documents; a name outside both sets is kept (not a
+# translation) and counted, so a new BabelNet source shows up in the run's warnings.
+KNOWN_SOURCES = TRANSLATION_SOURCES | frozenset({
+    "BABELNET", "WORD_ATLAS", "WN", "WN2020", "OEWN", "WIKI", "WIKIRED", "WIKIDIS", "WIKICAT",
+    "WIKIQU", "WIKIQUREDI", "WIKT", "WIKTLB", "WIKIDATA", "WIKIDATA_ALIAS", "OMWIKI", "GEONM",
+    "VERBNET", "FRAMENET", "MSTERM", "IWN", "WONEF", "SALDO", "SLOWNET", "ICEWN", "OMWN",
+    "MCR_CA", "MCR_ES", "MCR_EU", "MCR_GL", "MCR_PT", "OMWN_AR", "OMWN_BG", "OMWN_CWN", "OMWN_DA",
+    "OMWN_EL", "OMWN_FA", "OMWN_FI", "OMWN_FR", "OMWN_HE", "OMWN_HR", "OMWN_IT", "OMWN_KO",
+    "OMWN_LT", "OMWN_NL", "OMWN_NN", "OMWN_NO", "OMWN_PL", "OMWN_RO", "OMWN_SK", "OMWN_SQ",
+    "OMWN_SV", "OMWN_TH", "OMWN_ZH",
+})
+
+
+class BabelNetQuotaError(BabelforgeError):
+    """BabelNet refused the key: daily request limit reached, or the key is invalid."""
+
+
+def is_translation(source: str, language: str) -> bool:
+    """Whether BabelNet marks a sense from `source` in `language` (BabelNet code) as machine-translated."""
+    source = source.upper()
+    if source == "OMWN":
+        return language.upper() in TRANSLATED_OMWN_LANGUAGES
+    return source in TRANSLATION_SOURCES
+
+
+def wordnet_resource_id(synset: str) -> str:
+    """WordNet 3.0 offset id `01440764-n` -> BabelNet's WordNet resource id `wn:01440764n`."""
+    offset, _, pos = synset.partition("-")
+    if len(offset) != 8 or not offset.isdigit() or pos not in ("n", "v", "a", "s", "r"):
+        raise BabelforgeError(f"not a WordNet 3.0 offset id: {synset!r} (expected e.g. 01440764-n)")
+    return f"wn:{offset}{pos}"
+
+
+def _refusal_message(response) -> str | None:
+    """BabelNet's quota/invalid-key answer, whatever the HTTP status; None for anything else."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    message = body.get("message") if isinstance(body, dict) else None
+    if isinstance(message, str) and any(marker in message.lower() for marker in REFUSAL_MARKERS):
+        return message
+    return None
+
+
+class BabelNetSource:
+    """`SenseSource` over the BabelNet HTTP API, with an on-disk response cache.
+
+    cache_dir: one JSON file per request under `<cache_dir>/<endpoint>/`.
+    languages: registry keys to collect (default: every registry language with a BabelNet code).
+    batch_size: target languages per `getSynset` request (the API allows 3).
+    base_url: the API root, `https://babelnet.io/v9` (a loopback server in tests).
+    session: a `requests.Session` (default: `builders.core.http.make_session()`).
+    """
+
+    name = "babelnet"
+
+    def __init__(
+        self,
+        cache_dir: str | os.PathLike,
+        languages: Sequence[str] | None = None,
+        batch_size: int = MAX_TARGET_LANGUAGES,
+        base_url: str = DEFAULT_BASE_URL,
+        session=None,
+        *,
+        registry=None,
+        policy=None,
+        wn_version: str = "WN_30",
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        from builders.core.http import DEFAULT_POLICY
+        from builders.core.languages import registry as project_registry
+
+        if int(batch_size) < 1:
+            raise BabelforgeError(f"BabelNet batch_size must be at least 1, got {batch_size}")
+        self.cache_dir = Path(cache_dir)
+        self.registry = registry if registry is not None else project_registry()
+        self.languages = list(languages) if languages is not None else [
+            language.key for language in self.registry if language.babelnet
+        ]
+        self.batch_size = int(batch_size)
+        self.base_url = base_url.rstrip("/")
+        self.session = session
+        self.policy = policy or DEFAULT_POLICY
+        self.wn_version = wn_version
+        self.sleep = sleep
+        self.requests_made = 0                       # requests sent (cache misses)
+        self.cache_hits = 0
+        self.unknown_codes: Counter[str] = Counter()    # senses skipped: language code not in the registry
+        self.unknown_sources: Counter[str] = Counter()  # senses kept, but from a source not in KNOWN_SOURCES
+        self.without_code: list[str] = []            # wanted languages that have no BabelNet code
+        self.unmapped: list[str] = []                # synsets BabelNet has no id for
+
+    # --- SenseSource ---------------------------------------------------------------------
+
+    def senses(self, synsets: Iterable[str], langs: Iterable[str] | None = None) -> Iterator[Sense]:
+        from builders.core.progress import info, progress
+
+        synsets = list(synsets)
+        batches = self._batches(langs)
+        for synset in progress(synsets, desc="babelnet", total=len(synsets), unit="synset"):
+            try:
+                found = list(self._synset_senses(synset, batches))
+            except BabelNetQuotaError as refusal:
+                cached = self.cached_synsets(synsets, langs)
+                raise BabelNetQuotaError(
+                    f"BabelNet refused the request for synset {synset}: {refusal} "
+                    f"(daily request limit reached, or the key in {KEY_ENV} is invalid); "
+                    f"{cached} of {len(synsets)} synsets are fully cached in {self.cache_dir} "
+                    f"({self.requests_made} requests made this run); rerun tomorrow or with another "
+                    f"key in {KEY_ENV}: cached answers are reused, nothing is requested twice"
+                ) from None
+            yield from found
+        for line in self.warnings():
+            info(f"babelnet: {line}")
+
+    def warnings(self) -> list[str]:
+        """What was skipped or unusual in this run, one line each (the counts, not every case)."""
+        lines = []
+        if self.without_code:
+            lines.append(f"{len(self.without_code)} languages have no BabelNet code, skipped: "
+                         f"{', '.join(sorted(self.without_code))}")
+        if self.unknown_codes:
+            lines.append(f"{sum(self.unknown_codes.values())} senses skipped, BabelNet language code not in "
+                         f"resources/languages.tsv: " + ", ".join(f"{c} ({n})" for c, n in sorted(self.unknown_codes.items())))
+        if self.unknown_sources:
+            lines.append("senses from sources not known to be manual or translated (kept, is_translation=False): "
+                         + ", ".join(f"{s} ({n})" for s, n in sorted(self.unknown_sources.items())))
+        if self.unmapped:
+            lines.append(f"{len(self.unmapped)} synsets have no BabelNet id: {', '.join(self.unmapped[:10])}"
+                         + (" ..." if len(self.unmapped) > 10 else ""))
+        return lines
+
+    def cached_synsets(self, synsets: Iterable[str], langs: Iterable[str] | None = None) -> int:
+        """How many of `synsets` are answered completely from the cache (no request, no key)."""
+        from builders.core.io import read_json
+
+        batches = self._batches(langs, quiet=True)
+        count = 0
+        for synset in synsets:
+            ids_path = self._cache_path("getSynsetIdsFromResourceID", self._id_params(synset))
+            if not ids_path.is_file():
+                continue
+            ids = self._babelnet_ids(synset, read_json(ids_path)["response"])
+            if all(self._cache_path("getSynset", self._synset_params(bn_id, [code for _, code in batch])).is_file()
+                   for bn_id in ids for batch in batches):
+                count += 1
+        return count
+
+    @staticmethod
+    def require_key() -> None:
+        """Fail now, naming the variable, when no key is set (a stage that must make requests)."""
+        _key_from_environment("BabelNet requests")
+
+    # --- requests ------------------------------------------------------------------------
+
+    def _batches(self, langs: Iterable[str] | None, quiet: bool = False) -> list[list[tuple[str, str]]]:
+        wanted = list(dict.fromkeys(langs if langs is not None else self.languages))  # once each, in order
+        pairs = []
+        for key in wanted:
+            code = self.registry.get(key).babelnet
+            if code:
+                pairs.append((key, code.upper()))
+            elif not quiet and key not in self.without_code:
+                self.without_code.append(key)
+        return [pairs[i:i + self.batch_size] for i in range(0, len(pairs), self.batch_size)]
+
+    def _id_params(self, synset: str) -> dict[str, Any]:
+        return {"id": wordnet_resource_id(synset), "source": "WN", "wnVersion": self.wn_version}
+
+    @staticmethod
+    def _synset_params(bn_id: str, codes: list[str]) -> dict[str, Any]:
+        return {"id": bn_id, "targetLang": codes}
+
+    def _babelnet_ids(self, synset: str, answer: Any = None) -> list[str]:
+        params = self._id_params(synset)
+        if answer is None:
+            answer = self._get("getSynsetIdsFromResourceID", params, f"synset {synset}")
+        if not isinstance(answer, list):
+            raise BabelforgeError(
+                f"BabelNet getSynsetIdsFromResourceID for synset {synset}: expected a list of ids, "
+                f"got {type(answer).__name__}; request {self._shown('getSynsetIdsFromResourceID', params)}"
+            )
+        ids: list[str] = []
+        for row in answer:
+            bn_id = row.get("id") if isinstance(row, dict) else None
+            if isinstance(bn_id, str) and bn_id.startswith("bn:") and bn_id not in ids:
+                ids.append(bn_id)
+        return ids
+
+    def _synset_senses(self, synset: str, batches: list[list[tuple[str, str]]]) -> Iterator[Sense]:
+        from builders.core.languages import UnknownLanguageError
+
+        ids = self._babelnet_ids(synset)
+        if not ids and synset not in self.unmapped:
+            self.unmapped.append(synset)
+        rank: Counter[str] = Counter()
+        for bn_id in ids:
+            for batch in batches:
+                params = self._synset_params(bn_id, [code for _, code in batch])
+                answer = self._get("getSynset", params, f"synset {synset} ({bn_id})")
+                senses = answer.get("senses") if isinstance(answer, dict) else None
+                if not isinstance(senses, list):
+                    raise BabelforgeError(
+                        f"BabelNet getSynset for synset {synset} ({bn_id}): no `senses` list in the answer; "
+                        f"request {self._shown('getSynset', params)}"
+                    )
+                in_batch = {key for key, _ in batch}
+                for sense in senses:
+                    properties = sense.get("properties") if isinstance(sense, dict) else None
+                    properties = properties if isinstance(properties, dict) else {}
+                    lemma, code, source = (properties.get(k) for k in ("fullLemma", "language", "source"))
+                    if not (isinstance(lemma, str) and isinstance(code, str) and isinstance(source, str)):
+                        raise BabelforgeError(
+                            f"BabelNet getSynset for synset {synset} ({bn_id}): a sense lacks fullLemma, "
+                            f"language or source; request {self._shown('getSynset', params)}"
+                        )
+                    try:
+                        lang = self.registry.from_babelnet(code).key
+                    except UnknownLanguageError:
+                        self.unknown_codes[code] += 1
+                        continue
+                    # Answers also carry the default language; keep each language from its own batch.
+                    if lang not in in_batch:
+                        continue
+                    if source.upper() not in KNOWN_SOURCES:
+                        self.unknown_sources[source] += 1
+                    yield Sense(synset=synset, lang=lang, lemma=lemma, source=source,
+                                is_translation=is_translation(source, code), rank=rank[lang])
+                    rank[lang] += 1
+
+    def _cache_path(self, endpoint: str, params: dict[str, Any]) -> Path:
+        from builders.core.io import canonical_json, sha256_text
+
+        digest = sha256_text(canonical_json({"endpoint": endpoint, "params": params}))
+        return self.cache_dir / endpoint / f"{digest}.json"
+
+    def _shown(self, endpoint: str, params: dict[str, Any]) -> str:
+        from builders.core.http import describe
+
+        return describe(f"{self.base_url}/{endpoint}", params)
+
+    def _get(self, endpoint: str, params: dict[str, Any], what: str) -> Any:
+        """The API's answer to one request: from the cache, else from the network (then cached)."""
+        from builders.core import http
+        from builders.core.io import read_json, write_json
+
+        path = self._cache_path(endpoint, params)
+        if path.is_file():
+            self.cache_hits += 1
+            return read_json(path)["response"]
+        key = _key_from_environment(f"{what} (not in the cache {self.cache_dir})")
+        if self.session is None:
+            self.session = http.make_session()
+        shown = self._shown(endpoint, params)
+        response = http.request(
+            self.session, "GET", f"{self.base_url}/{endpoint}", params={**params, "key": key},
+            policy=self.policy, give_up=lambda r: _refusal_message(r) is not None, sleep=self.sleep,
+        )
+        self.requests_made += 1
+        with response:
+            refusal = _refusal_message(response)
+            if refusal is not None:
+                raise BabelNetQuotaError(http.redact(refusal))
+            if not response.ok:
+                raise BabelforgeError(
+                    f"BabelNet {endpoint} for {what}: HTTP {response.status_code} "
+                    f"{http.redact(response.text[:200])!r}; request {shown}"
+                )
+            try:
+                answer = response.json()
+            except ValueError as error:
+                raise BabelforgeError(
+                    f"BabelNet {endpoint} for {what}: malformed JSON ({error}); request {shown}; "
+                    f"nothing was cached for it, rerun to ask again"
+                ) from None
+        if isinstance(answer, dict) and "message" in answer and "senses" not in answer:
+            raise BabelforgeError(f"BabelNet {endpoint} for {what}: {http.redact(str(answer['message']))}; request {shown}")
+        write_json({"endpoint": endpoint, "params": params, "response": answer}, path)
+        return answer
+
+
+def _key_from_environment(needed_for: str) -> str:
+    from builders.core.http import register_secret
+
+    key = os.environ.get(KEY_ENV, "").strip()
+    if not key:
+        raise BabelforgeError(
+            f"{KEY_ENV} is not set, and BabelNet needs a key for {needed_for}; "
+            f"get one at {REGISTER_URL} and `export {KEY_ENV}=<your key>`"
+        )
+    register_secret(key)
+    return key
