@@ -29,7 +29,7 @@ def project(tmp_path_factory, repo_root, shared_data):
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, copy / name)
     params = yaml.safe_load((copy / "params.yaml").read_text())
-    params["senses"]["omw_dir"] = str(shared_data / "omw")
+    params["fetch"]["mirror"] = str(shared_data)
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
@@ -62,7 +62,9 @@ def test_full_profile_without_key_fails_at_once_naming_the_variable(project):
     path = copy / "params-full.yaml"
     path.write_text(yaml.safe_dump(params, sort_keys=False))
     env = {k: v for k, v in env.items() if k != "BABELNET_KEY"}
-    result = subprocess.run(["babelforge", "senses", "--params", str(path), "--out-dir", "data/senses-full"],
+    run(["babelforge", "wordnet", "--params", str(path), "--out", "data/wn-full.parquet"], copy, env)
+    result = subprocess.run(["babelforge", "senses", "--params", str(path), "--wordnet", "data/wn-full.parquet",
+                             "--out-dir", "data/senses-full"],
                             cwd=copy, env=env, capture_output=True, text=True)
     assert result.returncode == 1
     assert "BABELNET_KEY" in result.stderr and len(result.stderr.strip().splitlines()) == 1

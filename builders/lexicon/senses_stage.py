@@ -6,11 +6,8 @@ offline; `babelnet` queries the BabelNet HTTP API with the key in the environmen
 from __future__ import annotations
 
 import argparse
-import os
 
 from builders.core.params import DEFAULT_PARAMS
-
-BABELNET_KEY_ENV = "BABELNET_KEY"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,11 +37,6 @@ def build_source(name: str, group: dict):
 
         return OmwSource(group["omw_dir"], source_order=group.get("omw_source_order", ("omw", "wikt", "cldr")))
     if name == "babelnet":
-        if not os.environ.get(BABELNET_KEY_ENV):
-            raise BabelforgeError(
-                f"the babelnet source needs an API key: set {BABELNET_KEY_ENV} in the environment "
-                "(free key at babelnet.io), or use `profile: sample` (OMW, offline)"
-            )
         from builders.lexicon.babelnet import BabelNetSource
 
         settings = group["babelnet"]
@@ -72,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     name = active_source(params)
     source = build_source(name, group)
     synsets = read_table(args.wordnet, columns=["synset"])["synset"].tolist()
+    if name == "babelnet" and source.cached_synsets(synsets) < len(synsets):
+        source.require_key()  # fail now, naming the variable, not after the first request
     senses = list(source.senses(synsets))
     frame = pd.DataFrame([[getattr(s, c) for c in SENSE_COLUMNS] for s in senses], columns=list(SENSE_COLUMNS))
     frame["rank"] = frame["rank"].astype("int32")
