@@ -15,6 +15,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "wordnet": ("builders.lexicon.wordnet_stage", "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge"),
     "senses": ("builders.lexicon.senses_stage", "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)"),
     "labels": ("builders.babel_imagenet.labels_stage", "filter and select Babel-ImageNet labels per language"),
+    "audit": ("builders.audit.audit_stage", "per-language quality report of the labels (JSON + HTML + plots)"),
+    "diff": ("builders.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
+    "card": ("builders.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
+    "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
 }
 
 
