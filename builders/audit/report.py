@@ -290,7 +290,7 @@ def plot_kiwi(scores: Mapping[str, Sequence[float]], path: Path) -> None:
 
     langs = sorted(scores)
     fig, ax = plt.subplots(figsize=(max(6, len(langs) * 0.6), 4))
-    ax.boxplot([list(scores[lang]) for lang in langs], labels=langs, showfliers=False)
+    ax.boxplot([list(scores[lang]) for lang in langs], tick_labels=langs, showfliers=False)
     ax.set_ylabel("COMETKiwi score")
     ax.set_title(PLOTS["kiwi.png"])
     ax.tick_params(axis="x", rotation=90)
