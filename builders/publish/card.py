@@ -353,6 +353,9 @@ def _provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
 
     lines = []
     for artifact, record in sorted(provenance.items()):
+        if not record:
+            lines.append(f"- `{artifact}`: no provenance record in the file")
+            continue
         lines.append(f"- `{artifact}`: stage `{record.get('stage')}`, babelforge {record.get('version')}")
         for name, source in sorted((record.get("sources") or {}).items()):
             lines.append(f"  - source `{name}`: `{json.dumps(source, sort_keys=True, ensure_ascii=False)}`")
