@@ -33,8 +33,11 @@ DVC_YAML = f"""stages:
 """
 
 
+RELEASE = Path(__file__).resolve().parents[2] / "scripts" / "release.sh"
+
+
 def sh(cwd: Path, *command: str) -> str:
-    env = dict(os.environ, DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+    env = dict(os.environ, DVC_NO_ANALYTICS="1", DVC=f"{sys.executable} -m dvc", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t",
                PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     if command[0] == "dvc":
@@ -51,8 +54,7 @@ def release(repo: Path, labels: dict, tag: str) -> str:
     sh(repo, "git", "add", "params.yaml", "dvc.lock", "dvc.yaml", "make_labels.py", ".gitignore",
        "data/babel_imagenet/.gitignore")
     sh(repo, "git", "commit", "-qm", f"labels {tag}")
-    sh(repo, "git", "tag", tag)
-    sh(repo, "dvc", "push", "-q")
+    sh(repo, str(RELEASE), "babel-imagenet", tag)       # git tag babel-imagenet/<tag> + dvc push
     return sha256_file(repo / "data" / "babel_imagenet" / "labels.parquet")
 
 
@@ -70,10 +72,17 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     v1 = release(repo, {"fin_Latn": {"0": "suutari", "1": "kultakala"}, "rus_Cyrl": {"0": "линь"}}, "v1.0")
     v2 = release(repo, {"fin_Latn": {"0": "suutari", "1": "Kultakala", "2": "hai"}}, "v1.1")
     assert v1 != v2 and (remote / "files" / "md5").is_dir()
+    # a version is never moved, and a dirty tree is not released
+    (repo / "params.yaml").write_text("{}")
+    with pytest.raises(AssertionError, match="uncommitted changes"):
+        sh(repo, str(RELEASE), "babel-imagenet", "v1.2")
+    sh(repo, "git", "checkout", "-q", "params.yaml")
+    with pytest.raises(AssertionError, match="exists already"):
+        sh(repo, str(RELEASE), "babel-imagenet", "v1.1")
 
     # a fresh clone at the old tag pulls exactly the v1.0 bytes from the remote
     sh(tmp_path, "git", "clone", "-q", str(repo), str(clone))
-    sh(clone, "git", "checkout", "-q", "v1.0")
+    sh(clone, "git", "checkout", "-q", "babel-imagenet/v1.0")
     sh(clone, "dvc", "pull", "-q")
     assert sha256_file(clone / "data" / "babel_imagenet" / "labels.parquet") == v1
     sh(clone, "dvc", "status", "-q")        # exit 0: workspace matches dvc.lock of v1.0
@@ -82,7 +91,7 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     here = os.getcwd()
     os.chdir(clone)
     try:
-        assert cli(["diff", "--rev", "v1.0", "--rev", "v1.1", "--format", "json",
+        assert cli(["diff", "--rev", "babel-imagenet/v1.0", "--rev", "babel-imagenet/v1.1", "--format", "json",
                     "--output", str(tmp_path / "changes.json")]) == 0
     finally:
         os.chdir(here)
@@ -91,5 +100,5 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     fin = changes["languages"]["fin_Latn"]
     assert fin["added"] == [{"class_idx": 2, "label": "hai"}]
     assert fin["relabelled"] == [{"class_idx": 1, "old": "kultakala", "new": "Kultakala"}]
-    assert cli(["diff", "--rev", "v1.0", "--rev", "v9.9", "--repo", str(clone)]) == 1
+    assert cli(["diff", "--rev", "babel-imagenet/v1.0", "--rev", "v9.9", "--repo", str(clone)]) == 1
     assert "v9.9" in capsys.readouterr().err
