@@ -324,20 +324,31 @@ def _bool_share(rows: Sequence[Mapping[str, Any]], column: str) -> float:
 
 
 def prompt_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Prompt count, fallback share, and the share of True for every other boolean column
-    (the prompts stage's validity flags, whatever their names)."""
+    """Per prompt set (`prompt_set` column; one set when absent): prompt count, fallback
+    share, strategies, the share of True for every other boolean column (the prompts
+    stage's validity flags, whatever their names) and how often each check failed."""
     if not rows:
         return {"status": "no prompts for this language"}
+    by_set: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_set.setdefault(str(row.get("prompt_set", "all")), []).append(row)
+    return {"status": "built", "prompts": len(rows),
+            "sets": {name: _prompt_set_summary(by_set[name]) for name in sorted(by_set)}}
+
+
+def _prompt_set_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     flag_columns = sorted(
-        column for column, value in rows[0].items()
-        if isinstance(value, bool) and column != "fallback"
+        column for column, value in rows[0].items() if isinstance(value, bool) and column != "fallback"
     )
-    summary: dict[str, Any] = {"status": "built", "prompts": len(rows)}
+    summary: dict[str, Any] = {"prompts": len(rows)}
     if "fallback" in rows[0]:
         summary["fallback_share"] = _bool_share(rows, "fallback")
     if "strategy" in rows[0]:
         summary["strategies"] = source_mix(str(row["strategy"]) for row in rows)
     summary["flag_shares"] = {column: _bool_share(rows, column) for column in flag_columns}
+    if "failed" in rows[0]:
+        summary["failed_checks"] = source_mix(
+            str(check) for row in rows if row["failed"] is not None for check in list(row["failed"]))
     return summary
 
 
@@ -348,6 +359,9 @@ def caption_summary(
     if not rows:
         return {"status": "no captions for this language"}
     summary: dict[str, Any] = {"status": "built", "captions": len(rows)}
+    if "reason" in rows[0]:
+        # the captions stage says why a caption got no translation; None/"" = one was kept
+        summary["not_translated"] = source_mix(str(row["reason"]).split(":")[0] for row in rows if row["reason"])
     if kiwi_column:
         summary["kiwi_column"] = kiwi_column
         summary["kiwi_percentiles"] = percentiles([row[kiwi_column] for row in rows])

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 # Hugging Face licence identifiers this module may emit (hf.co/docs/hub/repositories-licenses).
 HF_LICENSES = frozenset({
     "apache-2.0", "mit", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "odc-by",
-    "cc-by-nc-sa-3.0", "gfdl", "other",
+    "cc-by-nc-sa-3.0", "gfdl", "cc0-1.0", "other",
 })
 SIZE_CATEGORIES = (
     (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
@@ -59,6 +59,8 @@ def licence_from_text(text: str) -> Licence:
             hf_id = f"cc-{kind}-{version}" if version and f"cc-{kind}-{version}" in HF_LICENSES else "other"
             url = f"https://creativecommons.org/licenses/{kind}/{version + '/' if version else ''}"
             return Licence(name + ("" if version else " (version not stated)"), hf_id, url)
+    if re.search(r"\bcc0\b|publicdomain/zero", key):
+        return Licence("CC0 1.0", "cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/")
     if "apache" in key:
         return Licence("Apache-2.0", "apache-2.0", "https://opensource.org/licenses/Apache-2.0")
     if re.search(r"\bmit\b", key):
@@ -224,7 +226,8 @@ class CardSpec:
     limitations: Sequence[str] = ()
     tags: Sequence[str] = ("multilingual",)
     split: str = "test"
-    extra_licences: Sequence[Licence] = ()         # licences that apply besides the per-source ones
+    # licences of parts that carry no per-row source: (what they cover, licence)
+    extra_licences: Sequence[tuple[str, Licence]] = ()
 
 
 @dataclass
@@ -333,8 +336,9 @@ def render_card(
     for info in sources:
         licence = f"[{_md(info.licence.name)}]({info.licence.url})" if info.licence.url else _md(info.licence.name)
         lines.append(f"| {_md(info.source)} | {_md(info.title)} | {licence} | {rows_per_source.get(info.source, 0)} |")
-    for licence in spec.extra_licences:
-        lines.append(f"| (all rows) | | [{_md(licence.name)}]({licence.url}) | {total} |")
+    for applies_to, licence in spec.extra_licences:
+        named = f"[{_md(licence.name)}]({licence.url})" if licence.url else _md(licence.name)
+        lines.append(f"| {_md(applies_to)} | | {named} | |")
     lines += ["", "## Build provenance", "",
               "Built by babelforge; recorded in the artifacts' metadata:", ""]
     lines += _provenance_lines(provenance)
@@ -366,7 +370,7 @@ def _provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_licences(sources: Sequence[SourceInfo], extra: Sequence[Licence]) -> str:
+def render_licences(sources: Sequence[SourceInfo], extra: Sequence[tuple[str, Licence]]) -> str:
     """LICENSES.md: every source, its licence and its citation."""
     lines = ["# Licences", "",
              "Rows carry a `source` column; each row is under the licence of its source.", ""]
@@ -375,8 +379,8 @@ def render_licences(sources: Sequence[SourceInfo], extra: Sequence[Licence]) -> 
                   + (f" <{info.licence.url}>" if info.licence.url else ""), ""]
         if info.citation:
             lines += ["```bibtex", info.citation, "```", ""]
-    for licence in extra:
-        lines += [f"## All rows", "", f"Licence: {licence.name}" + (f" <{licence.url}>" if licence.url else ""), ""]
+    for applies_to, licence in extra:
+        lines += [f"## {applies_to}", "", f"Licence: {licence.name}" + (f" <{licence.url}>" if licence.url else ""), ""]
     return "\n".join(lines)
 
 

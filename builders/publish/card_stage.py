@@ -51,6 +51,7 @@ class DatasetData:
     provenance: dict[str, dict] = field(default_factory=dict)  # artifact path -> provenance record
     limitations: list[str] = field(default_factory=list)
     sort_by: tuple[str, ...] = ()
+    extra_files: dict[str, Path] = field(default_factory=dict)   # path in the repo -> file to copy
 
 
 def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
@@ -85,7 +86,10 @@ def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
             stats.append(card.ConfigStats(name=name, rows=rows, language_tag=_language_tag(languages, name),
                                           group=data.groups.get(name), sources=data.sources.get(name, {}),
                                           files=files))
-        licences = [info.licence for info in source_infos] + list(data.spec.extra_licences)
+        for repo_path, source_path in sorted(data.extra_files.items()):
+            (staging / repo_path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source_path, staging / repo_path)
+        licences = [info.licence for info in source_infos] + [licence for _, licence in data.spec.extra_licences]
         default = "eng_Latn" if "eng_Latn" in data.tables else None
         metadata = card.front_matter(data.spec, stats, licences, default)
         write_text(card.render_card(data.spec, metadata, stats, source_infos, data.provenance, limitations),
@@ -200,7 +204,8 @@ def _prompts(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
                  "marks prompts where it was appended instead."),
         task_categories=["zero-shot-image-classification"],
         citations=["babel_imagenet", "nllb"],
-        extra_licences=[card.Licence("MIT (CLIP prompt templates)", "mit", "https://opensource.org/licenses/MIT")],
+        extra_licences=[("English templates", card.Licence("MIT (CLIP prompt templates)", "mit",
+                                                           "https://opensource.org/licenses/MIT"))],
         limitations=["Translations are machine output (NLLB-200, whose weights are CC-BY-NC-4.0); "
                      "check the validity flags before use."],
     )
@@ -220,6 +225,7 @@ def _mvl_sib(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
     for path in files:
         split = re.sub(r"\W", "_", path.parent.name)  # Hub split names are \w+
         tables.setdefault(path.stem, {})[split] = read_table(path)
+    extra_files, image_licences, image_note = _mvl_sib_images(root)
     spec = card.CardSpec(
         dataset="mvl-sib",
         pretty_name="MVL-SIB",
@@ -229,11 +235,34 @@ def _mvl_sib(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
                  "`label` = position of the correct option. Instances are identical across languages."),
         task_categories=["image-text-to-text", "text-classification"],
         citations=["mvl_sib", "sib200", "nllb"],
-        extra_licences=[card.SIB200],
-        limitations=["Images are referenced by id, not included in the Parquet files; their licences are in the "
-                     "image manifest of the build."],
+        extra_licences=[("SIB-200 / Flores-200 sentences", card.SIB200), *image_licences],
+        limitations=[image_note, "Topics are as unevenly distributed as in SIB-200 (science/technology is the "
+                                 "largest); use the balanced `label` positions, not topic frequency, as chance level."],
     )
-    return DatasetData(spec, tables, provenance={str(files[0]): read_provenance(files[0])})
+    return DatasetData(spec, tables, provenance={str(files[0]): read_provenance(files[0])}, extra_files=extra_files)
+
+
+def _mvl_sib_images(root: Path):
+    """The topic images shipped with MVL-SIB (`images.parquet` + the files it lists), their
+    licences as card entries, and a sentence for the limitations."""
+    from builders.core.io import read_table
+    from builders.publish import card
+
+    table_path = root / "images.parquet"
+    if not table_path.exists():
+        return {}, [], "Images are referenced by id only: this build has no images.parquet."
+    images = read_table(table_path)
+    files = {"images.parquet": table_path}
+    for relative in images["file"]:
+        source = root / relative
+        if not source.exists():
+            raise BabelforgeError(f"{source}: listed in {table_path} but missing; rebuild MVL-SIB")
+        files[str(relative)] = source
+    licences = [(f"images ({int((images['licence'] == text).sum())})", card.licence_from_text(text))
+                for text in sorted(images["licence"].unique())]
+    note = (f"{len(images)} topic images are in `images/` (thumbnails), each with its URL, licence and attribution "
+            "in `images.parquet`; options refer to them by `image_id`.")
+    return files, licences, note
 
 
 def _captions(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
@@ -248,8 +277,8 @@ def _captions(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
                  "script dropped, the one COMETKiwi scores highest kept, with its score and per-language percentile."),
         task_categories=["image-to-text", "text-to-image"],
         citations=["nllb"],
-        extra_licences=[card.Licence("CC BY 4.0 (English source captions, XTD10/COCO)", "cc-by-4.0",
-                                     "https://creativecommons.org/licenses/by/4.0/")],
+        extra_licences=[("English source captions", card.Licence(
+            "CC BY 4.0 (XTD10 / COCO captions)", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/"))],
         limitations=["Translations are machine output; use the Kiwi percentile columns to split by quality."],
     )
     sort_by = tuple(c for c in ("caption_id", "id") if c in columns)[:1]

@@ -71,7 +71,7 @@ def test_optional_inputs_are_summarised_when_built(label_inputs):
     summary = run_audit(tmp, reference=str(tmp / "reference.json"))
     out = tmp / "reports" / "audit"
     fin = json.loads((out / "fin_Latn.json").read_text())
-    assert fin["prompts"]["fallback_share"] == 0.25
+    assert fin["prompts"]["sets"]["all"]["fallback_share"] == 0.25
     assert fin["captions"]["kiwi_column"] == "kiwi_score"
     assert fin["captions"]["kiwi_percentiles"]["p50"] == pytest.approx(0.45)
     assert fin["mvl_sib"]["tasks"]["s2t"]["rows"] == 12

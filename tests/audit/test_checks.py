@@ -144,12 +144,20 @@ def test_percentiles_match_numpy():
 
 
 def test_prompt_caption_and_mvl_sib_summaries():
-    prompts = [{"lang": "fin_Latn", "template_id": i, "text": "{}", "fallback": i < 2, "valid": i != 3,
-                "strategy": "tag" if i else "append"} for i in range(8)]
+    prompts = [{"lang": "fin_Latn", "prompt_set": "nllb", "template_id": i, "text": "{}", "fallback": i < 2,
+                "valid": i != 3, "strategy": "tag" if i else "append", "failed": ["script"] if i == 3 else []}
+               for i in range(8)]
+    prompts += [{"lang": "fin_Latn", "prompt_set": "labels_only", "template_id": 0, "text": "{}", "fallback": False,
+                 "valid": True, "strategy": "none", "failed": None}]
     summary = checks.prompt_summary(prompts)
-    assert summary["fallback_share"] == 0.25 and summary["flag_shares"] == {"valid": 0.875}
-    captions = [{"kiwi": k, "chrf": c} for k, c in ((0.2, 40.0), (0.8, float("nan")), (0.5, 60.0))]
+    nllb = summary["sets"]["nllb"]
+    assert summary["prompts"] == 9 and set(summary["sets"]) == {"nllb", "labels_only"}
+    assert nllb["fallback_share"] == 0.25 and nllb["flag_shares"] == {"valid": 0.875}
+    assert nllb["failed_checks"] == {"script": 1} and nllb["strategies"] == {"tag": 7, "append": 1}
+    captions = [{"kiwi": k, "chrf": c, "reason": None} for k, c in ((0.2, 40.0), (0.8, float("nan")), (0.5, 60.0))]
+    captions.append({"kiwi": float("nan"), "chrf": float("nan"), "reason": "rejected:langid=8,script=3"})
     caption = checks.caption_summary(captions, "kiwi", "chrf")
+    assert caption["not_translated"] == {"rejected": 1}
     assert caption["kiwi_percentiles"]["p50"] == 0.5 and caption["chrf"] == {"with_reference": 2, "mean": 50.0}
     tasks = {"i2s_k1": [{"label": i % 4, "topic": "sports" if i % 2 else "travel"} for i in range(8)]}
     mvl = checks.mvl_sib_summary(tasks)["tasks"]["i2s_k1"]

@@ -110,18 +110,46 @@ def test_validate_card_reports_problems(built_card):
     assert any("not-a-licence" in problem for problem in card.validate_card(built_card))
 
 
-def test_mvl_sib_card_has_one_split_per_task_and_sib_licence(card_inputs):
-    for task in ("images_to_sentence_k1", "sentences_to_topic"):
+def test_mvl_sib_card_has_one_split_per_task_images_and_their_licences(card_inputs):
+    root = card_inputs / "mvl_sib"
+    for task in ("i2s_k1", "s2t_k3"):
         for lang in ("fin_Latn", "rus_Cyrl"):
-            folder = card_inputs / "mvl_sib" / task
-            folder.mkdir(parents=True, exist_ok=True)
-            pd.DataFrame({"instance_id": range(4), "label": [0, 1, 2, 3]}).to_parquet(folder / f"{lang}.parquet")
+            (root / task).mkdir(parents=True, exist_ok=True)
+            pd.DataFrame({"instance_id": range(4), "label": [0, 1, 2, 3]}).to_parquet(root / task / f"{lang}.parquet")
+    (root / "images").mkdir()
+    (root / "images" / "sports-00.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    pd.DataFrame({"image_id": ["sports-00"], "file": ["images/sports-00.jpg"], "topic": ["sports"],
+                  "licence": ["CC0-1.0"], "attribution": ["test"]}).to_parquet(root / "images.parquet")
     folder = build_card("mvl-sib", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
     meta = front_matter(folder)
-    assert meta["license"] == "cc-by-sa-4.0"
+    assert meta["license"] == ["cc-by-sa-4.0", "cc0-1.0"]
     fin = next(config for config in meta["configs"] if config["config_name"] == "fin_Latn")
-    assert [entry["split"] for entry in fin["data_files"]] == ["images_to_sentence_k1", "sentences_to_topic"]
+    assert [entry["split"] for entry in fin["data_files"]] == ["i2s_k1", "s2t_k3"]
+    assert (folder / "images" / "sports-00.jpg").read_bytes() == (root / "images" / "sports-00.jpg").read_bytes()
+    assert (folder / "images.parquet").exists()
+    assert "| images (1) | | [CC0 1.0]" in (folder / "README.md").read_text()
     assert card.validate_card(folder) == []
+
+
+def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
+    prompts = pd.DataFrame([{"lang": lang, "prompt_set": "nllb", "template_id": i, "text": f"{{}} {i}",
+                             "english": "a photo of a {}.", "strategy": "tag", "fallback": False, "score": -0.5,
+                             "valid": True, "failed": []} for lang in ("fin_Latn", "rus_Cyrl") for i in range(3)])
+    prompts.to_parquet(card_inputs / "prompts.parquet")
+    selected = pd.DataFrame([{"caption_id": i, "lang": "fin_Latn", "text": f"kuva {i}", "kiwi_score": 0.5,
+                              "kiwi_percentile": 50.0, "chrf": None, "reason": None} for i in range(4)])
+    selected.to_parquet(card_inputs / "selected.parquet")
+    config = card_config(card_inputs)
+    config["babel_imagenet_prompts"] = {"prompts": str(card_inputs / "prompts.parquet")}
+    config["mt_captions"] = {"selected": str(card_inputs / "selected.parquet")}
+    registry = read_registry(card_inputs / "languages.tsv")
+    prompts_card = build_card("babel-imagenet-prompts", config, registry)
+    assert front_matter(prompts_card)["license"] == "mit"
+    assert [c["config_name"] for c in front_matter(prompts_card)["configs"]] == ["fin_Latn", "rus_Cyrl"]
+    captions_card = build_card("mt-captions", config, registry)
+    assert front_matter(captions_card)["license"] == "cc-by-4.0"
+    assert pd.read_parquet(captions_card / "data" / "fin_Latn" / "test.parquet")["caption_id"].tolist() == [0, 1, 2, 3]
+    assert card.validate_card(prompts_card) == [] and card.validate_card(captions_card) == []
 
 
 @pytest.mark.parametrize("rows, category", [(999, "n<1K"), (1000, "1K<n<10K"), (20_370, "10K<n<100K")])
