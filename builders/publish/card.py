@@ -326,9 +326,10 @@ def render_card(
         mix = ", ".join(f"{_md(source)} {count}" for source, count in sorted(
             config.sources.items(), key=lambda item: (-item[1], item[0])))
         lines.append(f"| {config.name} | {config.language_tag} | {config.group or ''} | {config.rows} | {mix} |")
-    lines += ["", "## Licences", "",
-              "Each row keeps its `source`; its licence is that source's (full list in `LICENSES.md`):", "",
-              "| source | title | licence | rows |", "| --- | --- | --- | ---: |"]
+    lines += ["", "## Licences", ""]
+    if sources:
+        lines += ["Each row keeps its `source`; its licence is that source's (full list in `LICENSES.md`):", ""]
+    lines += ["| source | title | licence | rows |", "| --- | --- | --- | ---: |"]
     rows_per_source: dict[str, int] = {}
     for config in configs:
         for source, count in config.sources.items():

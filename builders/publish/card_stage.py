@@ -191,11 +191,17 @@ def _babel_imagenet(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetDa
                        groups, {inputs["labels"]: provenance}, sort_by=("class_idx",))
 
 
+def _table_per_language(path: str | None, what: str, spec, sort_by: tuple[str, ...]) -> DatasetData:
+    """A dataset that is one table with a `lang` column: one config per language."""
+    table, provenance = _read(path, what)
+    columns = [c for c in table.columns if c != "lang"]
+    return DatasetData(spec, _split_by_language(table, spec.split, columns), provenance={path: provenance},
+                       sort_by=tuple(c for c in sort_by if c in columns))
+
+
 def _prompts(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
     from builders.publish import card
 
-    prompts, provenance = _read(inputs.get("prompts"), "prompts")
-    columns = [c for c in prompts.columns if c != "lang"]
     spec = card.CardSpec(
         dataset="babel-imagenet-prompts",
         pretty_name="Babel-ImageNet prompts",
@@ -209,8 +215,7 @@ def _prompts(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
         limitations=["Translations are machine output (NLLB-200, whose weights are CC-BY-NC-4.0); "
                      "check the validity flags before use."],
     )
-    return DatasetData(spec, _split_by_language(prompts, spec.split, columns),
-                       provenance={inputs["prompts"]: provenance}, sort_by=("template_id",))
+    return _table_per_language(inputs.get("prompts"), "prompts", spec, ("prompt_set", "template_id"))
 
 
 def _mvl_sib(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
@@ -268,8 +273,6 @@ def _mvl_sib_images(root: Path):
 def _captions(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
     from builders.publish import card
 
-    selected, provenance = _read(inputs.get("selected"), "selected captions")
-    columns = [c for c in selected.columns if c != "lang"]
     spec = card.CardSpec(
         dataset="mt-captions",
         pretty_name="Machine-translated captions with quality estimates",
@@ -281,9 +284,7 @@ def _captions(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
             "CC BY 4.0 (XTD10 / COCO captions)", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/"))],
         limitations=["Translations are machine output; use the Kiwi percentile columns to split by quality."],
     )
-    sort_by = tuple(c for c in ("caption_id", "id") if c in columns)[:1]
-    return DatasetData(spec, _split_by_language(selected, spec.split, columns),
-                       provenance={inputs["selected"]: provenance}, sort_by=sort_by)
+    return _table_per_language(inputs.get("selected"), "selected captions", spec, ("caption_id",))
 
 
 BUILDERS: dict[str, Callable[[dict, dict], DatasetData]] = {

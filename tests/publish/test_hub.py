@@ -1,5 +1,6 @@
 """Publishing: commit operations against the last receipt, dry run, idempotent receipts, audit gate.
 The Hub is a fake object injected in place of HfApi: no network."""
+import inspect
 import json
 from types import SimpleNamespace
 
@@ -12,21 +13,31 @@ from builders.publish import hub
 from builders.publish.publish_stage import configure, run
 
 
+def real_signature(name, *args, **kwargs):
+    """Fail unless the call fits huggingface_hub.HfApi's own method: the fake cannot drift from it."""
+    from huggingface_hub import HfApi
+
+    inspect.signature(getattr(HfApi, name)).bind(None, *args, **kwargs)
+
+
 class FakeHub:
     """Records calls; answers create_commit with a new 40-hex commit id."""
 
     def __init__(self):
         self.calls = []
 
-    def create_repo(self, repo_id, *, repo_type, exist_ok, private):
-        self.calls.append(("create_repo", repo_id, repo_type))
+    def create_repo(self, repo_id, **kwargs):
+        real_signature("create_repo", repo_id, **kwargs)
+        self.calls.append(("create_repo", repo_id, kwargs["repo_type"]))
 
-    def create_commit(self, repo_id, operations, *, commit_message, repo_type):
+    def create_commit(self, repo_id, operations, **kwargs):
+        real_signature("create_commit", repo_id, operations, **kwargs)
         self.calls.append(("create_commit", repo_id, [(type(op).__name__, op.path_in_repo) for op in operations]))
         return SimpleNamespace(oid=f"{len(self.calls):040x}")
 
-    def create_tag(self, repo_id, *, tag, revision, repo_type, tag_message):
-        self.calls.append(("create_tag", repo_id, tag, revision))
+    def create_tag(self, repo_id, **kwargs):
+        real_signature("create_tag", repo_id, **kwargs)
+        self.calls.append(("create_tag", repo_id, kwargs["tag"], kwargs["revision"]))
 
     def commits(self):
         return [call for call in self.calls if call[0] == "create_commit"]
