@@ -94,18 +94,27 @@ def empty_labels(labels: Mapping[int, str]) -> dict[int, str]:
     }
 
 
+def is_latin_acronym(text: str, max_letters: int = 6) -> bool:
+    """All letters are basic Latin capitals and there are few of them (`GSM`, `DVD`, `GAP!`)."""
+    letters = [char for char in text if char.isalpha()]
+    return 0 < len(letters) <= max_letters and all("A" <= char <= "Z" for char in letters)
+
+
 def script_mismatches(
     labels: Mapping[int, str],
     expected_scripts: Iterable[str],
     script_of: Callable[[str], str | None] = label_script,
 ) -> dict[int, str]:
-    """Labels whose dominant script is not expected. No expected scripts: nothing to check."""
+    """Labels whose dominant script is not expected, except short Latin acronyms.
+    No expected scripts: nothing to check."""
     expected = expand_scripts(expected_scripts)
     if not expected:
         return {}
     flagged = {}
     for idx, label in labels.items():
         script = script_of(label)
+        if script == "Latn" and is_latin_acronym(label):
+            continue  # `GSM`, `GAP!`: acronyms are written in Latin letters in any script
         if script is not None and script not in expected:
             flagged[idx] = f"{script}, expected {'/'.join(sorted(expected))}"
     return flagged

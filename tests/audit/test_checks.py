@@ -35,6 +35,11 @@ def test_cyrillic_label_in_latin_language_is_a_script_mismatch():
     assert flagged[1].startswith("Cyrl")
 
 
+def test_latin_acronyms_pass_but_latin_names_inside_greek_do_not():
+    labels = {0: "GSM", 1: "GAP!", 2: "λύκος canis latrans", 3: "DVD-плеер", 4: "Granny Smith"}
+    assert set(checks.script_mismatches(labels, ["Grek", "Cyrl"])) == {2, 4}
+
+
 def test_sorani_arabic_script_in_kurmanji_is_flagged():
     assert set(checks.script_mismatches(KMR_LABELS, ["Latn"])) == {1}
 
