@@ -310,7 +310,8 @@ def render_card(
         "",
         spec.summary,
         "",
-        f"{len(configs)} configs (one per language), {total:,} rows, split `{spec.split}`. Load one with:",
+        f"{len(configs)} config{'s' if len(configs) != 1 else ''} (one per language), {total:,} rows, "
+        f"split `{spec.split}`. Load one with:",
         "",
         "```python",
         "from datasets import load_dataset",

@@ -4,7 +4,7 @@ One config per language; each config's data is one Parquet file per split under 
 The folder is built beside the target and swapped in whole, so a failed build leaves the
 previous card (or none), never a mix. Inputs come from the `card:` group of params.yaml.
 
-Datasets: babel-imagenet (labels), babel-imagenet-prompts, mvl-sib, mt-captions. Each
+Datasets: babel-imagenet (labels), babel-imagenet-prompts, mvl-sib, mt-captions, knowledge. Each
 reads its artifact(s) only when asked for, so a card can be built before the others exist.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from builders.core.errors import BabelforgeError
 
-DATASETS = ("babel-imagenet", "babel-imagenet-prompts", "mvl-sib", "mt-captions")
+DATASETS = ("babel-imagenet", "babel-imagenet-prompts", "mvl-sib", "mt-captions", "knowledge")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -287,9 +287,31 @@ def _captions(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
     return _table_per_language(inputs.get("selected"), "selected captions", spec, ("caption_id",))
 
 
+def _knowledge(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
+    from builders.publish import card
+
+    spec = card.CardSpec(
+        dataset="knowledge",
+        pretty_name="ImageNet-1k WordNet knowledge",
+        summary=("Per ImageNet-1k class: WordNet 3.0 synset, English lemmas, definition and hypernym path "
+                 "(ELEVATER-style external knowledge), keyed by `class_idx`, `wnid` and synset id."),
+        task_categories=["zero-shot-image-classification"],
+        citations=["wordnet"],
+        tags=("wordnet", "imagenet"),
+        extra_licences=[("definitions, lemmas, hypernyms", card.WORDNET),
+                        ("`clip_name`", card.CLIP_NAMES.licence)],
+        limitations=["English only; definitions are WordNet 3.0's and can be terse or dated."],
+    )
+    path = inputs.get("wordnet")
+    table, provenance = _read(path, "WordNet knowledge")
+    # one English table: a single config, named like every other English config
+    return DatasetData(spec, {"eng_Latn": {spec.split: table}}, provenance={path: provenance}, sort_by=("class_idx",))
+
+
 BUILDERS: dict[str, Callable[[dict, dict], DatasetData]] = {
     "babel-imagenet": _babel_imagenet,
     "babel-imagenet-prompts": _prompts,
     "mvl-sib": _mvl_sib,
     "mt-captions": _captions,
+    "knowledge": _knowledge,
 }

@@ -152,6 +152,20 @@ def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
     assert card.validate_card(prompts_card) == [] and card.validate_card(captions_card) == []
 
 
+def test_knowledge_card_is_one_english_config_under_the_wordnet_licence(card_inputs):
+    from tests.audit.conftest import wordnet_table
+
+    wordnet_table().to_parquet(card_inputs / "wordnet.parquet")
+    config = card_config(card_inputs)
+    config["knowledge"] = {"wordnet": str(card_inputs / "wordnet.parquet")}
+    folder = build_card("knowledge", config, read_registry(card_inputs / "languages.tsv"))
+    meta = front_matter(folder)
+    assert [c["config_name"] for c in meta["configs"]] == ["eng_Latn"] and meta["language"] == ["en"]
+    assert meta["license"] == ["mit", "other"] and "WordNet 3.0 License" in (folder / "LICENSES.md").read_text()
+    table = pd.read_parquet(folder / "data" / "eng_Latn" / "test.parquet")
+    assert len(table) == 30 and list(table["hypernym_path"][0]) == ["entity.n.01"]
+
+
 @pytest.mark.parametrize("rows, category", [(999, "n<1K"), (1000, "1K<n<10K"), (20_370, "10K<n<100K")])
 def test_size_category(rows, category):
     assert card.size_category(rows) == category
