@@ -236,10 +236,19 @@ def _mvl_sib_for(files: dict[str, dict[str, Path]], lang: str) -> dict[str, Any]
 
     if not files:
         return {"status": NOT_BUILT}
-    tasks = {task: read_table(paths[lang]).to_dict("records") for task, paths in files.items() if lang in paths}
+    tasks = {task: read_table(paths[lang], columns=_balance_columns(paths[lang])).to_dict("records")
+             for task, paths in files.items() if lang in paths}
     if not tasks:
         return {"status": "language not in MVL-SIB"}
     return mvl_sib_summary(tasks)
+
+
+def _balance_columns(path: Path) -> list[str]:
+    """Only what the balance check reads: a task table's other columns hold whole sentences."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    return [column for column in ("label", "topic", "category") if column in names] or names[:1]
 
 
 def mvl_sib_overview(files: dict[str, dict[str, Path]]) -> dict[str, Any]:

@@ -1,4 +1,6 @@
 """Each audit check on crafted labels: what it must flag and what it must leave alone."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -177,3 +179,29 @@ def test_reference_agreement():
     assert result["common"] == 2 and result["exact_match"] == 1
     assert result["exact_agreement"] == 0.5 and result["casefold_agreement"] == 1.0
     assert result["only_ours"] == 1 and result["only_reference"] == 1
+
+
+def mirror_lemmas(relative: str) -> dict[int, str]:
+    """Every `lemma` row of one OMW .tab file of the source mirror, numbered in file order."""
+    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "omw" / "wns" / relative
+    if not path.exists():
+        pytest.fail(f"the source mirror is missing: expected {path}")
+    lines = path.read_text(encoding="utf-8").splitlines()[1:]
+    lemmas = [line.split("\t")[2] for line in lines if line.split("\t")[1].endswith(":lemma")]
+    return dict(enumerate(lemmas))
+
+
+def test_script_check_on_real_greek_and_kurdish_lemmas():
+    greek = mirror_lemmas("ell/wn-data-ell.tab")
+    flagged = checks.script_mismatches(greek, ["Grek"])
+    # the Greek wordnet has lemmas that carry a Latin binomial ("λύκος canis latrans")
+    assert flagged and len(flagged) < len(greek) / 5
+    for idx in flagged:
+        letters = [c for c in greek[idx] if c.isalpha()]
+        latin = sum(checks.label_script(c) == "Latn" for c in letters)
+        assert latin >= len(letters) / 2, greek[idx]
+    # Kurdish Wiktionary mixes Kurmanji (Latin) and Sorani (Arabic script): as Kurmanji, the Arabic ones flag
+    kurdish = mirror_lemmas("wikt/wn-wikt-kur.tab")
+    as_kurmanji = checks.script_mismatches(kurdish, ["Latn"])
+    assert as_kurmanji and all(detail.startswith("Arab") for detail in as_kurmanji.values())
+    assert set(as_kurmanji).isdisjoint(set(checks.script_mismatches(kurdish, ["Arab"])))
