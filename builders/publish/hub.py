@@ -91,6 +91,21 @@ def last_receipt(releases: Path, dataset: str, repo: str) -> dict[str, Any] | No
     return None
 
 
+def version_conflict(releases: Path, dataset: str, repo: str, version: str | None, digest: str) -> str | None:
+    """Why `version` cannot be published with content `digest`: an earlier receipt for the
+    same repo has that version with other content (a version is never moved). None if fine."""
+    from builders.core.io import read_json
+
+    if version is None:
+        return None
+    for _, path in receipts(releases, dataset):
+        receipt = read_json(path)
+        if receipt.get("repo") == repo and receipt.get("version") == version and receipt.get("content_hash") != digest:
+            return (f"{repo} already has {dataset} {version} with other content (receipt {path.name}); "
+                    "publish the change under a new version")
+    return None
+
+
 def format_operations(operations: Sequence[Operation]) -> str:
     if not operations:
         return "nothing to do: the Hub already has this content"
@@ -160,6 +175,9 @@ def publish(
     if previous is not None and previous.get("content_hash") == digest and (
             version is None or previous.get("version") == version):
         return PublishResult([], digest, None, None)
+    conflict = version_conflict(releases, dataset, repo, version, digest)
+    if conflict:
+        raise BabelforgeError(f"publish: {conflict}")
     operations = plan_operations(local, previous.get("files", {}) if previous else {})
 
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete

@@ -59,6 +59,9 @@ def run(args: argparse.Namespace, api=None) -> int:
             print(f"audit: no summary at {audit}")
         else:
             print(f"audit: {errors} error rows" + (" (a real run refuses without --force)" if errors and not args.force else ""))
+        conflict = hub.version_conflict(releases, args.dataset, args.repo, args.revision_tag, hub.content_hash(local))
+        if conflict:
+            print(f"version: {conflict} (a real run refuses)")
         same = previous is not None and previous.get("content_hash") == hub.content_hash(local)
         print(hub.format_operations([] if same else hub.plan_operations(local, previous.get("files", {}) if previous else {})))
         return 0

@@ -112,6 +112,17 @@ def test_publish_is_idempotent_and_writes_receipts(built_card, card_inputs, caps
     assert json.loads((receipt_path.parent / "0002-v1.1.json").read_text())["commit"] == f"{2:040x}"
 
 
+def test_a_published_version_is_never_moved(built_card, card_inputs, capsys):
+    run(publish_args(card_inputs, "--revision-tag", "v1.0"), api=FakeHub())
+    (built_card / "LICENSES.md").write_text("changed\n")
+    fake = FakeHub()
+    with pytest.raises(BabelforgeError, match="new version"):
+        run(publish_args(card_inputs, "--revision-tag", "v1.0"), api=fake)
+    assert fake.calls == []
+    assert run(publish_args(card_inputs, "--revision-tag", "v1.0", "--dry-run")) == 0
+    assert "a real run refuses" in capsys.readouterr().out
+
+
 def test_a_receipt_for_another_repo_is_not_this_repos_state(built_card, card_inputs):
     run(publish_args(card_inputs), api=FakeHub())
     fake = FakeHub()
