@@ -100,7 +100,8 @@ def render_index(summary: Mapping[str, Any]) -> str:
     body = (
         "<h1>Babel-ImageNet label audit</h1>\n"
         f"<p>{len(ranked)} languages; {summary['errors']} error rows, {summary['warnings']} warning rows "
-        f"(severities in <code>params.yaml</code> <code>audit.severity</code>).</p>\n"
+        f"(severities in <code>params.yaml</code> <code>audit.severity</code>); "
+        f'all figures in <a href="summary.json">summary.json</a>.</p>\n'
         f"<p>{SCORE_DOC.format(total=summary['total_classes'], weights=weights)}</p>\n"
         f"<h2>Inputs</h2><ul>{inputs}</ul>\n"
         "<h2>Languages</h2>\n"
@@ -183,7 +184,7 @@ def render_language(
                         ("reference", "Reference release")):
         sections.append(f"<h2>{title}</h2>\n{_optional_section(record.get(name))}")
     body = (
-        f'<p><a href="index.html">&larr; all languages</a></p>\n'
+        f'<p><a href="index.html">&larr; all languages</a> &middot; <a href="{escape(lang)}.json">checks as JSON</a></p>\n'
         f"<h1>{escape(lang)} &mdash; {escape(str(record.get('name', '')))}</h1>\n"
         f"<p>group {escape(str(record.get('group')))}; {record['classes_kept']} classes kept; "
         f"quality score {record['quality_score']:.2f}; {record['errors']} error rows, {record['warnings']} warning rows.</p>\n"

@@ -54,7 +54,7 @@ def test_index_renders_and_its_links_resolve(report, tmp_path):
     links.feed(dom)
     pages = [href for href in links.hrefs if href.endswith(".html")]
     assert len(pages) == 5
-    for target in pages + links.images:
+    for target in links.hrefs + links.images:
         assert (report / target).is_file(), target
     assert links.images and all(Image.open(report / src).size[0] > 100 for src in links.images)
 
@@ -64,6 +64,9 @@ def test_flagged_row_is_visible_on_a_language_page(report, tmp_path):
     dom = chromium(tmp_path, "--dump-dom", page)
     row = re.search(r'<tr class="flagged" id="class-1">(.*?)</tr>', dom, re.S)
     assert row and "золотая рыбка" in row.group(1) and "script_mismatch" in row.group(1)
+    links = Links()
+    links.feed(dom)
+    assert "index.html" in links.hrefs and all((report / href).is_file() for href in links.hrefs)
     screenshot = tmp_path / "fin_Latn.png"
     chromium(tmp_path, "--hide-scrollbars", "--window-size=1280,1100", f"--screenshot={screenshot}", page)
     pixels = np.asarray(Image.open(screenshot).convert("RGB"))
