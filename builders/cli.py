@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mvl_sib": ("builders.mvl_sib.stage", "assemble MVL-SIB tasks for every SIB-200 language"),
     "mvl_sib_check": ("builders.mvl_sib.check_stage", "check MVL-SIB: rows, topic and label-position balance"),
     "geo_pool": ("builders.mvl_sib.geo_stage", "select geo-diverse image pools per language (XM3600 method)"),
+    "audit": ("builders.audit.audit_stage", "per-language quality report of the labels (JSON + HTML + plots)"),
+    "diff": ("builders.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
+    "card": ("builders.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
+    "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
 }
 
 

@@ -1,0 +1,288 @@
+"""`babelforge audit`: per-language quality report of the built labels -> reports/audit/.
+
+Reads labels.parquet (required) and, when built, prompts, MT captions, MVL-SIB and a
+reference release; an optional input that is absent is reported as "not built", so the
+audit runs on labels alone. Paths and thresholds come from the `audit:` group of params.yaml.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from builders.core.errors import BabelforgeError
+
+ENGLISH = "eng_Latn"
+NOT_BUILT = "not built"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--params", default="params.yaml", help="params file (uses its `audit:` group)")
+    parser.add_argument("--registry", default=None, help="language registry TSV (default: resources/languages.tsv)")
+    parser.add_argument("--reference", default=None,
+                        help="reference release JSON {LANG: [[class_idx...], [label...]]} (overrides audit.reference)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from builders.core.params import load_params, section
+    from builders.core.progress import info
+
+    config = dict(section(load_params(args.params), "audit"))
+    if args.reference:
+        config["reference"] = args.reference
+    summary = build_audit(config, _registry(args.registry))
+    info(f"audit: {len(summary['languages'])} languages, {summary['errors']} error rows, "
+         f"{summary['warnings']} warning rows -> {config['out']}/index.html")
+    return 0
+
+
+def _registry(path: str | None):
+    from builders.core.languages import read_registry, registry
+
+    return read_registry(path) if path else registry()
+
+
+def policy_from_params(config: dict[str, Any]):
+    from builders.audit.checks import AuditPolicy, LangidPolicy
+
+    langid = config.get("langid", {}) or {}
+    try:
+        return AuditPolicy(
+            severity=dict(config.get("severity", {})),
+            score_weights=dict(config.get("score_weights", {})),
+            langid=LangidPolicy(min_chars=int(langid.get("min_chars", 8)),
+                                min_probability=float(langid.get("min_probability", 0.9))),
+            total_classes=int(config.get("total_classes", 1000)),
+        )
+    except ValueError as error:
+        raise BabelforgeError(f"params.yaml audit: {error}") from None
+
+
+def langid_classifier():
+    """langid.py with normalised probabilities (its raw scores are log-likelihoods)."""
+    from langid.langid import LanguageIdentifier, model
+
+    identifier = LanguageIdentifier.from_modelstring(model, norm_probs=True)
+    return identifier.classify
+
+
+def build_audit(config: dict[str, Any], languages_registry, classify=None) -> dict[str, Any]:
+    """Run every check for every language and write the report; returns the summary.
+
+    `classify` (text -> (code, probability)) defaults to langid.py when
+    `audit.langid.enabled` is true; tests pass a stub.
+    """
+    from builders.audit import checks, report
+    from builders.core.io import read_table
+    from builders.core.progress import progress
+
+    labels_path = Path(config["labels"])
+    if not labels_path.exists():
+        raise BabelforgeError(f"{labels_path}: labels not built; run `dvc repro labels` first")
+    policy = policy_from_params(config)
+    if classify is None and (config.get("langid", {}) or {}).get("enabled", True):
+        classify = langid_classifier()
+
+    labels = read_table(labels_path)
+    missing = {"class_idx", "lang", "label", "source"} - set(labels.columns)
+    if missing:
+        raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
+    groups = _groups(config.get("languages"))
+    english = english_reference(labels, config.get("wordnet"))
+    english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
+
+    optional = {
+        "prompts": _read_optional(config.get("prompts")),
+        "captions": _read_optional(config.get("captions")),
+    }
+    mvl_sib_dir = Path(config["mvl_sib"]) if config.get("mvl_sib") else None
+    mvl_sib_files = _mvl_sib_files(mvl_sib_dir)
+    reference = read_reference(config.get("reference"), languages_registry)
+    kiwi_column, chrf_column = caption_columns(optional["captions"])
+
+    records: dict[str, dict[str, Any]] = {}
+    pages: dict[str, str] = {}
+    langs = sorted(labels["lang"].unique())
+    for lang in progress(langs, desc="audit", total=len(langs)):
+        language = languages_registry.get(lang)
+        rows = labels[labels["lang"] == lang].sort_values("class_idx").to_dict("records")
+        record = checks.audit_language(
+            rows, english_lemmas, language.scripts, language.langid, classify, policy,
+            is_english=(lang == ENGLISH),
+        )
+        record.update(name=language.name, group=groups.get(lang))
+        record["prompts"] = _per_language(optional["prompts"], lang, checks.prompt_summary)
+        record["captions"] = _per_language(
+            optional["captions"], lang, lambda r: checks.caption_summary(r, kiwi_column, chrf_column))
+        record["mvl_sib"] = _mvl_sib_for(mvl_sib_files, lang)
+        if reference is not None:
+            record["reference"] = (
+                checks.reference_agreement({int(r["class_idx"]): str(r["label"]) for r in rows}, reference[lang])
+                if lang in reference else {"status": "language not in the reference release"}
+            )
+        records[lang] = record
+        pages[lang] = report.render_language(
+            lang, record, {int(r["class_idx"]): r for r in rows}, english, int(config.get("sample_size", 40)),
+            html_lang=language.iso639_1 or language.iso639_3,
+        )
+
+    summary = {
+        "total_classes": policy.total_classes,
+        "severity": dict(sorted(policy.severity.items())),
+        "score_weights": dict(sorted(policy.score_weights.items())),
+        "errors": sum(record["errors"] for record in records.values()),
+        "warnings": sum(record["warnings"] for record in records.values()),
+        "inputs": {
+            "labels": "built",
+            "prompts": "built" if optional["prompts"] is not None else NOT_BUILT,
+            "captions": "built" if optional["captions"] is not None else NOT_BUILT,
+            "mvl_sib": "built" if mvl_sib_files else NOT_BUILT,
+            "reference": "compared" if reference is not None else "none given",
+            "langid": "langid.py" if classify else "disabled",
+        },
+        "languages": {
+            lang: {key: record[key] for key in
+                   ("name", "group", "classes_kept", "errors", "warnings", "quality_score", "source_mix")}
+            for lang, record in records.items()
+        },
+        "mvl_sib": mvl_sib_overview(mvl_sib_files),
+    }
+    if reference is not None:
+        summary["reference_only_languages"] = sorted(set(reference) - set(records))
+    kiwi_scores = None
+    if optional["captions"] is not None and kiwi_column:
+        captions = optional["captions"]
+        kiwi_scores = {lang: captions.loc[captions["lang"] == lang, kiwi_column].dropna().tolist()
+                       for lang in sorted(captions["lang"].unique())}
+    report.write_report(Path(config["out"]), summary, records, pages, kiwi_scores)
+    return summary
+
+
+def _groups(path: str | None) -> dict[str, str]:
+    from builders.core.io import read_table
+
+    if not path or not Path(path).exists():
+        return {}
+    table = read_table(path, columns=["lang", "group"])
+    return dict(zip(table["lang"], table["group"]))
+
+
+def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, Any]]:
+    """Per class: English name (the eng_Latn label, else the CLIP name in resources/),
+    WordNet definition and every English lemma (for the look-alike check)."""
+    from builders.core.io import read_table
+
+    names = {int(r.class_idx): str(r.label) for r in labels[labels["lang"] == ENGLISH].itertuples()}
+    if not names:
+        import csv
+
+        classes = Path(__file__).resolve().parents[2] / "resources" / "imagenet1k_classes.tsv"
+        with classes.open(encoding="utf-8", newline="") as handle:
+            names = {int(row["class_idx"]): row["openai_clip_name"]
+                     for row in csv.DictReader(handle, delimiter="\t")}
+    definitions: dict[int, str] = {}
+    lemmas: dict[int, list[str]] = {idx: [name] for idx, name in names.items()}
+    if wordnet_path and Path(wordnet_path).exists():
+        wordnet = read_table(wordnet_path, columns=["class_idx", "lemmas", "definition"])
+        for row in wordnet.itertuples():
+            idx = int(row.class_idx)
+            definitions[idx] = str(row.definition)
+            lemmas.setdefault(idx, []).extend(str(lemma).replace("_", " ") for lemma in row.lemmas)
+    return {
+        idx: {"name": names.get(idx), "definition": definitions.get(idx), "lemmas": lemmas.get(idx, [])}
+        for idx in sorted(set(names) | set(definitions))
+    }
+
+
+def _read_optional(path: str | None):
+    from builders.core.io import read_table
+
+    if not path or not Path(path).exists():
+        return None
+    return read_table(path)
+
+
+def _per_language(table, lang: str, summarise) -> dict[str, Any]:
+    if table is None:
+        return {"status": NOT_BUILT}
+    if "lang" not in table.columns:
+        raise BabelforgeError("an optional audit input has no `lang` column; check audit.prompts/audit.captions")
+    return summarise(table[table["lang"] == lang].to_dict("records"))
+
+
+def caption_columns(captions) -> tuple[str | None, str | None]:
+    """The Kiwi score and chrF columns of selected.parquet, found by name (not percentiles/flags)."""
+    if captions is None:
+        return None, None
+    numeric = [c for c in captions.columns if captions[c].dtype.kind == "f"]
+    kiwi = next((c for c in numeric if "kiwi" in c.lower() and "percentile" not in c.lower()), None)
+    chrf = next((c for c in numeric if "chrf" in c.lower()), None)
+    return kiwi, chrf
+
+
+def _mvl_sib_files(root: Path | None) -> dict[str, dict[str, Path]]:
+    """{task: {lang: path}} for data/mvl_sib/<task>/<lang>.parquet."""
+    if root is None or not root.is_dir():
+        return {}
+    files: dict[str, dict[str, Path]] = {}
+    for path in sorted(root.glob("*/*.parquet")):
+        files.setdefault(path.parent.name, {})[path.stem] = path
+    return files
+
+
+def _mvl_sib_for(files: dict[str, dict[str, Path]], lang: str) -> dict[str, Any]:
+    from builders.audit.checks import mvl_sib_summary
+    from builders.core.io import read_table
+
+    if not files:
+        return {"status": NOT_BUILT}
+    tasks = {task: read_table(paths[lang], columns=_balance_columns(paths[lang])).to_dict("records")
+             for task, paths in files.items() if lang in paths}
+    if not tasks:
+        return {"status": "language not in MVL-SIB"}
+    return mvl_sib_summary(tasks)
+
+
+def _balance_columns(path: Path) -> list[str]:
+    """Only what the balance check reads: a task table's other columns hold whole sentences."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    return [column for column in ("label", "topic", "category") if column in names] or names[:1]
+
+
+def mvl_sib_overview(files: dict[str, dict[str, Path]]) -> dict[str, Any]:
+    """Rows per task across all languages (from Parquet metadata only): equal counts = balanced."""
+    import pyarrow.parquet as pq
+
+    if not files:
+        return {"status": NOT_BUILT}
+    tasks = {}
+    for task, paths in files.items():
+        rows = {lang: pq.read_metadata(path).num_rows for lang, path in paths.items()}
+        tasks[task] = {"languages": len(rows), "rows_min": min(rows.values()), "rows_max": max(rows.values()),
+                       "balanced": min(rows.values()) == max(rows.values())}
+    return {"status": "built", "tasks": tasks}
+
+
+def read_reference(path: str | None, languages_registry) -> dict[str, dict[int, str]] | None:
+    """A release in the original Babel-ImageNet JSON layout, keyed by registry key.
+
+    Its language keys may be registry keys or BabelNet codes (the original release uses `DE`).
+    """
+    from builders.core.io import read_json
+
+    if not path:
+        return None
+    if not Path(path).exists():
+        raise BabelforgeError(f"{path}: reference release not found (audit.reference / --reference)")
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise BabelforgeError(f"{path}: expected {{LANG: [[class_idx...], [label...]]}}")
+    reference: dict[str, dict[int, str]] = {}
+    for code, value in raw.items():
+        if not (isinstance(value, list) and len(value) == 2 and len(value[0]) == len(value[1])):
+            raise BabelforgeError(f"{path}: language {code!r} is not [[class_idx...], [label...]] of equal lengths")
+        key = code if code in languages_registry else languages_registry.from_babelnet(code).key
+        reference[key] = {int(idx): str(label) for idx, label in zip(*value)}
+    return reference

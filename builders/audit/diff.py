@@ -1,0 +1,114 @@
+"""What changed between two releases of the labels: the changelog of a release.
+
+`diff_labels` is pure: it takes `{lang: {class_idx: label}}` for the old and the new
+release and returns per language the classes added, removed and relabelled, plus a
+summary. Rendering to Markdown/JSON is pure too; reading a labels file from a path or
+from a git revision (through DVC) lives in `diff_stage.py`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+Labels = Mapping[str, Mapping[int, str]]
+
+
+def diff_labels(old: Labels, new: Labels) -> dict[str, Any]:
+    """Per language: added / removed class indices and relabelled (old -> new) classes.
+
+    A language present in only one release counts all its classes as added or removed and
+    is listed under `languages_added` / `languages_removed`. Unchanged languages are left out
+    of `languages` but counted in the summary.
+    """
+    per_language: dict[str, Any] = {}
+    unchanged = 0
+    for lang in sorted(set(old) | set(new)):
+        before, after = old.get(lang, {}), new.get(lang, {})
+        added = sorted(set(after) - set(before))
+        removed = sorted(set(before) - set(after))
+        relabelled = [
+            {"class_idx": idx, "old": before[idx], "new": after[idx]}
+            for idx in sorted(set(before) & set(after))
+            if before[idx] != after[idx]
+        ]
+        if not (added or removed or relabelled):
+            unchanged += 1
+            continue
+        per_language[lang] = {
+            "classes_before": len(before),
+            "classes_after": len(after),
+            "added": [{"class_idx": idx, "label": after[idx]} for idx in added],
+            "removed": [{"class_idx": idx, "label": before[idx]} for idx in removed],
+            "relabelled": relabelled,
+        }
+    summary = {
+        "languages_old": len(old),
+        "languages_new": len(new),
+        "languages_added": sorted(set(new) - set(old)),
+        "languages_removed": sorted(set(old) - set(new)),
+        "languages_changed": len(per_language),
+        "languages_unchanged": unchanged,
+        "classes_added": sum(len(entry["added"]) for entry in per_language.values()),
+        "classes_removed": sum(len(entry["removed"]) for entry in per_language.values()),
+        "classes_relabelled": sum(len(entry["relabelled"]) for entry in per_language.values()),
+    }
+    return {"summary": summary, "languages": per_language}
+
+
+def _md(text: Any) -> str:
+    """Table-cell safe: pipes escaped, newlines flattened."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(diff: Mapping[str, Any], old_name: str, new_name: str, max_rows: int = 50) -> str:
+    """A changelog: summary, per-language count table, then each language's changes
+    (at most `max_rows` rows per kind; the JSON output has them all)."""
+    summary = diff["summary"]
+    lines = [
+        f"# Label changes: {_md(old_name)} → {_md(new_name)}",
+        "",
+        f"- languages: {summary['languages_old']} → {summary['languages_new']} "
+        f"({summary['languages_changed']} changed, {summary['languages_unchanged']} unchanged)",
+        f"- languages added: {', '.join(summary['languages_added']) or 'none'}",
+        f"- languages removed: {', '.join(summary['languages_removed']) or 'none'}",
+        f"- classes added {summary['classes_added']}, removed {summary['classes_removed']}, "
+        f"relabelled {summary['classes_relabelled']}",
+        "",
+    ]
+    if not diff["languages"]:
+        lines.append("No label changed.")
+        return "\n".join(lines) + "\n"
+    lines += ["| language | classes before | classes after | added | removed | relabelled |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for lang, entry in diff["languages"].items():
+        lines.append(f"| {lang} | {entry['classes_before']} | {entry['classes_after']} | {len(entry['added'])} "
+                     f"| {len(entry['removed'])} | {len(entry['relabelled'])} |")
+    for lang, entry in diff["languages"].items():
+        lines += ["", f"## {lang}", ""]
+        for kind in ("added", "removed"):
+            rows = entry[kind]
+            if rows:
+                shown = ", ".join(f"{row['class_idx']} `{_md(row['label'])}`" for row in rows[:max_rows])
+                more = f" … and {len(rows) - max_rows} more" if len(rows) > max_rows else ""
+                lines.append(f"- {kind}: {shown}{more}")
+        if entry["relabelled"]:
+            lines += ["", "| class | old | new |", "| ---: | --- | --- |"]
+            lines += [f"| {row['class_idx']} | {_md(row['old'])} | {_md(row['new'])} |"
+                      for row in entry["relabelled"][:max_rows]]
+            if len(entry["relabelled"]) > max_rows:
+                lines.append(f"\n… and {len(entry['relabelled']) - max_rows} more relabelled")
+    return "\n".join(lines) + "\n"
+
+
+def labels_by_language(records) -> dict[str, dict[int, str]]:
+    """labels.parquet rows -> {lang: {class_idx: label}}; with several rows for a class
+    (any sense rank), the lowest rank wins."""
+    chosen: dict[tuple[str, int], tuple[int, str]] = {}
+    for row in records:
+        key = (str(row["lang"]), int(row["class_idx"]))
+        rank = int(row.get("rank", 0) or 0)
+        if key not in chosen or rank < chosen[key][0]:
+            chosen[key] = (rank, str(row["label"]))
+    result: dict[str, dict[int, str]] = {}
+    for (lang, idx), (_, label) in sorted(chosen.items()):
+        result.setdefault(lang, {})[idx] = label
+    return result

@@ -1,0 +1,113 @@
+"""The audit stage end to end on crafted inputs: files written, escaping, optional inputs, determinism."""
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from builders.audit.audit_stage import build_audit
+from builders.cli import main as cli
+from builders.core.errors import BabelforgeError
+from builders.core.languages import read_registry
+from tests.audit.conftest import audit_params, stub_langid
+
+
+def run_audit(tmp, **overrides):
+    return build_audit(audit_params(tmp, **overrides), read_registry(tmp / "languages.tsv"), classify=stub_langid)
+
+
+def test_labels_alone_report_every_optional_input_not_built(label_inputs):
+    summary = run_audit(label_inputs)
+    out = label_inputs / "reports" / "audit"
+    assert summary["inputs"]["prompts"] == "not built"
+    assert summary["inputs"]["captions"] == "not built" and summary["inputs"]["mvl_sib"] == "not built"
+    assert set(summary["languages"]) == {"eng_Latn", "fin_Latn", "rus_Cyrl", "jpn_Jpan", "kmr_Latn"}
+    for lang in summary["languages"]:
+        assert (out / f"{lang}.json").exists() and (out / f"{lang}.html").exists()
+    assert {"index.html", "summary.json", "classes_per_language.png", "source_mix.png"} <= {p.name for p in out.iterdir()}
+    assert not (out / "kiwi.png").exists()
+    fin = json.loads((out / "fin_Latn.json").read_text())
+    assert fin["prompts"] == {"status": "not built"}
+    assert "not built" in (out / "fin_Latn.html").read_text()
+    # errors: fin Cyrillic label + trailing space, rus Latin 'tench', kmr Arabic-script label
+    assert summary["errors"] == 4
+    rus = json.loads((out / "rus_Cyrl.json").read_text())
+    assert {check for check, _ in rus["flags"]["3"]} == {"script_mismatch", "english_lookalike"}
+
+
+def test_index_ranks_by_score_and_links_every_language(label_inputs):
+    summary = run_audit(label_inputs)
+    index = (label_inputs / "reports" / "audit" / "index.html").read_text()
+    ranked = sorted(summary["languages"], key=lambda lang: -summary["languages"][lang]["quality_score"])
+    positions = [index.index(f'href="{lang}.html"') for lang in ranked]
+    assert positions == sorted(positions)
+    assert "quality score = 100" in index
+
+
+def test_labels_and_definitions_are_escaped(label_inputs):
+    run_audit(label_inputs)
+    page = (label_inputs / "reports" / "audit" / "fin_Latn.html").read_text()
+    assert "<b>" not in page and "&lt;b&gt;&amp;amp;&lt;/b&gt;" in page
+    assert "definition of tench &lt;&amp;&gt;" in page
+    # flagged rows come before clean ones
+    assert page.index('id="class-1"') < page.index('id="class-0"')
+    assert 'class="flagged" id="class-1"' in page
+
+
+def test_optional_inputs_are_summarised_when_built(label_inputs):
+    tmp = label_inputs
+    pd.DataFrame([{"lang": "fin_Latn", "template_id": i, "text": f"kuva {{}} {i}", "strategy": "tag",
+                   "fallback": i == 0, "valid": True} for i in range(4)]).to_parquet(tmp / "prompts.parquet")
+    pd.DataFrame([{"caption_id": i, "lang": lang, "text": "t", "kiwi_score": i / 10, "kiwi_percentile": i * 10.0,
+                   "chrf": 50.0 + i} for i in range(10) for lang in ("fin_Latn", "rus_Cyrl")]
+                 ).to_parquet(tmp / "selected.parquet")
+    for task in ("i2s_k1", "s2t"):
+        (tmp / "mvl_sib" / task).mkdir(parents=True)
+        for lang in ("fin_Latn", "jpn_Jpan"):
+            pd.DataFrame({"label": [0, 1, 2, 3] * 3, "topic": ["a", "b", "c"] * 4}).to_parquet(
+                tmp / "mvl_sib" / task / f"{lang}.parquet")
+    reference = {"FI": [[0, 7, 8, 500], ["suutari", "kukko", "Kana", "x"]], "eng_Latn": [[0], ["tench"]]}
+    (tmp / "reference.json").write_text(json.dumps(reference, ensure_ascii=False))
+    summary = run_audit(tmp, reference=str(tmp / "reference.json"))
+    out = tmp / "reports" / "audit"
+    fin = json.loads((out / "fin_Latn.json").read_text())
+    assert fin["prompts"]["sets"]["all"]["fallback_share"] == 0.25
+    assert fin["captions"]["kiwi_column"] == "kiwi_score"
+    assert fin["captions"]["kiwi_percentiles"]["p50"] == pytest.approx(0.45)
+    assert fin["mvl_sib"]["tasks"]["s2t"]["rows"] == 12
+    assert fin["reference"]["common"] == 3 and fin["reference"]["exact_match"] == 2
+    assert json.loads((out / "rus_Cyrl.json").read_text())["mvl_sib"] == {"status": "language not in MVL-SIB"}
+    assert summary["mvl_sib"]["tasks"]["i2s_k1"] == {"languages": 2, "rows_min": 12, "rows_max": 12, "balanced": True}
+    assert (out / "kiwi.png").exists() and "kiwi.png" in summary["plots"]
+
+
+def test_two_runs_are_byte_identical_and_stale_pages_go(label_inputs):
+    run_audit(label_inputs)
+    out = label_inputs / "reports" / "audit"
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    (out / "xxx_Latn.html").write_text("stale")
+    run_audit(label_inputs)
+    second = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert first == second
+
+
+def test_cli_with_real_langid_and_missing_labels(label_inputs, capsys):
+    params = label_inputs / "params.yaml"
+    params.write_text(yaml.safe_dump({"audit": audit_params(label_inputs)}))
+    registry = str(label_inputs / "languages.tsv")
+    assert cli(["audit", "--params", str(params), "--registry", registry]) == 0
+    fin = json.loads((label_inputs / "reports" / "audit" / "fin_Latn.json").read_text())
+    assert fin["langid"]["status"] == "checked" and fin["langid"]["code"] == "fi"
+    kmr = json.loads((label_inputs / "reports" / "audit" / "kmr_Latn.json").read_text())
+    assert kmr["langid"]["status"] == "not checked"   # the registry gives Kurmanji no langid code
+    (label_inputs / "labels.parquet").unlink()
+    assert cli(["audit", "--params", str(params), "--registry", registry]) == 1
+    assert "labels not built" in capsys.readouterr().err
+
+
+def test_unknown_language_is_an_error(label_inputs):
+    labels = pd.read_parquet(label_inputs / "labels.parquet")
+    labels.loc[0, "lang"] = "xxx_Latn"
+    labels.to_parquet(label_inputs / "labels.parquet")
+    with pytest.raises(BabelforgeError, match="xxx_Latn"):
+        run_audit(label_inputs)

@@ -1,0 +1,171 @@
+"""Dataset cards: YAML front matter, per-source licences, generated body, offline load_dataset per config."""
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from builders.core.errors import BabelforgeError
+from builders.core.languages import read_registry
+from builders.publish import card
+from builders.publish.card_stage import build_card
+from tests.publish.conftest import LABELS, card_config
+
+
+def front_matter(folder):
+    match = card.FRONT_MATTER.match((folder / "README.md").read_text(encoding="utf-8"))
+    assert match, "README.md has no front matter"
+    return yaml.safe_load(match.group(1))
+
+
+def test_front_matter_configs_licences_languages(built_card):
+    meta = front_matter(built_card)
+    names = [config["config_name"] for config in meta["configs"]]
+    assert names == sorted(LABELS)
+    for config in meta["configs"]:
+        assert config["data_files"] == [{"split": "test", "path": f"data/{config['config_name']}/test.parquet"}]
+    assert [c for c in meta["configs"] if c.get("default")] == [meta["configs"][names.index("eng_Latn")]]
+    # clip -> MIT, omw:fin -> CC BY 3.0 (OMW index.toml), wikt -> CC BY-SA 3.0, cldr + BabelNet -> other
+    assert meta["license"] == ["cc-by-3.0", "cc-by-sa-3.0", "mit", "other"]
+    assert meta["license_link"] == "LICENSES.md" and meta["license_name"]
+    assert meta["language"] == ["en", "fi", "ja", "ku", "ru"]
+    assert meta["size_categories"] == ["n<1K"]
+    assert "zero-shot-image-classification" in meta["task_categories"]
+    assert card.validate_card(built_card) == []
+
+
+def test_licences_file_and_body_name_each_source(built_card):
+    licences = (built_card / "LICENSES.md").read_text(encoding="utf-8")
+    assert "## WIKI: BabelNet (WIKI)" in licences and "BabelNet Non-Commercial License" in licences
+    assert "## cldr" in licences and "Unicode License" in licences
+    assert "## omw:fin: FinnWordNet" in licences and "CC BY 3.0" in licences
+    assert "@" in licences.split("## omw:fin")[1]       # the wordnet's own citation from the mirror
+    body = (built_card / "README.md").read_text(encoding="utf-8")
+    assert "| fin_Latn | fi | very-low | 3 | omw:fin 3 |" in body
+    assert "## Build provenance" in body and "## Known limitations" in body
+    assert "stage `labels`" in body and '"sha256": "' + "0" * 64 in body and '"min_classes": 10' in body
+    assert "geigle-etal-2024-babel" in body and "navigli-ponzetto-2012-babelnet" in body
+
+
+def test_load_dataset_offline_for_every_config(built_card, tmp_path):
+    script = (
+        "import json, sys\nfrom datasets import load_dataset\n"
+        "out = {}\n"
+        "for name in sys.argv[2:]:\n"
+        "    ds = load_dataset(sys.argv[1], name, split='test')\n"
+        "    out[name] = {'rows': ds.num_rows, 'labels': list(ds['label']), 'columns': ds.column_names}\n"
+        "print(json.dumps(out, ensure_ascii=False))\n"
+    )
+    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"),
+               HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"))
+    result = subprocess.run([sys.executable, "-c", script, str(built_card), *sorted(LABELS)],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    for lang, (labels, _) in LABELS.items():
+        assert loaded[lang]["rows"] == len(labels)
+        assert loaded[lang]["labels"] == [labels[idx] for idx in sorted(labels)]
+        assert {"class_idx", "wnid", "label", "source"} <= set(loaded[lang]["columns"])
+
+
+def test_rebuild_is_byte_identical_and_swaps_whole_folder(card_inputs, built_card):
+    first = {p.relative_to(built_card): p.read_bytes() for p in built_card.rglob("*") if p.is_file()}
+    (built_card / "data" / "old_Latn").mkdir()
+    (built_card / "data" / "old_Latn" / "test.parquet").write_bytes(b"stale")
+    again = build_card("babel-imagenet", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert first == second
+    assert not [p for p in again.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_audit_summary_feeds_known_limitations(card_inputs):
+    summary = card_inputs / "reports" / "audit" / "summary.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text(json.dumps({"errors": 7, "warnings": 3, "languages": {
+        "fin_Latn": {"group": "very-low"}, "eng_Latn": {"group": "high"}}}))
+    folder = build_card("babel-imagenet", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+    body = (folder / "README.md").read_text(encoding="utf-8")
+    assert "7 error rows and 3 warning rows over 2 languages" in body
+    assert "1 languages have at most 100 classes" in body
+
+
+def test_a_source_missing_from_the_omw_data_is_an_error(card_inputs):
+    labels = pd.read_parquet(card_inputs / "labels.parquet")
+    labels.loc[0, "source"] = "omw:nowhere"
+    labels.to_parquet(card_inputs / "labels.parquet")
+    with pytest.raises(BabelforgeError, match="omw:nowhere"):
+        build_card("babel-imagenet", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+    assert not (card_inputs / "build" / "hub" / "babel-imagenet").exists()
+
+
+def test_validate_card_reports_problems(built_card):
+    (built_card / "data" / "fin_Latn" / "test.parquet").unlink()
+    problems = card.validate_card(built_card)
+    assert any("fin_Latn" in problem and "missing" in problem for problem in problems)
+    readme = built_card / "README.md"
+    readme.write_text(readme.read_text().replace("- mit\n", "- not-a-licence\n"))
+    assert any("not-a-licence" in problem for problem in card.validate_card(built_card))
+
+
+def test_mvl_sib_card_has_one_split_per_task_images_and_their_licences(card_inputs):
+    root = card_inputs / "mvl_sib"
+    for task in ("i2s_k1", "s2t_k3"):
+        for lang in ("fin_Latn", "rus_Cyrl"):
+            (root / task).mkdir(parents=True, exist_ok=True)
+            pd.DataFrame({"instance_id": range(4), "label": [0, 1, 2, 3]}).to_parquet(root / task / f"{lang}.parquet")
+    (root / "images").mkdir()
+    (root / "images" / "sports-00.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    pd.DataFrame({"image_id": ["sports-00"], "file": ["images/sports-00.jpg"], "topic": ["sports"],
+                  "licence": ["CC0-1.0"], "attribution": ["test"]}).to_parquet(root / "images.parquet")
+    folder = build_card("mvl-sib", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+    meta = front_matter(folder)
+    assert meta["license"] == ["cc-by-sa-4.0", "cc0-1.0"]
+    fin = next(config for config in meta["configs"] if config["config_name"] == "fin_Latn")
+    assert [entry["split"] for entry in fin["data_files"]] == ["i2s_k1", "s2t_k3"]
+    assert (folder / "images" / "sports-00.jpg").read_bytes() == (root / "images" / "sports-00.jpg").read_bytes()
+    assert (folder / "images.parquet").exists()
+    assert "| images (1) | | [CC0 1.0]" in (folder / "README.md").read_text()
+    assert card.validate_card(folder) == []
+
+
+def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
+    prompts = pd.DataFrame([{"lang": lang, "prompt_set": "nllb", "template_id": i, "text": f"{{}} {i}",
+                             "english": "a photo of a {}.", "strategy": "tag", "fallback": False, "score": -0.5,
+                             "valid": True, "failed": []} for lang in ("fin_Latn", "rus_Cyrl") for i in range(3)])
+    prompts.to_parquet(card_inputs / "prompts.parquet")
+    selected = pd.DataFrame([{"caption_id": i, "lang": "fin_Latn", "text": f"kuva {i}", "kiwi_score": 0.5,
+                              "kiwi_percentile": 50.0, "chrf": None, "reason": None} for i in range(4)])
+    selected.to_parquet(card_inputs / "selected.parquet")
+    config = card_config(card_inputs)
+    config["babel_imagenet_prompts"] = {"prompts": str(card_inputs / "prompts.parquet")}
+    config["mt_captions"] = {"selected": str(card_inputs / "selected.parquet")}
+    registry = read_registry(card_inputs / "languages.tsv")
+    prompts_card = build_card("babel-imagenet-prompts", config, registry)
+    assert front_matter(prompts_card)["license"] == "mit"
+    assert [c["config_name"] for c in front_matter(prompts_card)["configs"]] == ["fin_Latn", "rus_Cyrl"]
+    captions_card = build_card("mt-captions", config, registry)
+    assert front_matter(captions_card)["license"] == "cc-by-4.0"
+    assert pd.read_parquet(captions_card / "data" / "fin_Latn" / "test.parquet")["caption_id"].tolist() == [0, 1, 2, 3]
+    assert card.validate_card(prompts_card) == [] and card.validate_card(captions_card) == []
+
+
+def test_knowledge_card_is_one_english_config_under_the_wordnet_licence(card_inputs):
+    from tests.audit.conftest import wordnet_table
+
+    wordnet_table().to_parquet(card_inputs / "wordnet.parquet")
+    config = card_config(card_inputs)
+    config["knowledge"] = {"wordnet": str(card_inputs / "wordnet.parquet")}
+    folder = build_card("knowledge", config, read_registry(card_inputs / "languages.tsv"))
+    meta = front_matter(folder)
+    assert [c["config_name"] for c in meta["configs"]] == ["eng_Latn"] and meta["language"] == ["en"]
+    assert meta["license"] == ["mit", "other"] and "WordNet 3.0 License" in (folder / "LICENSES.md").read_text()
+    table = pd.read_parquet(folder / "data" / "eng_Latn" / "test.parquet")
+    assert len(table) == 30 and list(table["hypernym_path"][0]) == ["entity.n.01"]
+
+
+@pytest.mark.parametrize("rows, category", [(999, "n<1K"), (1000, "1K<n<10K"), (20_370, "10K<n<100K")])
+def test_size_category(rows, category):
+    assert card.size_category(rows) == category
