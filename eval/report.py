@@ -91,7 +91,7 @@ def merge_rows(documents: Iterable[Mapping]):
         return frame
     leading = ["task", *ROW_KEYS]
     frame = frame[leading + sorted(c for c in frame.columns if c not in leading)]
-    sort_keys = [c for c in ("task", "model", "dataset", "lang", "prompt_set", "task", "k") if c in frame.columns]
+    sort_keys = [c for c in ("task", "model", "dataset", "lang", "prompt_set", "mvl_task", "k") if c in frame.columns]
     return frame.sort_values(list(dict.fromkeys(sort_keys)), kind="stable").reset_index(drop=True)
 
 

@@ -151,5 +151,5 @@ def mvl_sib_rows(model, tables: Mapping[tuple[str, str], object], image_set, cac
         task, k = mvl_sib.parse_config(config)
         result = mvl_sib.evaluate_table(table, model.encode_texts, by_id)
         rows.append({**_base_row(model, "mvl_sib", dataset_version, lang, "none", seed),
-                     "task": task, "k": k, "accuracy": result["accuracy"], "n": result["n"]})
+                     "mvl_task": task, "k": k, "accuracy": result["accuracy"], "n": result["n"]})
     return rows
