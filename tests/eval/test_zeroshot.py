@@ -126,3 +126,18 @@ def test_tables_to_labels_and_templates():
     prompts = pd.DataFrame({"lang": ["x", "x", "x"], "template_id": [2, 1, 3],
                             "text": ["t2 {}", "t1 {}", "bad"], "valid": [True, True, True]})
     assert translated_templates(prompts) == {"x": ["t1 {}", "t2 {}"]}
+
+
+def test_knowledge_option_appends_definitions(counting_encoder, digit_images, tmp_path):
+    seen = []
+    original = counting_encoder.encode_texts
+
+    def recording(texts, batch_size=256):
+        seen.extend(texts)
+        return original(texts, batch_size)
+
+    counting_encoder.encode_texts = recording
+    rows = zeroshot_rows(counting_encoder, digit_images, ImageEmbeddingCache(tmp_path), {"aaa_Latn": {1: "c1"}},
+                         ["a {}."], knowledge={1: "a thing with fins"})
+    assert seen == ["a c1. a thing with fins"]
+    assert rows[0]["prompt_set"] == "english-fallback+knowledge"
