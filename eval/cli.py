@@ -277,12 +277,15 @@ def _caption_image_set(config: dict, names: list[str]):
                                names[:limit] if limit else names)
 
 
-def run_retrieval(args) -> int:
+def _run_caption_task(args, task: str, rows_for) -> int:
+    """Shared loop of retrieval and clipscore: every model x caption set of eval.<task>.
+
+    `rows_for(model, image_set, cache, data, name, resolve, version, config, seed)` -> rows.
+    """
     from eval.report import dataset_version
-    from eval.runs import retrieval_rows
 
     params = _params(args)
-    config = params.get("retrieval", {})
+    config = params.get(task, {})
     resolve = _caption_language_resolver(params)
     sets = _caption_sets(config)
     cache = _cache(params)
@@ -290,32 +293,28 @@ def run_retrieval(args) -> int:
     for model in _models(params, args.device):
         for name, path, data in sets:
             image_set = _caption_image_set(config, data["images"])
-            rows += retrieval_rows(model, image_set, cache, data["captions"], name, resolve, seed=_seed(params),
-                                   dataset_version=dataset_version(path), chunk=int(config.get("chunk", 1024)))
-    _write_run("retrieval", rows, params, config, {name: dataset_version(path) for name, path, _ in sets})
+            rows += rows_for(model, image_set, cache, data, name, resolve, dataset_version(path), config, _seed(params))
+    _write_run(task, rows, params, config, {name: dataset_version(path) for name, path, _ in sets})
     return 0
+
+
+def run_retrieval(args) -> int:
+    from eval.runs import retrieval_rows
+
+    return _run_caption_task(args, "retrieval", lambda model, images, cache, data, name, resolve, version, config, seed:
+                             retrieval_rows(model, images, cache, data["captions"], name, resolve, seed=seed,
+                                            dataset_version=version, chunk=int(config.get("chunk", 1024))))
 
 
 def run_clipscore(args) -> int:
     if args.pairs:
         return _clipscore_pairs(args)
-    from eval.report import dataset_version
     from eval.runs import clipscore_rows
 
-    params = _params(args)
-    config = params.get("clipscore", {})
-    resolve = _caption_language_resolver(params)
-    sets = _caption_sets(config)
-    cache = _cache(params)
-    rows = []
-    for model in _models(params, args.device):
-        for name, path, data in sets:
-            image_set = _caption_image_set(config, data["images"])
-            rows += clipscore_rows(model, image_set, cache, data["captions"], name, resolve,
-                                   reference_lang=config.get("reference_lang", "en"), seed=_seed(params),
-                                   dataset_version=dataset_version(path))
-    _write_run("clipscore", rows, params, config, {name: dataset_version(path) for name, path, _ in sets})
-    return 0
+    return _run_caption_task(args, "clipscore", lambda model, images, cache, data, name, resolve, version, config, seed:
+                             clipscore_rows(model, images, cache, data["captions"], name, resolve,
+                                            reference_lang=config.get("reference_lang", "en"), seed=seed,
+                                            dataset_version=version))
 
 
 def _read_tsv(path: str | Path):
@@ -348,7 +347,8 @@ def _clipscore_pairs(args) -> int:
         model = next(_models(_params(args), args.device))
     root = Path(args.image_root)
     image_emb = model.encode_images([root / p for p in table["image"]])
-    table["clipscore"] = clip_score(image_emb, model.encode_texts(list(table["caption"].astype(str))))
+    text_emb = model.encode_texts(list(table["caption"].astype(str)))
+    table["clipscore"] = clip_score(image_emb, text_emb)
     summary = {"model": model.name, "revision": model.revision, "n": len(table),
                "clipscore": float(table["clipscore"].mean())}
     if "foil" in table.columns:
@@ -356,7 +356,6 @@ def _clipscore_pairs(args) -> int:
         summary["pairwise_accuracy"] = pairwise_accuracy(table["clipscore"], table["foil_clipscore"])
     if "references" in table.columns:
         refs = [model.encode_texts([r for r in str(v).split(" ||| ") if r]) for v in table["references"]]
-        text_emb = model.encode_texts(list(table["caption"].astype(str)))
         table["ref_clipscore"] = ref_clip_score(image_emb, text_emb, refs)
         summary["ref_clipscore"] = float(np.mean(table["ref_clipscore"]))
     for key, value in summary.items():
@@ -429,8 +428,6 @@ def run_report(args) -> int:
         if languages_path.exists():
             languages = read_table(languages_path)
         else:
-            import pandas as pd
-
             languages = zeroshot.groupby("lang", as_index=False)["n_classes"].max()
         by_language = zeroshot[["model", "prompt_set", "lang", "n_classes", "top1", "top1_100"]]
         report.write_csv(by_language.sort_values(["model", "prompt_set", "n_classes", "lang"]),

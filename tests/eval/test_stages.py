@@ -85,3 +85,19 @@ def test_missing_input_is_one_clear_error(project, capsys):
     assert main(["eval", "zeroshot", "--params", "broken.yaml"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nowhere.parquet is missing" in err[0]
+
+
+def test_clipscore_pairs_tsv(project, capsys):
+    pairs = project / "pairs.tsv"
+    pairs.write_text("image\tcaption\tfoil\treferences\n"
+                     "img0.jpg\ta photo number 0\ta photo number 1\tphoto 0 ||| picture 0\n"
+                     "img1.jpg\ta photo number 1\ta photo number 2\tphoto 1\n")
+    out = project / "scores.tsv"
+    assert main(["eval", "clipscore", "--pairs", str(pairs), "--image-root", "data/eval/images/captions",
+                 "--out", str(out)]) == 0
+    printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())
+    assert printed["model"] == "models/tiny_clip/s0" and printed["n"] == "2"
+    scores = pd.read_csv(out, sep="\t")
+    assert list(scores.columns[-3:]) == ["clipscore", "foil_clipscore", "ref_clipscore"]
+    assert ((scores["clipscore"] >= 0) & (scores["clipscore"] <= 2.5)).all()
+    assert float(printed["pairwise_accuracy"]) == float((scores["clipscore"] > scores["foil_clipscore"]).mean())
