@@ -146,10 +146,19 @@ def mvl_sib_rows(model, tables: Mapping[tuple[str, str], object], image_set, cac
     """`tables[(config, lang)]` = a task table; one row per task, k and language."""
     image_emb = cache.embeddings(model, image_set)
     by_id = {name.rsplit(".", 1)[0]: image_emb[i] for i, name in enumerate(image_set.files)}
+    # The task configs of a language share its 1,004 sentences: encode each text once.
+    text_memo: dict[str, np.ndarray] = {}
+
+    def encode_once(texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in text_memo]
+        if new:
+            text_memo.update(zip(new, model.encode_texts(new)))
+        return np.stack([text_memo[t] for t in texts])
+
     rows = []
     for (config, lang), table in sorted(tables.items()):
         task, k = mvl_sib.parse_config(config)
-        result = mvl_sib.evaluate_table(table, model.encode_texts, by_id)
+        result = mvl_sib.evaluate_table(table, encode_once, by_id)
         rows.append({**_base_row(model, "mvl_sib", dataset_version, lang, "none", seed),
                      "mvl_task": task, "k": k, "accuracy": result["accuracy"], "n": result["n"]})
     return rows
