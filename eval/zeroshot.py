@@ -22,6 +22,7 @@ from eval.retrieval import rank_of_best_positive
 PROMPT_SETS = ("translated", "english", "label")
 CONTROL_CLASSES = 100
 CONTROL_REPEATS = 10
+ENGLISH = "eng_Latn"
 
 
 def class_embeddings(prompt_emb: np.ndarray, prompt_class: Sequence[int], class_ids: Sequence[int]) -> np.ndarray:
@@ -105,6 +106,8 @@ def choose_templates(lang: str, prompt_set: str, translated: Mapping[str, Sequen
         return "english", list(english)
     if translated.get(lang):
         return "translated", list(translated[lang])
+    if lang == ENGLISH:
+        return "english", list(english)  # the templates' own language: nothing fell back
     if fallback == "label":
         return "label-fallback", ["{}"]
     return "english-fallback", list(english)

@@ -80,6 +80,7 @@ def test_templates_and_fallbacks():
     assert choose_templates("fry_Latn", "translated", translated, english) == ("english-fallback", english)
     assert choose_templates("fry_Latn", "translated", translated, english, fallback="label") == ("label-fallback", ["{}"])
     assert choose_templates("deu_Latn", "label", translated, english) == ("label", ["{}"])
+    assert choose_templates("eng_Latn", "translated", translated, english) == ("english", english)
 
 
 def test_evaluate_language_end_to_end_with_fake_encoder(counting_encoder):
