@@ -17,6 +17,8 @@ from eval.clipscore import clip_score, pairwise_accuracy, ref_clip_score
 
 # XTD10 names Japanese `jp`; every other caption-set code is ISO 639-1.
 CAPTION_CODE_ALIASES = {"jp": "ja"}
+# prompts.parquet's name for the machine-translated templates.
+TRANSLATED_PROMPT_SET = "nllb"
 
 
 def labels_by_language(labels, drop_duplicates: bool = False) -> dict[str, dict[int, str]]:
@@ -34,12 +36,22 @@ def labels_by_language(labels, drop_duplicates: bool = False) -> dict[str, dict[
 
 
 def translated_templates(prompts) -> dict[str, list[str]]:
-    """prompts.parquet -> {lang: valid templates in template order}; None -> {}."""
+    """prompts.parquet -> {lang: translated templates to use, in template order}; None -> {}.
+
+    The prompts stage flags rows: `use` (else `valid`) marks usable ones, and
+    `prompt_set` separates the NLLB translations from the fallback sets (`english`,
+    `label_only`) it adds for languages it could not translate well enough; those
+    languages get eval's own fallback (params eval.zeroshot.fallback) instead.
+    """
     if prompts is None:
         return {}
     table = prompts
-    if "valid" in table.columns:
-        table = table[table["valid"].astype(bool)]
+    for flag in ("use", "valid"):
+        if flag in table.columns:
+            table = table[table[flag].fillna(False).astype(bool)]
+            break
+    if "prompt_set" in table.columns:
+        table = table[table["prompt_set"] == TRANSLATED_PROMPT_SET]
     table = table.sort_values(["lang", "template_id"], kind="stable")
     out: dict[str, list[str]] = {}
     for lang, text in zip(table["lang"], table["text"]):
@@ -75,17 +87,18 @@ def zeroshot_rows(
     rows = []
     for lang in sorted(labels):
         for requested in prompt_sets:
-            used, templates = zeroshot.choose_templates(lang, requested, translated or {}, english_templates, fallback)
-            templates = templates[:max_templates] if max_templates else templates
-            image_emb = cache.embeddings(model, image_set, image_set_hash)  # a hit after the first language
-            metrics = zeroshot.evaluate_language(
-                model.encode_texts, image_emb, image_set.targets, labels[lang], templates,
-                knowledge=knowledge, control_seed=seed, control_classes=control_classes,
-                control_repeats=control_repeats,
-            )
-            prompt_set = used + ("+knowledge" if knowledge else "")
-            rows.append({**_base_row(model, "babel_imagenet", dataset_version, lang, prompt_set, seed),
-                         "n_templates": len(templates), **metrics})
+            for used, templates in zeroshot.choose_templates(lang, requested, translated or {}, english_templates,
+                                                             fallback):
+                templates = templates[:max_templates] if max_templates else templates
+                image_emb = cache.embeddings(model, image_set, image_set_hash)  # a hit after the first language
+                metrics = zeroshot.evaluate_language(
+                    model.encode_texts, image_emb, image_set.targets, labels[lang], templates,
+                    knowledge=knowledge, control_seed=seed, control_classes=control_classes,
+                    control_repeats=control_repeats,
+                )
+                prompt_set = used + ("+knowledge" if knowledge else "")
+                rows.append({**_base_row(model, "babel_imagenet", dataset_version, lang, prompt_set, seed),
+                             "n_templates": len(templates), **metrics})
     return rows
 
 

@@ -20,6 +20,7 @@ from eval.clipscore import l2_normalize
 from eval.retrieval import rank_of_best_positive
 
 PROMPT_SETS = ("translated", "english", "label")
+FALLBACKS = ("english", "label", "both")
 CONTROL_CLASSES = 100
 CONTROL_REPEATS = 10
 ENGLISH = "eng_Latn"
@@ -91,26 +92,32 @@ def fill_template(template: str, label: str, knowledge: str | None = None) -> st
 
 
 def choose_templates(lang: str, prompt_set: str, translated: Mapping[str, Sequence[str]],
-                     english: Sequence[str], fallback: str = "english") -> tuple[str, list[str]]:
-    """(prompt set actually used, templates) for a language.
+                     english: Sequence[str], fallback: str = "english") -> list[tuple[str, list[str]]]:
+    """[(prompt set actually used, templates), ...] for a language.
 
     `translated` uses the language's translated prompts; a language without them falls
-    back to `fallback` ('english' templates, or 'label' = the bare label), and the row
-    says so ('english-fallback' / 'label-fallback').
+    back to `fallback`: 'english' templates, 'label' (the bare label), or 'both' (the two
+    fallback sets the Babel-ImageNet paper compares, one row each); the row says so
+    ('english-fallback' / 'label-fallback').
     """
     if prompt_set not in PROMPT_SETS:
         raise ValueError(f"unknown prompt set {prompt_set!r}; known: {', '.join(PROMPT_SETS)}")
+    if fallback not in FALLBACKS:
+        raise ValueError(f"unknown fallback {fallback!r}; known: {', '.join(FALLBACKS)}")
     if prompt_set == "label":
-        return "label", ["{}"]
+        return [("label", ["{}"])]
     if prompt_set == "english":
-        return "english", list(english)
+        return [("english", list(english))]
     if translated.get(lang):
-        return "translated", list(translated[lang])
+        return [("translated", list(translated[lang]))]
     if lang == ENGLISH:
-        return "english", list(english)  # the templates' own language: nothing fell back
-    if fallback == "label":
-        return "label-fallback", ["{}"]
-    return "english-fallback", list(english)
+        return [("english", list(english))]  # the templates' own language: nothing fell back
+    sets = []
+    if fallback in ("english", "both"):
+        sets.append(("english-fallback", list(english)))
+    if fallback in ("label", "both"):
+        sets.append(("label-fallback", ["{}"]))
+    return sets
 
 
 def evaluate_language(

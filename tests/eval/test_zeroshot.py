@@ -76,11 +76,13 @@ def test_templates_and_fallbacks():
     assert fill_template("{} {x}", "a", knowledge="a def") == "a {x} a def"
     translated = {"deu_Latn": ["ein Foto von {}."]}
     english = ["a photo of a {}."]
-    assert choose_templates("deu_Latn", "translated", translated, english) == ("translated", ["ein Foto von {}."])
-    assert choose_templates("fry_Latn", "translated", translated, english) == ("english-fallback", english)
-    assert choose_templates("fry_Latn", "translated", translated, english, fallback="label") == ("label-fallback", ["{}"])
-    assert choose_templates("deu_Latn", "label", translated, english) == ("label", ["{}"])
-    assert choose_templates("eng_Latn", "translated", translated, english) == ("english", english)
+    assert choose_templates("deu_Latn", "translated", translated, english) == [("translated", ["ein Foto von {}."])]
+    assert choose_templates("fry_Latn", "translated", translated, english) == [("english-fallback", english)]
+    assert choose_templates("fry_Latn", "translated", translated, english, fallback="label") == [("label-fallback", ["{}"])]
+    assert choose_templates("fry_Latn", "translated", translated, english, fallback="both") == [
+        ("english-fallback", english), ("label-fallback", ["{}"])]
+    assert choose_templates("deu_Latn", "label", translated, english) == [("label", ["{}"])]
+    assert choose_templates("eng_Latn", "translated", translated, english) == [("english", english)]
 
 
 def test_evaluate_language_end_to_end_with_fake_encoder(counting_encoder):
@@ -127,6 +129,11 @@ def test_tables_to_labels_and_templates():
     prompts = pd.DataFrame({"lang": ["x", "x", "x"], "template_id": [2, 1, 3],
                             "text": ["t2 {}", "t1 {}", "bad"], "valid": [True, True, True]})
     assert translated_templates(prompts) == {"x": ["t1 {}", "t2 {}"]}
+    # The prompts stage's layout: `use` decides, and its fallback sets are not translations.
+    staged = pd.DataFrame({"lang": ["x", "x", "y", "y"], "prompt_set": ["nllb", "nllb", "english", "label_only"],
+                           "template_id": [0, 1, 0, 0], "text": ["a {}", "b {}", "photo {}", "{}"],
+                           "valid": [True, True, True, True], "use": [True, False, True, True]})
+    assert translated_templates(staged) == {"x": ["a {}"]}
 
 
 def test_knowledge_option_appends_definitions(counting_encoder, digit_images, tmp_path):
@@ -142,3 +149,9 @@ def test_knowledge_option_appends_definitions(counting_encoder, digit_images, tm
                          ["a {}."], knowledge={1: "a thing with fins"})
     assert seen == ["a c1. a thing with fins"]
     assert rows[0]["prompt_set"] == "english-fallback+knowledge"
+
+
+def test_both_fallbacks_give_two_rows(counting_encoder, digit_images, tmp_path):
+    rows = zeroshot_rows(counting_encoder, digit_images, ImageEmbeddingCache(tmp_path), {"aaa_Latn": {1: "c1", 2: "c2"}},
+                         ["a {}."], fallback="both")
+    assert [(r["prompt_set"], r["n_templates"]) for r in rows] == [("english-fallback", 1), ("label-fallback", 1)]
