@@ -79,10 +79,34 @@ def run(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- shared plumbing
 
+PROFILES = ("sample", "full")
+
+
+def resolve_profile(value, profile: str):
+    """Pick the `profile` entry of every {sample: ..., full: ...} mapping, recursively.
+
+    This is how one `profile:` line at the top of params.yaml switches models and image
+    folders; values that do not differ by profile are written once.
+    """
+    if isinstance(value, dict):
+        if value and set(value) <= set(PROFILES):
+            if profile not in value:
+                raise BabelforgeError(f"params.yaml eval: a setting has no value for profile {profile!r}")
+            return resolve_profile(value[profile], profile)
+        return {key: resolve_profile(item, profile) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve_profile(item, profile) for item in value]
+    return value
+
+
 def _params(args) -> dict:
     from builders.core.params import load_params, section
 
-    return section(load_params(args.params), "eval")
+    params = load_params(args.params)
+    profile = params.get("profile", "sample")
+    if profile not in PROFILES:
+        raise BabelforgeError(f"params.yaml profile is {profile!r}; one of {', '.join(PROFILES)}")
+    return resolve_profile(section(params, "eval"), profile)
 
 
 def _reports_dir(params: dict) -> Path:
@@ -138,6 +162,14 @@ def _require(path: str | Path, what: str, stage: str) -> Path:
     return path
 
 
+def _require_images(path: str | Path, setting: str) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise BabelforgeError(f"image folder {path} is missing; provide it (full profile) or set params.yaml "
+                              f"eval.{setting} (sample profile: dvc repro eval_images)")
+    return path
+
+
 def _seed(params: dict) -> int:
     return int(params.get("seed", 0))
 
@@ -147,7 +179,13 @@ def _caption_language_resolver(params: dict):
 
     from eval.runs import CAPTION_CODE_ALIASES
 
-    languages = read_registry(params["registry"]) if params.get("registry") else registry()
+    from builders.core.languages import REGISTRY_PATH
+
+    path = Path(params.get("registry") or REGISTRY_PATH)
+    if not path.is_file():
+        raise BabelforgeError(f"language registry {path} is missing; caption-set codes are mapped to registry keys "
+                              "through it (set params.yaml eval.registry or add resources/languages.tsv)")
+    languages = read_registry(path) if params.get("registry") else registry()
 
     def resolve(code: str) -> str:
         return languages.lookup(CAPTION_CODE_ALIASES.get(code, code), "iso639_1").key
@@ -222,7 +260,7 @@ def run_zeroshot(args) -> int:
     english = _english_templates(config)
     knowledge = _knowledge(config) if config.get("knowledge") else None
     image_set = read_classification_set(
-        _require(config.get("images", "data/eval/images/imagenet"), "image set", "eval_images"),
+        _require_images(config.get("images", "data/eval/images/imagenet"), "zeroshot.images"),
         {wnid: idx for idx, wnid in _imagenet_classes()},
     )
     image_set_hash = image_set.content_hash()
@@ -269,12 +307,17 @@ def _caption_sets(config: dict) -> list[tuple[str, Path, dict]]:
     return sets
 
 
-def _caption_image_set(config: dict, names: list[str]):
+def _caption_image_set(config: dict, dataset: str, names: list[str], task: str):
+    """The images of caption set `dataset`: `images` is one folder, or {dataset: folder}."""
     from eval.images import read_caption_images
 
+    folder = config.get("images", "data/eval/images/captions")
+    if isinstance(folder, dict):
+        if dataset not in folder:
+            raise BabelforgeError(f"params.yaml eval: no image folder for caption set {dataset!r} (has: {', '.join(folder)})")
+        folder = folder[dataset]
     limit = config.get("max_images")
-    return read_caption_images(_require(config.get("images", "data/eval/images/captions"), "caption images", "eval_images"),
-                               names[:limit] if limit else names)
+    return read_caption_images(_require_images(folder, f"{task}.images"), names[:limit] if limit else names)
 
 
 def _run_caption_task(args, task: str, rows_for) -> int:
@@ -288,12 +331,13 @@ def _run_caption_task(args, task: str, rows_for) -> int:
     config = params.get(task, {})
     resolve = _caption_language_resolver(params)
     sets = _caption_sets(config)
+    image_sets = {name: _caption_image_set(config, name, data["images"], task) for name, _, data in sets}
     cache = _cache(params)
     rows = []
-    for model in _models(params, args.device):
+    for model in _models(params, args.device):  # inputs are checked before any model loads
         for name, path, data in sets:
-            image_set = _caption_image_set(config, data["images"])
-            rows += rows_for(model, image_set, cache, data, name, resolve, dataset_version(path), config, _seed(params))
+            rows += rows_for(model, image_sets[name], cache, data, name, resolve, dataset_version(path), config,
+                             _seed(params))
     _write_run(task, rows, params, config, {name: dataset_version(path) for name, path, _ in sets})
     return 0
 

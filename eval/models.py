@@ -133,6 +133,8 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
         if not revision:
             raise BabelforgeError(f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.models entry")
         source, name, hub_args = spec, spec, {"revision": revision}
+    if hub_args:
+        hub_args = _hub_access(spec, revision)
     try:
         config = AutoConfig.from_pretrained(source, **hub_args)
     except OSError as error:
@@ -149,9 +151,39 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
     image_processor = AutoImageProcessor.from_pretrained(source, use_fast=False, **hub_args)
     # SigLIP was trained on texts padded to a fixed 64 tokens without an attention mask.
     siglip = config.model_type == "siglip"
-    max_length = config.text_config.max_position_embeddings if hasattr(config, "text_config") else None
+    # Truncate to what both the position table and the tokenizer allow (RoBERTa-style text
+    # towers count 2 padding positions in max_position_embeddings; the tokenizer knows).
+    limits = [getattr(getattr(config, "text_config", None), "max_position_embeddings", None),
+              getattr(tokenizer, "model_max_length", None)]
+    limits = [int(n) for n in limits if n and n < 1_000_000]
+    max_length = min(limits) if limits else None
     return DualEncoder(model, tokenizer, image_processor, name=name, revision=revision, device=device,
                        text_padding="max_length" if siglip else True, max_text_length=max_length)
+
+
+def _hub_access(spec: str, revision: str) -> dict:
+    """from_pretrained arguments for a Hub model: the local cache when it has the revision,
+    else the Hub; offline (no cache, Hub unreachable) a clear error at once instead of
+    minutes of retries."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    cached = try_to_load_from_cache(spec, "config.json", revision=revision)
+    if isinstance(cached, str):
+        return {"revision": revision, "local_files_only": True}
+    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    if not constants.HF_HUB_OFFLINE:
+        try:
+            socket.create_connection((host, 443), timeout=5).close()
+            return {"revision": revision}
+        except OSError:
+            pass
+    raise BabelforgeError(
+        f"model {spec}@{revision}: not in the Hugging Face cache and {host} is unreachable (or HF_HUB_OFFLINE is set); "
+        "pre-fill the cache (huggingface-cli download) or use a local directory in params eval.models"
+    )
 
 
 def _byte_symbols() -> list[str]:

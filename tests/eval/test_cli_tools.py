@@ -73,3 +73,20 @@ def test_cider_cli_refuses_items_without_references(tmp_path, capsys):
     cands = write_tsv(tmp_path / "a.tsv", ["image_id", "caption"], [(1, "a b"), (9, "c")])
     assert main(["eval", "cider", "--candidates", str(cands), "--references", str(refs), "--on", "image_id"]) == 1
     assert "no reference" in capsys.readouterr().err
+
+
+def test_profile_mappings_resolve_recursively():
+    from builders.core.errors import BabelforgeError
+    from eval.cli import resolve_profile
+
+    params = {"models": {"sample": [{"id": "tiny"}], "full": [{"id": "big", "revision": "abc"}]},
+              "zeroshot": {"images": {"sample": "drawn", "full": "imagenet"}, "seed": 1},
+              "retrieval": {"images": {"full": {"xtd": "coco"}, "sample": "drawn"}},
+              "plain": {"xtd": "not a profile mapping"}}
+    full = resolve_profile(params, "full")
+    assert full["models"] == [{"id": "big", "revision": "abc"}]
+    assert full["zeroshot"] == {"images": "imagenet", "seed": 1}
+    assert full["retrieval"]["images"] == {"xtd": "coco"} and full["plain"] == {"xtd": "not a profile mapping"}
+    assert resolve_profile(params, "sample")["retrieval"]["images"] == "drawn"
+    with pytest.raises(BabelforgeError, match="no value for profile 'full'"):
+        resolve_profile({"x": {"sample": 1}}, "full")
