@@ -52,6 +52,14 @@ def _pairs_from(values: np.ndarray) -> int:
     return int((counts * (counts - 1) // 2).sum())
 
 
+def _statistic_from_tau_b(tau_b: float, x: np.ndarray, y: np.ndarray) -> int:
+    n0 = len(x) * (len(x) - 1) // 2
+    untied_x, untied_y = n0 - _pairs_from(x), n0 - _pairs_from(y)
+    if untied_x == 0 or untied_y == 0:
+        return 0
+    return int(round(tau_b * np.sqrt(float(untied_x) * float(untied_y))))
+
+
 def concordance_statistic(x: Sequence[float], y: Sequence[float]) -> int:
     """S = concordant - discordant pairs (pairs tied in x or y count for neither).
 
@@ -63,24 +71,22 @@ def concordance_statistic(x: Sequence[float], y: Sequence[float]) -> int:
 
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    n0 = len(x) * (len(x) - 1) // 2
-    untied_x, untied_y = n0 - _pairs_from(x), n0 - _pairs_from(y)
-    if untied_x == 0 or untied_y == 0:
+    if len(x) < 2:
         return 0
     tau_b = kendalltau(x, y, variant="b").statistic
-    return int(round(tau_b * np.sqrt(float(untied_x) * float(untied_y))))
+    return 0 if np.isnan(tau_b) else _statistic_from_tau_b(tau_b, x, y)
+
+
+def _tau_c_from_statistic(s: int, n: int, m: int) -> float:
+    return 2.0 * s / (n * n * (m - 1) / m) if m >= 2 and n >= 2 else float("nan")
 
 
 def kendall_tau_c(x: Sequence[float], y: Sequence[float], m: int | None = None) -> float:
     """Stuart's tau-c with scale size m (default: fewer distinct values of x and y)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    n = len(x)
-    if m is None:
-        m = default_scale(x, y)
-    if m < 2 or n < 2:
-        return float("nan")
-    return 2.0 * concordance_statistic(x, y) / (n * n * (m - 1) / m)
+    m = default_scale(x, y) if m is None else m
+    return _tau_c_from_statistic(concordance_statistic(x, y), len(x), m)
 
 
 def default_scale(x: np.ndarray, y: np.ndarray) -> int:
@@ -101,8 +107,11 @@ def _coefficient(method: str, x: np.ndarray, y: np.ndarray, m: int | None) -> tu
         return float(result.statistic), float(result.pvalue)
     if method in ("kendall_b", "kendall_c"):
         result = stats.kendalltau(x, y, variant="b")
-        value = float(result.statistic) if method == "kendall_b" else kendall_tau_c(x, y, m)
-        return value, float(result.pvalue)
+        if method == "kendall_b":
+            return float(result.statistic), float(result.pvalue)
+        m = default_scale(x, y) if m is None else m
+        s = _statistic_from_tau_b(float(result.statistic), x, y)
+        return _tau_c_from_statistic(s, len(x), m), float(result.pvalue)
     raise ValueError(f"unknown correlation method {method!r}; known: {', '.join(METHODS)}")
 
 
