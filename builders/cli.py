@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("builders.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
     "card": ("builders.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
     "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
+    "eval": ("eval.cli", "evaluate: zeroshot | retrieval | clipscore | mvl_sib | correlate | cider | report"),
 }
 
 

@@ -1,0 +1,50 @@
+"""CLIPScore, RefCLIPScore and VALSE-style pairwise accuracy (Hessel et al., 2021).
+
+CLIP-S(c, v) = w * max(cos(c, v), 0) with w = 2.5.
+RefCLIP-S(c, R, v) = harmonic mean of CLIP-S(c, v) and max(max_r cos(c, r), 0).
+Inputs are embeddings; they are L2-normalised here, so cosine = dot product.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+CLIPSCORE_W = 2.5
+
+
+def l2_normalize(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norm = np.linalg.norm(x, axis=axis, keepdims=True)
+    return x / np.maximum(norm, 1e-12)
+
+
+def clip_score(image_emb: np.ndarray, text_emb: np.ndarray, w: float = CLIPSCORE_W) -> np.ndarray:
+    """Row-wise CLIP-S of caption i for image i."""
+    cos = np.sum(l2_normalize(image_emb) * l2_normalize(text_emb), axis=-1)
+    return w * np.maximum(cos, 0.0)
+
+
+def ref_clip_score(
+    image_emb: np.ndarray,
+    text_emb: np.ndarray,
+    reference_emb: Sequence[np.ndarray],
+    w: float = CLIPSCORE_W,
+) -> np.ndarray:
+    """Row-wise RefCLIP-S; reference_emb[i] is an (n_refs_i, d) array for caption i."""
+    clip_s = clip_score(image_emb, text_emb, w)
+    text = l2_normalize(text_emb)
+    best_ref = np.array(
+        [max(float((l2_normalize(refs) @ text[i]).max()), 0.0) for i, refs in enumerate(reference_emb)]
+    )
+    total = clip_s + best_ref
+    return np.where(total > 0, 2.0 * clip_s * best_ref / np.where(total > 0, total, 1.0), 0.0)
+
+
+def pairwise_accuracy(caption_scores: Sequence[float], foil_scores: Sequence[float]) -> float:
+    """Share of pairs where the caption scores strictly higher than its foil (ties lose)."""
+    caption_scores = np.asarray(caption_scores, dtype=float)
+    foil_scores = np.asarray(foil_scores, dtype=float)
+    if caption_scores.shape != foil_scores.shape:
+        raise ValueError("one foil score per caption score is needed")
+    return float((caption_scores > foil_scores).mean()) if len(caption_scores) else float("nan")

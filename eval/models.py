@@ -1,0 +1,236 @@
+"""Dual-encoder adapters: one small interface over CLIP, SigLIP and VisionTextDualEncoder.
+
+`DualEncoder.encode_images(images)` / `encode_texts(texts)` return L2-normalised
+float32 numpy arrays, one row per input. A model is a Hub id with a pinned revision or
+a local directory (its revision is then a content hash of the directory, so results and
+caches change when the weights do). fp16 on a GPU, fp32 on CPU; the device is chosen
+automatically unless given.
+
+`build_tiny_clip` makes the tiny random CLIP of the `sample` profile and the tests,
+entirely offline: a byte-level CLIP tokenizer over the 256 byte symbols (any script
+tokenises, one symbol per byte), a 32 px image processor and a seeded 2-layer model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from builders.core.errors import BabelforgeError
+
+SUPPORTED_TYPES = ("clip", "siglip", "vision-text-dual-encoder")
+
+
+def directory_hash(path: str | os.PathLike) -> str:
+    """sha256 over the relative names and contents of every file below `path`."""
+    from builders.core.io import sha256_file
+
+    root = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(f"{file.relative_to(root).as_posix()}\0{sha256_file(file)}\n".encode())
+    return digest.hexdigest()
+
+
+def pick_device(device: str | None = None) -> str:
+    if device and device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class DualEncoder:
+    """A loaded dual encoder: `name`, `revision`, `encode_images`, `encode_texts`."""
+
+    def __init__(self, model, tokenizer, image_processor, name: str, revision: str, device: str,
+                 text_padding: str | bool = True, max_text_length: int | None = None):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.image_processor = image_processor
+        self.name = name
+        self.revision = revision
+        self.device = device
+        self.text_padding = text_padding
+        self.max_text_length = max_text_length
+
+    @property
+    def dtype(self):
+        return next(self.model.parameters()).dtype
+
+    def encode_images(self, images: Iterable, batch_size: int = 64) -> np.ndarray:
+        """Images are PIL images or paths (opened lazily, one batch at a time)."""
+        import torch
+        from PIL import Image
+
+        batches, batch = [], []
+
+        def flush():
+            pixels = self.image_processor(images=batch, return_tensors="pt")["pixel_values"]
+            with torch.inference_mode():
+                features = self.model.get_image_features(pixel_values=pixels.to(self.device, self.dtype))
+            batches.append(_normalized(features))
+            batch.clear()
+
+        for image in images:
+            if not isinstance(image, Image.Image):
+                with Image.open(image) as handle:
+                    image = handle.convert("RGB")
+            batch.append(image.convert("RGB") if image.mode != "RGB" else image)
+            if len(batch) == batch_size:
+                flush()
+        if batch:
+            flush()
+        return np.concatenate(batches) if batches else np.zeros((0, self.embedding_dim), np.float32)
+
+    def encode_texts(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        import torch
+
+        out = []
+        for start in range(0, len(texts), batch_size):
+            tokens = self.tokenizer(
+                list(texts[start : start + batch_size]),
+                padding=self.text_padding,
+                truncation=True,
+                max_length=self.max_text_length,
+                return_tensors="pt",
+            )
+            inputs = {"input_ids": tokens["input_ids"].to(self.device)}
+            if "attention_mask" in tokens and self.text_padding != "max_length":
+                inputs["attention_mask"] = tokens["attention_mask"].to(self.device)
+            with torch.inference_mode():
+                features = self.model.get_text_features(**inputs)
+            out.append(_normalized(features))
+        return np.concatenate(out) if out else np.zeros((0, self.embedding_dim), np.float32)
+
+    @property
+    def embedding_dim(self) -> int:
+        config = self.model.config
+        return int(getattr(config, "projection_dim", None) or config.text_config.hidden_size)
+
+
+def _normalized(features) -> np.ndarray:
+    array = features.float().cpu().numpy()
+    return (array / np.maximum(np.linalg.norm(array, axis=-1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def load_model(spec: str, revision: str | None = None, device: str | None = None) -> DualEncoder:
+    """A local directory, or a Hub id at `revision` (required: results must be reproducible)."""
+    import torch
+    from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
+
+    device = pick_device(device)
+    local = Path(spec)
+    if local.is_dir():
+        source, name, revision, hub_args = str(local), spec, "sha256:" + directory_hash(local), {}
+    elif local.exists() or spec.startswith((".", "/")) or spec.count("/") > 1:
+        raise BabelforgeError(f"model {spec}: not a model directory; build it (dvc repro tiny_clip) or fix params eval.models")
+    else:
+        if not revision:
+            raise BabelforgeError(f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.models entry")
+        source, name, hub_args = spec, spec, {"revision": revision}
+    if hub_args:
+        hub_args = _hub_access(spec, revision)
+    try:
+        config = AutoConfig.from_pretrained(source, **hub_args)
+    except OSError as error:
+        raise BabelforgeError(
+            f"model {spec}@{revision}: cannot load ({str(error).splitlines()[0]}); "
+            "offline, use a local directory or pre-fill the Hugging Face cache"
+        ) from None
+    if config.model_type not in SUPPORTED_TYPES:
+        raise BabelforgeError(f"model {spec}: type {config.model_type!r} is not a dual encoder ({', '.join(SUPPORTED_TYPES)})")
+    dtype = torch.float16 if device.startswith("cuda") else torch.float32
+    model = AutoModel.from_pretrained(source, dtype=dtype, **hub_args).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
+    # The fast processors need torchvision; the PIL ones give the reference preprocessing.
+    image_processor = AutoImageProcessor.from_pretrained(source, use_fast=False, **hub_args)
+    # SigLIP was trained on texts padded to a fixed 64 tokens without an attention mask.
+    siglip = config.model_type == "siglip"
+    # Truncate to what both the position table and the tokenizer allow (RoBERTa-style text
+    # towers count 2 padding positions in max_position_embeddings; the tokenizer knows).
+    limits = [getattr(getattr(config, "text_config", None), "max_position_embeddings", None),
+              getattr(tokenizer, "model_max_length", None)]
+    limits = [int(n) for n in limits if n and n < 1_000_000]
+    max_length = min(limits) if limits else None
+    return DualEncoder(model, tokenizer, image_processor, name=name, revision=revision, device=device,
+                       text_padding="max_length" if siglip else True, max_text_length=max_length)
+
+
+def _hub_access(spec: str, revision: str) -> dict:
+    """from_pretrained arguments for a Hub model: the local cache when it has the revision,
+    else the Hub; offline (no cache, Hub unreachable) a clear error at once instead of
+    minutes of retries."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    cached = try_to_load_from_cache(spec, "config.json", revision=revision)
+    if isinstance(cached, str):
+        return {"revision": revision, "local_files_only": True}
+    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    if not constants.HF_HUB_OFFLINE:
+        try:
+            socket.create_connection((host, 443), timeout=5).close()
+            return {"revision": revision}
+        except OSError:
+            pass
+    raise BabelforgeError(
+        f"model {spec}@{revision}: not in the Hugging Face cache and {host} is unreachable (or HF_HUB_OFFLINE is set); "
+        "pre-fill the cache (huggingface-cli download) or use a local directory in params eval.models"
+    )
+
+
+def _byte_symbols() -> list[str]:
+    """The 256 printable stand-ins GPT-2/CLIP byte-level BPE uses for the bytes 0..255."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    codes, extra = printable[:], 0
+    for byte in range(256):
+        if byte not in printable:
+            printable.append(byte)
+            codes.append(256 + extra)
+            extra += 1
+    return [chr(code) for _, code in sorted(zip(printable, codes))]
+
+
+def build_tiny_clip(out_dir: str | os.PathLike, seed: int = 0, image_size: int = 32) -> Path:
+    """Write a tiny random CLIPModel + tokenizer + image processor to `out_dir`; no network.
+
+    Deterministic for a seed: the same files come out on every run.
+    """
+    import torch
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPTokenizerFast
+
+    from builders.core.io import write_text
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    symbols = _byte_symbols()
+    vocab = {s: i for i, s in enumerate(symbols)}
+    vocab.update({s + "</w>": 256 + i for i, s in enumerate(symbols)})
+    vocab.update({"<|startoftext|>": 512, "<|endoftext|>": 513})
+    write_text(json.dumps(vocab, ensure_ascii=False, sort_keys=True), out / "vocab.json")
+    write_text("#version: 0.2\n", out / "merges.txt")
+    tokenizer = CLIPTokenizerFast(vocab_file=str(out / "vocab.json"), merges_file=str(out / "merges.txt"))
+
+    config = CLIPConfig(
+        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=77, bos_token_id=512,
+                         eos_token_id=513, pad_token_id=513),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=image_size, patch_size=8),
+        projection_dim=16,
+    )
+    torch.manual_seed(seed)
+    model = CLIPModel(config).eval()
+    processor = CLIPImageProcessor(size={"shortest_edge": image_size},
+                                   crop_size={"height": image_size, "width": image_size})
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    processor.save_pretrained(out)
+    return out

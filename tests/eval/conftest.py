@@ -1,0 +1,168 @@
+"""Fixtures for the eval tests: a fake dual encoder that counts its calls, a tiny
+real CLIP built once per session, and small image sets drawn with PIL."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_DATA = REPO / ".." / "shared" / "data"
+
+
+class CountingEncoder:
+    """Texts embed as the one-hot of the first integer they contain (plus a template
+    offset); images embed by their file name's leading integer. Counts every call."""
+
+    def __init__(self, dim: int = 16, name: str = "fake", revision: str = "r1"):
+        self.dim, self.name, self.revision = dim, name, revision
+        self.image_calls = 0
+        self.text_calls = 0
+
+    def _onehot(self, index: int) -> np.ndarray:
+        vector = np.zeros(self.dim, np.float32)
+        vector[index % self.dim] = 1.0
+        return vector
+
+    def encode_texts(self, texts, batch_size: int = 256):
+        self.text_calls += 1
+        out = []
+        for text in texts:
+            numbers = [int(n) for n in re.findall(r"\d+", text)]
+            vector = self._onehot(numbers[0]) if numbers else np.ones(self.dim, np.float32)
+            out.append(vector / np.linalg.norm(vector))
+        return np.stack(out) if out else np.zeros((0, self.dim), np.float32)
+
+    def encode_images(self, images, batch_size: int = 64):
+        self.image_calls += 1
+        return np.stack([self._onehot(int(re.match(r"\d+", Path(p).name).group())) for p in images])
+
+
+@pytest.fixture
+def counting_encoder():
+    return CountingEncoder()
+
+
+@pytest.fixture
+def digit_images(tmp_path):
+    """An ImageSet of 6 files named by class (0..5), one per class."""
+    from eval.images import ImageSet
+
+    root = tmp_path / "imgs"
+    root.mkdir()
+    files = []
+    for c in range(6):
+        (root / f"{c}.png").write_bytes(f"image {c}".encode())
+        files.append(f"{c}.png")
+    return ImageSet(root, tuple(files), tuple(range(6)))
+
+
+@pytest.fixture(scope="session")
+def tiny_clip_dir(tmp_path_factory):
+    from eval.models import build_tiny_clip
+
+    return build_tiny_clip(tmp_path_factory.mktemp("models") / "tiny_clip", seed=0)
+
+
+REGISTRY_ROWS = [
+    # key, name, iso639_3, script, scripts, iso639_1, babelnet, omw, nllb, langid, in_xlmr, in_eval_100, in_sib200, in_babel_imagenet
+    ("eng_Latn", "English", "eng", "Latn", "Latn", "en", "EN", "eng", "eng_Latn", "en", "True", "False", "True", "True"),
+    ("deu_Latn", "German", "deu", "Latn", "Latn", "de", "DE", "deu", "deu_Latn", "de", "True", "True", "True", "True"),
+    ("jpn_Jpan", "Japanese", "jpn", "Jpan", "Hira,Kana,Hani", "ja", "JA", "jpn", "jpn_Jpan", "ja", "True", "True", "True", "True"),
+    ("fry_Latn", "Western Frisian", "fry", "Latn", "Latn", "fy", "FY", "fry", "", "", "True", "True", "False", "True"),
+]
+
+
+def write_sample_project(root: Path) -> Path:
+    """A small project: params.yaml (eval group), registry, caption set, labels, prompts,
+    languages, MVL-SIB tables; the images and tiny models are built by the CLI itself."""
+    import json
+
+    import pandas as pd
+
+    from builders.core.io import write_table
+    from builders.core.languages import COLUMNS
+    from eval.images import draw_image
+
+    (root / "resources").mkdir(parents=True, exist_ok=True)
+    lines = ["\t".join(COLUMNS), *("\t".join(row) for row in REGISTRY_ROWS)]
+    (root / "resources" / "languages.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    captions = {
+        "images": [f"img{i}.jpg" for i in range(6)],
+        "captions": {
+            "en": [[f"a photo number {i}"] for i in range(6)],
+            "de": [[f"ein Foto Nummer {i}"] for i in range(6)],
+            "jp": [[f"写真 {i}"] for i in range(6)],
+        },
+    }
+    (root / "captions.json").write_text(json.dumps(captions, ensure_ascii=False), encoding="utf-8")
+
+    mvl = root / "data" / "mvl_sib"
+    (mvl / "images").mkdir(parents=True)
+    topics = ["science", "sports", "travel", "health"]
+    for topic in topics:
+        for i in range(5):
+            draw_image(f"{topic}_{i}", 32, family=topic).save(mvl / "images" / f"{topic}_{i}.jpg", format="JPEG")
+    rows_i2s, rows_s2i = [], []
+    for n in range(8):
+        topic, label = topics[n % 4], n % 4
+        options = [t for t in topics if t != topic]
+        options.insert(label, topic)
+        rows_i2s.append({"instance_id": n, "topic": topic, "label": label, "ref_image_ids": [f"{topic}_{n % 5}"],
+                         "option_sentences": [f"a sentence about {t}" for t in options], "option_topics": options})
+        rows_s2i.append({"instance_id": n, "topic": topic, "label": label,
+                         "ref_sentences": [f"{topic} news {j}" for j in range(3)],
+                         "option_image_ids": [f"{t}_{(n + 1) % 5}" for t in options], "option_topics": options})
+    write_table(pd.DataFrame(rows_i2s), mvl / "i2s_k1" / "eng_Latn.parquet")
+    write_table(pd.DataFrame(rows_s2i), mvl / "s2i_k3" / "eng_Latn.parquet")
+
+    params = {
+        "profile": "sample",
+        "eval": {
+            "seed": 0, "device": "cpu", "reports": "reports/eval", "cache": ".cache/eval",
+            "registry": "resources/languages.tsv",
+            "models": [{"id": "models/tiny_clip/s0"}, {"id": "models/tiny_clip/s1"}, {"id": "models/tiny_clip/s2"}],
+            "tiny_clip": {"out": "models/tiny_clip", "seeds": [0, 1, 2], "image_size": 32},
+            "images": {"out": "data/eval/images", "n_classes": 12, "per_class": 1,
+                       "caption_sets": ["captions.json"], "caption_images": 6, "size": 32},
+            "zeroshot": {"labels": "data/babel_imagenet/labels.parquet",
+                         "languages_table": "data/babel_imagenet/languages.parquet",
+                         "prompts": "data/babel_imagenet/prompts.parquet",
+                         "images": "data/eval/images/imagenet", "prompt_sets": ["translated"],
+                         "fallback": "english", "max_templates": 2, "control_classes": 5, "control_repeats": 3},
+            "retrieval": {"caption_sets": ["captions.json"], "images": "data/eval/images/captions", "max_images": 6},
+            "clipscore": {"caption_sets": ["captions.json"], "images": "data/eval/images/captions", "max_images": 6},
+            "mvl_sib": {"data": "data/mvl_sib", "images": "images", "languages": ["eng_Latn"]},
+            "report": {"min_models": 3},
+        },
+    }
+    import yaml
+
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    return root
+
+
+def write_babel_imagenet_tables(root: Path) -> None:
+    """labels / languages / prompts over the classes the `images` task drew."""
+    import pandas as pd
+
+    from builders.core.io import write_table
+
+    wnids = sorted(p.name for p in (root / "data" / "eval" / "images" / "imagenet").iterdir())
+    with (REPO / "resources" / "imagenet1k_classes.tsv").open() as handle:
+        index = {line.split("\t")[1]: int(line.split("\t")[0]) for line in handle.read().splitlines()[1:]}
+    classes = sorted(index[w] for w in wnids)
+    coverage = {"eng_Latn": classes, "deu_Latn": classes[:8], "fry_Latn": classes[::2]}
+    rows = [{"class_idx": c, "wnid": {v: k for k, v in index.items()}[c], "lang": lang, "label": f"{lang[:3]} label {c}",
+             "source": "test", "rank": 0, "is_duplicate": False}
+            for lang, cs in coverage.items() for c in cs]
+    base = root / "data" / "babel_imagenet"
+    write_table(pd.DataFrame(rows), base / "labels.parquet", sort_by=["lang", "class_idx"])
+    write_table(pd.DataFrame({"lang": list(coverage), "n_classes": [len(c) for c in coverage.values()],
+                              "group": ["high", "mid", "low"]}), base / "languages.parquet")
+    prompts = [{"lang": "deu_Latn", "template_id": t, "text": text, "strategy": "test", "fallback": False, "valid": ok}
+               for t, (text, ok) in enumerate([("ein Foto von {}.", True), ("kaputt", False), ("{} im Bild.", True)])]
+    write_table(pd.DataFrame(prompts), base / "prompts.parquet")

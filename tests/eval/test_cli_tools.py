@@ -1,0 +1,92 @@
+"""`babelforge eval correlate` and `babelforge eval cider` from the command line."""
+import json
+
+import pytest
+
+from builders.cli import main
+
+
+def write_tsv(path, header, rows):
+    path.write_text("\n".join(["\t".join(header), *("\t".join(map(str, r)) for r in rows)]) + "\n")
+    return path
+
+
+def test_correlate_one_table_prints_and_writes_json(tmp_path, capsys):
+    table = write_tsv(tmp_path / "x.tsv", ["id", "a", "b"], [(i, x, y) for i, (x, y) in enumerate(zip([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]))])
+    out = tmp_path / "r.json"
+    assert main(["eval", "correlate", str(table), "--x", "a", "--y", "b", "--n-boot", "50", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "kendall_b" in printed and "kendall_c (m=5)" in printed
+    document = json.loads(out.read_text())
+    assert document["coefficients"]["pearson"]["value"] == pytest.approx(0.8)
+    assert document["coefficients"]["kendall_b"]["value"] == pytest.approx(0.6)
+    assert document["coefficients"]["spearman"]["n"] == 5
+    assert document["join"] is None
+
+
+def test_correlate_two_tables_reports_join_and_mirror_doubles(tmp_path, capsys):
+    x = write_tsv(tmp_path / "human.tsv", ["lang", "pair", "sxs"], [("de", 1, 0.5), ("de", 2, -0.2), ("fr", 1, 0.1), ("fr", 2, 0.3), ("it", 1, 0.0)])
+    y = write_tsv(tmp_path / "cider.tsv", ["lang", "pair", "delta"], [("de", 1, 2.0), ("de", 2, -1.0), ("fr", 1, 0.5), ("fr", 2, 1.0), ("es", 1, 3.0)])
+    out = tmp_path / "r.json"
+    code = main(["eval", "correlate", str(x), str(y), "--x", "sxs", "--y", "delta", "--on", "lang,pair",
+                 "--mirror", "--n-boot", "20", "--json", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "joined 4 rows on lang,pair" in printed
+    assert "human.tsv 5 rows, dropped 1 (it/1)" in printed and "cider.tsv 5 rows, dropped 1 (es/1)" in printed
+    document = json.loads(out.read_text())
+    assert document["n_pairs"] == 4
+    assert document["coefficients"]["pearson"]["n"] == 8  # mirrored: every pair twice
+    assert document["join"]["dropped_left"] == [["it", 1]] and document["join"]["dropped_right"] == [["es", 1]]
+    # Mirrored Pearson is the uncentred cosine of the 4 pairs:
+    xs, ys = [0.5, -0.2, 0.1, 0.3], [2.0, -1.0, 0.5, 1.0]
+    cosine = sum(a * b for a, b in zip(xs, ys)) / (sum(a * a for a in xs) * sum(b * b for b in ys)) ** 0.5
+    assert document["coefficients"]["pearson"]["value"] == pytest.approx(cosine)
+
+
+def test_correlate_errors_are_one_line(tmp_path, capsys):
+    table = write_tsv(tmp_path / "x.tsv", ["a", "b"], [(1, 2), (2, 3), (3, 1)])
+    assert main(["eval", "correlate", str(table), str(table), "--x", "a", "--y", "b"]) == 1
+    assert "need --on" in capsys.readouterr().err
+    assert main(["eval", "correlate", str(table), "--x", "a", "--y", "zzz"]) == 1
+    assert "no column 'zzz'" in capsys.readouterr().err
+
+
+def test_cider_cli_with_baseline_and_groups(tmp_path, capsys):
+    refs = write_tsv(tmp_path / "refs.tsv", ["image_id", "caption"], [(1, "the cat sat"), (2, "the dog ran")])
+    cands = write_tsv(tmp_path / "a.tsv", ["image_id", "caption"], [(1, "the cat"), (2, "a dog ran")])
+    base = write_tsv(tmp_path / "b.tsv", ["image_id", "caption"], [(1, "the cat sat"), (2, "the dog ran")])
+    out, js = tmp_path / "items.tsv", tmp_path / "c.json"
+    assert main(["eval", "cider", "--candidates", str(cands), "--references", str(refs), "--on", "image_id",
+                 "--baseline", str(base), "--out", str(out), "--json", str(js)]) == 0
+    document = json.loads(js.read_text())
+    # the textbook example of test_cider: 3.4867 and 3.2912; the baseline matches exactly: 7.5 each
+    assert document["cider_d"]["all"] == pytest.approx((3.48671 + 3.29124) / 2, abs=1e-4)
+    assert document["cider_d_baseline"]["all"] == pytest.approx(7.5)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "image_id\tcider\tcider_baseline\tdelta_cider"
+    assert lines[1].startswith("1\t3.48")
+
+
+def test_cider_cli_refuses_items_without_references(tmp_path, capsys):
+    refs = write_tsv(tmp_path / "refs.tsv", ["image_id", "caption"], [(1, "a b")])
+    cands = write_tsv(tmp_path / "a.tsv", ["image_id", "caption"], [(1, "a b"), (9, "c")])
+    assert main(["eval", "cider", "--candidates", str(cands), "--references", str(refs), "--on", "image_id"]) == 1
+    assert "no reference" in capsys.readouterr().err
+
+
+def test_profile_mappings_resolve_recursively():
+    from builders.core.errors import BabelforgeError
+    from eval.cli import resolve_profile
+
+    params = {"models": {"sample": [{"id": "tiny"}], "full": [{"id": "big", "revision": "abc"}]},
+              "zeroshot": {"images": {"sample": "drawn", "full": "imagenet"}, "seed": 1},
+              "retrieval": {"images": {"full": {"xtd": "coco"}, "sample": "drawn"}},
+              "plain": {"xtd": "not a profile mapping"}}
+    full = resolve_profile(params, "full")
+    assert full["models"] == [{"id": "big", "revision": "abc"}]
+    assert full["zeroshot"] == {"images": "imagenet", "seed": 1}
+    assert full["retrieval"]["images"] == {"xtd": "coco"} and full["plain"] == {"xtd": "not a profile mapping"}
+    assert resolve_profile(params, "sample")["retrieval"]["images"] == "drawn"
+    with pytest.raises(BabelforgeError, match="no value for profile 'full'"):
+        resolve_profile({"x": {"sample": 1}}, "full")

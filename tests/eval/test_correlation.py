@@ -1,0 +1,105 @@
+"""Correlation coefficients against values worked out by hand (see the comments)."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from builders.core.errors import BabelforgeError
+from eval.correlation import concordance_statistic, correlate, join_columns, kendall_tau_c, mirrored
+
+# x = 1..5, y = 2,1,4,3,5: deviations (-2,-1,0,1,2) and (-1,-2,1,0,2), sum of products 8,
+# sums of squares 10 and 10 -> r = 0.8; the ranks are the values -> rho = 0.8.
+# Of the 10 pairs only (1,2) and (3,4) are discordant: S = 8 - 2 = 6, tau-b = 6/10.
+X = [1, 2, 3, 4, 5]
+Y = [2, 1, 4, 3, 5]
+
+# With ties: x = 1,1,2,2,3 and y = 1,2,1,3,3. Pairs (0,1),(2,3) tie in x; (0,2),(3,4) tie
+# in y; (1,2) is discordant; (0,3),(0,4),(1,3),(1,4),(2,4) are concordant: S = 5 - 1 = 4.
+# tau-b = 4 / sqrt((10-2)(10-2)) = 0.5; tau-c with m = 3 = 2*4 / (25 * 2/3) = 0.48,
+# with m = 5 (a 5-point scale) = 8 / (25 * 4/5) = 0.4.
+XT = [1, 1, 2, 2, 3]
+YT = [1, 2, 1, 3, 3]
+
+
+def test_hand_computed_without_ties():
+    result = correlate(X, Y, n_boot=50)
+    assert result["pearson"].value == pytest.approx(0.8)
+    assert result["spearman"].value == pytest.approx(0.8)
+    assert result["kendall_b"].value == pytest.approx(0.6)
+    # no ties, m = 5 distinct values: 2*6 / (25 * 4/5) = 0.6 as well
+    assert result["kendall_c"].value == pytest.approx(0.6)
+    assert result["kendall_c"].scale_m == 5
+    assert all(r.n == 5 for r in result.values())
+
+
+def test_tau_b_and_tau_c_differ_under_ties_and_scale():
+    assert concordance_statistic(XT, YT) == 4
+    result = correlate(XT, YT, n_boot=20)
+    assert result["kendall_b"].value == pytest.approx(0.5)
+    assert result["kendall_c"].value == pytest.approx(0.48)
+    assert kendall_tau_c(XT, YT, m=5) == pytest.approx(0.4)
+    assert correlate(XT, YT, scale_m=5, n_boot=20)["kendall_c"].value == pytest.approx(0.4)
+
+
+def test_tau_c_matches_scipy_when_m_is_scipys_choice():
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(1, 5, 60), rng.integers(1, 4, 60)
+    assert kendall_tau_c(x, y) == pytest.approx(stats.kendalltau(x, y, variant="c").statistic)
+
+
+def test_concordance_statistic_equals_brute_force_count():
+    rng = np.random.default_rng(7)
+    x, y = rng.integers(0, 4, 40), rng.integers(0, 6, 40)
+    brute = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i in range(40) for j in range(i + 1, 40))
+    assert concordance_statistic(x, y) == brute
+
+
+def test_mirror_doubles_n_and_centres_the_data():
+    # mirrored x = 1,2,3,-1,-2,-3 and y = 1,3,2,-1,-3,-2: both means 0, so
+    # r = sum(xy) / sqrt(sum(x^2) sum(y^2)) = 2*(1+6+6) / (2*14) = 26/28.
+    mx, my = mirrored([1, 2, 3], [1, 3, 2])
+    assert list(mx) == [1, 2, 3, -1, -2, -3]
+    result = correlate([1, 2, 3], [1, 3, 2], mirror=True, n_boot=20)
+    assert result["pearson"].n == 6
+    assert result["pearson"].value == pytest.approx(26 / 28)
+    # unmirrored: deviations (-1,0,1) and (-1,1,0) -> r = 1/2
+    assert correlate([1, 2, 3], [1, 3, 2], n_boot=20)["pearson"].value == pytest.approx(0.5)
+
+
+def test_bootstrap_is_seeded_and_brackets_the_estimate():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=200)
+    y = x + rng.normal(scale=0.5, size=200)
+    first = correlate(x, y, n_boot=200, seed=1)
+    again = correlate(x, y, n_boot=200, seed=1)
+    other = correlate(x, y, n_boot=200, seed=2)
+    for method, result in first.items():
+        assert result == again[method]
+        assert result.ci_low < result.value < result.ci_high
+        assert 0 < result.p_value < 1e-10
+    assert first["pearson"].ci_low != other["pearson"].ci_low
+
+
+def test_constant_input_gives_nan_not_a_crash():
+    result = correlate([1, 1, 1, 1], [1, 2, 3, 4], n_boot=10)
+    assert math.isnan(result["pearson"].value) and math.isnan(result["kendall_c"].value)
+
+
+def test_join_reports_what_each_side_lost():
+    left = pd.DataFrame({"img": ["a", "b", "c", "c"], "sys": [1, 1, 1, 2], "human": [0.1, 0.2, 0.3, 0.4]})
+    right = pd.DataFrame({"img": ["b", "c", "d"], "sys": [1, 1, 1], "cider": [5.0, 6.0, 7.0]})
+    joined, report = join_columns(left, right, "human", "cider", ["img", "sys"])
+    assert list(joined["x"]) == [0.2, 0.3] and list(joined["y"]) == [5.0, 6.0]
+    assert report.n_joined == 2 and report.n_left == 4 and report.n_right == 3
+    assert report.dropped_left == [("a", 1), ("c", 2)]
+    assert report.dropped_right == [("d", 1)]
+    assert "dropped 2" in report.describe() and "dropped 1" in report.describe()
+
+
+def test_join_refuses_duplicate_keys():
+    left = pd.DataFrame({"k": [1, 1], "v": [1.0, 2.0]})
+    right = pd.DataFrame({"k": [1], "w": [1.0]})
+    with pytest.raises(BabelforgeError, match="occurs more than once"):
+        join_columns(left, right, "v", "w", ["k"])

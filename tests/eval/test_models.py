@@ -1,0 +1,96 @@
+"""The model adapter on tiny real models built offline (CLIP and SigLIP architectures)."""
+import numpy as np
+import pytest
+from PIL import Image
+
+from builders.core.errors import BabelforgeError
+from eval.models import build_tiny_clip, directory_hash, load_model
+
+
+def test_tiny_clip_is_deterministic_per_seed(tiny_clip_dir, tmp_path):
+    again = build_tiny_clip(tmp_path / "again", seed=0)
+    other = build_tiny_clip(tmp_path / "other", seed=1)
+    assert directory_hash(again) == directory_hash(tiny_clip_dir)
+    assert directory_hash(other) != directory_hash(tiny_clip_dir)
+
+
+def test_adapter_encodes_any_script_to_unit_vectors(tiny_clip_dir):
+    model = load_model(str(tiny_clip_dir), device="cpu")
+    assert model.revision == "sha256:" + directory_hash(tiny_clip_dir)
+    texts = ["a photo of a goldfish.", "匹兹堡海盗队的球员", "ምስል", "x" * 500]
+    tokens = model.tokenizer.tokenize(texts[1])
+    assert model.tokenizer.unk_token not in tokens and len(tokens) == len(texts[1].encode("utf-8"))
+    emb = model.encode_texts(texts, batch_size=3)
+    assert emb.shape == (4, 16) and emb.dtype == np.float32
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(emb[0], emb[1])
+    images = [Image.new("RGB", (50, 40), (200, 10, 10)), Image.new("L", (64, 64), 128)]
+    image_emb = model.encode_images(images, batch_size=1)
+    assert image_emb.shape == (2, 16) and np.allclose(np.linalg.norm(image_emb, axis=1), 1.0, atol=1e-5)
+    # batching does not change the vectors
+    assert np.allclose(model.encode_texts(texts, batch_size=1), emb, atol=1e-5)
+
+
+def _save_siglip(out):
+    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
+
+    SiglipModel(SiglipConfig(
+        text_config=dict(vocab_size=514, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                         num_attention_heads=2, max_position_embeddings=16, pad_token_id=513),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                           image_size=32, patch_size=8),
+    )).save_pretrained(out)
+    SiglipImageProcessor(size={"height": 32, "width": 32}).save_pretrained(out)
+
+
+def _save_dual_encoder(out):
+    from transformers import (BertConfig, CLIPImageProcessor, CLIPVisionConfig, VisionTextDualEncoderConfig,
+                              VisionTextDualEncoderModel)
+
+    VisionTextDualEncoderModel(VisionTextDualEncoderConfig.from_vision_text_configs(
+        CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                         image_size=32, patch_size=8),
+        BertConfig(vocab_size=514, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                   max_position_embeddings=16, pad_token_id=513),
+        projection_dim=24,
+    )).save_pretrained(out)
+    CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(out)
+
+
+@pytest.mark.parametrize("save, padding, dim", [(_save_siglip, "max_length", 32), (_save_dual_encoder, True, 24)],
+                         ids=["siglip", "vision-text-dual-encoder"])
+def test_other_architectures_load_through_the_same_adapter(tiny_clip_dir, tmp_path, save, padding, dim):
+    import torch
+    from transformers import AutoTokenizer
+
+    out = tmp_path / "model"
+    torch.manual_seed(0)
+    save(out)
+    AutoTokenizer.from_pretrained(tiny_clip_dir).save_pretrained(out)  # the byte-level tokenizer, 514 symbols
+    model = load_model(str(out), device="cpu")
+    # SigLIP was trained on fixed-length texts; every text tower truncates at its 16 positions
+    assert model.text_padding == padding and model.max_text_length == 16
+    emb = model.encode_texts(["short", "a text longer than sixteen byte tokens"])
+    assert emb.shape == (2, dim) and np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    assert model.encode_images([Image.new("RGB", (40, 40))]).shape == (1, dim)
+
+
+def test_uncached_hub_model_offline_fails_at_once(monkeypatch):
+    import socket
+
+    def no_network(*args, **kwargs):
+        raise OSError("no route")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    with pytest.raises(BabelforgeError, match="not in the Hugging Face cache and .* is unreachable"):
+        load_model("babelforge-tests/no-such-model", revision="0" * 40)
+
+
+def test_model_errors_are_actionable(tmp_path):
+    with pytest.raises(BabelforgeError, match="not a model directory"):
+        load_model("models/tiny_clip/missing")
+    with pytest.raises(BabelforgeError, match="no revision pinned"):
+        load_model("openai/clip-vit-base-patch32")
+    (tmp_path / "config.json").write_text('{"model_type": "bert"}')
+    with pytest.raises(BabelforgeError, match="not a dual encoder"):
+        load_model(str(tmp_path))
