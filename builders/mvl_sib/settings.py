@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from builders.core.errors import BabelforgeError
 
 DEFAULTS: dict[str, Any] = {
-    "sib_dir": "../shared/data/sib-200/annotated",
+    "sib_dir": "data/raw/sib-200/annotated",
     "languages": "all",
     "seed": 42,
     "instances_per_sentence": 3,
