@@ -15,6 +15,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "wordnet": ("builders.lexicon.wordnet_stage", "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge"),
     "senses": ("builders.lexicon.senses_stage", "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)"),
     "labels": ("builders.babel_imagenet.labels_stage", "filter and select Babel-ImageNet labels per language"),
+    "captions_kiwi_model": ("builders.captions.kiwi_model_stage", "build the tiny COMETKiwi checkpoint (sample profile)"),
+    "captions_translate": ("builders.captions.translate_stage", "translate English captions n-best with NLLB"),
+    "captions_tag": ("builders.captions.tag_stage", "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi"),
+    "captions_select": ("builders.captions.select_stage", "keep the best checked translation per caption; quality percentiles"),
 }
 
 
