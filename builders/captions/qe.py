@@ -183,9 +183,12 @@ class KiwiScorer:
     def _score_unique(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch
 
+        from builders.core.progress import progress
+
         order = batch_order([len(src) + len(mt) for src, mt in pairs], self.length_sorted)
         scores: list[float] = [0.0] * len(order)
-        for start in range(0, len(order), self.batch_size):
+        starts = range(0, len(order), self.batch_size)
+        for start in progress(starts, desc="COMETKiwi", total=len(starts), unit="batch"):
             chunk = order[start:start + self.batch_size]
             samples = [{"src": pairs[i][0], "mt": pairs[i][1]} for i in chunk]
             inputs = self.model.prepare_sample(samples, stage="predict")

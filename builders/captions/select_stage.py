@@ -71,20 +71,41 @@ def add_quality_flags(rows: list[dict[str, Any]], bottom_percent: float = BOTTOM
             row.update(kiwi_percentile=percentile, is_bottom_25=bottom, is_top_75=top)
 
 
-def summarise(rows: Sequence[Mapping[str, Any]], references: Mapping[tuple[str, str], str]) -> dict[str, Any]:
-    """Per-language figures for quality.json."""
+def _corpus_chrf(rows: Sequence[Mapping[str, Any]], lang: str, references: Mapping[tuple[str, str], str]):
     from builders.captions.chrf import corpus_chrf
 
+    pairs = [(row["text"], references[(row["caption_id"], lang)]) for row in rows
+             if (row["caption_id"], lang) in references]
+    if not pairs:
+        return None
+    return round(corpus_chrf([hyp for hyp, _ in pairs], [ref for _, ref in pairs]), 4)
+
+
+def summarise(
+    rows: Sequence[Mapping[str, Any]],
+    references: Mapping[tuple[str, str], str],
+    top_hypotheses: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Per-language figures for quality.json.
+
+    `rejections` counts, per check, the captions left without translation where that
+    check failed at least one hypothesis. `chrf_corpus` is chrF of the kept translations
+    against the human ones; `chrf_corpus_top_hypothesis` that of the translator's own best
+    (hyp_rank 0) over all captions, the unfiltered baseline.
+    """
     by_lang: dict[str, list] = defaultdict(list)
     for row in rows:
         by_lang[row["lang"]].append(row)
+    top_by_lang: dict[str, list] = defaultdict(list)
+    for row in top_hypotheses:
+        top_by_lang[row["lang"]].append(row)
     summary = {}
     for lang, group in sorted(by_lang.items()):
         kept = [row for row in group if row["text"] is not None]
         reasons = Counter(check.split("=")[0] for row in group if row["reason"]
                           for check in row["reason"].removeprefix("rejected:").split(","))
         with_ref = [row for row in kept if (row["caption_id"], lang) in references]
-        scores = [row["kiwi_score"] for row in kept if row["kiwi_score"] is not None]
+        scores = [row["kiwi_score"] for row in kept if row["kiwi_score"] is not None and not math.isnan(row["kiwi_score"])]
         summary[lang] = {
             "n_captions": len(group),
             "n_selected": len(kept),
@@ -92,9 +113,8 @@ def summarise(rows: Sequence[Mapping[str, Any]], references: Mapping[tuple[str, 
             "rejections": dict(sorted(reasons.items())),
             "kiwi_mean": round(sum(scores) / len(scores), 6) if scores else None,
             "n_with_reference": len(with_ref),
-            "chrf_corpus": round(corpus_chrf([row["text"] for row in with_ref],
-                                             [references[(row["caption_id"], lang)] for row in with_ref]), 4)
-            if with_ref else None,
+            "chrf_corpus": _corpus_chrf(kept, lang, references),
+            "chrf_corpus_top_hypothesis": _corpus_chrf(top_by_lang.get(lang, []), lang, references),
         }
     return summary
 
@@ -108,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SELECTED_FILE, SOURCE_FILE, captions_params,
     )
     from builders.core.errors import BabelforgeError
-    from builders.core.io import read_table, write_json, write_table
+    from builders.core.io import read_table, sha256_file, write_json, write_table
     from builders.core.params import load_params
     from builders.core.progress import info
     from builders.core.provenance import provenance
@@ -135,12 +155,15 @@ def run(args: argparse.Namespace) -> int:
     selected = pd.DataFrame(rows, columns=list(SELECTED_COLUMNS)).astype({"hyp_rank": "Int32"})
     # The source row (image, English caption, any extra input column) rides along untouched.
     selected = selected.merge(source, on="caption_id", how="left")
-    record = provenance("captions_select", params={"select": config})
+    record = provenance("captions_select", params={"select": config}, sources={
+        name: {"path": str(data / name), "sha256": sha256_file(data / name)}
+        for name in (HYPOTHESES_FILE, ATTRIBUTES_FILE, SOURCE_FILE, REFERENCES_FILE)})
     write_table(selected, data / SELECTED_FILE, sort_by=["lang", "caption_id"], provenance=record)
     refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
-    summary = summarise(rows, refs)
+    summary = summarise(rows, refs, hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records"))
     write_json(summary, args.metrics)
     for lang, figures in summary.items():
         info(f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
-             f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']}, rejections {figures['rejections']}")
+             f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "
+             f"{figures['chrf_corpus_top_hypothesis']}), rejections {figures['rejections']}")
     return 0

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SOURCE_FILE, captions_params, load_registry,
     )
     from builders.captions.taggers import TAGGERS, TagContext, run_taggers
-    from builders.core.io import read_table, write_table
+    from builders.core.io import read_table, sha256_file, write_table
     from builders.core.params import load_params
     from builders.core.progress import info
     from builders.core.provenance import provenance
@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     record = provenance(
         "captions_tag",
         params={"profile": params.get("profile", "sample"), "tag": settings},
-        sources={"hypotheses": str(data / HYPOTHESES_FILE)},
+        sources={name: {"path": str(data / name), "sha256": sha256_file(data / name)}
+                 for name in (HYPOTHESES_FILE, SOURCE_FILE, REFERENCES_FILE)},
         models={"kiwi": kiwi_record, "langid": {"package": "langid", "languages": in_play}},
     )
     record["taggers"] = sorted([*TAGGERS, "kiwi_v1"])

@@ -44,17 +44,25 @@ def tag_langid(rows: Rows, context: TagContext) -> dict[str, list]:
 
 
 def tag_script(rows: Rows, context: TagContext) -> dict[str, list]:
-    return {"script_v1__share": [
-        langcheck.script_share(row["text"], context.expected_scripts.get(row["lang"], ())) for row in rows
-    ]}
+    cache: dict[tuple[str, str], float] = {}    # n-best lists repeat texts a lot
+    shares = []
+    for row in rows:
+        key = (row["text"], row["lang"])
+        if key not in cache:
+            cache[key] = langcheck.script_share(row["text"], context.expected_scripts.get(row["lang"], ()))
+        shares.append(cache[key])
+    return {"script_v1__share": shares}
 
 
 def tag_copy(rows: Rows, context: TagContext) -> dict[str, list]:
+    cache: dict[tuple[str, str], tuple[float, bool]] = {}
     overlap, exact = [], []
     for row in rows:
-        source = context.sources[row["caption_id"]]
-        overlap.append(langcheck.copy_overlap(row["text"], source))
-        exact.append(langcheck.is_copy(row["text"], source))
+        key = (row["text"], context.sources[row["caption_id"]])
+        if key not in cache:
+            cache[key] = (langcheck.copy_overlap(*key), langcheck.is_copy(*key))
+        overlap.append(cache[key][0])
+        exact.append(cache[key][1])
     return {"copy_v1__overlap": overlap, "copy_v1__exact": exact}
 
 

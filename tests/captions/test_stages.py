@@ -100,6 +100,7 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
     quality = read_json(data / "quality.json")
     assert set(quality) == set(selected["lang"])
     assert quality["rus_Cyrl"]["chrf_corpus"] == 100.0
+    assert quality["rus_Cyrl"]["chrf_corpus_top_hypothesis"] == 100.0   # the stub ranks the human one first
 
 
 def test_extra_input_columns_reach_the_selected_table(tmp_path, monkeypatch, tiny_kiwi_dir, xtd_path):
