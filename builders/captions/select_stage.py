@@ -152,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise BabelforgeError(str(error)) from None
 
+    clashes = sorted(set(source.columns) & set(SELECTED_COLUMNS) - {"caption_id"})
+    if clashes:
+        raise BabelforgeError(f"input column(s) {', '.join(clashes)} clash with selected.parquet's own; rename them")
     selected = pd.DataFrame(rows, columns=list(SELECTED_COLUMNS)).astype({"hyp_rank": "Int32"})
     # The source row (image, English caption, any extra input column) rides along untouched.
     selected = selected.merge(source, on="caption_id", how="left")

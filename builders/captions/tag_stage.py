@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
         ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SOURCE_FILE, captions_params, load_registry,
     )
     from builders.captions.taggers import TAGGERS, TagContext, run_taggers
+    from builders.core.errors import BabelforgeError
     from builders.core.io import read_table, sha256_file, write_table
     from builders.core.params import load_params
     from builders.core.progress import info
@@ -51,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     hypotheses = read_table(data / HYPOTHESES_FILE)
     source = read_table(data / SOURCE_FILE, columns=["caption_id", "caption", "source_lang"])
     references = read_table(data / REFERENCES_FILE)
-    source_lang = source["source_lang"].iloc[0] if len(source) else "eng_Latn"
+    if source.empty:
+        raise BabelforgeError(f"{data / SOURCE_FILE}: no captions")
+    source_lang = source["source_lang"].iloc[0]
     in_play = languages_in_play(source_lang, hypotheses["lang"].unique(), registry)
     identifier = langcheck.LanguageIdentifier(in_play) if any(in_play.values()) else None
     context = TagContext(

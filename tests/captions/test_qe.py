@@ -122,3 +122,22 @@ def test_importing_the_captions_modules_loads_no_heavy_library():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.gpu
+def test_real_cometkiwi_prefers_a_translation_to_a_wrong_language_output(xtd):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU and access to the gated Unbabel/wmt22-cometkiwi-da")
+    try:
+        model, _ = load_kiwi("Unbabel/wmt22-cometkiwi-da")
+    except BabelforgeError as error:
+        pytest.skip(str(error))
+    refs = {(cid, lang): text for cid, lang, text in xtd.references}
+    rows = xtd.captions[:50]
+    sources = [row["caption"] for row in rows]
+    good = [refs[(row["caption_id"], "deu_Latn")] for row in rows]
+    wrong = [refs[(row["caption_id"], "jpn_Jpan")] for row in rows[1:] + rows[:1]]
+    scorer = KiwiScorer(model, batch_size=16, device="cuda")
+    assert sum(g > w for g, w in zip(scorer.score(sources, good), scorer.score(sources, wrong))) > 45

@@ -83,3 +83,14 @@ def test_unknown_xtd_code_and_missing_source_language_are_errors(tmp_path, regis
     path.write_text(json.dumps({"images": ["a.jpg"], "captions": {"de": [["hallo"]]}}))
     with pytest.raises(BabelforgeError, match="no captions in eng_Latn"):
         read_xtd(path, "eng_Latn", registry)
+
+
+def test_xtd_keys_exist_in_the_project_registry_when_present():
+    from builders.core.languages import REGISTRY_PATH, read_registry
+
+    if not REGISTRY_PATH.exists():
+        pytest.skip("resources/languages.tsv (registry issue) is not in this tree yet")
+    project = read_registry(REGISTRY_PATH)
+    for code, key in XTD_LANGUAGE_KEYS.items():
+        language = project.get(key)
+        assert language.nllb and language.langid and language.scripts, (code, key)

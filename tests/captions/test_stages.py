@@ -103,6 +103,14 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
     assert quality["rus_Cyrl"]["chrf_corpus_top_hypothesis"] == 100.0   # the stub ranks the human one first
 
 
+def test_selection_rerun_is_byte_identical(built, tmp_path):
+    root, data = built
+    before = {name: sha256_file(data / name) for name in ("selected.parquet", "quality.json")}
+    common = ["--params", str(root / "params.yaml"), "--registry", REGISTRY, "--data-dir", str(data)]
+    assert main(["captions_select", *common, "--metrics", str(data / "quality.json")]) == 0
+    assert {name: sha256_file(data / name) for name in before} == before
+
+
 def test_extra_input_columns_reach_the_selected_table(tmp_path, monkeypatch, tiny_kiwi_dir, xtd_path):
     table = tmp_path / "captions.csv"
     table.write_text("id,image,caption,rating,ref_rus_Cyrl\n"
