@@ -130,13 +130,8 @@ def is_copy(hypothesis: str, source: str) -> bool:
     return bool(units(hypothesis)) and units(hypothesis) == units(source)
 
 
-def longest_repeat_run(text: str, max_n: int = 4) -> int:
-    """Most consecutive repetitions of one n-gram of units (n <= max_n) in the text.
-
-    1 for text without an immediate repetition; a decoder loop such as
-    "a dog a dog a dog a dog" gives 4 (the bigram "a dog" four times in a row).
-    """
-    seq = units(text)
+def _longest_run(seq: Sequence[str], max_n: int) -> int:
+    """Most consecutive repetitions of one n-gram (n <= max_n) of the sequence."""
     best = 1 if seq else 0
     for n in range(1, max_n + 1):
         for start in range(n):
@@ -149,3 +144,21 @@ def longest_repeat_run(text: str, max_n: int = 4) -> int:
                 else:
                     run = 1
     return best
+
+
+def longest_repeat_run(text: str, max_n: int = 4) -> int:
+    """Most consecutive repetitions of one n-gram of units (words; Han/kana characters).
+
+    1 for text without an immediate repetition; a decoder loop such as
+    "a dog a dog a dog a dog" gives 4 (the bigram "a dog" four times in a row).
+    """
+    return _longest_run(units(text), max_n)
+
+
+def longest_letter_run(text: str, max_n: int = 4) -> int:
+    """The same over the letters alone (spaces and punctuation dropped).
+
+    Catches loops inside one "word" that the word view misses: scripts written without
+    spaces (Thai, Khmer, ...) or a model repeating a syllable ("ỡỡỡỡ", "lalalala").
+    """
+    return _longest_run([char for char in text.casefold() if char.isalpha()], max_n)

@@ -17,6 +17,7 @@ SCRIPT_SHARE = "script_v1__share"
 COPY_OVERLAP = "copy_v1__overlap"
 COPY_EXACT = "copy_v1__exact"
 REPEAT_RUN = "repetition_v1__longest_run"
+LETTER_RUN = "repetition_v1__longest_letter_run"
 KIWI_SCORE = "kiwi_v1__score"
 
 # Why a hypothesis was dropped, in the order reasons are reported.
@@ -28,7 +29,8 @@ class Thresholds:
     min_langid_prob: float = 0.5       # langid probability of the expected language (in-play set)
     min_script_share: float = 0.5      # share of letters in the language's expected scripts
     max_copy_overlap: float = 0.8      # share of hypothesis words found in the English source
-    max_repeat_run: int = 3            # an n-gram repeated more often in a row is a decoder loop
+    max_repeat_run: int = 3            # a word n-gram repeated more often in a row is a decoder loop
+    max_letter_run: int = 5            # the same for letter n-grams ("lalalala"; unspaced scripts)
     min_kiwi: float | None = None      # optional quality floor on the COMETKiwi score
 
     @classmethod
@@ -72,7 +74,7 @@ def failed_checks(row: Mapping[str, Any], thresholds: Thresholds) -> list[str]:
         failed.append("script")
     if bool(row.get(COPY_EXACT)) or _above(row.get(COPY_OVERLAP), thresholds.max_copy_overlap):
         failed.append("copy")
-    if _above(row.get(REPEAT_RUN), thresholds.max_repeat_run):
+    if _above(row.get(REPEAT_RUN), thresholds.max_repeat_run) or _above(row.get(LETTER_RUN), thresholds.max_letter_run):
         failed.append("repetition")
     if thresholds.min_kiwi is not None and _below(row.get(KIWI_SCORE), thresholds.min_kiwi):
         failed.append("kiwi")

@@ -67,9 +67,16 @@ def tag_copy(rows: Rows, context: TagContext) -> dict[str, list]:
 
 
 def tag_repetition(rows: Rows, context: TagContext) -> dict[str, list]:
-    return {"repetition_v1__longest_run": [
-        langcheck.longest_repeat_run(row["text"], context.repeat_max_n) for row in rows
-    ]}
+    cache: dict[str, tuple[int, int]] = {}
+    words, letters = [], []
+    for row in rows:
+        text = row["text"]
+        if text not in cache:
+            cache[text] = (langcheck.longest_repeat_run(text, context.repeat_max_n),
+                           langcheck.longest_letter_run(text, context.repeat_max_n))
+        words.append(cache[text][0])
+        letters.append(cache[text][1])
+    return {"repetition_v1__longest_run": words, "repetition_v1__longest_letter_run": letters}
 
 
 def tag_chrf(rows: Rows, context: TagContext) -> dict[str, list]:

@@ -79,6 +79,27 @@ def test_longest_repeat_run_finds_decoder_loops(text, run):
     assert langcheck.longest_repeat_run(text) == run
 
 
+@pytest.mark.parametrize("text, run", [
+    ("a dog runs on the grass", 2),             # "ss"
+    ("lalalala", 4),
+    ("ỡỡỡỡ que", 4),
+    ("สวัสดีสวัสดีสวัสดี", 3),              # Thai is written without spaces: the word view sees one unit
+    ("a, a. a; a", 4),                          # punctuation and spaces do not break a letter loop
+])
+def test_longest_letter_run_finds_loops_inside_words(text, run):
+    assert langcheck.longest_letter_run(text) == run
+
+
+def test_letter_runs_flag_exactly_the_junk_human_captions_of_xtd(xtd):
+    """XTD's German references hold two junk captions ('ööö...', 'mmm...'); no other
+    human caption in any language repeats a letter n-gram more than 3 times in a row."""
+    texts = [text for _, _, text in xtd.references] + [row["caption"] for row in xtd.captions]
+    flagged = [text for text in texts if langcheck.longest_letter_run(text) > 5]
+    assert sorted(set(flagged)) == ["mmmmmmmmmmmmmmmmmmmmmmmm", "öööööööööööööööööö"]
+    assert max(langcheck.longest_letter_run(t) for t in texts if t not in flagged) <= 3
+    assert max(langcheck.longest_repeat_run(t) for t in texts) <= 2
+
+
 def test_taggers_write_versioned_aligned_columns(registry, identifier):
     rows = [
         {"caption_id": "c1", "lang": "rus_Cyrl", "hyp_rank": 0, "text": "Собака бежит по зелёной траве"},
@@ -99,6 +120,8 @@ def test_taggers_write_versioned_aligned_columns(registry, identifier):
     assert columns["script_v1__share"][:2] == [1.0, 0.0]
     assert columns["copy_v1__exact"] == [False, True, False, False]
     assert columns["repetition_v1__longest_run"][2] == 4
+    # Six-letter "собака" is longer than the letter n-grams looked at (n <= 4): the word view catches it.
+    assert columns["repetition_v1__longest_letter_run"][2] == 1
     assert columns["chrf_v1__score"][0] == pytest.approx(100.0)
     assert math.isnan(columns["chrf_v1__score"][3])
 

@@ -10,12 +10,13 @@ from builders.captions.select_stage import select_rows
 NAN = math.nan
 
 
-def hyp(rank, kiwi, text="Ein Hund", langid=0.9, script=1.0, overlap=0.0, exact=False, run=1, lang="deu_Latn",
-        caption_id="c1"):
+def hyp(rank, kiwi, text="Ein Hund", langid=0.9, script=1.0, overlap=0.0, exact=False, run=1, letter_run=1,
+        lang="deu_Latn", caption_id="c1"):
     return {
         "caption_id": caption_id, "lang": lang, "hyp_rank": rank, "text": text, "mt_score": -0.1 * rank,
         "langid_v1__prob": langid, "script_v1__share": script, "copy_v1__overlap": overlap,
-        "copy_v1__exact": exact, "repetition_v1__longest_run": run, "kiwi_v1__score": kiwi,
+        "copy_v1__exact": exact, "repetition_v1__longest_run": run,
+        "repetition_v1__longest_letter_run": letter_run, "kiwi_v1__score": kiwi,
     }
 
 
@@ -27,6 +28,8 @@ def test_each_check_rejects_what_it_should():
     assert failed_checks(hyp(0, 0.5, exact=True, overlap=1.0), t) == ["copy"]
     assert failed_checks(hyp(0, 0.5, overlap=0.9), t) == ["copy"]
     assert failed_checks(hyp(0, 0.5, run=4), t) == ["repetition"]
+    assert failed_checks(hyp(0, 0.5, letter_run=6), t) == ["repetition"]
+    assert failed_checks(hyp(0, 0.5, run=3, letter_run=5), t) == []          # limits are inclusive
     assert failed_checks(hyp(0, 0.5, text="  "), t) == ["empty"]
     assert failed_checks(hyp(0, 0.1), Thresholds(min_kiwi=0.3)) == ["kiwi"]
 
