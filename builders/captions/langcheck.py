@@ -5,6 +5,7 @@ hypothesis and stores the numbers, and selection thresholds them later.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import re
@@ -73,6 +74,13 @@ def script_share(text: str, expected: Sequence[str]) -> float:
     return math.nan if share is None else float(share)
 
 
+@functools.lru_cache(maxsize=1)
+def _full_langid():
+    from langid.langid import LanguageIdentifier as _Identifier, model
+
+    return _Identifier.from_modelstring(model, norm_probs=True)
+
+
 class LanguageIdentifier:
     """langid.py restricted to the languages in play, with probabilities normalised over them.
 
@@ -81,12 +89,12 @@ class LanguageIdentifier:
     """
 
     def __init__(self, candidates: Mapping[str, str | None]):
-        from langid.langid import LanguageIdentifier as _Identifier, model
-
         self._key_of = {code: key for key, code in sorted(candidates.items()) if code}
         if not self._key_of:
             raise ValueError("no language in play has a langid code")
-        self._identifier = _Identifier.from_modelstring(model, norm_probs=True)
+        # set_languages replaces (never mutates) the model arrays, so a shallow copy of
+        # the decoded model (seconds to decode) serves each language set.
+        self._identifier = copy.copy(_full_langid())
         self._identifier.set_languages(sorted(self._key_of))
 
     def probabilities(self, text: str) -> dict[str, float]:

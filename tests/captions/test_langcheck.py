@@ -28,9 +28,10 @@ def test_langid_flags_a_hypothesis_in_the_wrong_language(identifier):
     assert best == "fra_Latn" and prob_fr > 0.9
 
 
-def test_langid_without_code_is_not_in_play(registry):
+def test_langid_without_code_is_not_in_play_and_sets_do_not_interfere(registry, identifier):
     ident = langcheck.LanguageIdentifier({"eng_Latn": "en", "smo_Latn": registry.get("smo_Latn").langid})
     assert set(ident.probabilities("a dog")) == {"eng_Latn"}
+    assert set(identifier.probabilities("a dog")) == set(XTD_KEYS)      # the shared model is untouched
     _, prob = ident.check("a dog", "smo_Latn")
     assert math.isnan(prob)
 
