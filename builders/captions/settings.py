@@ -21,10 +21,13 @@ KEY = ["caption_id", "lang", "hyp_rank"]
 
 
 def for_profile(value: Any, profile: str, where: str) -> Any:
+    """`value` with every `{sample: ..., full: ...}` choice in it (at any depth) resolved."""
     if isinstance(value, dict) and value and set(value) <= set(PROFILES):
         if profile not in value:
             raise BabelforgeError(f"params.yaml: {where} has no value for profile {profile!r} (has {sorted(value)})")
-        return value[profile]
+        return for_profile(value[profile], profile, where)
+    if isinstance(value, dict):
+        return {key: for_profile(item, profile, f"{where}.{key}") for key, item in value.items()}
     return value
 
 
@@ -38,7 +41,7 @@ def captions_params(params: dict, part: str) -> dict[str, Any]:
     group = section(params, "captions")
     if part not in group:
         raise BabelforgeError(f"params.yaml: captions has no '{part}' group (it has: {', '.join(sorted(group))})")
-    return {key: for_profile(value, profile, f"captions.{part}.{key}") for key, value in (group[part] or {}).items()}
+    return for_profile(group[part] or {}, profile, f"captions.{part}")
 
 
 def load_registry(path: str | None):

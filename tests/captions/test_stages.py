@@ -22,6 +22,9 @@ N_CAPTIONS = 12
 
 def write_params(path: Path, xtd_path: Path, kiwi_dir, **input_overrides) -> Path:
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    # The full profile's real selection thresholds (sample relaxes langid/script for the random
+    # tiny NLLB); the model choices are overridden here: stub translator, tiny Kiwi.
+    params["profile"] = "full"
     params["captions"]["input"].update(path=str(xtd_path), limit=N_CAPTIONS, **input_overrides)
     params["captions"]["tag"]["kiwi_model"] = str(kiwi_dir)
     path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")

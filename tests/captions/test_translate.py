@@ -76,3 +76,14 @@ def test_tiny_nllb_gives_n_best_rows(tmp_path):
         for lang in ("deu_Latn", "zho_Hans"):
             scores = [r["mt_score"] for r in rows if r["caption_id"] == caption_id and r["lang"] == lang]
             assert scores == sorted(scores, reverse=True)
+
+
+def test_profile_choices_resolve_at_any_depth():
+    params = load_params(REPO / "params.yaml")
+    full = captions_params({**params, "profile": "full"}, "select")
+    sample = captions_params({**params, "profile": "sample"}, "select")
+    assert full["default"]["min_langid_prob"] == 0.5 and sample["default"]["min_langid_prob"] == 0.0
+    assert full["default"]["max_copy_overlap"] == sample["default"]["max_copy_overlap"]
+    with pytest.raises(BabelforgeError, match="captions.select.default.min_kiwi"):
+        captions_params({"profile": "full", "captions": {"select": {"default": {"min_kiwi": {"sample": 0.1}}}}},
+                        "select")
