@@ -34,6 +34,10 @@ def access_help(model: str) -> str:
     )
 
 
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def is_hub_id(model: str) -> bool:
     return not model.startswith(_LOCAL_PREFIXES) and not model.endswith(".ckpt") and bool(_HUB_ID.match(model))
 
@@ -66,7 +70,7 @@ def resolve_checkpoint(model: str, revision: str | None = None) -> tuple[Path, d
     try:
         folder = snapshot_download(model, revision=revision, local_files_only=True)
     except (LocalEntryNotFoundError, OSError, ValueError):
-        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
+        if _hub_offline():
             raise BabelforgeError(
                 f"COMETKiwi model {model} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; "
                 + access_help(model)
@@ -95,7 +99,6 @@ def load_kiwi(model: str, revision: str | None = None):
     checkpoint, record = resolve_checkpoint(model, revision)
     root = checkpoint.parents[1]
     bundled_encoder = root / "encoder"
-    offline = not is_hub_id(model) or os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0")
     try:
         with _quiet_lightning():
             if bundled_encoder.is_dir():
@@ -118,7 +121,9 @@ def load_kiwi(model: str, revision: str | None = None):
             else:
                 from comet import load_from_checkpoint
 
-                scorer = load_from_checkpoint(str(checkpoint), local_files_only=offline)
+                # The encoder's tokenizer/config (e.g. microsoft/infoxlm-large) come from the
+                # Hugging Face cache, or the Hub unless HF_HUB_OFFLINE is set.
+                scorer = load_from_checkpoint(str(checkpoint), local_files_only=_hub_offline())
     except OSError as error:
         raise BabelforgeError(
             f"COMETKiwi {model}: its encoder's tokenizer/config cannot be loaded ({error}); "

@@ -94,8 +94,10 @@ def test_missing_local_checkpoint_fails_naming_the_stage(tmp_path):
 
 
 def test_gated_hub_model_offline_fails_at_once_saying_how_to_get_access(monkeypatch, tmp_path):
+    from huggingface_hub import constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))   # whatever this machine holds
     start = time.monotonic()
     with pytest.raises(BabelforgeError) as error:
         load_kiwi("Unbabel/wmt22-cometkiwi-da")
@@ -141,3 +143,26 @@ def test_real_cometkiwi_prefers_a_translation_to_a_wrong_language_output(xtd):
     wrong = [refs[(row["caption_id"], "jpn_Jpan")] for row in rows[1:] + rows[:1]]
     scorer = KiwiScorer(model, batch_size=16, device="cuda")
     assert sum(g > w for g, w in zip(scorer.score(sources, good), scorer.score(sources, wrong))) > 45
+
+
+def test_a_hub_id_in_the_local_cache_loads_offline_through_comets_loader(tiny_kiwi_dir, tmp_path, monkeypatch, pairs):
+    """The `full` path (Hub id -> cached snapshot -> comet.load_from_checkpoint), run on the
+    tiny checkpoint laid out as the Hugging Face cache holds a downloaded model."""
+    revision = "0" * 40
+    repo = tmp_path / "hf" / "hub" / "models--Unbabel--wmt22-cometkiwi-da"
+    snapshot = repo / "snapshots" / revision
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(revision)
+    shutil.copytree(tiny_kiwi_dir / "checkpoints", snapshot / "checkpoints")
+    shutil.copy(tiny_kiwi_dir / "hparams.yaml", snapshot / "hparams.yaml")   # no bundled encoder/
+    from huggingface_hub import constants
+
+    # huggingface_hub reads HF_HOME once, at its import: point its cache constant here.
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model, record = load_kiwi("Unbabel/wmt22-cometkiwi-da")
+    assert record == {"id": "Unbabel/wmt22-cometkiwi-da", "revision": revision}
+    sources, translations = pairs
+    original, _ = load_kiwi(str(tiny_kiwi_dir))
+    assert KiwiScorer(model, device="cpu").score(sources[:4], translations[:4]) == pytest.approx(
+        KiwiScorer(original, device="cpu").score(sources[:4], translations[:4]), abs=1e-6)
