@@ -26,12 +26,14 @@ CHECKS = ("empty", "langid", "script", "copy", "repetition", "kiwi")
 
 @dataclass(frozen=True)
 class Thresholds:
-    min_langid_prob: float = 0.5       # langid probability of the expected language (in-play set)
-    min_script_share: float = 0.5      # share of letters in the language's expected scripts
-    max_copy_overlap: float = 0.8      # share of hypothesis words found in the English source
-    max_repeat_run: int = 3            # a word n-gram repeated more often in a row is a decoder loop
-    max_letter_run: int = 5            # the same for letter n-grams ("lalalala"; unspaced scripts)
-    min_kiwi: float | None = None      # optional quality floor on the COMETKiwi score
+    """Limits of the checks; None turns a check off."""
+
+    min_langid_prob: float | None = 0.5    # langid probability of the expected language (in-play set)
+    min_script_share: float | None = 0.5   # share of letters in the language's expected scripts
+    max_copy_overlap: float | None = 0.8   # share of hypothesis words found in the English source
+    max_repeat_run: int | None = 3         # a word n-gram repeated more often in a row is a decoder loop
+    max_letter_run: int | None = 5         # the same for letter n-grams ("lalalala"; unspaced scripts)
+    min_kiwi: float | None = None          # optional quality floor on the COMETKiwi score
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], where: str = "captions.select") -> "Thresholds":
@@ -54,13 +56,13 @@ def thresholds_by_language(config: Mapping[str, Any], languages: Iterable[str]) 
     return result
 
 
-def _below(value: Any, floor: float) -> bool:
+def _below(value: Any, floor: float | None) -> bool:
     """NaN / missing means "not measurable" (e.g. langid does not know the language): passes."""
-    return value is not None and not math.isnan(value) and value < floor
+    return floor is not None and value is not None and not math.isnan(value) and value < floor
 
 
-def _above(value: Any, ceiling: float) -> bool:
-    return value is not None and not math.isnan(value) and value > ceiling
+def _above(value: Any, ceiling: float | None) -> bool:
+    return ceiling is not None and value is not None and not math.isnan(value) and value > ceiling
 
 
 def failed_checks(row: Mapping[str, Any], thresholds: Thresholds) -> list[str]:
@@ -76,7 +78,7 @@ def failed_checks(row: Mapping[str, Any], thresholds: Thresholds) -> list[str]:
         failed.append("copy")
     if _above(row.get(REPEAT_RUN), thresholds.max_repeat_run) or _above(row.get(LETTER_RUN), thresholds.max_letter_run):
         failed.append("repetition")
-    if thresholds.min_kiwi is not None and _below(row.get(KIWI_SCORE), thresholds.min_kiwi):
+    if _below(row.get(KIWI_SCORE), thresholds.min_kiwi):
         failed.append("kiwi")
     return failed
 

@@ -34,6 +34,12 @@ def test_each_check_rejects_what_it_should():
     assert failed_checks(hyp(0, 0.1), Thresholds(min_kiwi=0.3)) == ["kiwi"]
 
 
+def test_a_null_threshold_turns_its_check_off():
+    off = Thresholds(min_langid_prob=None, min_script_share=None, max_repeat_run=None, max_letter_run=None)
+    assert failed_checks(hyp(0, 0.5, langid=0.0, script=0.0, run=9, letter_run=9), off) == []
+    assert failed_checks(hyp(0, 0.5, exact=True), off) == ["copy"]
+
+
 def test_unmeasurable_attributes_do_not_reject():
     # NaN: langid does not know the language / the text has no letters.
     assert failed_checks(hyp(0, 0.5, langid=NAN, script=NAN, overlap=NAN), Thresholds()) == []
