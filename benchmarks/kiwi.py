@@ -36,7 +36,6 @@ def xtd_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
 
 
 def timed(scorer, sources, translations) -> tuple[float, list[float]]:
-    scorer.score(sources[: scorer.batch_size], translations[: scorer.batch_size])    # warm-up
     start = time.perf_counter()
     scores = scorer.score(sources, translations)
     return time.perf_counter() - start, scores
@@ -47,6 +46,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=4000)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per setting, alternating; median kept")
     parser.add_argument("--model", default=None, help="COMET checkpoint dir (default: build the tiny one)")
     parser.add_argument("--sample-log", default=None, help="log of a sample run with '<stage> <seconds>' lines")
     args = parser.parse_args()
@@ -61,13 +61,20 @@ def main() -> int:
             model_dir = str(build_tiny_kiwi(Path(scratch) / "cometkiwi-tiny", corpus))
             print(f"tiny checkpoint built in {time.perf_counter() - start:.1f} s")
         model, _ = load_kiwi(model_dir)
-        results = {}
-        for length_sorted in (True, False):
-            scorer = KiwiScorer(model, batch_size=args.batch_size, device=args.device, length_sorted=length_sorted)
-            results[length_sorted] = timed(scorer, sources, translations)
+        scorers = {flag: KiwiScorer(model, batch_size=args.batch_size, device=args.device, length_sorted=flag)
+                   for flag in (True, False)}
+        scorers[True].score(sources[: 4 * args.batch_size], translations[: 4 * args.batch_size])   # warm-up
+        # Alternate the settings so a change in machine load hits both alike.
+        runs = {True: [], False: []}
+        for _ in range(args.repeats):
+            for flag, scorer in scorers.items():
+                runs[flag].append(timed(scorer, sources, translations))
+    scorer = scorers[True]
     n = len(sources)
-    (t_sorted, s_sorted), (t_plain, s_plain) = results[True], results[False]
-    print(f"pairs: {n} (XTD en -> 10 languages), batch size {args.batch_size}, device {scorer.device}")
+    median = lambda results: sorted(results, key=lambda r: r[0])[len(results) // 2]  # noqa: E731
+    (t_sorted, s_sorted), (t_plain, s_plain) = median(runs[True]), median(runs[False])
+    print(f"pairs: {n} (XTD en -> 10 languages), batch size {args.batch_size}, device {scorer.device}, "
+          f"median of {args.repeats} alternating runs")
     print(f"length-sorted: {n / t_sorted:8.1f} items/s ({t_sorted:.2f} s)")
     print(f"unsorted:      {n / t_plain:8.1f} items/s ({t_plain:.2f} s)")
     print(f"speed-up from length sorting: {t_plain / t_sorted:.2f}x")
