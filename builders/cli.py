@@ -24,6 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "card": ("builders.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
     "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
     "eval": ("eval.cli", "evaluate: zeroshot | retrieval | clipscore | mvl_sib | correlate | cider | report"),
+    "captions_kiwi_model": ("builders.captions.kiwi_model_stage", "build the tiny COMETKiwi checkpoint (sample profile)"),
+    "captions_translate": ("builders.captions.translate_stage", "translate English captions n-best with NLLB"),
+    "captions_tag": ("builders.captions.tag_stage", "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi"),
+    "captions_select": ("builders.captions.select_stage", "keep the best checked translation per caption; quality percentiles"),
 }
 
 

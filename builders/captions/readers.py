@@ -1,0 +1,191 @@
+"""Caption sources: the XTD / xFlickrCO JSON layout and plain CSV / JSONL tables.
+
+Every reader returns a `CaptionSet`: one row per English (source) caption with
+`caption_id, image, caption` plus any other input columns carried through untouched,
+and the human translations the source ships with (XTD has ten languages), keyed by the
+registry key of their language so chrF can be computed against them.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from builders.core.errors import BabelforgeError
+
+# Columns every caption row has; the rest of a row is carried through as it came.
+CORE_COLUMNS = ("caption_id", "image", "caption")
+
+# XTD and xFlickrCO name languages with their own two-letter codes, which are not all
+# ISO 639-1 ("jp" is Japanese). Their Chinese is Simplified (e.g. 联, 队), so zh is
+# zho_Hans, not the Traditional zho_Hant. Every key is checked against the registry.
+XTD_LANGUAGE_KEYS = {
+    "en": "eng_Latn",
+    "de": "deu_Latn",
+    "es": "spa_Latn",
+    "fr": "fra_Latn",
+    "id": "ind_Latn",
+    "it": "ita_Latn",
+    "ja": "jpn_Jpan",
+    "jp": "jpn_Jpan",
+    "ko": "kor_Hang",
+    "pl": "pol_Latn",
+    "ru": "rus_Cyrl",
+    "tr": "tur_Latn",
+    "zh": "zho_Hans",
+}
+
+# In CSV / JSONL input a column `ref_<registry key>` (e.g. `ref_deu_Latn`) holds a human
+# translation of the caption; it is used as a chrF reference and still carried through.
+REFERENCE_PREFIX = "ref_"
+
+
+@dataclass
+class CaptionSet:
+    source_lang: str                                   # registry key of the captions' language
+    captions: list[dict[str, Any]]                     # caption_id, image, caption, extras...
+    references: list[tuple[str, str, str]] = field(default_factory=list)  # (caption_id, lang, text)
+
+    def limited(self, limit: int | None) -> "CaptionSet":
+        """The first `limit` captions (and their references); all when limit is None."""
+        if limit is None:
+            return self
+        kept = self.captions[:limit]
+        ids = {row["caption_id"] for row in kept}
+        return CaptionSet(self.source_lang, kept, [ref for ref in self.references if ref[0] in ids])
+
+
+def xtd_key(code: str, registry) -> str:
+    """Registry key of an XTD/xFlickrCO language code; an error naming the code if unknown."""
+    if code not in XTD_LANGUAGE_KEYS:
+        raise BabelforgeError(
+            f"XTD language code {code!r} has no registry key; add it to XTD_LANGUAGE_KEYS "
+            "in builders/captions/readers.py"
+        )
+    return registry.get(XTD_LANGUAGE_KEYS[code]).key
+
+
+def read_xtd(path: str | Path, source_lang: str, registry) -> CaptionSet:
+    """`{"images": [...], "captions": {code: [[caption], ...]}}`, captions aligned with images.
+
+    caption_id is the image file name without extension (unique in both releases); an
+    image with several captions in the source language gets `<stem>#<k>` ids.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        images, by_code = data["images"], data["captions"]
+    except FileNotFoundError:
+        raise BabelforgeError(f"{path}: caption file not found; check captions.input.path") from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise BabelforgeError(f"{path}: not the XTD layout {{images, captions}} ({error})") from None
+    keys = {code: xtd_key(code, registry) for code in by_code}
+    source_codes = [code for code, key in keys.items() if key == source_lang]
+    if not source_codes:
+        raise BabelforgeError(
+            f"{path}: no captions in {source_lang} (the file has {', '.join(sorted(by_code))})"
+        )
+    for code, captions in by_code.items():
+        if len(captions) != len(images):
+            raise BabelforgeError(f"{path}: {len(captions)} {code} captions for {len(images)} images")
+
+    stems = [Path(name).stem for name in images]
+    if len(set(stems)) != len(stems):
+        raise BabelforgeError(f"{path}: image names are not unique, so they cannot be caption ids")
+    source = by_code[source_codes[0]]
+    rows, id_of = [], {}
+    for index, (image, stem, texts) in enumerate(zip(images, stems, source)):
+        texts = _caption_list(texts, path, index)
+        for k, text in enumerate(texts):
+            caption_id = stem if len(texts) == 1 else f"{stem}#{k}"
+            rows.append({"caption_id": caption_id, "image": image, "caption": text})
+        id_of[index] = stem if len(texts) == 1 else None
+    references = []
+    for code, captions in by_code.items():
+        if keys[code] == source_lang:
+            continue
+        for index, texts in enumerate(captions):
+            texts = _caption_list(texts, path, index)
+            # A reference belongs to one source caption: only images with a single one.
+            if id_of[index] is not None and texts and texts[0].strip():
+                references.append((id_of[index], keys[code], texts[0]))
+    return CaptionSet(source_lang, rows, references)
+
+
+def _caption_list(value, path: Path, index: int) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(text, str) for text in value):
+        return value
+    raise BabelforgeError(f"{path}: caption {index} is neither a string nor a list of strings")
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a CSV (header line, RFC 4180 quoting) or JSONL (one object a line) file."""
+    path = Path(path)
+    if not path.exists():
+        raise BabelforgeError(f"{path}: caption file not found; check captions.input.path")
+    if path.suffix == ".jsonl":
+        rows = []
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as error:
+                    raise BabelforgeError(f"{path}:{number}: not a JSON object ({error})") from None
+                if not isinstance(row, dict):
+                    raise BabelforgeError(f"{path}:{number}: expected a JSON object per line")
+                rows.append(row)
+        return rows
+    if path.suffix in (".csv", ".tsv"):
+        with path.open(encoding="utf-8", newline="") as handle:
+            return list(csv.DictReader(handle, delimiter="\t" if path.suffix == ".tsv" else ","))
+    raise BabelforgeError(f"{path}: unknown caption table type; use .csv, .tsv or .jsonl")
+
+
+def read_caption_table(path: str | Path, source_lang: str, registry) -> CaptionSet:
+    """A table with columns `id, image, caption` (+ anything else, carried through).
+
+    `id` becomes `caption_id`; columns `ref_<key>` are human translations into `<key>`.
+    """
+    path = Path(path)
+    rows = read_rows(path)
+    if not rows:
+        raise BabelforgeError(f"{path}: no captions")
+    missing = [column for column in ("id", "image", "caption") if column not in rows[0]]
+    if missing:
+        raise BabelforgeError(f"{path}: missing column(s) {', '.join(missing)} (need id, image, caption)")
+    for column in rows[0]:
+        if column.startswith(REFERENCE_PREFIX):
+            registry.get(column[len(REFERENCE_PREFIX):])  # unknown key: an error naming it
+    captions, references, seen = [], [], set()
+    for number, row in enumerate(rows, start=2):
+        caption_id = str(row["id"])
+        if caption_id in seen:
+            raise BabelforgeError(f"{path}: id {caption_id!r} appears twice (row {number})")
+        seen.add(caption_id)
+        if not isinstance(row.get("caption"), str):
+            raise BabelforgeError(f"{path}: row {number} ({caption_id}) has no caption text")
+        extras = {k: v for k, v in row.items() if k not in ("id", "image", "caption")}
+        reserved = [k for k in extras if k in CORE_COLUMNS or k == "source_lang"]
+        if reserved:
+            raise BabelforgeError(f"{path}: column(s) {', '.join(reserved)} are reserved; rename them")
+        captions.append({"caption_id": caption_id, "image": row["image"], "caption": row["caption"], **extras})
+        for column, value in extras.items():
+            if column.startswith(REFERENCE_PREFIX) and isinstance(value, str) and value.strip():
+                references.append((caption_id, column[len(REFERENCE_PREFIX):], value))
+    return CaptionSet(source_lang, captions, references)
+
+
+def read_captions(fmt: str, path: str | Path, source_lang: str, registry) -> CaptionSet:
+    """Dispatch on `captions.input.format`: `xtd` or `table` (CSV / TSV / JSONL)."""
+    registry.get(source_lang)
+    if fmt == "xtd":
+        return read_xtd(path, source_lang, registry)
+    if fmt == "table":
+        return read_caption_table(path, source_lang, registry)
+    raise BabelforgeError(f"captions.input.format {fmt!r}: use 'xtd' or 'table'")

@@ -1,0 +1,172 @@
+"""`babelforge captions_select`: keep one hypothesis per caption and language; record quality.
+
+Reads hypotheses + attributes (never recomputes a score) and `captions.select`
+thresholds; writes `selected.parquet`, one row per (caption_id, lang) — with the kept
+translation, its Kiwi score, the score's percentile within the language and the
+bottom-25 % / top-75 % flags, or the reason nothing was kept — and `quality.json`
+(per language counts, rejection reasons, mean Kiwi, chrF against human translations).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from collections import Counter, defaultdict
+from typing import Any, Mapping, Sequence
+
+from builders.captions.select import KIWI_SCORE, choose, percentiles, quality_flags, thresholds_by_language
+
+BOTTOM_PERCENT = 25.0
+SELECTED_COLUMNS = (
+    "caption_id", "lang", "text", "hyp_rank", "mt_score", "kiwi_score", "kiwi_percentile",
+    "is_bottom_25", "is_top_75", "chrf", "n_hypotheses", "n_passed", "reason",
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from builders.captions.settings import add_common_arguments
+
+    add_common_arguments(parser)
+    parser.add_argument("--metrics", default="data/captions/quality.json", help="per-language summary JSON")
+
+
+def select_rows(
+    scored: Sequence[Mapping[str, Any]],
+    pairs: Sequence[tuple[str, str]],
+    config: Mapping[str, Any],
+) -> list[dict[str, Any]]:
+    """One row per (caption_id, lang) in `pairs`, from scored hypothesis rows (pure).
+
+    `scored` rows hold the hypothesis (`caption_id, lang, hyp_rank, text, mt_score`) and
+    its attribute columns; a pair without any hypothesis gets reason `no_hypotheses`.
+    """
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for row in scored:
+        groups[(row["caption_id"], row["lang"])].append(row)
+    thresholds = thresholds_by_language(config, sorted({lang for _, lang in pairs}))
+    out = []
+    for caption_id, lang in pairs:
+        choice = choose(groups.get((caption_id, lang), []), thresholds[lang])
+        best = choice.best or {}
+        out.append({
+            "caption_id": caption_id, "lang": lang, "text": best.get("text"), "hyp_rank": best.get("hyp_rank"),
+            "mt_score": best.get("mt_score"), "kiwi_score": best.get(KIWI_SCORE),
+            "chrf": best.get("chrf_v1__score"), "n_hypotheses": choice.n_hypotheses,
+            "n_passed": choice.n_passed, "reason": choice.reason,
+        })
+    add_quality_flags(out)
+    return out
+
+
+def add_quality_flags(rows: list[dict[str, Any]], bottom_percent: float = BOTTOM_PERCENT) -> None:
+    """Per language: percentile of each kept translation's Kiwi score, and the two flags."""
+    by_lang: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        row.update(kiwi_percentile=None, is_bottom_25=False, is_top_75=False)
+        score = row["kiwi_score"]
+        if row["text"] is not None and score is not None and not math.isnan(score):
+            by_lang[row["lang"]].append(row)
+    for kept in by_lang.values():
+        for row, percentile in zip(kept, percentiles([row["kiwi_score"] for row in kept])):
+            bottom, top = quality_flags(percentile, bottom_percent)
+            row.update(kiwi_percentile=percentile, is_bottom_25=bottom, is_top_75=top)
+
+
+def _corpus_chrf(rows: Sequence[Mapping[str, Any]], lang: str, references: Mapping[tuple[str, str], str]):
+    from builders.captions.chrf import corpus_chrf
+
+    pairs = [(row["text"], references[(row["caption_id"], lang)]) for row in rows
+             if (row["caption_id"], lang) in references]
+    if not pairs:
+        return None
+    return round(corpus_chrf([hyp for hyp, _ in pairs], [ref for _, ref in pairs]), 4)
+
+
+def summarise(
+    rows: Sequence[Mapping[str, Any]],
+    references: Mapping[tuple[str, str], str],
+    top_hypotheses: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Per-language figures for quality.json.
+
+    `rejections` counts, per check, the captions left without translation where that
+    check failed at least one hypothesis. `chrf_corpus` is chrF of the kept translations
+    against the human ones; `chrf_corpus_top_hypothesis` that of the translator's own best
+    (hyp_rank 0) over all captions, the unfiltered baseline.
+    """
+    by_lang: dict[str, list] = defaultdict(list)
+    for row in rows:
+        by_lang[row["lang"]].append(row)
+    top_by_lang: dict[str, list] = defaultdict(list)
+    for row in top_hypotheses:
+        top_by_lang[row["lang"]].append(row)
+    summary = {}
+    for lang, group in sorted(by_lang.items()):
+        kept = [row for row in group if row["text"] is not None]
+        reasons = Counter(check.split("=")[0] for row in group if row["reason"]
+                          for check in row["reason"].removeprefix("rejected:").split(","))
+        with_ref = [row for row in kept if (row["caption_id"], lang) in references]
+        scores = [row["kiwi_score"] for row in kept if row["kiwi_score"] is not None and not math.isnan(row["kiwi_score"])]
+        summary[lang] = {
+            "n_captions": len(group),
+            "n_selected": len(kept),
+            "n_without_translation": len(group) - len(kept),
+            "rejections": dict(sorted(reasons.items())),
+            "kiwi_mean": round(sum(scores) / len(scores), 6) if scores else None,
+            "n_with_reference": len(with_ref),
+            "chrf_corpus": _corpus_chrf(kept, lang, references),
+            "chrf_corpus_top_hypothesis": _corpus_chrf(top_by_lang.get(lang, []), lang, references),
+        }
+    return summary
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from builders.captions.settings import (
+        ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SELECTED_FILE, SOURCE_FILE, captions_params,
+    )
+    from builders.core.errors import BabelforgeError
+    from builders.core.io import read_table, sha256_file, write_json, write_table
+    from builders.core.params import load_params
+    from builders.core.progress import info
+    from builders.core.provenance import provenance
+
+    params = load_params(args.params)
+    config = captions_params(params, "select")
+    data = Path(args.data_dir)
+    hypotheses = read_table(data / HYPOTHESES_FILE)
+    attributes = read_table(data / ATTRIBUTES_FILE)
+    source = read_table(data / SOURCE_FILE)
+    references = read_table(data / REFERENCES_FILE)
+    scored = hypotheses.merge(attributes, on=KEY, how="left", validate="one_to_one")
+    if len(attributes) != len(hypotheses) or scored[KIWI_SCORE].isna().any():
+        raise BabelforgeError(
+            f"{data / ATTRIBUTES_FILE} does not match {data / HYPOTHESES_FILE}; rerun `babelforge captions_tag`"
+        )
+    langs = sorted(hypotheses["lang"].unique())
+    pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
+    try:
+        rows = select_rows(scored.to_dict("records"), pairs, config)
+    except ValueError as error:
+        raise BabelforgeError(str(error)) from None
+
+    clashes = sorted(set(source.columns) & set(SELECTED_COLUMNS) - {"caption_id"})
+    if clashes:
+        raise BabelforgeError(f"input column(s) {', '.join(clashes)} clash with selected.parquet's own; rename them")
+    selected = pd.DataFrame(rows, columns=list(SELECTED_COLUMNS)).astype({"hyp_rank": "Int32"})
+    # The source row (image, English caption, any extra input column) rides along untouched.
+    selected = selected.merge(source, on="caption_id", how="left")
+    record = provenance("captions_select", params={"select": config}, sources={
+        name: {"path": str(data / name), "sha256": sha256_file(data / name)}
+        for name in (HYPOTHESES_FILE, ATTRIBUTES_FILE, SOURCE_FILE, REFERENCES_FILE)})
+    write_table(selected, data / SELECTED_FILE, sort_by=["lang", "caption_id"], provenance=record)
+    refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
+    summary = summarise(rows, refs, hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records"))
+    write_json(summary, args.metrics)
+    for lang, figures in summary.items():
+        info(f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
+             f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "
+             f"{figures['chrf_corpus_top_hypothesis']}), rejections {figures['rejections']}")
+    return 0

@@ -1,0 +1,168 @@
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from builders.captions.qe import KiwiScorer, batch_order, is_hub_id, load_kiwi, resolve_checkpoint
+from builders.core.errors import BabelforgeError
+from builders.core.io import sha256_file
+
+
+@pytest.fixture(scope="module")
+def pairs(xtd):
+    refs = {(cid, lang): text for cid, lang, text in xtd.references}
+    sources, translations = [], []
+    for row in xtd.captions[:40]:
+        for lang in ("deu_Latn", "jpn_Jpan", "rus_Cyrl"):
+            sources.append(row["caption"])
+            translations.append(refs[(row["caption_id"], lang)])
+    return sources, translations
+
+
+def test_tiny_checkpoint_has_comets_layout_and_loads_with_comet_itself(tiny_kiwi_dir):
+    from comet import load_from_checkpoint
+
+    assert (tiny_kiwi_dir / "hparams.yaml").is_file()
+    assert (tiny_kiwi_dir / "checkpoints" / "model.ckpt").is_file()
+    model = load_from_checkpoint(str(tiny_kiwi_dir / "checkpoints" / "model.ckpt"), reload_hparams=True)
+    assert type(model).__name__ == "UnifiedMetric"
+    assert model.hparams.input_segments == ["mt", "src"]
+
+
+def test_scores_are_in_input_order_whatever_the_batching(tiny_kiwi, pairs):
+    sources, translations = pairs
+    reference = KiwiScorer(tiny_kiwi, batch_size=1, device="cpu", length_sorted=False).score(sources, translations)
+    assert all(0.0 < s < 1.0 for s in reference)
+    assert len(set(round(s, 4) for s in reference)) > len(reference) // 2   # scores differ between pairs
+    for batch_size, length_sorted in [(7, True), (7, False), (64, True)]:
+        scores = KiwiScorer(tiny_kiwi, batch_size=batch_size, device="cpu", length_sorted=length_sorted).score(
+            sources, translations)
+        # Padding changes float summation order inside the encoder: equal up to ~1e-4.
+        assert scores == pytest.approx(reference, abs=1e-3)
+    # Reversing the input reverses the output: each score belongs to its pair.
+    reversed_scores = KiwiScorer(tiny_kiwi, batch_size=7, device="cpu").score(sources[::-1], translations[::-1])
+    assert reversed_scores == pytest.approx(reference[::-1], abs=1e-3)
+
+
+def test_repeated_pairs_are_scored_once_and_get_the_same_score(tiny_kiwi, pairs):
+    sources, translations = pairs
+    scorer = KiwiScorer(tiny_kiwi, batch_size=8, device="cpu")
+    calls = []
+    original = tiny_kiwi.prepare_sample
+    tiny_kiwi.prepare_sample = lambda samples, stage: calls.append(len(samples)) or original(samples, stage=stage)
+    try:
+        scores = scorer.score(sources[:5] * 3, translations[:5] * 3)
+    finally:
+        tiny_kiwi.prepare_sample = original
+    assert sum(calls) == 5
+    assert scores[:5] == scores[5:10] == scores[10:]
+
+
+def test_length_sorted_order_is_by_length_and_stable():
+    assert batch_order([5, 1, 5, 0], True) == [3, 1, 0, 2]
+    assert batch_order([5, 1, 5, 0], False) == [0, 1, 2, 3]
+
+
+def test_a_moved_checkpoint_still_loads_from_its_bundled_encoder(tiny_kiwi_dir, tmp_path, pairs):
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(tiny_kiwi_dir, moved)
+    model, record = load_kiwi(str(moved))
+    assert record["sha256"] == sha256_file(tiny_kiwi_dir / "checkpoints" / "model.ckpt")
+    sources, translations = pairs
+    original, _ = load_kiwi(str(tiny_kiwi_dir))
+    a = KiwiScorer(model, device="cpu").score(sources[:6], translations[:6])
+    b = KiwiScorer(original, device="cpu").score(sources[:6], translations[:6])
+    assert a == pytest.approx(b, abs=1e-6)
+
+
+def test_rebuild_is_byte_identical(tiny_kiwi_dir, xtd_corpus):
+    from builders.captions.qe import build_tiny_kiwi
+
+    before = {p.relative_to(tiny_kiwi_dir): sha256_file(p) for p in tiny_kiwi_dir.rglob("*") if p.is_file()}
+    build_tiny_kiwi(tiny_kiwi_dir, xtd_corpus, seed=0)
+    after = {p.relative_to(tiny_kiwi_dir): sha256_file(p) for p in tiny_kiwi_dir.rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_missing_local_checkpoint_fails_naming_the_stage(tmp_path):
+    with pytest.raises(BabelforgeError, match="captions_kiwi_model"):
+        resolve_checkpoint(str(tmp_path / "nothing"))
+    with pytest.raises(BabelforgeError, match="captions_kiwi_model"):
+        resolve_checkpoint("models/cometkiwi-missing")
+
+
+def test_gated_hub_model_offline_fails_at_once_saying_how_to_get_access(monkeypatch, tmp_path):
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))   # whatever this machine holds
+    start = time.monotonic()
+    with pytest.raises(BabelforgeError) as error:
+        load_kiwi("Unbabel/wmt22-cometkiwi-da")
+    assert time.monotonic() - start < 5
+    message = str(error.value)
+    assert "Unbabel/wmt22-cometkiwi-da" in message and "HF_TOKEN" in message and "licence" in message
+    assert "local checkpoint" in message
+
+
+def test_hub_ids_and_local_paths_are_told_apart():
+    assert is_hub_id("Unbabel/wmt22-cometkiwi-da")
+    assert not is_hub_id("models/cometkiwi-tiny")
+    assert not is_hub_id("./kiwi")
+    assert not is_hub_id("/abs/kiwi")
+    assert not is_hub_id("kiwi/checkpoints/model.ckpt")
+
+
+def test_importing_the_captions_modules_loads_no_heavy_library():
+    code = (
+        "import sys, builders.cli, builders.captions.qe, builders.captions.select_stage, "
+        "builders.captions.tag_stage, builders.captions.translate_stage, builders.captions.kiwi_model_stage;"
+        "heavy = [m for m in ('torch', 'comet', 'transformers', 'pandas', 'huggingface_hub', 'ctranslate2') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.gpu
+def test_real_cometkiwi_prefers_a_translation_to_a_wrong_language_output(xtd):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU and access to the gated Unbabel/wmt22-cometkiwi-da")
+    try:
+        model, _ = load_kiwi("Unbabel/wmt22-cometkiwi-da")
+    except BabelforgeError as error:
+        pytest.skip(str(error))
+    refs = {(cid, lang): text for cid, lang, text in xtd.references}
+    rows = xtd.captions[:50]
+    sources = [row["caption"] for row in rows]
+    good = [refs[(row["caption_id"], "deu_Latn")] for row in rows]
+    wrong = [refs[(row["caption_id"], "jpn_Jpan")] for row in rows[1:] + rows[:1]]
+    scorer = KiwiScorer(model, batch_size=16, device="cuda")
+    assert sum(g > w for g, w in zip(scorer.score(sources, good), scorer.score(sources, wrong))) > 45
+
+
+def test_a_hub_id_in_the_local_cache_loads_offline_through_comets_loader(tiny_kiwi_dir, tmp_path, monkeypatch, pairs):
+    """The `full` path (Hub id -> cached snapshot -> comet.load_from_checkpoint), run on the
+    tiny checkpoint laid out as the Hugging Face cache holds a downloaded model."""
+    revision = "0" * 40
+    repo = tmp_path / "hf" / "hub" / "models--Unbabel--wmt22-cometkiwi-da"
+    snapshot = repo / "snapshots" / revision
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(revision)
+    shutil.copytree(tiny_kiwi_dir / "checkpoints", snapshot / "checkpoints")
+    shutil.copy(tiny_kiwi_dir / "hparams.yaml", snapshot / "hparams.yaml")   # no bundled encoder/
+    from huggingface_hub import constants
+
+    # huggingface_hub reads HF_HOME once, at its import: point its cache constant here.
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model, record = load_kiwi("Unbabel/wmt22-cometkiwi-da")
+    assert record == {"id": "Unbabel/wmt22-cometkiwi-da", "revision": revision}
+    sources, translations = pairs
+    original, _ = load_kiwi(str(tiny_kiwi_dir))
+    assert KiwiScorer(model, device="cpu").score(sources[:4], translations[:4]) == pytest.approx(
+        KiwiScorer(original, device="cpu").score(sources[:4], translations[:4]), abs=1e-6)

@@ -1,0 +1,94 @@
+import json
+
+import pytest
+
+from builders.captions.readers import XTD_LANGUAGE_KEYS, read_caption_table, read_captions, read_xtd
+from builders.core.errors import BabelforgeError
+
+
+def test_xtd_reader_gives_1000_english_captions_and_ten_reference_languages(xtd, xtd_path):
+    raw = json.loads(xtd_path.read_text(encoding="utf-8"))
+    assert xtd.source_lang == "eng_Latn"
+    assert len(xtd.captions) == len(raw["images"]) == 1000
+    first = xtd.captions[0]
+    assert first["image"] == raw["images"][0]
+    assert first["caption"] == raw["captions"]["en"][0][0]
+    assert first["caption_id"] == raw["images"][0].rsplit(".", 1)[0]
+    assert len({row["caption_id"] for row in xtd.captions}) == 1000
+    langs = {lang for _, lang, _ in xtd.references}
+    assert langs == {"deu_Latn", "spa_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang",
+                     "pol_Latn", "rus_Cyrl", "tur_Latn", "zho_Hans"}
+    japanese = {cid: text for cid, lang, text in xtd.references if lang == "jpn_Jpan"}
+    assert japanese[first["caption_id"]] == raw["captions"]["jp"][0][0]
+
+
+def test_xflickrco_uses_ja_and_id_codes(xtd_path, registry):
+    data = read_xtd(xtd_path.parent / "xflickrco.json", "eng_Latn", registry)
+    assert len(data.captions) == 2000
+    assert {lang for _, lang, _ in data.references} >= {"jpn_Jpan", "ind_Latn", "zho_Hans"}
+
+
+def test_every_xtd_code_maps_to_a_registry_key(registry):
+    for code, key in XTD_LANGUAGE_KEYS.items():
+        assert registry.get(key).key == key, code
+
+
+def test_limit_keeps_references_of_kept_captions_only(xtd):
+    small = xtd.limited(5)
+    ids = {row["caption_id"] for row in small.captions}
+    assert len(ids) == 5
+    assert {cid for cid, _, _ in small.references} == ids
+    assert len(small.references) == 50
+
+
+def test_csv_extra_columns_are_carried_through_and_ref_columns_become_references(tmp_path, registry):
+    path = tmp_path / "captions.csv"
+    path.write_text(
+        'id,image,caption,rating,ref_deu_Latn\n'
+        'a1,img1.jpg,"A dog, running",4.5,Ein Hund rennt\n'
+        'a2,img2.jpg,A cat,,\n',
+        encoding="utf-8",
+    )
+    data = read_captions("table", path, "eng_Latn", registry)
+    assert data.captions[0] == {"caption_id": "a1", "image": "img1.jpg", "caption": "A dog, running",
+                                "rating": "4.5", "ref_deu_Latn": "Ein Hund rennt"}
+    assert data.references == [("a1", "deu_Latn", "Ein Hund rennt")]
+
+
+def test_jsonl_keeps_typed_extra_values(tmp_path, registry):
+    path = tmp_path / "captions.jsonl"
+    path.write_text('{"id": 7, "image": "x.jpg", "caption": "two birds", "human_scores": [1, 3]}\n\n',
+                    encoding="utf-8")
+    data = read_caption_table(path, "eng_Latn", registry)
+    assert data.captions == [{"caption_id": "7", "image": "x.jpg", "caption": "two birds", "human_scores": [1, 3]}]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("id,image\n1,a.jpg\n", "missing column"),
+    ("id,image,caption\n1,a.jpg,x\n1,b.jpg,y\n", "appears twice"),
+    ("id,image,caption,ref_xxx_Latn\n1,a.jpg,x,y\n", "xxx_Latn"),
+])
+def test_bad_tables_fail_with_a_clear_error(tmp_path, registry, content, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(BabelforgeError, match=message):
+        read_captions("table", path, "eng_Latn", registry)
+
+
+def test_unknown_xtd_code_and_missing_source_language_are_errors(tmp_path, registry):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"images": ["a.jpg"], "captions": {"en": [["hi"]], "xx": [["?"]]}}))
+    with pytest.raises(BabelforgeError, match="'xx'"):
+        read_xtd(path, "eng_Latn", registry)
+    path.write_text(json.dumps({"images": ["a.jpg"], "captions": {"de": [["hallo"]]}}))
+    with pytest.raises(BabelforgeError, match="no captions in eng_Latn"):
+        read_xtd(path, "eng_Latn", registry)
+
+
+def test_xtd_keys_exist_in_the_project_registry():
+    from builders.core.languages import registry
+
+    project = registry()
+    for code, key in XTD_LANGUAGE_KEYS.items():
+        language = project.get(key)
+        assert language.nllb and language.langid and language.scripts, (code, key)

@@ -1,0 +1,106 @@
+import math
+
+import pytest
+
+from builders.captions.select import (
+    Thresholds, choose, failed_checks, percentiles, quality_flags, thresholds_by_language,
+)
+from builders.captions.select_stage import select_rows
+
+NAN = math.nan
+
+
+def hyp(rank, kiwi, text="Ein Hund", langid=0.9, script=1.0, overlap=0.0, exact=False, run=1, letter_run=1,
+        lang="deu_Latn", caption_id="c1"):
+    return {
+        "caption_id": caption_id, "lang": lang, "hyp_rank": rank, "text": text, "mt_score": -0.1 * rank,
+        "langid_v1__prob": langid, "script_v1__share": script, "copy_v1__overlap": overlap,
+        "copy_v1__exact": exact, "repetition_v1__longest_run": run,
+        "repetition_v1__longest_letter_run": letter_run, "kiwi_v1__score": kiwi,
+    }
+
+
+def test_each_check_rejects_what_it_should():
+    t = Thresholds()
+    assert failed_checks(hyp(0, 0.5), t) == []
+    assert failed_checks(hyp(0, 0.5, langid=0.2), t) == ["langid"]
+    assert failed_checks(hyp(0, 0.5, script=0.1), t) == ["script"]
+    assert failed_checks(hyp(0, 0.5, exact=True, overlap=1.0), t) == ["copy"]
+    assert failed_checks(hyp(0, 0.5, overlap=0.9), t) == ["copy"]
+    assert failed_checks(hyp(0, 0.5, run=4), t) == ["repetition"]
+    assert failed_checks(hyp(0, 0.5, letter_run=6), t) == ["repetition"]
+    assert failed_checks(hyp(0, 0.5, run=3, letter_run=5), t) == []          # limits are inclusive
+    assert failed_checks(hyp(0, 0.5, text="  "), t) == ["empty"]
+    assert failed_checks(hyp(0, 0.1), Thresholds(min_kiwi=0.3)) == ["kiwi"]
+
+
+def test_a_null_threshold_turns_its_check_off():
+    off = Thresholds(min_langid_prob=None, min_script_share=None, max_repeat_run=None, max_letter_run=None)
+    assert failed_checks(hyp(0, 0.5, langid=0.0, script=0.0, run=9, letter_run=9), off) == []
+    assert failed_checks(hyp(0, 0.5, exact=True), off) == ["copy"]
+
+
+def test_unmeasurable_attributes_do_not_reject():
+    # NaN: langid does not know the language / the text has no letters.
+    assert failed_checks(hyp(0, 0.5, langid=NAN, script=NAN, overlap=NAN), Thresholds()) == []
+
+
+def test_highest_kiwi_among_passing_hypotheses_wins():
+    candidates = [hyp(0, 0.9, langid=0.1), hyp(1, 0.4), hyp(2, 0.7), hyp(3, 0.95, run=9)]
+    choice = choose(candidates, Thresholds())
+    assert choice.best["hyp_rank"] == 2
+    assert (choice.n_hypotheses, choice.n_passed, choice.reason) == (4, 2, None)
+
+
+def test_ties_go_to_the_translators_preferred_hypothesis_whatever_the_row_order():
+    candidates = [hyp(3, 0.7), hyp(1, 0.7), hyp(2, 0.7)]
+    assert choose(candidates, Thresholds()).best["hyp_rank"] == 1
+    assert choose(list(reversed(candidates)), Thresholds()).best["hyp_rank"] == 1
+
+
+def test_all_rejected_records_why():
+    candidates = [hyp(0, 0.9, langid=0.1), hyp(1, 0.8, langid=0.2, script=0.0), hyp(2, 0.7, exact=True)]
+    choice = choose(candidates, Thresholds())
+    assert choice.best is None
+    assert choice.reason == "rejected:langid=2,script=1,copy=1"
+    assert choose([], Thresholds()).reason == "no_hypotheses"
+
+
+def test_per_language_thresholds_override_the_default():
+    config = {"default": {"min_script_share": 0.5}, "languages": {"jpn_Jpan": {"min_script_share": 0.9}}}
+    thresholds = thresholds_by_language(config, ["deu_Latn", "jpn_Jpan"])
+    assert thresholds["deu_Latn"].min_script_share == 0.5
+    assert thresholds["jpn_Jpan"].min_script_share == 0.9
+    assert thresholds["jpn_Jpan"].min_langid_prob == thresholds["deu_Latn"].min_langid_prob
+    japanese = hyp(0, 0.5, script=0.8, lang="jpn_Jpan")
+    assert failed_checks(japanese, thresholds["jpn_Jpan"]) == ["script"]
+    with pytest.raises(ValueError, match="min_scrip_share"):
+        thresholds_by_language({"default": {"min_scrip_share": 0.1}}, ["deu_Latn"])
+
+
+def test_percentiles_share_ties_and_flags_split_the_bottom_quarter():
+    scores = [0.8, 0.1, 0.5, 0.3, 0.3, 0.9, 0.7, 0.6]
+    pct = percentiles(scores)
+    assert pct == [75.0, 0.0, 37.5, 12.5, 12.5, 87.5, 62.5, 50.0]
+    flags = [quality_flags(p) for p in pct]
+    bottom = [s for s, (b, _) in zip(scores, flags) if b]
+    assert sorted(bottom) == [0.1, 0.3, 0.3]          # tied 0.3s stay together
+    assert all(b != t for b, t in flags)               # the two subsets partition the kept captions
+    assert sum(quality_flags(p)[0] for p in percentiles([1.0, 2.0, 3.0, 4.0])) == 1
+
+
+def test_select_rows_one_row_per_pair_with_percentiles_per_language():
+    scored = [hyp(r, 0.1 * (i + 1) + 0.01 * r, caption_id=f"c{i}") for i in range(4) for r in range(2)]
+    scored += [hyp(0, 0.9, caption_id="c0", lang="fra_Latn"), hyp(0, 0.2, caption_id="c1", lang="fra_Latn", langid=0.0)]
+    pairs = [(f"c{i}", lang) for lang in ("deu_Latn", "fra_Latn") for i in range(5)]
+    rows = select_rows(scored, pairs, {"default": {}})
+    by_pair = {(row["caption_id"], row["lang"]): row for row in rows}
+    assert len(rows) == 10
+    assert by_pair[("c0", "deu_Latn")]["hyp_rank"] == 1
+    assert by_pair[("c0", "deu_Latn")]["is_bottom_25"] and not by_pair[("c0", "deu_Latn")]["is_top_75"]
+    assert by_pair[("c3", "deu_Latn")]["kiwi_percentile"] == 75.0
+    assert by_pair[("c4", "deu_Latn")]["reason"] == "no_hypotheses"
+    assert by_pair[("c1", "fra_Latn")]["reason"] == "rejected:langid=1"
+    assert by_pair[("c1", "fra_Latn")]["kiwi_percentile"] is None
+    # French has one kept caption: it is its language's whole distribution.
+    assert by_pair[("c0", "fra_Latn")]["kiwi_percentile"] == 0.0
