@@ -32,11 +32,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _top_parser() -> argparse.ArgumentParser:
+    width = max(map(len, COMMANDS))
     parser = argparse.ArgumentParser(
         prog="babelforge",
         description="Build, version, audit and publish multilingual vision-and-language benchmarks.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="stages:\n" + "\n".join(f"  {name:<10} {text}" for name, (_, text) in COMMANDS.items())
+        epilog="stages:\n" + "\n".join(f"  {name:<{width}} {text}" for name, (_, text) in COMMANDS.items())
         + "\n\nRun `babelforge <stage> --help` for a stage's options.",
     )
     parser.add_argument("--version", action="store_true", help="print the package version")
