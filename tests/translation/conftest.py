@@ -1,0 +1,29 @@
+"""Shared fixtures: the tiny NLLB model, built once per test session (a few seconds)."""
+from __future__ import annotations
+
+import pytest
+
+from builders.translation.tiny import default_data_dir
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    path = default_data_dir()
+    if not (path / "sib-200").is_dir():
+        pytest.skip(f"source mirror not found at {path} (set BABELFORGE_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_nllb(tmp_path_factory, data_dir):
+    from builders.translation.tiny import build_tiny_nllb
+
+    return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), seed=0, data_dir=data_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_translator(tiny_nllb):
+    from builders.translation.nllb import NllbTranslator
+
+    # Short decoding: the random model rarely emits </s>, and the tests only need the code paths.
+    return NllbTranslator(tiny_nllb, device="cpu", beam_size=2, max_decoding_length=24)
