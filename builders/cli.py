@@ -15,6 +15,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "wordnet": ("builders.lexicon.wordnet_stage", "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge"),
     "senses": ("builders.lexicon.senses_stage", "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)"),
     "labels": ("builders.babel_imagenet.labels_stage", "filter and select Babel-ImageNet labels per language"),
+    "nllb": ("builders.translation.nllb_stage", "convert NLLB to CTranslate2 once (tiny local model in sample)"),
+    "prompts": ("builders.babel_imagenet.prompts_stage", "translate the 80 CLIP templates per label language"),
 }
 
 
