@@ -180,7 +180,11 @@ class NllbTranslator:
         max_batch_size=4096,
         batch_type="tokens",
         max_decoding_length=256,
+        *,
+        intra_threads=0,
     ):
+        # intra_threads (keyword-only, beyond the shared contract): CPU threads CTranslate2 uses;
+        # 0 = its default.
         import ctranslate2
         import transformers
 
@@ -200,7 +204,7 @@ class NllbTranslator:
         # checkpoint's tokenizer_config says (see module docstring).
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.model_dir), legacy_behaviour=False)
         self._translator = ctranslate2.Translator(
-            str(self.model_dir), device=self.device, compute_type=self.compute_type)
+            str(self.model_dir), device=self.device, compute_type=self.compute_type, intra_threads=intra_threads)
 
     @property
     def model_id(self) -> str:
