@@ -158,6 +158,11 @@ class LanguageSummary:
                 f"appended {self.n_fallback:>2} duplicates {self.n_duplicates:>2} | {used} | failed: {fails}")
 
 
+def is_source(language: Language) -> bool:
+    """English itself, or a variety NLLB writes as English (e.g. Simple English): no translation."""
+    return language.key == SOURCE_LANG or language.nllb == SOURCE_LANG
+
+
 def assemble_language(
     language: Language,
     templates: Sequence[str],
@@ -168,7 +173,7 @@ def assemble_language(
     """All prompt rows of one language and its summary. `translated` is None when the
     language was not sent to the translator (source language, or no NLLB code)."""
     lang = language.key
-    if lang == SOURCE_LANG:
+    if is_source(language):
         rows = [PromptRow(lang, "english", i, t, t, "source", False, None, status="source", use=True)
                 for i, t in enumerate(templates)]
         return rows, LanguageSummary(lang, "source", language.nllb, len(templates), len(templates), 0, 0,

@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
     from pathlib import Path
 
-    from builders.babel_imagenet.prompts import (SOURCE_LANG, PromptChecks, assemble_language, langid_ranker,
-                                                 rows_to_records)
+    from builders.babel_imagenet.prompts import (SOURCE_LANG, PromptChecks, assemble_language, is_source,
+                                                 langid_ranker, rows_to_records)
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_table, sha256_file, write_json, write_table
     from builders.core.languages import REGISTRY_PATH, read_registry
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise BabelforgeError(f"{args.languages}: no label languages; run `babelforge labels` first")
     keys = sorted(set(read_table(args.languages, columns=["lang"])["lang"]))
     languages = [registry.get(key) for key in keys]
-    to_translate = [lang for lang in languages if lang.nllb and lang.key != SOURCE_LANG]
+    to_translate = [lang for lang in languages if lang.nllb and not is_source(lang)]
 
     translator = None
     if to_translate:
@@ -91,14 +91,13 @@ def run(args: argparse.Namespace) -> int:
             max_batch_size=int(group.get("max_batch_size", 4096)), batch_type=group.get("batch_type", "tokens"),
             max_decoding_length=int(group.get("max_decoding_length", 256)))
     rank = langid_ranker()
-    source_nllb = registry.get(SOURCE_LANG).nllb if SOURCE_LANG in registry else SOURCE_LANG
 
     rows, summaries = [], []
     for language in progress(languages, desc="prompts", unit="lang"):
         translated = None
         if language in to_translate:
             translated = translate_templates(translator.translate, templates, language.key, language.nllb, order,
-                                             source_lang=source_nllb)
+                                             source_lang=SOURCE_LANG)
         language_rows, summary = assemble_language(language, templates, translated, checks, rank)
         rows += language_rows
         summaries.append(summary)

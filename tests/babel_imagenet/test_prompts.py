@@ -15,6 +15,7 @@ COLUMNS = ("key name iso639_3 script scripts iso639_1 babelnet omw nllb langid "
 # A small registry in the real file's format; two languages without an NLLB code.
 ROWS = [
     ("eng_Latn", "English", "eng", "Latn", "Latn", "en", "EN", "en", "eng_Latn", "en"),
+    ("eng_Latn-simple", "Simple English", "eng", "Latn", "Latn", "", "SIMPLE", "", "eng_Latn", "en"),
     ("deu_Latn", "German", "deu", "Latn", "Latn", "de", "DE", "de", "deu_Latn", "de"),
     ("zho_Hans", "Chinese (Simplified)", "zho", "Hans", "Hans", "zh", "ZH", "cmn", "zho_Hans", "zh"),
     ("kmr_Latn", "Kurdish (Kurmanji)", "kmr", "Latn", "Latn", "ku", "KU", "kmr", "kmr_Latn", "ku"),
@@ -158,8 +159,9 @@ def test_languages_without_nllb_code_are_derived_from_the_registry(registry, ran
         assert_fallback_sets(rows, templates)
 
 
-def test_source_language_keeps_the_english_templates(registry, rank, templates):
-    rows, summary = pr.assemble_language(registry.get("eng_Latn"), templates, None, CHECKS, rank)
+@pytest.mark.parametrize("key", ["eng_Latn", "eng_Latn-simple"])
+def test_source_language_keeps_the_english_templates(registry, rank, templates, key):
+    rows, summary = pr.assemble_language(registry.get(key), templates, None, CHECKS, rank)
     assert summary.status == "source" and [r.text for r in rows] == list(templates)
     assert all(r.use and r.prompt_set == "english" for r in rows)
 

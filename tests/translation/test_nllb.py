@@ -17,6 +17,10 @@ def test_tokenizer_contract_non_legacy_puts_source_code_first_and_eos_last(tiny_
     assert tokens[0] == "fra_Latn"
     assert tokens[-1] == "</s>"
     assert tokens.count("</s>") == 1 and "fra_Latn" not in tokens[1:]
+    # The reference (target) side starts with the target code too: what target_prefix feeds the decoder.
+    tokenizer.tgt_lang = "deu_Latn"
+    target = tokenizer.convert_ids_to_tokens(tokenizer(text_target="ein Foto")["input_ids"])
+    assert target[0] == "deu_Latn" and target[-1] == "</s>"
 
 
 def test_tokenizer_contract_legacy_behaviour_differs(tiny_nllb):
@@ -123,6 +127,16 @@ def test_tiny_model_is_byte_identical_for_the_same_seed(tiny_nllb, tmp_path, dat
     again = build_tiny_nllb(tmp_path / "again", seed=0, data_dir=data_dir)
     for name in ("hf/model.safetensors", "hf/sentencepiece.bpe.model", "ct2/model.bin", "ct2/shared_vocabulary.json"):
         assert sha256_file(tiny_nllb / name) == sha256_file(again / name), name
+
+
+@pytest.mark.gpu
+def test_tiny_model_on_gpu_uses_int8_float16(tiny_nllb):
+    if not nllb.cuda_available():
+        pytest.skip("no CUDA device: the GPU path runs where a GPU is present")
+    translator = NllbTranslator(tiny_nllb, max_decoding_length=12)
+    assert translator.device == "cuda" and translator.compute_type == "int8_float16"
+    out = translator.translate(["a photo of a {}."] * 3, "eng_Latn", ["deu_Latn", "zho_Hans", "rus_Cyrl"])
+    assert [len(h) for h in out] == [1, 1, 1]
 
 
 @pytest.mark.gpu
