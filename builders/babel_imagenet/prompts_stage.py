@@ -64,10 +64,13 @@ def run(args: argparse.Namespace) -> int:
     from builders.core.params import load_params, section
     from builders.core.progress import info, progress
     from builders.core.provenance import provenance
+    from builders.translation.nllb_stage import per_profile
     from builders.translation.placeholders import strategies, translate_templates
 
     params = load_params(args.params)
-    group = section(params, "prompts")
+    profile = params.get("profile", "sample")
+    # Any value may be a {profile: value} map (e.g. a shorter decoding limit for the tiny model).
+    group = {key: per_profile(value, profile) for key, value in section(params, "prompts").items()}
     checks = PromptChecks.from_params(group)
     order = strategies(group.get("strategies", ["tag_noun", "brace", "degree", "section", "reference"]))
     templates = read_templates(args.templates)
@@ -105,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     models = {"nllb": translator.provenance()} if translator else {}
     record = provenance(
         "prompts",
-        params={"profile": params.get("profile", "sample"), "prompts": group},
+        params={"profile": profile, "prompts": group},
         sources={"templates": {"path": str(args.templates), "sha256": sha256_file(args.templates)},
                  "languages": {"path": str(args.languages), "sha256": sha256_file(args.languages)},
                  "registry": {"path": registry_path.name, "sha256": sha256_file(registry_path)}},

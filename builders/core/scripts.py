@@ -180,18 +180,17 @@ def expand_script(code: str) -> frozenset[str]:
 def expected_script_share(text: str, expected: tuple[str, ...] | list[str]) -> float | None:
     """Share of the text's letters written in one of the `expected` ISO 15924 scripts.
 
-    When exactly one of `Hans` / `Hant` is expected (and no plain Han code such as `Hani`,
-    `Jpan`, `Kore`), a text that `han_variant` judges to be in the other standard has none
-    of its Han letters counted as expected: Traditional text scores low for `zho_Hans`,
-    however few of its characters differ. None when the text has no letters.
+    When exactly one of `Hans` / `Hant` is among `expected` (a plain `Hani` beside it does not
+    matter), a text that `han_variant` judges to be in the other standard has none of its Han
+    letters counted as expected: Traditional text scores low for `zho_Hans`, however few of its
+    characters differ. None when the text has no letters.
     """
     allowed: set[str] = set()
     for code in expected:
         allowed |= expand_script(code)
     variants = {code for code in expected if code in ("Hans", "Hant")}
-    if len(variants) == 1 and not allowed & {"Hira", "Kana", "Hang"} and "Hani" not in expected:
-        if han_variant(text) not in (None, *variants):
-            allowed.discard("Hani")
+    if len(variants) == 1 and han_variant(text) not in (None, *variants):
+        allowed.discard("Hani")
     counts = script_counts(text)
     total = sum(counts.values())
     if not total:

@@ -12,12 +12,13 @@ from builders.translation.placeholders import TranslatedTemplate
 REPO = Path(__file__).resolve().parents[2]
 COLUMNS = ("key name iso639_3 script scripts iso639_1 babelnet omw nllb langid "
            "in_xlmr in_eval_100 in_sib200 in_babel_imagenet").split()
-# A small registry in the real file's format; two languages without an NLLB code.
+# A small registry in the real file's format (scripts = Unicode scripts, so Chinese expects
+# `Hani` and the key says Hans); two languages without an NLLB code.
 ROWS = [
     ("eng_Latn", "English", "eng", "Latn", "Latn", "en", "EN", "en", "eng_Latn", "en"),
     ("eng_Latn-simple", "Simple English", "eng", "Latn", "Latn", "", "SIMPLE", "", "eng_Latn", "en"),
     ("deu_Latn", "German", "deu", "Latn", "Latn", "de", "DE", "de", "deu_Latn", "de"),
-    ("zho_Hans", "Chinese (Simplified)", "zho", "Hans", "Hans", "zh", "ZH", "cmn", "zho_Hans", "zh"),
+    ("zho_Hans", "Chinese", "zho", "Hans", "Hani", "zh", "ZH", "cmn", "zho_Hans", "zh"),
     ("kmr_Latn", "Kurdish (Kurmanji)", "kmr", "Latn", "Latn", "ku", "KU", "kmr", "kmr_Latn", "ku"),
     ("jpn_Jpan", "Japanese", "jpn", "Jpan", "Jpan", "ja", "JA", "jpn", "jpn_Jpan", "ja"),
     ("fry_Latn", "West Frisian", "fry", "Latn", "Latn", "fy", "FY", "fy", "", ""),

@@ -26,7 +26,7 @@ def workdir(tmp_path_factory):
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["profile"] = "sample"
     params["nllb"]["data_dir"] = str(data_dir)
-    params["prompts"]["max_decoding_length"] = 16   # the random model rarely stops by itself
+    params["prompts"]["max_decoding_length"]["sample"] = 16   # the random model rarely stops by itself
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     write_registry(root / "languages.tsv")
     write_table(pd.DataFrame({"lang": LABEL_LANGUAGES, "n_classes": [100] * len(LABEL_LANGUAGES)}),
@@ -71,6 +71,7 @@ def test_prompts_for_every_label_language_with_invariants(workdir):
     assert provenance["models"]["nllb"]["model_id"] == "babelforge/tiny-nllb"
     assert provenance["models"]["nllb"]["revision"] == "seed-0"
     assert provenance["models"]["nllb"]["quantization"] == "int8"
+    assert provenance["models"]["nllb"]["max_decoding_length"] == 16     # the sample value of a per-profile map
     summary = read_json(workdir / "prompts.parquet.json")
     assert set(summary["languages"]) == set(LABEL_LANGUAGES)
 

@@ -43,6 +43,8 @@ def test_expected_script_share_with_composites_and_variants():
     assert sc.expected_script_share("一張照片", ["Hans"]) == 0.0
     assert sc.expected_script_share("一張照片", ["Hant"]) == 1.0
     assert sc.expected_script_share("一張照片", ["Hani"]) == 1.0
+    assert sc.expected_script_share("一張照片", ["Hani", "Hans"]) == 0.0
+    assert sc.expected_script_share("一张照片", ["Hani", "Hans"]) == 1.0
     assert sc.expected_script_share("wêneyê {}", ["Latn"]) == 1.0
     assert sc.expected_script_share("وێنەی {}", ["Latn"]) == 0.0
     assert sc.expected_script_share("Foto фото", ["Latn", "Cyrl"]) == 1.0
