@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
+from builders.core.errors import BabelforgeError
 from builders.core.scripts import script_of
 
 SLOT = "{}"
@@ -66,8 +67,6 @@ SPACE_AFTER = {"fra": "«", "bre": "«"}
 def strategies(names: Sequence[str]) -> list[SlotStrategy]:
     unknown = [name for name in names if name not in STRATEGIES]
     if unknown:
-        from builders.core.errors import BabelforgeError
-
         raise BabelforgeError(f"unknown slot strategies {unknown}; known: {', '.join(STRATEGIES)}")
     return [STRATEGIES[name] for name in names]
 
@@ -122,8 +121,14 @@ class TranslatedTemplate:
     score: float           # translator score of the accepted hypothesis
 
 
-Hypothesis = object  # anything with .text and .score
-Translate = Callable[[list[str], str, list[str]], list[list["Hypothesis"]]]
+class Scored(Protocol):
+    """What a translator returns per hypothesis (`nllb.Hypothesis` or a test stub)."""
+    text: str
+    score: float
+
+
+# (texts, src_lang, tgt_langs) -> per text, hypotheses best first: NllbTranslator.translate's shape.
+Translate = Callable[[list[str], str, list[str]], Sequence[Sequence[Scored]]]
 
 
 def strategy_inputs(templates: Sequence[str], order: Sequence[SlotStrategy]) -> list[str]:
