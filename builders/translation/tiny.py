@@ -26,11 +26,6 @@ from builders.core.errors import BabelforgeError
 
 
 
-def default_data_dir() -> Path:
-    """The source mirror: $BABELFORGE_DATA if set, else `../shared/data` beside the repo root."""
-    env = os.environ.get("BABELFORGE_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-
 TINY_MODEL_ID = "babelforge/tiny-nllb"
 VOCAB_SIZE = 2500
 SIB_SENTENCES_PER_LANGUAGE = 4
@@ -45,15 +40,28 @@ TINY_DIMS = dict(
 )
 
 
-def training_text(data_dir: Path | None = None, per_language: int = SIB_SENTENCES_PER_LANGUAGE) -> list[str]:
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATES = REPO / "resources" / "clip_templates_en.txt"
+
+
+def default_sib_dir() -> Path:
+    """SIB-200 `annotated/` when no path is given (tests, benchmark): in the source mirror at
+    $BABELFORGE_DATA if set, else `../shared/data` beside the repo. The stage passes the
+    fetch stage's copy (params `nllb.sib_dir`)."""
+    env = os.environ.get("BABELFORGE_DATA")
+    root = Path(env) if env else REPO / ".." / "shared" / "data"
+    return root / "sib-200" / "annotated"
+
+
+def training_text(sib_dir: Path | None = None, templates: Path | None = None,
+                  per_language: int = SIB_SENTENCES_PER_LANGUAGE) -> list[str]:
     """CLIP templates + the first SIB-200 sentences of every language (many scripts)."""
-    data_dir = Path(data_dir) if data_dir else default_data_dir()
-    templates = data_dir / "imagenet" / "clip_templates_en.txt"
-    sib = data_dir / "sib-200" / "annotated"
+    sib = Path(sib_dir) if sib_dir else default_sib_dir()
+    templates = Path(templates) if templates else TEMPLATES
     if not templates.exists() or not sib.is_dir():
         raise BabelforgeError(
-            f"{data_dir}: source mirror missing (need imagenet/clip_templates_en.txt and sib-200/annotated/); "
-            f"the tiny NLLB vocabulary is trained on it")
+            f"the tiny NLLB vocabulary is trained on {templates} and SIB-200 sentences in {sib}: "
+            f"{'the latter' if templates.exists() else 'that file'} is missing (run `babelforge fetch`)")
     lines = [line for line in templates.read_text(encoding="utf-8").splitlines() if line.strip()]
     for lang_dir in sorted(p for p in sib.iterdir() if p.is_dir()):
         with (lang_dir / "train.tsv").open(encoding="utf-8", newline="") as handle:
@@ -78,14 +86,14 @@ def train_sentencepiece(lines: list[str], path: Path, vocab_size: int = VOCAB_SI
     return path
 
 
-def build_tiny_hf(hf_dir: Path, seed: int = 0, data_dir: Path | None = None) -> Path:
+def build_tiny_hf(hf_dir: Path, seed: int = 0, sib_dir: Path | None = None, templates: Path | None = None) -> Path:
     """The Hugging Face half: tokenizer (slow + fast) and random-weight M2M100."""
     import torch
     import transformers
 
     hf_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
-        spm_path = train_sentencepiece(training_text(data_dir), Path(scratch) / "sentencepiece.bpe.model")
+        spm_path = train_sentencepiece(training_text(sib_dir, templates), Path(scratch) / "sentencepiece.bpe.model")
         # Default additional_special_tokens = the 202 FAIRSEQ/NLLB language codes.
         slow = transformers.NllbTokenizer(vocab_file=str(spm_path), legacy_behaviour=False)
         slow.save_pretrained(scratch)
@@ -104,15 +112,18 @@ def build_tiny_hf(hf_dir: Path, seed: int = 0, data_dir: Path | None = None) -> 
     return hf_dir
 
 
-def build_tiny_nllb(out_dir, seed=0, data_dir=None) -> Path:
-    """Build the tiny model under `out_dir` (layout in the module docstring); returns `out_dir`."""
+def build_tiny_nllb(out_dir, seed=0, sib_dir=None, templates=None) -> Path:
+    """Build the tiny model under `out_dir` (layout in the module docstring); returns `out_dir`.
+
+    `sib_dir` / `templates`: the vocabulary's text (defaults: `default_sib_dir()`, the repo's templates).
+    """
     from builders.translation.nllb import convert_to_ctranslate2
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-hf.", dir=out))
     try:
-        build_tiny_hf(tmp, seed=seed, data_dir=data_dir)
+        build_tiny_hf(tmp, seed=seed, sib_dir=sib_dir, templates=templates)
         for path in [tmp, *tmp.iterdir()]:
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
         if (out / "hf").exists():

@@ -7,7 +7,7 @@ import pytest
 
 from builders.cli import main
 from builders.core.io import read_json, read_provenance, read_table, sha256_file, write_table
-from builders.translation.tiny import default_data_dir
+from builders.translation.tiny import default_sib_dir
 
 from .test_prompts import REPO, ROWS, write_registry
 
@@ -19,13 +19,14 @@ def workdir(tmp_path_factory):
     import pandas as pd
     import yaml
 
-    data_dir = default_data_dir()
-    if not (data_dir / "sib-200").is_dir():
-        pytest.skip(f"source mirror not found at {data_dir} (set BABELFORGE_DATA)")
+    sib_dir = default_sib_dir()
+    if not sib_dir.is_dir():
+        pytest.skip(f"SIB-200 not found at {sib_dir}: the source mirror ../shared/data (or set BABELFORGE_DATA)")
     root = tmp_path_factory.mktemp("stage")
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["profile"] = "sample"
-    params["nllb"]["data_dir"] = str(data_dir)
+    params["nllb"]["sib_dir"] = str(sib_dir)
+    params["nllb"]["templates"] = str(REPO / "resources" / "clip_templates_en.txt")
     params["prompts"]["max_decoding_length"]["sample"] = 16   # the random model rarely stops by itself
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     write_registry(root / "languages.tsv")

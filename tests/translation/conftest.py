@@ -3,22 +3,22 @@ from __future__ import annotations
 
 import pytest
 
-from builders.translation.tiny import default_data_dir
+from builders.translation.tiny import default_sib_dir
 
 
 @pytest.fixture(scope="session")
-def data_dir():
-    path = default_data_dir()
-    if not (path / "sib-200").is_dir():
-        pytest.skip(f"source mirror not found at {path} (set BABELFORGE_DATA)")
+def sib_dir():
+    path = default_sib_dir()
+    if not path.is_dir():
+        pytest.skip(f"SIB-200 not found at {path}: the source mirror ../shared/data (or set BABELFORGE_DATA)")
     return path
 
 
 @pytest.fixture(scope="session")
-def tiny_nllb(tmp_path_factory, data_dir):
+def tiny_nllb(tmp_path_factory, sib_dir):
     from builders.translation.tiny import build_tiny_nllb
 
-    return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), seed=0, data_dir=data_dir)
+    return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), seed=0, sib_dir=sib_dir)
 
 
 @pytest.fixture(scope="session")

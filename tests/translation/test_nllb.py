@@ -120,11 +120,11 @@ def test_device_and_compute_type_resolution(monkeypatch):
         nllb.resolve_quantization("int3")
 
 
-def test_tiny_model_is_byte_identical_for_the_same_seed(tiny_nllb, tmp_path, data_dir):
+def test_tiny_model_is_byte_identical_for_the_same_seed(tiny_nllb, tmp_path, sib_dir):
     from builders.core.io import sha256_file
     from builders.translation.tiny import build_tiny_nllb
 
-    again = build_tiny_nllb(tmp_path / "again", seed=0, data_dir=data_dir)
+    again = build_tiny_nllb(tmp_path / "again", seed=0, sib_dir=sib_dir)
     for name in ("hf/model.safetensors", "hf/sentencepiece.bpe.model", "ct2/model.bin", "ct2/shared_vocabulary.json"):
         assert sha256_file(tiny_nllb / name) == sha256_file(again / name), name
 
