@@ -1,0 +1,54 @@
+"""`babelforge nllb`: the CTranslate2 NLLB model, converted once (DVC output `models/nllb-ct2/`).
+
+`sample` profile: the tiny NLLB-architecture model built locally (`tiny.py`), converted the
+same way. `full`: `facebook/nllb-200-distilled-1.3B` at the pinned revision, from the local
+Hugging Face cache, `nllb.local_path`, or (when online) the Hub.
+"""
+from __future__ import annotations
+
+import argparse
+
+from builders.core.params import DEFAULT_PARAMS
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (groups `profile`, `nllb`)")
+    parser.add_argument("--out", default="models/nllb-ct2", help="CTranslate2 model directory to write")
+
+
+def per_profile(value, profile: str):
+    """A params value that is either the same for every profile or a {profile: value} map."""
+    if isinstance(value, dict) and profile in value:
+        return value[profile]
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from builders.core.params import load_params, section
+    from builders.core.progress import info
+    from builders.translation.nllb import convert_to_ctranslate2
+
+    params = load_params(args.params)
+    profile = params.get("profile", "sample")
+    group = section(params, "nllb")
+    source = per_profile(group["source"], profile)
+    quantization = per_profile(group.get("quantization", "auto"), profile)
+    if source == "tiny":
+        from builders.translation.tiny import TINY_MODEL_ID, build_tiny_hf
+
+        seed = int(group.get("tiny_seed", 0))
+        with tempfile.TemporaryDirectory() as scratch:
+            hf_dir = build_tiny_hf(Path(scratch) / "hf", seed=seed, sib_dir=group.get("sib_dir") or None,
+                                   templates=group.get("templates") or None)
+            out = convert_to_ctranslate2(hf_dir, args.out, quantization, revision=f"seed-{seed}",
+                                         model_id=TINY_MODEL_ID)
+        info(f"nllb: tiny NLLB model (seed {seed}, {quantization}) -> {out}")
+    else:
+        revision = group.get("revision") or None
+        location = group.get("local_path") or source
+        out = convert_to_ctranslate2(location, args.out, quantization, revision=revision, model_id=source)
+        info(f"nllb: {source}@{revision} ({quantization}) from {location} -> {out}")
+    return 0

@@ -1,0 +1,91 @@
+"""`babelforge nllb` (sample: tiny model) then `babelforge prompts`, end to end."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builders.cli import main
+from builders.core.io import read_json, read_provenance, read_table, sha256_file, write_table
+from builders.translation.tiny import default_sib_dir
+
+from .test_prompts import REPO, ROWS, write_registry
+
+LABEL_LANGUAGES = [row[0] for row in ROWS]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    import pandas as pd
+    import yaml
+
+    sib_dir = default_sib_dir()
+    if not sib_dir.is_dir():
+        pytest.skip(f"SIB-200 not found at {sib_dir}: the source mirror ../shared/data (or set BABELFORGE_DATA)")
+    root = tmp_path_factory.mktemp("stage")
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params["profile"] = "sample"
+    params["nllb"]["sib_dir"] = str(sib_dir)
+    params["nllb"]["templates"] = str(REPO / "resources" / "clip_templates_en.txt")
+    params["prompts"]["max_decoding_length"]["sample"] = 16   # the random model rarely stops by itself
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    write_registry(root / "languages.tsv")
+    write_table(pd.DataFrame({"lang": LABEL_LANGUAGES, "n_classes": [100] * len(LABEL_LANGUAGES)}),
+                root / "languages.parquet", sort_by=["lang"])
+    assert main(["nllb", "--params", str(root / "params.yaml"), "--out", str(root / "nllb-ct2")]) == 0
+    return root
+
+
+def run_prompts(root: Path, out: str) -> int:
+    return main(["prompts", "--params", str(root / "params.yaml"), "--languages", str(root / "languages.parquet"),
+                 "--model", str(root / "nllb-ct2"), "--templates", str(REPO / "resources" / "clip_templates_en.txt"),
+                 "--registry", str(root / "languages.tsv"), "--out", str(root / out),
+                 "--summary", str(root / (out + ".json")), "--quiet"])
+
+
+def test_nllb_stage_writes_the_tiny_model(workdir):
+    metadata = read_json(workdir / "nllb-ct2" / "babelforge_model.json")
+    assert metadata["model_id"] == "babelforge/tiny-nllb" and metadata["quantization"] == "int8"
+    assert (workdir / "nllb-ct2" / "model.bin").exists() and (workdir / "nllb-ct2" / "tokenizer.json").exists()
+
+
+def test_prompts_for_every_label_language_with_invariants(workdir):
+    assert run_prompts(workdir, "prompts.parquet") == 0
+    frame = read_table(workdir / "prompts.parquet")
+    assert sorted(frame["lang"].unique()) == sorted(LABEL_LANGUAGES)
+    for lang, group in frame.groupby("lang"):
+        used = group[group["use"]]
+        assert len(used) > 0, lang                       # every language has prompts to use
+        assert (used["text"].str.count(r"\{\}") == 1).all(), lang
+        nllb = group[group["prompt_set"] == "nllb"]
+        assert set(nllb["template_id"]) <= set(range(80))
+        assert (nllb["fallback"] == (nllb["strategy"] == "appended")).all()
+        assert (nllb["valid"] == (nllb["failed"] == "")).all()
+    statuses = frame.groupby("lang")["status"].first().to_dict()
+    assert statuses["fry_Latn"] == statuses["lat_Latn"] == "no_nllb_code"
+    assert statuses["eng_Latn"] == "source"
+    for lang, status in statuses.items():
+        if status in ("no_nllb_code", "below_min_valid"):
+            sets = frame[(frame["lang"] == lang) & frame["use"]].groupby("prompt_set").size().to_dict()
+            assert sets == {"label_only": 1, "english": 80}, lang
+    provenance = read_provenance(workdir / "prompts.parquet")
+    assert provenance["models"]["nllb"]["model_id"] == "babelforge/tiny-nllb"
+    assert provenance["models"]["nllb"]["revision"] == "seed-0"
+    assert provenance["models"]["nllb"]["quantization"] == "int8"
+    assert provenance["models"]["nllb"]["max_decoding_length"] == 16     # the sample value of a per-profile map
+    summary = read_json(workdir / "prompts.parquet.json")
+    assert set(summary["languages"]) == set(LABEL_LANGUAGES)
+
+
+def test_prompts_rerun_is_byte_identical(workdir):
+    assert run_prompts(workdir, "again.parquet") == 0
+    if not (workdir / "prompts.parquet").exists():
+        assert run_prompts(workdir, "prompts.parquet") == 0
+    assert sha256_file(workdir / "again.parquet") == sha256_file(workdir / "prompts.parquet")
+
+
+def test_missing_languages_file_fails_cleanly(workdir, capsys):
+    code = main(["prompts", "--params", str(workdir / "params.yaml"), "--languages", str(workdir / "nope.parquet"),
+                 "--registry", str(workdir / "languages.tsv"), "--out", str(workdir / "never.parquet")])
+    assert code == 1 and "babelforge labels" in capsys.readouterr().err
+    assert not (workdir / "never.parquet").exists()
