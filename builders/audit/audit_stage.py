@@ -107,7 +107,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
         language = languages_registry.get(lang)
         rows = labels[labels["lang"] == lang].sort_values("class_idx").to_dict("records")
         record = checks.audit_language(
-            rows, english_lemmas, language.scripts, language.langid, classify, policy,
+            rows, english_lemmas, language.expected_scripts, language.langid, classify, policy,
             is_english=(lang == ENGLISH),
         )
         record.update(name=language.name, group=groups.get(lang))

@@ -11,6 +11,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from builders.core.scripts import dominant_script, expand_script
+
 # name -> what a flagged row means (shown on the HTML pages).
 CHECKS: dict[str, str] = {
     "empty_label": "label is empty or has leading/trailing whitespace",
@@ -21,56 +23,10 @@ CHECKS: dict[str, str] = {
 }
 SEVERITIES = ("error", "warning", "info")
 
-# Registry script codes that are not single Unicode scripts, expanded for comparison.
-_SCRIPT_ALIASES = {
-    "Hans": ("Hani",), "Hant": ("Hani",), "Jpan": ("Hani", "Hira", "Kana"), "Kore": ("Hang", "Hani"),
-}
-
-# Unicode character-name prefixes -> ISO 15924 script code, longest prefixes first where one
-# prefix starts another. Fallback only: see `label_script`.
-_NAME_PREFIX_SCRIPT = (
-    ("CJK", "Hani"), ("KANGXI", "Hani"), ("IDEOGRAPHIC", "Hani"), ("HIRAGANA", "Hira"),
-    ("KATAKANA", "Kana"), ("HALFWIDTH KATAKANA", "Kana"), ("HANGUL", "Hang"), ("LATIN", "Latn"),
-    ("FULLWIDTH LATIN", "Latn"), ("CYRILLIC", "Cyrl"), ("GREEK", "Grek"), ("ARMENIAN", "Armn"),
-    ("GEORGIAN", "Geor"), ("HEBREW", "Hebr"), ("ARABIC", "Arab"), ("SYRIAC", "Syrc"),
-    ("THAANA", "Thaa"), ("NKO", "Nkoo"), ("DEVANAGARI", "Deva"), ("BENGALI", "Beng"),
-    ("GURMUKHI", "Guru"), ("GUJARATI", "Gujr"), ("ORIYA", "Orya"), ("TAMIL", "Taml"),
-    ("TELUGU", "Telu"), ("KANNADA", "Knda"), ("MALAYALAM", "Mlym"), ("SINHALA", "Sinh"),
-    ("THAI", "Thai"), ("LAO", "Laoo"), ("TIBETAN", "Tibt"), ("MYANMAR", "Mymr"),
-    ("KHMER", "Khmr"), ("ETHIOPIC", "Ethi"), ("CHEROKEE", "Cher"), ("CANADIAN SYLLABICS", "Cans"),
-    ("OGHAM", "Ogam"), ("RUNIC", "Runr"), ("MONGOLIAN", "Mong"), ("TIFINAGH", "Tfng"),
-    ("OL CHIKI", "Olck"), ("VAI", "Vaii"), ("BOPOMOFO", "Bopo"), ("YI", "Yiii"),
-    ("JAVANESE", "Java"), ("BALINESE", "Bali"), ("SUNDANESE", "Sund"), ("TAI THAM", "Lana"),
-    ("MEETEI MAYEK", "Mtei"), ("COPTIC", "Copt"), ("GOTHIC", "Goth"), ("SAMARITAN", "Samr"),
-)
-
-
-def label_script(text: str) -> str | None:
-    """The dominant ISO 15924 script of `text`'s letters, or None when it has no letters.
-
-    The one place the audit asks for a label's script. Until `builders.core.scripts`
-    (prompts branch) is merged this reads Unicode character names; at merge, make this
-    `return builders.core.scripts.dominant_script(text)`.
-    """
-    counts: dict[str, int] = {}
-    for char in text:
-        if not unicodedata.category(char).startswith("L"):
-            continue
-        name = unicodedata.name(char, "")
-        script = next((code for prefix, code in _NAME_PREFIX_SCRIPT if name.startswith(prefix + " ")
-                       or name.startswith(prefix + "-")), "Zyyy")
-        counts[script] = counts.get(script, 0) + 1
-    if not counts:
-        return None
-    return max(sorted(counts), key=counts.__getitem__)
-
 
 def expand_scripts(scripts: Iterable[str]) -> frozenset[str]:
     """Registry scripts as Unicode script codes (`Hans` -> `Hani`, `Jpan` -> Han + kana)."""
-    expanded: set[str] = set()
-    for script in scripts:
-        expanded.update(_SCRIPT_ALIASES.get(script, (script,)))
-    return frozenset(expanded)
+    return frozenset().union(*(expand_script(script) for script in scripts))
 
 
 def loose_form(text: str) -> str:
@@ -103,7 +59,7 @@ def is_latin_acronym(text: str, max_letters: int = 6) -> bool:
 def script_mismatches(
     labels: Mapping[int, str],
     expected_scripts: Iterable[str],
-    script_of: Callable[[str], str | None] = label_script,
+    script_of: Callable[[str], str | None] = dominant_script,
 ) -> dict[int, str]:
     """Labels whose dominant script is not expected, except short Latin acronyms.
     No expected scripts: nothing to check."""

@@ -91,7 +91,7 @@ def tag_prompt(row: PromptRow, language: Language, rank: LangidRanker | None) ->
     row.n_slots = row.text.count(SLOT)
     row.leftover_marker = any(token in row.text.replace(SLOT, "") for token in MARKER_TOKENS)
     # The key's script (Hans/Hant) joins the Unicode scripts (Hani) so the variant is checked.
-    row.script_share = expected_script_share(row.text, (*language.scripts, language.script))
+    row.script_share = expected_script_share(row.text, language.expected_scripts)
     body, english = _letters(row.text), _letters(row.english)
     row.length_ratio = len(body) / max(len(english), 1)
     if language.langid and rank is not None and body:

@@ -9,68 +9,18 @@ import copy
 import functools
 import math
 import re
-import unicodedata
 from typing import Mapping, Sequence
 
-# Scripts by the word that opens a character's Unicode name; the first word that is a
-# script wins ("FULLWIDTH LATIN ..." is Latin, "HALFWIDTH KATAKANA ..." Katakana).
-_SCRIPT_BY_NAME_WORD = {
-    "LATIN": "Latn", "CYRILLIC": "Cyrl", "GREEK": "Grek", "ARMENIAN": "Armn", "GEORGIAN": "Geor",
-    "HEBREW": "Hebr", "ARABIC": "Arab", "SYRIAC": "Syrc", "THAANA": "Thaa", "DEVANAGARI": "Deva",
-    "BENGALI": "Beng", "GURMUKHI": "Guru", "GUJARATI": "Gujr", "ORIYA": "Orya", "TAMIL": "Taml",
-    "TELUGU": "Telu", "KANNADA": "Knda", "MALAYALAM": "Mlym", "SINHALA": "Sinh", "THAI": "Thai",
-    "LAO": "Laoo", "TIBETAN": "Tibt", "MYANMAR": "Mymr", "KHMER": "Khmr", "ETHIOPIC": "Ethi",
-    "HANGUL": "Hang", "HIRAGANA": "Hira", "KATAKANA": "Kana", "CJK": "Hani", "MONGOLIAN": "Mong",
-    "CHEROKEE": "Cher", "TIFINAGH": "Tfng", "NKO": "Nkoo", "OL": "Olck",
-}
-
-
-# Composite ISO 15924 codes a registry may list, and the Unicode scripts they cover.
-_COMPOSITE_SCRIPTS = {
-    "Jpan": ("Hani", "Hira", "Kana"), "Kore": ("Hang", "Hani"), "Hrkt": ("Hira", "Kana"),
-    "Hans": ("Hani",), "Hant": ("Hani",),
-}
-
-
-def script_of(char: str) -> str:
-    """ISO 15924 script of a letter; `Zyyy` (Common) for anything that is not a letter."""
-    if not unicodedata.category(char).startswith("L"):
-        return "Zyyy"
-    for word in unicodedata.name(char, "").split()[:2]:
-        if word in _SCRIPT_BY_NAME_WORD:
-            return _SCRIPT_BY_NAME_WORD[word]
-    return "Zzzz"
-
-
-def _local_script_share(text: str, expected: Sequence[str]) -> float:
-    wanted = {script for code in expected for script in _COMPOSITE_SCRIPTS.get(code, (code,))}
-    letters = [script for script in map(script_of, text) if script != "Zyyy"]
-    if not letters:
-        return math.nan
-    return sum(script in wanted for script in letters) / len(letters)
-
-
-@functools.lru_cache(maxsize=1)
-def _core_expected_script_share():
-    try:
-        from builders.core.scripts import expected_script_share
-    except ImportError:
-        return None
-    return expected_script_share
-
+from builders.core.scripts import expected_script_share
 
 def script_share(text: str, expected: Sequence[str]) -> float:
     """Share of the letters of `text` written in one of the `expected` scripts.
 
     Digits, punctuation and spaces are script-neutral and not counted; NaN when the text
-    has no letter at all (nothing to judge). The project's `builders.core.scripts`
-    (written on another branch) is used when present; until then the name-based
-    `script_of` above stands in. This function is the only place that chooses.
+    has no letter at all (nothing to judge). Pass the registry's `scripts` plus the key's own
+    `script`, so `Hans` / `Hant` tell Simplified from Traditional Chinese.
     """
-    core = _core_expected_script_share()
-    if core is None:
-        return _local_script_share(text, expected)
-    share = core(text, tuple(expected))
+    share = expected_script_share(text, tuple(expected))
     return math.nan if share is None else float(share)
 
 

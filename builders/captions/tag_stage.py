@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     identifier = langcheck.LanguageIdentifier(in_play) if any(in_play.values()) else None
     context = TagContext(
         sources=dict(zip(source["caption_id"], source["caption"])),
-        expected_scripts={key: registry.get(key).scripts for key in in_play},
+        expected_scripts={key: registry.get(key).expected_scripts for key in in_play},
         identifier=identifier,
         references={(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)},
         repeat_max_n=int(settings.get("repeat_max_n", 4)),

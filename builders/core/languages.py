@@ -54,6 +54,12 @@ class Language:
     in_sib200: bool
     in_babel_imagenet: bool        # one of the 298 languages of the Babel-ImageNet release
 
+    @property
+    def expected_scripts(self) -> tuple[str, ...]:
+        """`scripts` plus the key's own script: `Hans` / `Hant` beside the plain `Hani` is
+        what lets a script check tell Simplified from Traditional Chinese."""
+        return tuple(dict.fromkeys((*self.scripts, self.script)))
+
 
 def _optional(value: str) -> str | None:
     return value or None

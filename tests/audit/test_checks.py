@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from builders.audit import checks
+from builders.core.scripts import dominant_script
 from tests.audit.conftest import FIN_LABELS, KMR_LABELS, clip_names, stub_langid
 
 
@@ -20,15 +21,6 @@ def policy(**severity):
         score_weights={"empty_label": 1.0, "script_mismatch": 1.0, "english_lookalike": 1.0,
                        "duplicate": 0.5, "langid_other": 0.1},
     )
-
-
-@pytest.mark.parametrize("text, script", [
-    ("koira", "Latn"), ("собака", "Cyrl"), ("金魚", "Hani"), ("テンチ", "Kana"), ("ماسی", "Arab"),
-    ("कुत्ता", "Deva"), ("ძაღლი", "Geor"), ("개", "Hang"), ("σκύλος", "Grek"), ("123 !", None),
-    ("dog собака собака", "Cyrl"),   # the dominant script wins
-])
-def test_label_script(text, script):
-    assert checks.label_script(text) == script
 
 
 def test_cyrillic_label_in_latin_language_is_a_script_mismatch():
@@ -198,7 +190,7 @@ def test_script_check_on_real_greek_and_kurdish_lemmas():
     assert flagged and len(flagged) < len(greek) / 5
     for idx in flagged:
         letters = [c for c in greek[idx] if c.isalpha()]
-        latin = sum(checks.label_script(c) == "Latn" for c in letters)
+        latin = sum(dominant_script(c) == "Latn" for c in letters)
         assert latin >= len(letters) / 2, greek[idx]
     # Kurdish Wiktionary mixes Kurmanji (Latin) and Sorani (Arabic script): as Kurmanji, the Arabic ones flag
     kurdish = mirror_lemmas("wikt/wn-wikt-kur.tab")
