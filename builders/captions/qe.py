@@ -13,13 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from builders.core.errors import BabelforgeError
+from builders.core.io import atomic_directory
 
 KIWI_HUB_ID = "Unbabel/wmt22-cometkiwi-da"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -206,22 +205,6 @@ class KiwiScorer:
 
 
 # --- the tiny checkpoint -----------------------------------------------------------
-
-@contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
-    """Build a directory beside `path` and swap it in only when complete."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        yield tmp
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-
 
 def build_tiny_kiwi(
     out_dir: str | os.PathLike,

@@ -61,13 +61,14 @@ def run(args: argparse.Namespace) -> int:
     from builders.core.progress import info
     from builders.core.provenance import provenance
     from builders.mvl_sib.images import generate_sample_set, manifest_text
-    from builders.mvl_sib.settings import atomic_dir, load_settings
+    from builders.core.io import atomic_directory
+    from builders.mvl_sib.settings import load_settings
 
     profile, settings = load_settings(args.params)
     profile = args.profile or profile
     images = settings["images"]
     out_dir = Path(args.out_dir or images["out_dir"])
-    with atomic_dir(out_dir) as tmp:
+    with atomic_directory(out_dir) as tmp:
         if profile == "sample":
             generated = tmp / "generated"
             entries = generate_sample_set(generated, per_topic=images["per_topic"], seed=images["sample_seed"])

@@ -2,12 +2,8 @@
 the MVL-SIB stages share (their outputs are folders, not single files)."""
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from builders.core.errors import BabelforgeError
 
@@ -54,27 +50,3 @@ def load_settings(params_path: str | Path) -> tuple[str, dict[str, Any]]:
             raise BabelforgeError(f"{params_path}: unknown mvl_sib.{nested} key(s) {extra}")
         settings[nested] = {**DEFAULTS[nested], **(group.get(nested) or {})}
     return profile, settings
-
-
-@contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield an empty temporary folder beside `path`; swap it in for `path` only on success.
-
-    A failed or killed stage leaves the previous folder (or none), never a mix.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield tmp
-        os.chmod(tmp, 0o755)
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-            os.replace(target, old / target.name)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)

@@ -134,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_provenance, read_table
     from builders.core.progress import info
-    from builders.mvl_sib.settings import atomic_dir, load_settings
+    from builders.core.io import atomic_directory
+    from builders.mvl_sib.settings import load_settings
     from builders.mvl_sib.sib200 import read_corpus
 
     started = time.perf_counter()
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         "images_manifest": manifest,
         "languages": {lang: {"sha256": language_sha256(sib_dir, lang)} for lang in corpus.languages},
     }
-    with atomic_dir(out_dir) as tmp:
+    with atomic_directory(out_dir) as tmp:
         configs = assemble_all(corpus, images, settings, tmp, sources)
     info(
         f"mvl_sib: {len(corpus.languages)} languages × {len(configs)} task configs "

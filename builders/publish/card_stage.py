@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -56,7 +55,7 @@ class DatasetData:
 
 def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
     """Build the card folder of `dataset`; returns it. Validates it before swapping it in."""
-    from builders.core.io import write_table, write_text
+    from builders.core.io import atomic_directory, write_table, write_text
     from builders.publish import card
 
     inputs = config.get(dataset.replace("-", "_")) or {}
@@ -71,10 +70,8 @@ def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
         raise BabelforgeError(f"card {dataset}: {error}") from None
     limitations = data.limitations + audit_limitations(config.get("audit_summary"), dataset)
 
-    out = Path(config["out"])
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dataset}.", dir=out))
-    try:
+    target = Path(config["out"]) / dataset
+    with atomic_directory(target) as staging:
         stats = []
         for name in sorted(data.tables):
             files = {}
@@ -98,25 +95,7 @@ def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
         problems = card.validate_card(staging)
         if problems:
             raise BabelforgeError(f"card {dataset}: generated card is invalid: {problems[0]}")
-        target = out / dataset
-        _swap_in(staging, target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
     return target
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    staging.chmod(0o755)
-    if target.exists():
-        old = target.with_name(f".{target.name}.old")
-        if old.exists():
-            shutil.rmtree(old)
-        target.rename(old)
-        staging.rename(target)
-        shutil.rmtree(old)
-    else:
-        staging.rename(target)
 
 
 def _language_tag(languages, config_name: str) -> str:

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BabelforgeError
-from builders.core.io import canonical_json, read_json
+from builders.core.io import atomic_directory, canonical_json, read_json
 
 FULL_MODEL_ID = "facebook/nllb-200-distilled-1.3B"
 # Hub commit of FULL_MODEL_ID the project pins (the snapshot the public HF caches of this
@@ -128,9 +127,7 @@ def convert_to_ctranslate2(
     quantization = resolve_quantization(quantization)
     source = locate_hf_model(str(hf_dir_or_id), revision)
     out = Path(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out) as tmp:
         converter = TransformersConverter(str(source))
         converter.convert(str(tmp), quantization=quantization, force=True)
         for name in TOKENIZER_FILES:
@@ -143,15 +140,6 @@ def convert_to_ctranslate2(
             "ctranslate2": ctranslate2.__version__,
         }
         (tmp / METADATA_FILE).write_text(canonical_json(metadata), encoding="utf-8")
-        for path in tmp.iterdir():
-            os.chmod(path, 0o644)
-        os.chmod(tmp, 0o755)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
     return out
 
 

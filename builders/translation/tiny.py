@@ -18,11 +18,11 @@ from __future__ import annotations
 import csv
 import io
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
 from builders.core.errors import BabelforgeError
+from builders.core.io import atomic_directory
 
 
 
@@ -120,18 +120,8 @@ def build_tiny_nllb(out_dir, seed=0, sib_dir=None, templates=None) -> Path:
     from builders.translation.nllb import convert_to_ctranslate2
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tiny-hf.", dir=out))
-    try:
+    with atomic_directory(out / "hf") as tmp:
         build_tiny_hf(tmp, seed=seed, sib_dir=sib_dir, templates=templates)
-        for path in [tmp, *tmp.iterdir()]:
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)
-        if (out / "hf").exists():
-            shutil.rmtree(out / "hf")
-        os.replace(tmp, out / "hf")
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
     convert_to_ctranslate2(out / "hf", out / "ct2", quantization="int8",
                            revision=f"seed-{seed}", model_id=TINY_MODEL_ID)
     return out

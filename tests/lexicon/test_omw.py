@@ -1,4 +1,3 @@
-from collections import Counter
 from xml.sax.saxutils import quoteattr
 
 import pytest
