@@ -74,7 +74,7 @@ def serve(port, served) -> None:
 
 def mirror_registry(workdir: Path):
     """A stand-in registry of the Babel-ImageNet release's 298 BabelNet codes (synthetic keys)."""
-    mirror = Path(os.environ.get("BABELFORGE_MIRROR", REPO / ".." / "shared" / "data"))
+    mirror = REPO / ".." / "shared" / "data"
     with open(mirror / "languages" / "babel_imagenet_languages.tsv", encoding="utf-8") as handle:
         codes = [row["babelnet_code"] for row in csv.DictReader(handle, delimiter="\t")]
     columns = ["key", "name", "iso639_3", "script", "scripts", "iso639_1", "babelnet", "omw", "nllb",

@@ -62,6 +62,8 @@ def main(argv=None) -> int:
     parser.add_argument("--hf-batch-size", type=int, default=64)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--model-dir", default=None, help="a tiny-model root to reuse (default: build one)")
+    parser.add_argument("--sib-dir", default="../shared/data/sib-200/annotated",
+                        help="SIB-200 annotated/ (the tiny model's vocabulary text)")
     parser.add_argument("--threads", type=int, default=1,
                         help="CPU threads for torch and CTranslate2 alike (1 is fairest on a shared machine)")
     args = parser.parse_args(argv)
@@ -85,7 +87,7 @@ def main(argv=None) -> int:
         targets += [lang] * len(per_language)
 
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(args.model_dir) if args.model_dir else build_tiny_nllb(Path(scratch) / "tiny")
+        root = Path(args.model_dir) if args.model_dir else build_tiny_nllb(Path(scratch) / "tiny", sib_dir=args.sib_dir)
         model = transformers.M2M100ForConditionalGeneration.from_pretrained(str(root / "hf")).eval().to(device)
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(root / "hf"), legacy_behaviour=False)
         translator = NllbTranslator(root, device=device, beam_size=args.beam_size,

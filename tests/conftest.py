@@ -19,3 +19,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"the source mirror is missing: expected it at {SHARED_DATA} (../shared/data beside the repo)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def sib_dir(shared_data) -> Path:
+    """SIB-200 `annotated/` in the source mirror."""
+    return shared_data / "sib-200" / "annotated"
+
+
+@pytest.fixture(scope="session")
+def tiny_nllb(tmp_path_factory, sib_dir) -> Path:
+    """The tiny NLLB-architecture model (HF + CTranslate2 int8), built once per session."""
+    from builders.translation.tiny import build_tiny_nllb
+
+    return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), sib_dir=sib_dir, seed=0)

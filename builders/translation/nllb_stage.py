@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
         seed = int(group.get("tiny_seed", 0))
         with tempfile.TemporaryDirectory() as scratch:
-            hf_dir = build_tiny_hf(Path(scratch) / "hf", seed=seed, sib_dir=group.get("sib_dir") or None,
+            hf_dir = build_tiny_hf(Path(scratch) / "hf", seed=seed, sib_dir=group["sib_dir"],
                                    templates=group.get("templates") or None)
             out = convert_to_ctranslate2(hf_dir, args.out, quantization, revision=f"seed-{seed}",
                                          model_id=TINY_MODEL_ID)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import tempfile
 from pathlib import Path
 
@@ -44,19 +43,10 @@ REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "resources" / "clip_templates_en.txt"
 
 
-def default_sib_dir() -> Path:
-    """SIB-200 `annotated/` when no path is given (tests, benchmark): in the source mirror at
-    $BABELFORGE_DATA if set, else `../shared/data` beside the repo. The stage passes the
-    fetch stage's copy (params `nllb.sib_dir`)."""
-    env = os.environ.get("BABELFORGE_DATA")
-    root = Path(env) if env else REPO / ".." / "shared" / "data"
-    return root / "sib-200" / "annotated"
-
-
-def training_text(sib_dir: Path | None = None, templates: Path | None = None,
+def training_text(sib_dir: Path, templates: Path | None = None,
                   per_language: int = SIB_SENTENCES_PER_LANGUAGE) -> list[str]:
     """CLIP templates + the first SIB-200 sentences of every language (many scripts)."""
-    sib = Path(sib_dir) if sib_dir else default_sib_dir()
+    sib = Path(sib_dir)
     templates = Path(templates) if templates else TEMPLATES
     if not templates.exists() or not sib.is_dir():
         raise BabelforgeError(
@@ -86,7 +76,7 @@ def train_sentencepiece(lines: list[str], path: Path, vocab_size: int = VOCAB_SI
     return path
 
 
-def build_tiny_hf(hf_dir: Path, seed: int = 0, sib_dir: Path | None = None, templates: Path | None = None) -> Path:
+def build_tiny_hf(hf_dir: Path, sib_dir: Path, seed: int = 0, templates: Path | None = None) -> Path:
     """The Hugging Face half: tokenizer (slow + fast) and random-weight M2M100."""
     import torch
     import transformers
@@ -112,10 +102,10 @@ def build_tiny_hf(hf_dir: Path, seed: int = 0, sib_dir: Path | None = None, temp
     return hf_dir
 
 
-def build_tiny_nllb(out_dir, seed=0, sib_dir=None, templates=None) -> Path:
+def build_tiny_nllb(out_dir, sib_dir, seed=0, templates=None) -> Path:
     """Build the tiny model under `out_dir` (layout in the module docstring); returns `out_dir`.
 
-    `sib_dir` / `templates`: the vocabulary's text (defaults: `default_sib_dir()`, the repo's templates).
+    `sib_dir` (SIB-200 `annotated/`) / `templates`: the vocabulary's text (templates default to the repo's).
     """
     from builders.translation.nllb import convert_to_ctranslate2
 

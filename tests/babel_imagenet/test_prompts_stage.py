@@ -7,7 +7,6 @@ import pytest
 
 from builders.cli import main
 from builders.core.io import read_json, read_provenance, read_table, sha256_file, write_table
-from builders.translation.tiny import default_sib_dir
 
 from .test_prompts import REPO, ROWS, write_registry
 
@@ -15,13 +14,10 @@ LABEL_LANGUAGES = [row[0] for row in ROWS]
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
+def workdir(tmp_path_factory, sib_dir):
     import pandas as pd
     import yaml
 
-    sib_dir = default_sib_dir()
-    if not sib_dir.is_dir():
-        pytest.skip(f"SIB-200 not found at {sib_dir}: the source mirror ../shared/data (or set BABELFORGE_DATA)")
     root = tmp_path_factory.mktemp("stage")
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["profile"] = "sample"

@@ -1,4 +1,3 @@
-import importlib.util
 
 import pytest
 
@@ -8,13 +7,6 @@ from builders.core.errors import BabelforgeError
 from builders.core.params import load_params
 
 from .conftest import REPO
-
-
-def _has_nllb() -> bool:
-    try:
-        return importlib.util.find_spec("builders.translation.nllb") is not None
-    except ModuleNotFoundError:
-        return False
 
 
 def test_every_caption_gets_n_hypotheses_per_target_best_first(stub_translator):
@@ -61,14 +53,10 @@ def test_params_express_the_sample_default_and_the_papers_100_beams_25_hypothese
         TranslateSettings(beam_size=4, num_hypotheses=5)
 
 
-@pytest.mark.skipif(not _has_nllb(),
-                    reason="builders.translation.nllb (prompts branch) is not in this tree yet")
-def test_tiny_nllb_gives_n_best_rows(tmp_path):
+def test_tiny_nllb_gives_n_best_rows(tiny_nllb):
     from builders.translation.nllb import NllbTranslator
-    from builders.translation.tiny import build_tiny_nllb
 
-    model = build_tiny_nllb(tmp_path / "tiny-nllb", seed=0)
-    translator = NllbTranslator(model, device="cpu", beam_size=4, num_hypotheses=3, max_decoding_length=12)
+    translator = NllbTranslator(tiny_nllb, device="cpu", beam_size=4, num_hypotheses=3, max_decoding_length=12)
     rows = translate_nbest(translator, [("c1", "a dog on the grass"), ("c2", "two cats")], "eng_Latn",
                            {"deu_Latn": "deu_Latn", "zho_Hans": "zho_Hans"})
     assert len(rows) == 2 * 2 * 3

@@ -7,10 +7,6 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(scope="session")
-def sib_dir(shared_data) -> Path:
-    return shared_data / "sib-200" / "annotated"
-
 
 @pytest.fixture(scope="session")
 def corpus(sib_dir):

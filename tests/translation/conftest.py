@@ -1,24 +1,7 @@
-"""Shared fixtures: the tiny NLLB model, built once per test session (a few seconds)."""
+"""Translation fixtures: a translator over the tiny NLLB model (tests/conftest.py builds it)."""
 from __future__ import annotations
 
 import pytest
-
-from builders.translation.tiny import default_sib_dir
-
-
-@pytest.fixture(scope="session")
-def sib_dir():
-    path = default_sib_dir()
-    if not path.is_dir():
-        pytest.skip(f"SIB-200 not found at {path}: the source mirror ../shared/data (or set BABELFORGE_DATA)")
-    return path
-
-
-@pytest.fixture(scope="session")
-def tiny_nllb(tmp_path_factory, sib_dir):
-    from builders.translation.tiny import build_tiny_nllb
-
-    return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), seed=0, sib_dir=sib_dir)
 
 
 @pytest.fixture(scope="session")

@@ -124,7 +124,7 @@ def test_tiny_model_is_byte_identical_for_the_same_seed(tiny_nllb, tmp_path, sib
     from builders.core.io import sha256_file
     from builders.translation.tiny import build_tiny_nllb
 
-    again = build_tiny_nllb(tmp_path / "again", seed=0, sib_dir=sib_dir)
+    again = build_tiny_nllb(tmp_path / "again", sib_dir=sib_dir, seed=0)
     for name in ("hf/model.safetensors", "hf/sentencepiece.bpe.model", "ct2/model.bin", "ct2/shared_vocabulary.json"):
         assert sha256_file(tiny_nllb / name) == sha256_file(again / name), name
 
