@@ -135,7 +135,10 @@ def load_kiwi(model: str, revision: str | None = None):
 @contextlib.contextmanager
 def _quiet_lightning() -> Iterator[None]:
     import logging
+    import warnings
 
+    # torchmetrics 0.10 (pinned by COMET) imports pkg_resources, which warns on every import
+    warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
     loggers = [logging.getLogger(name) for name in ("comet", "pytorch_lightning", "lightning", "lightning.pytorch")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
