@@ -1,42 +1,23 @@
 """`dvc repro` on a copy of the project: up-to-date stages are skipped, a params change reruns only its stage."""
-import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.project import REPO, command_env, copy_project, run
+
 pytestmark = pytest.mark.slow
 
 
-def run(cmd, cwd, env):
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}"
-    return result.stdout + result.stderr
-
-
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, repo_root, shared_data):
+def project(tmp_path_factory, shared_data):
     """A git+DVC copy of the working tree, with params pointing at the mirror."""
     copy = tmp_path_factory.mktemp("project")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repo_root,
-                           capture_output=True, text=True, check=True).stdout.split()
-    for name in files:
-        source = repo_root / name
-        if source.is_file() and not source.is_symlink():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy / name)
-    params = yaml.safe_load((copy / "params.yaml").read_text())
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["fetch"]["mirror"] = str(shared_data)
+    copy_project(copy)
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-    run(["git", "init", "-q"], copy, env)
-    run(["git", "add", "-A"], copy, env)
-    run(["git", "commit", "-qm", "copy"], copy, env)
+    env = command_env(copy)
     return copy, env
 
 

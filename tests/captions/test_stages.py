@@ -2,9 +2,7 @@
 tiny COMETKiwi; and DVC proof that re-thresholding does not rerun the taggers."""
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +11,8 @@ import yaml
 
 from builders.cli import main
 from builders.core.io import read_json, read_table, sha256_file
+
+from tests.project import command_env, run
 
 from .conftest import REPO, StubTranslator
 
@@ -149,12 +149,8 @@ def test_tag_stage_with_missing_kiwi_fails_before_writing(built, tmp_path, capsy
     assert not (out / "attributes.parquet").exists()
 
 
-def _dvc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(cwd), DVC_NO_ANALYTICS="1",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    result = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result
+def _dvc(cwd: Path, *args: str) -> str:
+    return run([sys.executable, "-m", "dvc", *args], cwd, command_env(cwd))
 
 
 @pytest.mark.slow
@@ -167,7 +163,7 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     shutil.copy(REGISTRY, project / "resources" / "languages.tsv")
     shutil.copytree(tiny_kiwi_dir, project / "models" / "cometkiwi-tiny")
     params = write_params(project / "params.yaml", xtd_path, "models/cometkiwi-tiny")
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    run(["git", "init", "-q"], project)
     _dvc(project, "init", "-q")
     monkeypatch.chdir(project)
     assert translate(monkeypatch, params, project / "data" / "captions", stub_for(xtd)) == 0
@@ -181,11 +177,11 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     values = yaml.safe_load(params.read_text())
     values["captions"]["select"]["default"]["min_kiwi"] = 0.6
     params.write_text(yaml.safe_dump(values, sort_keys=False))
-    assert "up to date" in _dvc(project, "status", "captions_tag").stdout
-    assert "captions.select" in _dvc(project, "status", "captions_select").stdout
+    assert "up to date" in _dvc(project, "status", "captions_tag")
+    assert "captions.select" in _dvc(project, "status", "captions_select")
     result = _dvc(project, "repro", "-s", "captions_tag", "captions_select")
-    assert "Running stage 'captions_select'" in result.stdout
-    assert "Running stage 'captions_tag'" not in result.stdout
+    assert "Running stage 'captions_select'" in result
+    assert "Running stage 'captions_tag'" not in result
     assert (sha256_file(attributes), attributes.stat().st_mtime_ns) == before
     quality_after = read_json(project / "data" / "captions" / "quality.json")
     assert sum(q["n_selected"] for q in quality_after.values()) < sum(q["n_selected"] for q in quality_before.values())

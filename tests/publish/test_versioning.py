@@ -4,7 +4,6 @@ directory remote, `dvc pull` of a tag in a fresh clone gives identical files, an
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from builders.cli import main as cli
 from builders.core.io import sha256_file
+from tests.project import command_env, run
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -37,14 +37,7 @@ RELEASE = Path(__file__).resolve().parents[2] / "scripts" / "release.sh"
 
 
 def sh(cwd: Path, *command: str) -> str:
-    env = dict(os.environ, DVC_NO_ANALYTICS="1", DVC=f"{sys.executable} -m dvc", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t",
-               PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    if command[0] == "dvc":
-        command = (sys.executable, "-m", "dvc", *command[1:])
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=180)
-    assert result.returncode == 0, f"{' '.join(command)}: {result.stdout[-1500:]}{result.stderr[-1500:]}"
-    return result.stdout
+    return run(list(command), cwd, command_env(), timeout=180)
 
 
 def release(repo: Path, labels: dict, tag: str) -> str:
