@@ -11,12 +11,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from builders.core.scripts import dominant_script, expand_script
+from builders.core.scripts import dominant_script, expand_script, han_variant
 
 # name -> what a flagged row means (shown on the HTML pages).
 CHECKS: dict[str, str] = {
     "empty_label": "label is empty or has leading/trailing whitespace",
     "script_mismatch": "label's script is not one the registry expects for the language",
+    "han_variant": "Chinese label in the other standard than the language's (Simplified vs Traditional)",
     "english_lookalike": "label equals an English lemma once accents, case, spaces and punctuation are stripped",
     "duplicate": "the same label names more than one class",
     "langid_other": "langid confidently assigns the label to another language (a hint: labels are short)",
@@ -73,6 +74,24 @@ def script_mismatches(
             continue  # `GSM`, `GAP!`: acronyms are written in Latin letters in any script
         if script is not None and script not in expected:
             flagged[idx] = f"{script}, expected {'/'.join(sorted(expected))}"
+    return flagged
+
+
+def han_variant_mismatches(labels: Mapping[int, str], expected_scripts: Iterable[str]) -> dict[int, str]:
+    """Labels written in Traditional characters for a Simplified-Chinese key, or the reverse.
+
+    Applies only when exactly one of `Hans` / `Hant` is expected (the key's script); a label
+    without standard-specific characters passes (most Han characters are shared).
+    """
+    wanted = {script for script in expected_scripts if script in ("Hans", "Hant")}
+    if len(wanted) != 1:
+        return {}
+    (want,) = wanted
+    flagged = {}
+    for idx, label in labels.items():
+        variant = han_variant(label)
+        if variant is not None and variant != want:
+            flagged[idx] = f"{variant} characters, expected {want}"
     return flagged
 
 
@@ -230,6 +249,7 @@ def audit_language(
     flagged: dict[str, dict[int, str]] = {
         "empty_label": empty_labels(labels),
         "script_mismatch": script_mismatches(labels, expected_scripts),
+        "han_variant": han_variant_mismatches(labels, expected_scripts),
         # English labels are the English names themselves: nothing to compare against.
         "english_lookalike": {} if is_english else english_lookalikes(labels, english_lemmas),
         "duplicate": duplicates(labels),

@@ -29,6 +29,13 @@ def test_cyrillic_label_in_latin_language_is_a_script_mismatch():
     assert flagged[1].startswith("Cyrl")
 
 
+def test_traditional_label_in_simplified_chinese_is_flagged_and_the_reverse():
+    labels = {0: "金鱼", 1: "金魚", 2: "吉娃娃"}   # simplified fish, traditional fish, shared characters
+    assert checks.han_variant_mismatches(labels, ["Hani", "Hans"]) == {1: "Hant characters, expected Hans"}
+    assert set(checks.han_variant_mismatches(labels, ["Hani", "Hant"])) == {0}
+    assert checks.han_variant_mismatches(labels, ["Hani"]) == {}   # no standard named: nothing to check
+
+
 def test_latin_acronyms_pass_but_latin_names_inside_greek_do_not():
     labels = {0: "GSM", 1: "GAP!", 2: "λύκος canis latrans", 3: "DVD-плеер", 4: "Granny Smith"}
     assert set(checks.script_mismatches(labels, ["Grek", "Cyrl"])) == {2, 4}
