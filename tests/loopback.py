@@ -1,14 +1,25 @@
-"""Loopback HTTP servers for tests: a quiet handler base and a context manager that serves.
+"""Loopback HTTP servers for tests: a quiet handler base, a context manager that serves,
+and a file server that fails on request.
 
 Shared by the test areas that fake a web service (tests/core: the source mirror;
-tests/lexicon: the BabelNet API). Servers bind 127.0.0.1 on a free port.
+tests/mvl_sib: the topic images; tests/lexicon: the BabelNet API). Servers bind
+127.0.0.1 on a free port.
+
+`LoopbackServer` serves the files under a folder (or extra in-memory `files`) and can be
+told, per path, to fail in order (`failures[path] = [...]`): `503`, `429:<Retry-After value>`,
+`truncate` (sends half the body, then closes), `corrupt` (flips the bytes), `404`.
+It records every request (path + headers), honours `Range` unless told not to, and
+gzips a `.json` body when asked to and the client accepts it.
 """
 from __future__ import annotations
 
 import contextlib
+import gzip
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Iterator, TypeVar
+from urllib.parse import unquote, urlsplit
 
 Server = TypeVar("Server", bound=ThreadingHTTPServer)
 
@@ -40,3 +51,63 @@ def serving(httpd: Server) -> Iterator[Server]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+class MirrorHandler(QuietHandler):
+    server: "LoopbackServer"
+
+    def do_GET(self):
+        server = self.server
+        path = unquote(urlsplit(self.path).path).lstrip("/")
+        with server.lock:
+            server.requests.append((path, dict(self.headers)))
+            plan = server.failures.get(path) or []
+            mode = plan.pop(0) if plan else None
+        if mode == "404" or (path not in server.files and not (server.root and (server.root / path).is_file())):
+            return self.reply(404, b"not found")
+        if mode == "503":
+            return self.reply(503, b"busy")
+        if mode and mode.startswith("429"):
+            return self.reply(429, b"slow down", {"Retry-After": mode.partition(":")[2]})
+        body = server.files[path] if path in server.files else (server.root / path).read_bytes()
+        if mode == "corrupt":
+            body = bytes(b ^ 0xFF for b in body)
+        headers, status = {}, 200
+        wanted = self.headers.get("Range", "")
+        if server.range_support and wanted.startswith("bytes="):
+            start = int(wanted[6:].split("-")[0])
+            if start >= len(body):
+                return self.reply(416, b"", {"Content-Range": f"bytes */{len(body)}"})
+            headers["Content-Range"] = f"bytes {start}-{len(body) - 1}/{len(body)}"
+            body, status = body[start:], 206
+        if server.gzip_json and path.endswith(".json") and "gzip" in self.headers.get("Accept-Encoding", ""):
+            body, headers["Content-Encoding"] = gzip.compress(body), "gzip"
+        if mode == "truncate":
+            self.send_response(status)
+            for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        return self.reply(status, body, headers)
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    def __init__(self, root: Path | None = None):
+        super().__init__(("127.0.0.1", 0), MirrorHandler)
+        self.root = root
+        self.files: dict[str, bytes] = {}
+        self.failures: dict[str, list[str]] = {}
+        self.requests: list[tuple[str, dict]] = []
+        self.range_support = True
+        self.gzip_json = False
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def hits(self, path: str) -> list[dict]:
+        return [headers for requested, headers in self.requests if requested == path]

@@ -95,22 +95,28 @@ def manifest_text(entries: Sequence[ImageEntry]) -> str:
     return buffer.getvalue()
 
 
-def _download(url: str, dest: Path, sha256: str) -> None:
-    """The one network call of MVL-SIB: `builders.core.http.download` (retries, cache, checksum)."""
-    try:
-        from builders.core.http import download
-    except ImportError:
-        raise BabelforgeError(
-            f"cannot download {url}: builders.core.http is not available in this checkout "
-            "(use a manifest with local paths, or the sample profile)"
-        ) from None
-    download(url, dest, sha256)
+def _refuse(entry: ImageEntry, manifest: Path | str, actual: str) -> BabelforgeError:
+    return BabelforgeError(
+        f"{manifest}:{entry.line}: image {entry.image_id!r} from {entry.url} has sha256 {actual}, "
+        f"manifest says {entry.sha256}; refusing it (nothing kept). Fix the manifest or the source"
+    )
 
 
 def fetch_image(entry: ImageEntry, dest: Path, base_dir: Path, manifest: Path | str = "manifest") -> None:
-    """Put the image of `entry` at `dest` and verify its sha256; on mismatch delete it and stop."""
+    """Put the image of `entry` at `dest` and verify its sha256; on mismatch delete it and stop.
+
+    http(s) URLs go through `builders.core.http.download` (retries, resume, checksum, atomic
+    rename); any failure is reported with the manifest line of the image.
+    """
     if entry.url.startswith(("http://", "https://")):
-        _download(entry.url, dest, entry.sha256)
+        from builders.core.http import ChecksumMismatchError, download
+
+        try:
+            download(entry.url, dest, entry.sha256)
+        except ChecksumMismatchError as error:
+            raise _refuse(entry, manifest, error.actual) from None
+        except BabelforgeError as error:
+            raise BabelforgeError(f"{manifest}:{entry.line}: image {entry.image_id!r}: {error}") from None
     else:
         source = base_dir / entry.url.removeprefix("file:")
         if not source.is_file():
@@ -121,10 +127,7 @@ def fetch_image(entry: ImageEntry, dest: Path, base_dir: Path, manifest: Path | 
     actual = sha256_file(dest)
     if actual != entry.sha256:
         dest.unlink(missing_ok=True)
-        raise BabelforgeError(
-            f"{manifest}:{entry.line}: image {entry.image_id!r} from {entry.url} has sha256 {actual}, "
-            f"manifest says {entry.sha256}; refusing it (nothing kept). Fix the manifest or the source"
-        )
+        raise _refuse(entry, manifest, actual)
 
 
 def make_thumbnail(source: Path, dest: Path, max_side: int = 640) -> tuple[int, int]:

@@ -1,20 +1,22 @@
 from __future__ import annotations
 
-import sys
-import types
+import hashlib
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from PIL import Image
 
+from builders.cli import main
 from builders.core.errors import BabelforgeError
-from builders.core.io import sha256_file
-from builders.mvl_sib.images import (
-    ImageEntry, fetch_image, generate_sample_set, make_thumbnail, manifest_text, read_manifest,
-)
+from builders.core.io import read_table, sha256_file
+from builders.mvl_sib.images import fetch_image, generate_sample_set, make_thumbnail, manifest_text, read_manifest
+from builders.mvl_sib.images_stage import build_images
 from builders.mvl_sib.sib200 import TOPICS
+from tests.loopback import LoopbackServer, serving
 
 
 @pytest.fixture(scope="module")
@@ -85,19 +87,86 @@ def test_checksum_mismatch_is_refused_and_nothing_kept(sample_set, tmp_path):
     assert sha256_file(dest) == entries[3].sha256
 
 
-def test_download_goes_through_core_http_and_is_verified(monkeypatch, tmp_path):
-    calls = []
+# --- the full profile over HTTP: the real builders.core.http.download on a loopback server ---
 
-    def fake_download(url, dest, sha256):  # a server that returns other bytes than promised
-        calls.append((url, sha256))
-        dest.write_bytes(b"not the image")
+@pytest.fixture(scope="module")
+def image_server(sample_set):
+    """The generated images served over loopback HTTP, with a manifest of their URLs."""
+    folder, _, entries = sample_set
+    with serving(LoopbackServer(folder)) as httpd:
+        manifest = folder.parent / f"{folder.name}-http" / "manifest.tsv"
+        manifest.parent.mkdir()
+        manifest.write_text(manifest_text([replace(e, url=httpd.url + e.url) for e in entries]), encoding="utf-8")
+        yield httpd, manifest
 
-    monkeypatch.setitem(sys.modules, "builders.core.http", types.SimpleNamespace(download=fake_download))
-    entry = ImageEntry("sports", "sports-00", "https://example.org/a.jpg", "CC-BY-4.0", "someone", "a" * 64, 2)
-    with pytest.raises(BabelforgeError, match="refusing it"):
-        fetch_image(entry, tmp_path / "x", tmp_path)
-    assert calls == [("https://example.org/a.jpg", "a" * 64)]
-    assert not (tmp_path / "x").exists()
+
+def _run_full_profile(tmp_path: Path, manifest: Path, out_dir: Path) -> int:
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({
+        "profile": "full", "mvl_sib": {"images": {"manifest": str(manifest), "out_dir": str(out_dir)}},
+    }), encoding="utf-8")
+    return main(["mvl_sib_images", "--params", str(params)])
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.fixture(scope="module")
+def downloaded(image_server, tmp_path_factory):
+    """`babelforge mvl_sib_images` (full profile) over HTTP; the 4th image answers 503 once."""
+    from builders.core import http
+
+    httpd, manifest = image_server
+    delays: list[float] = []
+    folder = tmp_path_factory.mktemp("downloaded")
+    with pytest.MonkeyPatch.context() as patch:  # record the back-off instead of sleeping it
+        patch.setattr(http, "backoff_delay", lambda retry, policy, rng=None: delays.append(retry) or 0.0)
+        httpd.failures["entertainment-03.png"] = ["503"]
+        assert _run_full_profile(folder, manifest, folder / "images") == 0
+    return folder / "images", delays
+
+
+def test_full_profile_downloads_through_core_http(downloaded, image_server, sample_set, tmp_path):
+    out_dir, delays = downloaded
+    httpd, _ = image_server
+    _, local_manifest, entries = sample_set
+    local = build_images(local_manifest, tmp_path, per_topic=10, thumbnail_px=640, provenance_record={})
+    assert sorted(p.name for p in out_dir.iterdir()) == ["images.parquet", "thumbnails"]
+    assert _files(out_dir / "thumbnails") == _files(tmp_path / "thumbnails")  # byte-identical to local files
+    table = read_table(out_dir / "images.parquet")
+    assert table.thumbnail_sha256.tolist() == local.sort_values(["topic", "image_id"]).thumbnail_sha256.tolist()
+    assert set(table.url) == {httpd.url + e.url for e in entries}
+    # the transient 503 was retried once, every other image fetched in one request
+    assert delays == [0] and len(httpd.hits("entertainment-03.png")) == 2
+    assert all(len(httpd.hits(e.url)) == 1 for e in entries if e.image_id != "entertainment-03")
+    assert httpd.hits(entries[0].url)[0]["User-Agent"].startswith("babelforge/")
+
+
+def test_full_profile_refuses_other_bytes_and_keeps_the_previous_output(
+    downloaded, image_server, tmp_path, capsys
+):
+    httpd, manifest = image_server
+    served = httpd.root / "geography-02.png"
+    flipped = hashlib.sha256(bytes(b ^ 0xFF for b in served.read_bytes())).hexdigest()
+    out_dir = tmp_path / "images"
+    shutil.copytree(downloaded[0], out_dir)
+    before = _files(out_dir)
+    httpd.failures["geography-02.png"] = ["corrupt"]
+    assert _run_full_profile(tmp_path, manifest, out_dir) == 1
+    error = capsys.readouterr().err
+    assert "manifest.tsv:14: image 'geography-02'" in error and f"has sha256 {flipped}" in error
+    assert "refusing it (nothing kept)" in error
+    assert _files(out_dir) == before  # the previous output folder, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["images", "params.yaml"]  # no staging left over
+
+
+def test_http_failure_names_the_manifest_line(image_server, sample_set, tmp_path):
+    httpd, manifest = image_server
+    entry = replace(sample_set[2][0], url=httpd.url + "absent.png", line=2)
+    with pytest.raises(BabelforgeError, match=r"manifest.tsv:2: image 'entertainment-00': GET .*absent.png: HTTP 404"):
+        fetch_image(entry, tmp_path / "x", tmp_path, manifest=manifest)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_manifest_validation(sample_set, tmp_path):
