@@ -32,8 +32,9 @@ class SlotStrategy:
         return template.replace(SLOT, self.slot)
 
     def restore(self, translation: str) -> str | None:
-        """The translation with the marker replaced by `{}`, or None if it did not survive once."""
-        if any(translation.count(token) != 1 for token in self.tokens):
+        """The translation with the marker replaced by `{}`, or None if it did not survive
+        exactly once, or if the translation already holds a `{}` (restoring would add a second)."""
+        if SLOT in translation or any(translation.count(token) != 1 for token in self.tokens):
             return None
         restored, n = re.subn(self.pattern, SLOT, translation)
         return restored if n == 1 else None

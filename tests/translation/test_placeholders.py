@@ -59,6 +59,19 @@ def test_lost_and_doubled_markers_move_to_the_next_strategy(templates):
     assert all(r.text.count("{}") == 1 and "°" not in r.text for r in results)
 
 
+def test_a_stray_slot_in_the_output_rejects_the_strategy(templates):
+    # The marker survives once, but the output already holds a `{}` of its own: restoring
+    # would give two slots, so the next strategy is tried.
+    assert ph.STRATEGIES["brace"].restore("ein {} Foto {c}") is None
+    assert ph.STRATEGIES["tag_noun"].restore("{} ein <b>Objekt</b>") is None
+
+    def stray(text):
+        return german(text).replace("<b>", "{} <b>")
+    results = ph.translate_templates(StubTranslator(stray).translate, templates, "deu_Latn", "deu_Latn", ORDER)
+    assert {r.strategy for r in results} == {"brace"}
+    assert all(r.text.count("{}") == 1 for r in results)
+
+
 def test_no_surviving_marker_falls_back_to_appended_slot(templates):
     def lose_everything(text):
         for token in ph.MARKER_TOKENS:
