@@ -228,6 +228,7 @@ class CardSpec:
     split: str = "test"
     # licences of parts that carry no per-row source: (what they cover, licence)
     extra_licences: Sequence[tuple[str, Licence]] = ()
+    config_unit: str = "language"                  # what one config holds, for the card's body
 
 
 @dataclass
@@ -310,7 +311,7 @@ def render_card(
         "",
         spec.summary,
         "",
-        f"{len(configs)} config{'s' if len(configs) != 1 else ''} (one per language), {total:,} rows, "
+        f"{len(configs)} config{'s' if len(configs) != 1 else ''} (one per {spec.config_unit}), {total:,} rows, "
         f"split `{spec.split}`. Load one with:",
         "",
         "```python",

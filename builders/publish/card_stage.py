@@ -10,7 +10,6 @@ reads its artifact(s) only when asked for, so a card can be built before the oth
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +50,11 @@ class DatasetData:
     limitations: list[str] = field(default_factory=list)
     sort_by: tuple[str, ...] = ()
     extra_files: dict[str, Path] = field(default_factory=dict)   # path in the repo -> file to copy
+    # config -> registry key of its language, where the config is not named by the key itself
+    config_languages: dict[str, str] = field(default_factory=dict)
+
+    def language(self, config: str) -> str:
+        return self.config_languages.get(config, config)
 
 
 def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
@@ -80,14 +84,15 @@ def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
                 write_table(table, staging / path, sort_by=data.sort_by)
                 files[split] = path
             rows = sum(len(table) for table in data.tables[name].values())
-            stats.append(card.ConfigStats(name=name, rows=rows, language_tag=_language_tag(languages, name),
-                                          group=data.groups.get(name), sources=data.sources.get(name, {}),
-                                          files=files))
+            stats.append(card.ConfigStats(name=name, rows=rows,
+                                          language_tag=_language_tag(languages, data.language(name)),
+                                          group=data.groups.get(data.language(name)),
+                                          sources=data.sources.get(name, {}), files=files))
         for repo_path, source_path in sorted(data.extra_files.items()):
             (staging / repo_path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source_path, staging / repo_path)
         licences = [info.licence for info in source_infos] + [licence for _, licence in data.spec.extra_licences]
-        default = "eng_Latn" if "eng_Latn" in data.tables else None
+        default = next((name for name in sorted(data.tables) if data.language(name) == "eng_Latn"), None)
         metadata = card.front_matter(data.spec, stats, licences, default)
         write_text(card.render_card(data.spec, metadata, stats, source_infos, data.provenance, limitations),
                    staging / "README.md")
@@ -98,9 +103,9 @@ def build_card(dataset: str, config: dict[str, Any], languages) -> Path:
     return target
 
 
-def _language_tag(languages, config_name: str) -> str:
-    """Hub language tag (ISO 639-1 where one exists, else 639-3) of a config named by registry key."""
-    language = languages.get(config_name)
+def _language_tag(languages, key: str) -> str:
+    """Hub language tag (ISO 639-1 where one exists, else 639-3) of a registry key."""
+    language = languages.get(key)
     return language.iso639_1 or language.iso639_3
 
 
@@ -205,25 +210,33 @@ def _mvl_sib(inputs: dict[str, Any], config: dict[str, Any]) -> DatasetData:
     files = sorted(root.glob("*/*.parquet"))
     if not files:
         raise BabelforgeError(f"{root}: MVL-SIB not built (no <task>/<lang>.parquet); run its stage first")
+    # One config per task config and language (`i2s_k1.fin_Latn`): the tasks have different
+    # columns, and `datasets` casts every split of a config to one schema, so tasks cannot be
+    # the splits of a language config.
     tables: dict[str, dict[str, Any]] = {}
+    config_languages: dict[str, str] = {}
     for path in files:
-        split = re.sub(r"\W", "_", path.parent.name)  # Hub split names are \w+
-        tables.setdefault(path.stem, {})[split] = read_table(path)
+        name = f"{path.parent.name}.{path.stem}"
+        tables[name] = {"test": read_table(path)}
+        config_languages[name] = path.stem
     extra_files, image_licences, image_note = _mvl_sib_images(root)
     spec = card.CardSpec(
         dataset="mvl-sib",
         pretty_name="MVL-SIB",
         summary=("Cross-modal topical matching in the SIB-200 languages: each instance couples a sentence with "
-                 "same-topic images and sentences and other-topic distractors; one split per task "
-                 "(images→sentence, sentences→image with k reference items, topic→sentence, sentences→topic), "
-                 "`label` = position of the correct option. Instances are identical across languages."),
+                 "same-topic images and sentences and other-topic distractors; one config per task and "
+                 "language, `<task>_k<k>.<lang>` (images→sentence `i2s`, sentences→image `s2i` with k reference "
+                 "items, topic→sentence `t2s`, sentences→topic `s2t`), `label` = position of the correct option. "
+                 "Instances are identical across languages."),
         task_categories=["image-text-to-text", "text-classification"],
         citations=["mvl_sib", "sib200", "nllb"],
         extra_licences=[("SIB-200 / Flores-200 sentences", card.SIB200), *image_licences],
         limitations=[image_note, "Topics are as unevenly distributed as in SIB-200 (science/technology is the "
                                  "largest); use the balanced `label` positions, not topic frequency, as chance level."],
+        config_unit="task and language",
     )
-    return DatasetData(spec, tables, provenance={str(files[0]): read_provenance(files[0])}, extra_files=extra_files)
+    return DatasetData(spec, tables, provenance={str(files[0]): read_provenance(files[0])}, extra_files=extra_files,
+                       config_languages=config_languages)
 
 
 def _mvl_sib_images(root: Path):

@@ -110,12 +110,25 @@ def test_validate_card_reports_problems(built_card):
     assert any("not-a-licence" in problem for problem in card.validate_card(built_card))
 
 
-def test_mvl_sib_card_has_one_split_per_task_images_and_their_licences(card_inputs):
-    root = card_inputs / "mvl_sib"
-    for task in ("i2s_k1", "s2t_k3"):
+def _write_mvl_sib_tasks(root):
+    """Two task configs with the columns the mvl_sib stage writes: they differ between tasks."""
+    tasks = {
+        "i2s_k1": lambda lang: pd.DataFrame({
+            "instance_id": range(4), "label": [0, 1, 2, 3], "ref_image_ids": [["sports-00"]] * 4,
+            "option_sentence_ids": [[1, 2, 3, 4]] * 4, "option_sentences": [[f"{lang} s{i}" for i in range(4)]] * 4}),
+        "s2i_k3": lambda lang: pd.DataFrame({
+            "instance_id": range(4), "label": [3, 2, 1, 0], "ref_sentence_ids": [[1, 2, 3]] * 4,
+            "ref_sentences": [[f"{lang} r{i}" for i in range(3)]] * 4, "option_image_ids": [["a", "b", "c", "d"]] * 4}),
+    }
+    for task, table in tasks.items():
+        (root / task).mkdir(parents=True, exist_ok=True)
         for lang in ("fin_Latn", "rus_Cyrl"):
-            (root / task).mkdir(parents=True, exist_ok=True)
-            pd.DataFrame({"instance_id": range(4), "label": [0, 1, 2, 3]}).to_parquet(root / task / f"{lang}.parquet")
+            table(lang).to_parquet(root / task / f"{lang}.parquet")
+
+
+def test_mvl_sib_card_has_one_config_per_task_and_language_images_and_their_licences(card_inputs, tmp_path):
+    root = card_inputs / "mvl_sib"
+    _write_mvl_sib_tasks(root)
     (root / "images").mkdir()
     (root / "images" / "sports-00.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
     pd.DataFrame({"image_id": ["sports-00"], "file": ["images/sports-00.jpg"], "topic": ["sports"],
@@ -123,12 +136,29 @@ def test_mvl_sib_card_has_one_split_per_task_images_and_their_licences(card_inpu
     folder = build_card("mvl-sib", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
     meta = front_matter(folder)
     assert meta["license"] == ["cc-by-sa-4.0", "cc0-1.0"]
-    fin = next(config for config in meta["configs"] if config["config_name"] == "fin_Latn")
-    assert [entry["split"] for entry in fin["data_files"]] == ["i2s_k1", "s2t_k3"]
+    assert [config["config_name"] for config in meta["configs"]] == [
+        "i2s_k1.fin_Latn", "i2s_k1.rus_Cyrl", "s2i_k3.fin_Latn", "s2i_k3.rus_Cyrl"]
+    assert meta["language"] == ["fi", "ru"]
+    fin = next(config for config in meta["configs"] if config["config_name"] == "s2i_k3.fin_Latn")
+    assert fin["data_files"] == [{"split": "test", "path": "data/s2i_k3.fin_Latn/test.parquet"}]
     assert (folder / "images" / "sports-00.jpg").read_bytes() == (root / "images" / "sports-00.jpg").read_bytes()
     assert (folder / "images.parquet").exists()
-    assert "| images (1) | | [CC0 1.0]" in (folder / "README.md").read_text()
+    readme = (folder / "README.md").read_text()
+    assert "| images (1) | | [CC0 1.0]" in readme and "(one per task and language)" in readme
     assert card.validate_card(folder) == []
+    # every config loads, although the tasks' columns differ
+    script = (
+        "import json, sys\nfrom datasets import load_dataset\n"
+        "print(json.dumps({name: load_dataset(sys.argv[1], name, split='test').column_names for name in sys.argv[2:]}))\n"
+    )
+    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"),
+               HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"))
+    names = [config["config_name"] for config in meta["configs"]]
+    result = subprocess.run([sys.executable, "-c", script, str(folder), *names],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "ref_image_ids" in loaded["i2s_k1.rus_Cyrl"] and "ref_sentences" in loaded["s2i_k3.fin_Latn"]
 
 
 def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
