@@ -35,26 +35,34 @@ class LanguageIdentifier:
     """langid.py restricted to the languages in play, with probabilities normalised over them.
 
     `candidates` maps a registry key to its langid code; keys without a langid code cannot
-    be recognised and are left out (their hypotheses get NaN, i.e. "not checked").
+    be recognised and are left out (their hypotheses get NaN, i.e. "not checked"). Keys that
+    share a code (`zho_Hans` / `zho_Hant` are both `zh`) share its probability: langid cannot
+    tell them apart, the script check does.
     """
 
     def __init__(self, candidates: Mapping[str, str | None]):
-        self._key_of = {code: key for key, code in sorted(candidates.items()) if code}
-        if not self._key_of:
+        self._code_of = {key: code for key, code in sorted(candidates.items()) if code}
+        if not self._code_of:
             raise ValueError("no language in play has a langid code")
         # set_languages replaces (never mutates) the model arrays, so a shallow copy of
         # the decoded model (seconds to decode) serves each language set.
         self._identifier = copy.copy(_full_langid())
-        self._identifier.set_languages(sorted(self._key_of))
+        self._identifier.set_languages(sorted(set(self._code_of.values())))
 
     def probabilities(self, text: str) -> dict[str, float]:
-        """Registry key -> probability, over the languages in play (summing to 1)."""
-        return {self._key_of[code]: float(prob) for code, prob in self._identifier.rank(text)}
+        """Registry key -> probability of its langid code (normalised: the codes in play sum to 1)."""
+        by_code = {code: float(prob) for code, prob in self._identifier.rank(text)}
+        return {key: by_code[code] for key, code in self._code_of.items()}
 
     def check(self, text: str, expected: str) -> tuple[str, float]:
-        """(most likely language key, probability of the `expected` language)."""
+        """(most likely language key, probability of the `expected` language).
+
+        Among keys sharing the most likely code, `expected` is named when it is one of them.
+        """
         probabilities = self.probabilities(text)
-        best = max(sorted(probabilities), key=probabilities.__getitem__)
+        top = max(probabilities.values())
+        best = expected if probabilities.get(expected) == top else min(
+            key for key, prob in probabilities.items() if prob == top)
         return best, probabilities.get(expected, math.nan)
 
 

@@ -36,6 +36,18 @@ def test_langid_without_code_is_not_in_play_and_sets_do_not_interfere(registry, 
     assert math.isnan(prob)
 
 
+def test_keys_sharing_a_langid_code_are_both_checked(registry):
+    # zho_Hans and zho_Hant are both langid "zh": each must get the probability of "zh",
+    # not NaN (which would silently turn the langid check off for one of them).
+    ident = langcheck.LanguageIdentifier({key: registry.get(key).langid for key in ("deu_Latn", "zho_Hans", "zho_Hant")})
+    for key in ("zho_Hans", "zho_Hant"):
+        best, prob = ident.check("一只黑色的狗在绿色的草地上奔跑", key)
+        assert best == key and prob > 0.9
+        best, prob = ident.check("Ein schwarzer Hund läuft über die grüne Wiese", key)
+        assert best == "deu_Latn" and prob < 0.1
+    assert set(ident.probabilities("ein Hund")) == {"deu_Latn", "zho_Hans", "zho_Hant"}
+
+
 @pytest.mark.parametrize("text, scripts, expected", [
     ("Собака бежит по траве", ["Cyrl"], 1.0),
     ("Sobaka bezhit po trave", ["Cyrl"], 0.0),
