@@ -6,7 +6,7 @@ per text, hypotheses best first), i.e. `builders.translation.nllb.NllbTranslator
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Iterator, Mapping, Sequence
 
 from builders.core.errors import BabelforgeError
@@ -35,6 +35,16 @@ class TranslateSettings:
                 f"captions.translate: num_hypotheses ({self.num_hypotheses}) must be between 1 and "
                 f"beam_size ({self.beam_size})"
             )
+
+    @classmethod
+    def from_params(cls, values: Mapping[str, Any]) -> "TranslateSettings":
+        """From the resolved `captions.translate` group; an unknown key is an error naming it."""
+        known = {field.name for field in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise BabelforgeError(
+                f"captions.translate: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return cls(**values)
 
     def translator_kwargs(self) -> dict[str, Any]:
         return dict(

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     params = load_params(args.params)
     registry = load_registry(args.registry)
     captions, targets, input_settings = load_input(params, registry)
-    settings = TranslateSettings(**captions_params(params, "translate"))
+    settings = TranslateSettings.from_params(captions_params(params, "translate"))
     codes = {}
     for key in targets + [captions.source_lang]:
         language = registry.get(key)

@@ -45,12 +45,14 @@ def test_translator_returning_too_few_results_is_an_error():
 
 def test_params_express_the_sample_default_and_the_papers_100_beams_25_hypotheses():
     params = load_params(REPO / "params.yaml")
-    sample = TranslateSettings(**captions_params({**params, "profile": "sample"}, "translate"))
-    full = TranslateSettings(**captions_params({**params, "profile": "full"}, "translate"))
+    sample = TranslateSettings.from_params(captions_params({**params, "profile": "sample"}, "translate"))
+    full = TranslateSettings.from_params(captions_params({**params, "profile": "full"}, "translate"))
     assert (sample.beam_size, sample.num_hypotheses) == (8, 8)
     assert (full.beam_size, full.num_hypotheses) == (100, 25)
     with pytest.raises(BabelforgeError, match="num_hypotheses"):
         TranslateSettings(beam_size=4, num_hypotheses=5)
+    with pytest.raises(BabelforgeError, match="beam_sise"):    # a typo is one clear line, not a TypeError
+        TranslateSettings.from_params({"beam_sise": 4})
 
 
 def test_tiny_nllb_gives_n_best_rows(tiny_nllb):
