@@ -51,15 +51,16 @@ def licence_from_text(text: str) -> Licence:
     `CC BY SA 3.0`, `wordnet`, `MIT`...) to a Licence. Unknown texts stay `other`, named as given."""
     raw = text.strip()
     key = re.sub(r"[^a-z0-9.]+", " ", raw.lower()).strip()
-    cc = re.search(r"(?:licenses )?(by(?: sa| nc sa| nc)?) ?(\d\.\d)?", key.replace("cc ", ""))
+    # every element (nc, nd, sa) counts: dropping one would state a more permissive licence
+    cc = re.search(r"\b(by(?: (?:nc|nd|sa))*)\b(?: (\d\.\d))?", key)
     if "creativecommons" in key or key.startswith("cc "):
         if cc:
             kind, version = cc.group(1).replace(" ", "-"), cc.group(2)
-            name = f"CC {kind.upper().replace('-', ' ').replace('BY SA', 'BY-SA')}" + (f" {version}" if version else "")
+            name = f"CC {kind.upper()}" + (f" {version}" if version else "")
             hf_id = f"cc-{kind}-{version}" if version and f"cc-{kind}-{version}" in HF_LICENSES else "other"
             url = f"https://creativecommons.org/licenses/{kind}/{version + '/' if version else ''}"
             return Licence(name + ("" if version else " (version not stated)"), hf_id, url)
-    if re.search(r"\bcc0\b|publicdomain/zero", key):
+    if re.search(r"\bcc0\b|publicdomain zero", key):
         return Licence("CC0 1.0", "cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/")
     if "apache" in key:
         return Licence("Apache-2.0", "apache-2.0", "https://opensource.org/licenses/Apache-2.0")

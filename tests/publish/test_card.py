@@ -199,3 +199,19 @@ def test_knowledge_card_is_one_english_config_under_the_wordnet_licence(card_inp
 @pytest.mark.parametrize("rows, category", [(999, "n<1K"), (1000, "1K<n<10K"), (20_370, "10K<n<100K")])
 def test_size_category(rows, category):
     assert card.size_category(rows) == category
+
+
+@pytest.mark.parametrize("text, name, hf_id", [
+    ("https://creativecommons.org/licenses/by/3.0/", "CC BY 3.0", "cc-by-3.0"),
+    ("CC BY SA 3.0", "CC BY-SA 3.0", "cc-by-sa-3.0"),
+    ("https://creativecommons.org/licenses/by-sa/", "CC BY-SA (version not stated)", "other"),
+    ("https://creativecommons.org/licenses/by-nc-sa/3.0/", "CC BY-NC-SA 3.0", "cc-by-nc-sa-3.0"),
+    # no element of a CC licence may be lost: BY-NC-ND is not BY-NC, BY-ND is not BY
+    ("CC BY-NC-ND 4.0", "CC BY-NC-ND 4.0", "other"),
+    ("https://creativecommons.org/licenses/by-nd/4.0/", "CC BY-ND 4.0", "other"),
+    ("https://creativecommons.org/publicdomain/zero/1.0/", "CC0 1.0", "cc0-1.0"),
+    ("wordnet", "WordNet License (Princeton-style, per wordnet)", "other"),
+])
+def test_licence_from_text_keeps_every_licence_element(text, name, hf_id):
+    licence = card.licence_from_text(text)
+    assert (licence.name, licence.hf_id) == (name, hf_id)
