@@ -24,6 +24,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no per-language summary on stdout")
 
 
+# Keys of the `prompts` params group: validation thresholds (PromptChecks), slot strategies,
+# and the translator's settings.
+PARAMS_KEYS = frozenset({
+    "min_valid", "min_script_share", "langid_max_rank", "length_ratio", "strategies",
+    "device", "compute_type", "beam_size", "max_batch_size", "batch_type", "max_decoding_length",
+})
+
+
 def read_templates(path) -> list[str]:
     from pathlib import Path
 
@@ -71,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
     profile = params.get("profile", "sample")
     # Any value may be a {profile: value} map (e.g. a shorter decoding limit for the tiny model).
     group = {key: per_profile(value, profile) for key, value in section(params, "prompts").items()}
+    unknown = sorted(set(group) - PARAMS_KEYS)
+    if unknown:
+        raise BabelforgeError(f"params.yaml prompts: unknown key(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(PARAMS_KEYS))}")
     checks = PromptChecks.from_params(group)
     order = strategies(group.get("strategies", ["tag_noun", "brace", "degree", "section", "reference"]))
     templates = read_templates(args.templates)

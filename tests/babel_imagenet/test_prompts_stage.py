@@ -85,3 +85,16 @@ def test_missing_languages_file_fails_cleanly(workdir, capsys):
                  "--registry", str(workdir / "languages.tsv"), "--out", str(workdir / "never.parquet")])
     assert code == 1 and "babelforge labels" in capsys.readouterr().err
     assert not (workdir / "never.parquet").exists()
+
+
+def test_unknown_prompts_param_fails_naming_it(workdir, tmp_path, capsys):
+    import yaml
+
+    params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
+    params["prompts"]["min_vaild"] = 10        # a typo must not silently keep the default
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    code = main(["prompts", "--params", str(tmp_path / "params.yaml"), "--languages", str(workdir / "languages.parquet"),
+                 "--model", str(workdir / "nllb-ct2"), "--registry", str(workdir / "languages.tsv"),
+                 "--out", str(tmp_path / "never.parquet"), "--quiet"])
+    assert code == 1 and "min_vaild" in capsys.readouterr().err
+    assert not (tmp_path / "never.parquet").exists()
