@@ -309,27 +309,23 @@ def write_report(
     pages: Mapping[str, str],
     kiwi_scores: Mapping[str, Sequence[float]] | None,
 ) -> None:
-    """Write plots, `<lang>.json`, `<lang>.html`, `summary.json` and `index.html` into `out_dir`.
+    """Write plots, `<lang>.json`, `<lang>.html`, `summary.json` and `index.html` as the folder `out_dir`.
 
-    Files of languages no longer audited are removed, so the folder is exactly this run's report.
+    The report is built in a folder beside `out_dir` and swapped in whole: a failed run leaves
+    the previous report, and the folder holds exactly this run's files (no stale pages).
     """
-    from builders.core.io import write_json, write_text
+    from builders.core.io import atomic_directory, write_json, write_text
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    plots = ["classes_per_language.png", "source_mix.png"]
-    plot_classes_per_language(summary["languages"], out_dir / plots[0])
-    plot_source_mix(summary["languages"], out_dir / plots[1])
-    if kiwi_scores:
-        plot_kiwi(kiwi_scores, out_dir / "kiwi.png")
-        plots.append("kiwi.png")
-    summary["plots"] = plots
-    expected = {"index.html", "summary.json", *plots}
-    for lang, record in records.items():
-        write_json(record, out_dir / f"{lang}.json")
-        write_text(pages[lang], out_dir / page_name(lang))
-        expected.update({f"{lang}.json", page_name(lang)})
-    for stale in out_dir.iterdir():
-        if stale.is_file() and stale.name not in expected:
-            stale.unlink()
-    write_json(summary, out_dir / "summary.json")
-    write_text(render_index(summary), out_dir / "index.html")
+    with atomic_directory(out_dir) as staging:
+        plots = ["classes_per_language.png", "source_mix.png"]
+        plot_classes_per_language(summary["languages"], staging / plots[0])
+        plot_source_mix(summary["languages"], staging / plots[1])
+        if kiwi_scores:
+            plot_kiwi(kiwi_scores, staging / "kiwi.png")
+            plots.append("kiwi.png")
+        summary["plots"] = plots
+        for lang, record in records.items():
+            write_json(record, staging / f"{lang}.json")
+            write_text(pages[lang], staging / page_name(lang))
+        write_json(summary, staging / "summary.json")
+        write_text(render_index(summary), staging / "index.html")

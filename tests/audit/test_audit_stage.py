@@ -111,3 +111,23 @@ def test_unknown_language_is_an_error(label_inputs):
     labels.to_parquet(label_inputs / "labels.parquet")
     with pytest.raises(BabelforgeError, match="xxx_Latn"):
         run_audit(label_inputs)
+
+
+def test_a_failed_run_leaves_the_previous_report_whole(label_inputs, monkeypatch):
+    from builders.audit import report
+
+    run_audit(label_inputs)
+    out = label_inputs / "reports" / "audit"
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    labels = pd.read_parquet(label_inputs / "labels.parquet")
+    labels.loc[labels["lang"] == "fin_Latn", "label"] = "muutettu"
+    labels.to_parquet(label_inputs / "labels.parquet")
+
+    def broken_index(summary):
+        raise RuntimeError("killed while writing the index")
+
+    monkeypatch.setattr(report, "render_index", broken_index)
+    with pytest.raises(RuntimeError):
+        run_audit(label_inputs)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before   # no new fin_Latn page beside the old index
+    assert sorted(p.name for p in out.parent.iterdir()) == ["audit"]   # no staging folder left
