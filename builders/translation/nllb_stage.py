@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    from builders.core.errors import BabelforgeError
     from builders.core.params import load_params, section
     from builders.core.progress import info
     from builders.translation.nllb import convert_to_ctranslate2
@@ -49,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         revision = group.get("revision") or None
         location = group.get("local_path") or source
+        if group.get("local_path") and not Path(location).is_dir():
+            # Never read as a Hub id: `models/nllb` would otherwise be looked up on the Hub.
+            raise BabelforgeError(f"params.yaml nllb.local_path {location}: no such directory "
+                                  f"(a local copy of {source}; leave it empty to use the Hugging Face cache)")
         out = convert_to_ctranslate2(location, args.out, quantization, revision=revision, model_id=source)
         info(f"nllb: {source}@{revision} ({quantization}) from {location} -> {out}")
     return 0

@@ -106,6 +106,19 @@ def test_offline_full_model_fails_at_once_naming_it(tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
+def test_missing_local_path_is_not_looked_up_on_the_hub(tmp_path, capsys):
+    import yaml
+
+    from builders.cli import main
+
+    params = {"profile": "full", "nllb": {"source": {"full": nllb.FULL_MODEL_ID}, "quantization": "int8",
+                                           "revision": nllb.FULL_MODEL_REVISION, "local_path": "models/nllb-hf"}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    assert main(["nllb", "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "out")]) == 1
+    assert "nllb.local_path models/nllb-hf: no such directory" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_device_and_compute_type_resolution(monkeypatch):
     assert nllb.resolve_compute_type("auto", "cuda") == "int8_float16"
     assert nllb.resolve_compute_type("auto", "cpu") == "int8"
