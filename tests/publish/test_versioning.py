@@ -95,3 +95,23 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     assert fin["relabelled"] == [{"class_idx": 1, "old": "kultakala", "new": "Kultakala"}]
     assert cli(["diff", "--rev", "babel-imagenet/v1.0", "--rev", "v9.9", "--repo", str(clone)]) == 1
     assert "v9.9" in capsys.readouterr().err
+
+
+def test_a_failed_push_leaves_no_tag(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    sh(repo, "git", "init", "-q")
+    (repo / "dvc.lock").write_text("schema: '2.0'\n")
+    sh(repo, "git", "add", "dvc.lock")
+    sh(repo, "git", "commit", "-qm", "lock")
+    fake_dvc = tmp_path / "fake-dvc"   # pipeline up to date, remote unreachable
+    fake_dvc.write_text('#!/bin/sh\n[ "$1" = push ] && { echo "ERROR: remote unreachable" >&2; exit 1; }\nexit 0\n')
+    fake_dvc.chmod(0o755)
+    env = {**command_env(), "DVC": str(fake_dvc)}
+    result = subprocess.run([str(RELEASE), "babel-imagenet", "v1.0"], cwd=repo, env=env, capture_output=True, text=True)
+    assert result.returncode != 0 and "remote unreachable" in result.stderr
+    assert sh(repo, "git", "tag", "--list").strip() == ""   # a rerun is not refused as "exists already"
+    result = subprocess.run([str(RELEASE), "Bad Name", "v1.0"], cwd=repo, env=env, capture_output=True, text=True)
+    assert result.returncode == 1 and "dataset must be" in result.stderr
