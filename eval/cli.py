@@ -378,30 +378,32 @@ def _clipscore_pairs(args) -> int:
     import numpy as np
 
     from builders.core.io import atomic_path
-    from eval.clipscore import clip_score, pairwise_accuracy, ref_clip_score
+    from eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
     from eval.models import load_model
 
     table = _read_tsv(args.pairs)
-    for column in ("image", "caption"):
-        if column not in table.columns:
-            raise BabelforgeError(f"{args.pairs}: needs columns image and caption (has {', '.join(table.columns)})")
-    if args.model:
-        model = load_model(args.model, args.revision, args.device)
-    else:
-        model = next(_models(_params(args), args.device))
-    root = Path(args.image_root)
-    image_emb = model.encode_images([root / p for p in table["image"]])
-    text_emb = model.encode_texts(list(table["caption"].astype(str)))
+    missing = [column for column in ("image", "caption") if column not in table.columns]
+    if missing:
+        raise BabelforgeError(f"{args.pairs}: needs columns image and caption (has {', '.join(table.columns)})")
+    # Empty cells are empty texts, never the string "nan".
+    texts = {c: table[c].fillna("").astype(str) for c in ("caption", "foil", "references") if c in table.columns}
+    for column in ("caption", "foil"):
+        if column in texts and (texts[column].str.strip() == "").any():
+            row = int((texts[column].str.strip() == "").idxmax()) + 2  # 1-based, after the header
+            raise BabelforgeError(f"{args.pairs}:{row}: empty {column}; every row needs one")
+    model = load_model(args.model, args.revision, args.device) if args.model else next(_models(_params(args), args.device))
+    image_emb = model.encode_images([Path(args.image_root) / p for p in table["image"]])
+    text_emb = model.encode_texts(list(texts["caption"]))
     table["clipscore"] = clip_score(image_emb, text_emb)
     summary = {"model": model.name, "revision": model.revision, "n": len(table),
                "clipscore": float(table["clipscore"].mean())}
-    if "foil" in table.columns:
-        table["foil_clipscore"] = clip_score(image_emb, model.encode_texts(list(table["foil"].astype(str))))
+    if "foil" in texts:
+        table["foil_clipscore"] = clip_score(image_emb, model.encode_texts(list(texts["foil"])))
         summary["pairwise_accuracy"] = pairwise_accuracy(table["clipscore"], table["foil_clipscore"])
-    if "references" in table.columns:
-        refs = [model.encode_texts([r for r in str(v).split(" ||| ") if r]) for v in table["references"]]
-        table["ref_clipscore"] = ref_clip_score(image_emb, text_emb, refs)
-        summary["ref_clipscore"] = float(np.mean(table["ref_clipscore"]))
+    if "references" in texts:
+        refs = [[r for r in value.split(" ||| ") if r.strip()] for value in texts["references"]]
+        table["ref_clipscore"] = ref_clip_score(image_emb, text_emb, encode_reference_sets(model.encode_texts, refs))
+        summary["ref_clipscore"] = float(np.nanmean(table["ref_clipscore"]))
     for key, value in summary.items():
         print(f"{key}\t{value}")
     if args.out:

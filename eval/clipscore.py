@@ -6,7 +6,7 @@ Inputs are embeddings; they are L2-normalised here, so cosine = dot product.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -31,14 +31,28 @@ def ref_clip_score(
     reference_emb: Sequence[np.ndarray],
     w: float = CLIPSCORE_W,
 ) -> np.ndarray:
-    """Row-wise RefCLIP-S; reference_emb[i] is an (n_refs_i, d) array for caption i."""
+    """Row-wise RefCLIP-S; reference_emb[i] is an (n_refs_i, d) array for caption i.
+
+    A caption without references gets NaN (there is nothing to compare it with).
+    """
     clip_s = clip_score(image_emb, text_emb, w)
     text = l2_normalize(text_emb)
     best_ref = np.array(
-        [max(float((l2_normalize(refs) @ text[i]).max()), 0.0) for i, refs in enumerate(reference_emb)]
+        [max(float((l2_normalize(refs) @ text[i]).max()), 0.0) if len(refs) else np.nan
+         for i, refs in enumerate(reference_emb)]
     )
     total = clip_s + best_ref
-    return np.where(total > 0, 2.0 * clip_s * best_ref / np.where(total > 0, total, 1.0), 0.0)
+    return np.where(total > 0, 2.0 * clip_s * best_ref / np.where(total > 0, total, 1.0),
+                    np.where(np.isnan(best_ref), np.nan, 0.0))
+
+
+def encode_reference_sets(encode_texts: Callable[[Sequence[str]], np.ndarray],
+                          reference_sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """One (n_refs_i, d) array per caption, from a single `encode_texts` call over all references."""
+    flat = [ref for refs in reference_sets for ref in refs]
+    emb = encode_texts(flat)
+    bounds = np.cumsum([0, *(len(refs) for refs in reference_sets)])
+    return [emb[start:end] for start, end in zip(bounds[:-1], bounds[1:])]
 
 
 def pairwise_accuracy(caption_scores: Sequence[float], foil_scores: Sequence[float]) -> float:

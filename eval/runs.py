@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from eval import mvl_sib, retrieval, zeroshot
-from eval.clipscore import clip_score, pairwise_accuracy, ref_clip_score
+from eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
 
 # XTD10 names Japanese `jp`; every other caption-set code is ISO 639-1.
 CAPTION_CODE_ALIASES = {"jp": "ja"}
@@ -137,8 +137,8 @@ def clipscore_rows(model, image_set, cache, captions_by_lang: Mapping[str, Seque
     n = len(image_set.files)
     reference_emb = None
     if reference_lang and reference_lang in captions_by_lang:
-        refs = [list(c) for c in captions_by_lang[reference_lang][:n]]
-        reference_emb = [model.encode_texts(r) for r in refs]
+        refs = [[str(r) for r in c if r and str(r).strip()] for c in captions_by_lang[reference_lang][:n]]
+        reference_emb = encode_reference_sets(model.encode_texts, refs)
     rows = []
     for code in sorted(captions_by_lang):
         firsts = [c[0] for c in captions_by_lang[code][:n]]
@@ -149,7 +149,7 @@ def clipscore_rows(model, image_set, cache, captions_by_lang: Mapping[str, Seque
                "n_images": n, "clipscore": float(scores.mean()),
                "pairwise_accuracy": pairwise_accuracy(scores, foil_scores)}
         if reference_emb is not None and code != reference_lang:
-            row["ref_clipscore"] = float(ref_clip_score(image_emb, text_emb, reference_emb).mean())
+            row["ref_clipscore"] = float(np.nanmean(ref_clip_score(image_emb, text_emb, reference_emb)))
         rows.append(row)
     return rows
 

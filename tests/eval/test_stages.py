@@ -101,3 +101,21 @@ def test_clipscore_pairs_tsv(project, capsys):
     assert list(scores.columns[-3:]) == ["clipscore", "foil_clipscore", "ref_clipscore"]
     assert ((scores["clipscore"] >= 0) & (scores["clipscore"] <= 2.5)).all()
     assert float(printed["pairwise_accuracy"]) == float((scores["clipscore"] > scores["foil_clipscore"]).mean())
+
+
+def test_clipscore_pairs_empty_cells_are_not_the_text_nan(project, capsys):
+    # An empty references cell means "no references", not a reference reading "nan".
+    pairs = project / "pairs_empty.tsv"
+    pairs.write_text("image\tcaption\treferences\n"
+                     "img0.jpg\ta photo number 0\t\n"
+                     "img1.jpg\ta photo number 1\tphoto 1\n")
+    out = project / "scores_empty.tsv"
+    assert main(["eval", "clipscore", "--pairs", str(pairs), "--image-root", "data/eval/images/captions",
+                 "--out", str(out)]) == 0
+    scores = pd.read_csv(out, sep="\t")
+    assert scores["ref_clipscore"].isna().tolist() == [True, False]
+    printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())
+    assert float(printed["ref_clipscore"]) == pytest.approx(scores["ref_clipscore"].iloc[1])
+    pairs.write_text("image\tcaption\nimg0.jpg\t\n")
+    assert main(["eval", "clipscore", "--pairs", str(pairs), "--image-root", "data/eval/images/captions"]) == 1
+    assert "empty caption" in capsys.readouterr().err
