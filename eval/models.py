@@ -44,6 +44,13 @@ def pick_device(device: str | None = None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def dtype_for(device: str):
+    """fp16 on a GPU, fp32 on CPU (half precision is slow or unsupported there)."""
+    import torch
+
+    return torch.float16 if device.startswith("cuda") else torch.float32
+
+
 class DualEncoder:
     """A loaded dual encoder: `name`, `revision`, `encode_images`, `encode_texts`."""
 
@@ -61,6 +68,11 @@ class DualEncoder:
     @property
     def dtype(self):
         return next(self.model.parameters()).dtype
+
+    @property
+    def precision(self) -> str:
+        """`float16` / `float32`: part of the image-embedding cache key."""
+        return str(self.dtype).removeprefix("torch.")
 
     def encode_images(self, images: Iterable, batch_size: int = 64) -> np.ndarray:
         """Images are PIL images or paths (opened lazily, one batch at a time)."""
@@ -120,7 +132,6 @@ def _normalized(features) -> np.ndarray:
 
 def load_model(spec: str, revision: str | None = None, device: str | None = None) -> DualEncoder:
     """A local directory, or a Hub id at `revision` (required: results must be reproducible)."""
-    import torch
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
 
     device = pick_device(device)
@@ -132,9 +143,7 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
     else:
         if not revision:
             raise BabelforgeError(f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.models entry")
-        source, name, hub_args = spec, spec, {"revision": revision}
-    if hub_args:
-        hub_args = _hub_access(spec, revision)
+        source, name, hub_args = spec, spec, _hub_access(spec, revision)
     try:
         config = AutoConfig.from_pretrained(source, **hub_args)
     except OSError as error:
@@ -144,8 +153,7 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
         ) from None
     if config.model_type not in SUPPORTED_TYPES:
         raise BabelforgeError(f"model {spec}: type {config.model_type!r} is not a dual encoder ({', '.join(SUPPORTED_TYPES)})")
-    dtype = torch.float16 if device.startswith("cuda") else torch.float32
-    model = AutoModel.from_pretrained(source, dtype=dtype, **hub_args).to(device).eval()
+    model = AutoModel.from_pretrained(source, dtype=dtype_for(device), **hub_args).to(device).eval()
     tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
     # The fast processors need torchvision; the PIL ones give the reference preprocessing.
     image_processor = AutoImageProcessor.from_pretrained(source, use_fast=False, **hub_args)

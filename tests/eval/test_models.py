@@ -94,3 +94,14 @@ def test_model_errors_are_actionable(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "bert"}')
     with pytest.raises(BabelforgeError, match="not a dual encoder"):
         load_model(str(tmp_path))
+
+
+def test_fp16_on_gpu_fp32_on_cpu(tiny_clip_dir):
+    import torch
+
+    from eval.models import dtype_for
+
+    assert dtype_for("cuda") == dtype_for("cuda:1") == torch.float16
+    assert dtype_for("cpu") == torch.float32
+    model = load_model(str(tiny_clip_dir), device="cpu")
+    assert model.dtype == torch.float32 and model.precision == "float32"

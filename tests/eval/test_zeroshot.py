@@ -155,3 +155,14 @@ def test_both_fallbacks_give_two_rows(counting_encoder, digit_images, tmp_path):
     rows = zeroshot_rows(counting_encoder, digit_images, ImageEmbeddingCache(tmp_path), {"aaa_Latn": {1: "c1", 2: "c2"}},
                          ["a {}."], fallback="both")
     assert [(r["prompt_set"], r["n_templates"]) for r in rows] == [("english-fallback", 1), ("label-fallback", 1)]
+
+
+def test_cache_key_separates_half_and_full_precision(counting_encoder, digit_images, tmp_path):
+    # Vectors a GPU run computed in fp16 are not what a CPU (fp32) run computes: never mixed.
+    counting_encoder.precision = "float16"
+    ImageEmbeddingCache(tmp_path).embeddings(counting_encoder, digit_images)
+    counting_encoder.precision = "float32"
+    ImageEmbeddingCache(tmp_path).embeddings(counting_encoder, digit_images)
+    assert counting_encoder.image_calls == 2
+    ImageEmbeddingCache(tmp_path).embeddings(counting_encoder, digit_images)
+    assert counting_encoder.image_calls == 2
