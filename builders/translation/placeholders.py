@@ -58,7 +58,8 @@ MARKER_TOKENS = tuple(sorted({token for s in STRATEGIES.values() for token in s.
 # Scripts written without spaces between words: no space belongs next to the slot there.
 NO_SPACE_SCRIPTS = frozenset({"Hani", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt", "Bopo", "Yiii"})
 CJK_SCRIPTS = frozenset({"Hani", "Hira", "Kana"})
-CLOSING_PUNCTUATION = ".,;:!?)]»”’…、。，；：！？）」』"
+# Includes Arabic-script (، ؛ ؟ ۔), Indic danda (। ॥), Armenian (։) and Ethiopic (። ፣ ፤) marks.
+CLOSING_PUNCTUATION = ".,;:!?)]»”’…、。，；：！？）」』،؛؟۔।॥։።፣፤"
 OPENING_PUNCTUATION = "([¿¡«“‘「『"
 # Languages (ISO 639-3) whose typography puts a space before some punctuation.
 SPACE_BEFORE = {"fra": ":;!?»", "bre": ":;!?»"}
