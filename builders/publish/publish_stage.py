@@ -13,13 +13,14 @@ import re
 from pathlib import Path
 
 from builders.core.errors import BabelforgeError
+from builders.publish.card_stage import DATASETS
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", help="dataset folder name under --hub-dir (e.g. babel-imagenet)")
+    parser.add_argument("dataset", choices=DATASETS, help="which built card under --hub-dir to publish")
     parser.add_argument("--repo", required=True, help="Hub dataset repo, ORG/NAME")
     parser.add_argument("--revision-tag", default=None, help="tag the commit with this dataset version (vX.Y)")
     parser.add_argument("--dry-run", action="store_true", help="validate and list the operations; no network")
@@ -66,15 +67,25 @@ def run(args: argparse.Namespace, api=None) -> int:
         print(hub.format_operations([] if same else hub.plan_operations(local, previous.get("files", {}) if previous else {})))
         return 0
 
+    from requests import RequestException
+
+    from builders.core.http import redact, register_secret
+
+    token = os.environ.get("HF_TOKEN")
+    register_secret(token)   # masked in every message below, whoever produces it
     if api is None:
-        token = os.environ.get("HF_TOKEN")
         if not token:
             raise BabelforgeError("publish: set HF_TOKEN in the environment (a Hub write token), or use --dry-run")
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)
-    result = hub.publish(api, folder, args.dataset, args.repo, releases, args.revision_tag, audit,
-                         force=args.force, private=args.private)
+    try:
+        result = hub.publish(api, folder, args.dataset, args.repo, releases, args.revision_tag, audit,
+                             force=args.force, private=args.private)
+    except RequestException as error:   # huggingface_hub's HTTP errors included
+        first_line = redact(str(error)).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise BabelforgeError(f"publish: the Hub refused or could not be reached ({first_line}); "
+                              "check HF_TOKEN's write access to the repo and the network, then rerun") from None
     if result.receipt is None:
         print(f"nothing to do: {args.repo} already has content {result.content_hash[:12]}")
         return 0

@@ -163,3 +163,24 @@ def test_real_run_needs_a_token_and_never_prints_it(built_card, card_inputs, mon
     captured = capsys.readouterr()
     receipts = "".join(p.read_text() for p in (card_inputs / "releases").rglob("*.json"))
     assert "hf_secret_value_for_test" not in captured.out + captured.err + receipts
+
+
+def test_a_hub_error_is_one_line_without_the_token(built_card, card_inputs, monkeypatch, capsys):
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from builders.publish import publish_stage
+
+    secret = "hf_another_secret_for_test"
+    monkeypatch.setenv("HF_TOKEN", secret)
+
+    class RefusingHub(FakeHub):
+        def create_commit(self, repo_id, operations, **kwargs):
+            raise HfHubHTTPError(f"403 Forbidden: token {secret} cannot write to {repo_id}\nmore detail")
+
+    with pytest.raises(BabelforgeError, match="Hub refused") as caught:
+        publish_stage.run(publish_args(card_inputs), api=RefusingHub())
+    message = str(caught.value)
+    assert secret not in message and "403 Forbidden" in message and "\n" not in message
+    assert not (card_inputs / "releases").exists()     # no receipt for a commit that did not happen
+    with pytest.raises(SystemExit):   # argparse: the dataset is one of the cards
+        cli(["publish", "../elsewhere", "--repo", "org/x", "--dry-run"])
