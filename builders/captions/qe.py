@@ -128,6 +128,13 @@ def load_kiwi(model: str, revision: str | None = None):
             f"COMETKiwi {model}: its encoder's tokenizer/config cannot be loaded ({error}); "
             "run once online so the Hugging Face cache holds it, or use a self-contained local checkpoint"
         ) from None
+    except Exception as error:  # a corrupt or foreign checkpoint: torch/COMET raise many kinds
+        first_line = (str(error).strip().splitlines() or [""])[0][:200]
+        raise BabelforgeError(
+            f"COMETKiwi {model}: {checkpoint} cannot be loaded as a COMET checkpoint "
+            f"({type(error).__name__}: {first_line}); rebuild the tiny one with `babelforge captions_kiwi_model` "
+            "or point captions.tag.kiwi_model at a valid checkpoint"
+        ) from None
     scorer.eval()
     return scorer, record
 

@@ -93,6 +93,14 @@ def test_missing_local_checkpoint_fails_naming_the_stage(tmp_path):
         resolve_checkpoint("models/cometkiwi-missing")
 
 
+def test_corrupt_local_checkpoint_is_one_clear_error(tmp_path):
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "model.ckpt").write_bytes(b"not a checkpoint")
+    (tmp_path / "hparams.yaml").write_text("class_identifier: unified_metric\n", encoding="utf-8")
+    with pytest.raises(BabelforgeError, match="cannot be loaded as a COMET checkpoint"):
+        load_kiwi(str(tmp_path))
+
+
 def test_gated_hub_model_offline_fails_at_once_saying_how_to_get_access(monkeypatch, tmp_path):
     from huggingface_hub import constants
 
