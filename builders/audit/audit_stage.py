@@ -87,7 +87,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
     missing = {"class_idx", "lang", "label", "source"} - set(labels.columns)
     if missing:
         raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
-    groups = _groups(config.get("languages"))
+    groups, dropped_totals = _language_facts(config.get("languages"))
     english = english_reference(labels, config.get("wordnet"))
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
 
@@ -111,6 +111,10 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
             is_english=(lang == ENGLISH),
         )
         record.update(name=language.name, group=groups.get(lang))
+        if lang in dropped_totals:
+            # labels.parquet only has classes that kept a label: the senses of classes the
+            # filters emptied are counted in languages.parquet alone
+            record["dropped"] = dropped_totals[lang]
         record["prompts"] = _per_language(optional["prompts"], lang, checks.prompt_summary)
         record["captions"] = _per_language(
             optional["captions"], lang, lambda r: checks.caption_summary(r, kiwi_column, chrf_column))
@@ -158,13 +162,28 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
     return summary
 
 
-def _groups(path: str | None) -> dict[str, str]:
+DROPPED_COLUMNS = {"n_dropped_english": "english", "n_dropped_mt": "machine_translated",
+                   "n_dropped_low_precision": "low_precision", "n_classes_emptied": "classes_emptied"}
+
+
+def _language_facts(path: str | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """({lang: resource group}, {lang: senses dropped per reason over *all* classes, and the
+    classes left without a label}) from languages.parquet; the totals only when it has them."""
+    import pyarrow.parquet as pq
+
     from builders.core.io import read_table
 
     if not path or not Path(path).exists():
-        return {}
-    table = read_table(path, columns=["lang", "group"])
-    return dict(zip(table["lang"], table["group"]))
+        return {}, {}
+    names = set(pq.read_schema(path).names)
+    dropped = [column for column in DROPPED_COLUMNS if column in names]
+    table = read_table(path, columns=["lang", "group", *dropped])
+    groups = dict(zip(table["lang"], table["group"]))
+    if len(dropped) != len(DROPPED_COLUMNS):
+        return groups, {}
+    totals = {row["lang"]: {DROPPED_COLUMNS[column]: int(row[column]) for column in dropped}
+              for row in table.to_dict("records")}
+    return groups, totals
 
 
 def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, Any]]:

@@ -131,3 +131,18 @@ def test_a_failed_run_leaves_the_previous_report_whole(label_inputs, monkeypatch
         run_audit(label_inputs)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before   # no new fin_Latn page beside the old index
     assert sorted(p.name for p in out.parent.iterdir()) == ["audit"]   # no staging folder left
+
+
+def test_dropped_senses_count_classes_the_filters_emptied(label_inputs):
+    # labels.parquet has only classes that kept a label; languages.parquet counts every class
+    languages = pd.read_parquet(label_inputs / "languages.parquet")
+    languages["n_dropped_english"] = 40
+    languages["n_dropped_mt"] = 7
+    languages["n_dropped_low_precision"] = 2
+    languages["n_classes_emptied"] = 25
+    languages.to_parquet(label_inputs / "languages.parquet", index=False)
+    run_audit(label_inputs)
+    out = label_inputs / "reports" / "audit"
+    fin = json.loads((out / "fin_Latn.json").read_text())
+    assert fin["dropped"] == {"english": 40, "machine_translated": 7, "low_precision": 2, "classes_emptied": 25}
+    assert "classes_emptied" in (out / "fin_Latn.html").read_text()
