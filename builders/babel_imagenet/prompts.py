@@ -27,8 +27,6 @@ from builders.core.scripts import expected_script_share
 from builders.translation.placeholders import MARKER_TOKENS, SLOT, TranslatedTemplate
 
 SOURCE_LANG = "eng_Latn"
-PROMPT_SETS = ("nllb", "label_only", "english")
-STATUSES = ("source", "translated", "below_min_valid", "no_nllb_code")
 
 
 @dataclass(frozen=True)
