@@ -30,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ("images", "draw the sample image sets (eval.images)"),
         ("zeroshot", "zero-shot classification per language (eval.zeroshot)"),
         ("retrieval", "caption retrieval recall per language (eval.retrieval)"),
+        ("clipscore", "CLIPScore per language (eval.clipscore) or per TSV row"),
         ("mvl_sib", "MVL-SIB accuracy per task, k, language (eval.mvl_sib)"),
         ("report", "merged CSV, metrics and plots (eval.report)"),
     ):
@@ -37,9 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         task.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
         task.add_argument("--device", default=None, help="cuda / cpu (default: eval.device, auto)")
 
-    clipscore = sub.add_parser("clipscore", help="CLIPScore per language (eval.clipscore) or per TSV row")
-    clipscore.add_argument("--params", default="params.yaml")
-    clipscore.add_argument("--device", default=None)
+    clipscore = sub.choices["clipscore"]
     clipscore.add_argument("--pairs", help="TSV with image, caption [, foil] [, references (' ||| '-separated)]")
     clipscore.add_argument("--image-root", default=".", help="folder the TSV's image paths are relative to")
     clipscore.add_argument("--model", help="model directory or Hub id (default: first of eval.models)")
@@ -175,11 +174,8 @@ def _seed(params: dict) -> int:
 
 
 def _caption_language_resolver(params: dict):
-    from builders.core.languages import read_registry, registry
-
+    from builders.core.languages import REGISTRY_PATH, read_registry, registry
     from eval.runs import CAPTION_CODE_ALIASES
-
-    from builders.core.languages import REGISTRY_PATH
 
     path = Path(params.get("registry") or REGISTRY_PATH)
     if not path.is_file():
@@ -214,9 +210,8 @@ def run_images(args) -> int:
     from eval.images import write_sample_images
 
     config = _params(args).get("images", {})
-    classes = _imagenet_classes()
-    step = max(1, len(classes) // int(config.get("n_classes", 100)))
-    chosen = classes[::step][: int(config.get("n_classes", 100))]
+    classes, n_classes = _imagenet_classes(), int(config.get("n_classes", 100))
+    chosen = classes[:: max(1, len(classes) // n_classes)][:n_classes]
     names: list[str] = []
     for caption_file in config.get("caption_sets", []):
         data = json.loads(_require(caption_file, "caption set", "fetch").read_text(encoding="utf-8"))
@@ -228,11 +223,9 @@ def run_images(args) -> int:
 
 
 def _imagenet_classes() -> list[tuple[int, str]]:
-    import csv
+    from builders.lexicon.wordnet import read_imagenet_classes
 
-    path = Path(__file__).resolve().parents[1] / "resources" / "imagenet1k_classes.tsv"
-    with path.open(encoding="utf-8", newline="") as handle:
-        return [(int(r["class_idx"]), r["wnid"]) for r in csv.DictReader(handle, delimiter="\t")]
+    return [(c.class_idx, c.wnid) for c in read_imagenet_classes()]
 
 
 # ---------------------------------------------------------------- evaluation stages
@@ -264,6 +257,7 @@ def run_zeroshot(args) -> int:
         {wnid: idx for idx, wnid in _imagenet_classes()},
     )
     image_set_hash = image_set.content_hash()
+    labels_version = dataset_version(labels_path)
     cache = _cache(params)
     rows = []
     for model in _models(params, args.device):
@@ -273,10 +267,10 @@ def run_zeroshot(args) -> int:
             knowledge=knowledge, max_templates=config.get("max_templates"),
             control_classes=int(config.get("control_classes", 100)),
             control_repeats=int(config.get("control_repeats", 10)),
-            seed=_seed(params), dataset_version=dataset_version(labels_path), image_set_hash=image_set_hash,
+            seed=_seed(params), dataset_version=labels_version, image_set_hash=image_set_hash,
         )
         info(f"eval zeroshot: {model.name} done ({len(labels)} languages; image cache hits {cache.hits}, misses {cache.misses})")
-    sources = {"labels": dataset_version(labels_path), "prompts": dataset_version(prompts_path),
+    sources = {"labels": labels_version, "prompts": dataset_version(prompts_path),
                "images": "sha256:" + image_set_hash}
     _write_run("zeroshot", rows, params, config, sources)
     return 0
@@ -320,34 +314,34 @@ def _caption_image_set(config: dict, dataset: str, names: list[str], task: str):
     return read_caption_images(_require_images(folder, f"{task}.images"), names[:limit] if limit else names)
 
 
-def _run_caption_task(args, task: str, rows_for) -> int:
+def _run_caption_task(args, task: str, rows_for, **defaults) -> int:
     """Shared loop of retrieval and clipscore: every model x caption set of eval.<task>.
 
-    `rows_for(model, image_set, cache, data, name, resolve, version, config, seed)` -> rows.
+    `rows_for(model, image_set, cache, captions, dataset, resolve_lang, seed=, dataset_version=, **options)`
+    -> rows, where `options` are the `defaults` keys as set in eval.<task>.
     """
     from eval.report import dataset_version
 
     params = _params(args)
     config = params.get(task, {})
+    options = {key: config.get(key, default) for key, default in defaults.items()}
     resolve = _caption_language_resolver(params)
-    sets = _caption_sets(config)
-    image_sets = {name: _caption_image_set(config, name, data["images"], task) for name, _, data in sets}
+    sets = [(name, data, dataset_version(path)) for name, path, data in _caption_sets(config)]
+    image_sets = {name: _caption_image_set(config, name, data["images"], task) for name, data, _ in sets}
     cache = _cache(params)
     rows = []
     for model in _models(params, args.device):  # inputs are checked before any model loads
-        for name, path, data in sets:
-            rows += rows_for(model, image_sets[name], cache, data, name, resolve, dataset_version(path), config,
-                             _seed(params))
-    _write_run(task, rows, params, config, {name: dataset_version(path) for name, path, _ in sets})
+        for name, data, version in sets:
+            rows += rows_for(model, image_sets[name], cache, data["captions"], name, resolve, seed=_seed(params),
+                             dataset_version=version, **options)
+    _write_run(task, rows, params, config, {name: version for name, _, version in sets})
     return 0
 
 
 def run_retrieval(args) -> int:
     from eval.runs import retrieval_rows
 
-    return _run_caption_task(args, "retrieval", lambda model, images, cache, data, name, resolve, version, config, seed:
-                             retrieval_rows(model, images, cache, data["captions"], name, resolve, seed=seed,
-                                            dataset_version=version, chunk=int(config.get("chunk", 1024))))
+    return _run_caption_task(args, "retrieval", retrieval_rows, chunk=1024)
 
 
 def run_clipscore(args) -> int:
@@ -355,10 +349,7 @@ def run_clipscore(args) -> int:
         return _clipscore_pairs(args)
     from eval.runs import clipscore_rows
 
-    return _run_caption_task(args, "clipscore", lambda model, images, cache, data, name, resolve, version, config, seed:
-                             clipscore_rows(model, images, cache, data["captions"], name, resolve,
-                                            reference_lang=config.get("reference_lang", "en"), seed=seed,
-                                            dataset_version=version))
+    return _run_caption_task(args, "clipscore", clipscore_rows, reference_lang="en")
 
 
 def _read_tsv(path: str | Path):
@@ -368,9 +359,22 @@ def _read_tsv(path: str | Path):
     if not path.is_file():
         raise BabelforgeError(f"table {path} does not exist")
     try:
-        return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""])
+        # Cells are read as written: "NA" or "nan" may be a caption or a language code, and an
+        # empty cell stays an empty string (numeric columns go through pd.to_numeric).
+        return pd.read_csv(path, sep="\t", keep_default_na=False)
     except Exception as error:  # pandas raises several parser error types
         raise BabelforgeError(f"table {path}: not a readable TSV ({error})") from None
+
+
+def _key_columns(option: str | None) -> list[str]:
+    """`--on a,b` -> ["a", "b"]."""
+    return [k.strip() for k in option.split(",") if k.strip()] if option else []
+
+
+def _check_columns(table, columns, name) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise BabelforgeError(f"{name}: no column {', '.join(map(repr, missing))} (has: {', '.join(table.columns)})")
 
 
 def _clipscore_pairs(args) -> int:
@@ -382,9 +386,7 @@ def _clipscore_pairs(args) -> int:
     from eval.models import load_model
 
     table = _read_tsv(args.pairs)
-    missing = [column for column in ("image", "caption") if column not in table.columns]
-    if missing:
-        raise BabelforgeError(f"{args.pairs}: needs columns image and caption (has {', '.join(table.columns)})")
+    _check_columns(table, ["image", "caption"], args.pairs)
     # Empty cells are empty texts, never the string "nan".
     texts = {c: table[c].fillna("").astype(str) for c in ("caption", "foil", "references") if c in table.columns}
     for column in ("caption", "foil"):
@@ -499,7 +501,9 @@ def run_correlate(args) -> int:
 
     if len(args.tables) > 2:
         raise BabelforgeError(f"correlate takes one or two tables, got {len(args.tables)}")
-    keys = [k.strip() for k in args.on.split(",") if k.strip()] if args.on else []
+    keys = _key_columns(args.on)
+    if args.scale_m is not None and args.scale_m < 2:
+        raise BabelforgeError(f"--scale-m {args.scale_m}: a rating scale has at least 2 levels")
     left = _read_tsv(args.tables[0])
     join_report = None
     if len(args.tables) == 2:
@@ -509,9 +513,7 @@ def run_correlate(args) -> int:
         x, y = joined["x"], joined["y"]
         print(join_report.describe(Path(args.tables[0]).name, Path(args.tables[1]).name))
     else:
-        for column in (args.x, args.y):
-            if column not in left.columns:
-                raise BabelforgeError(f"{args.tables[0]}: no column {column!r} (has: {', '.join(left.columns)})")
+        _check_columns(left, [args.x, args.y], args.tables[0])
         x, y = left[args.x], left[args.y]
     import pandas as pd
 
@@ -526,7 +528,7 @@ def run_correlate(args) -> int:
     print(f"x = {args.x}, y = {args.y}{' (mirrored: every pair also negated)' if args.mirror else ''}")
     print(format_table(results))
     if args.json:
-        from eval.report import _clean
+        from eval.report import json_safe
 
         document = {
             "tables": list(args.tables), "x": args.x, "y": args.y, "on": keys, "mirror": args.mirror,
@@ -537,7 +539,7 @@ def run_correlate(args) -> int:
                 "dropped_right": [list(k) for k in join_report.dropped_right]},
             "coefficients": {name: r.as_dict() for name, r in results.items()},
         }
-        write_json(_clean(document), args.json)
+        write_json(json_safe(document), args.json)
     return 0
 
 
@@ -545,23 +547,22 @@ def run_cider(args) -> int:
     from builders.core.io import atomic_path, write_json
     from eval.cider import cider_d
 
-    keys = [k.strip() for k in args.on.split(",") if k.strip()]
-    references = _read_tsv(args.references)
+    keys = _key_columns(args.on)
     group_column = args.group
     if group_column and group_column not in keys:
         raise BabelforgeError(f"--group {group_column} must be one of the --on keys ({', '.join(keys)})")
+    references = _read_tsv(args.references)
+    _check_columns(references, [*keys, args.text], args.references)
+    lookup = {}
+    for key, text in zip(references[keys].itertuples(index=False), references[args.text].astype(str)):
+        if text.strip():  # an empty reference cell is no reference
+            lookup.setdefault(tuple(key), []).append(text)
 
     def score(path: str):
         candidates = _read_tsv(path)
-        for name, table in ((path, candidates), (args.references, references)):
-            missing = [c for c in [*keys, args.text] if c not in table.columns]
-            if missing:
-                raise BabelforgeError(f"{name}: no column(s) {', '.join(missing)}")
+        _check_columns(candidates, [*keys, args.text], path)
         if candidates.duplicated(keys).any():
             raise BabelforgeError(f"{path}: more than one candidate for some {','.join(keys)}; one caption per item")
-        refs = references.groupby(keys, sort=True)[args.text].apply(lambda s: [str(v) for v in s])
-        refs.index = [k if isinstance(k, tuple) else (k,) for k in refs.index]
-        lookup = dict(zip(refs.index, refs.values))
         item_keys = [tuple(row) for row in candidates[keys].itertuples(index=False)]
         missing = [k for k in item_keys if k not in lookup]
         if missing:

@@ -135,6 +135,8 @@ def correlate(
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"x and y must be 1-d and of equal length (got {x.shape} and {y.shape})")
+    if scale_m is not None and scale_m < 2:
+        raise ValueError(f"tau-c scale size m must be at least 2 (got {scale_m})")
     full_x, full_y = mirrored(x, y) if mirror else (x, y)
     if "kendall_c" in methods and scale_m is None and len(full_x):
         # Fix m from the full data so every bootstrap resample uses the same scale.

@@ -62,15 +62,15 @@ def run_document(task: str, rows: Sequence[Mapping], provenance: Mapping) -> dic
     missing = [key for row in rows for key in ROW_KEYS if key not in row]
     if missing:
         raise ValueError(f"result rows lack {sorted(set(missing))}")
-    return {"task": task, "provenance": dict(provenance), "rows": [_clean(dict(row)) for row in rows]}
+    return {"task": task, "provenance": dict(provenance), "rows": [json_safe(dict(row)) for row in rows]}
 
 
-def _clean(value):
+def json_safe(value):
     """JSON-safe: NaN -> None, numpy scalars -> Python, dict keys -> str."""
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):

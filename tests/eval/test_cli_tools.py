@@ -90,3 +90,19 @@ def test_profile_mappings_resolve_recursively():
     assert resolve_profile(params, "sample")["retrieval"]["images"] == "drawn"
     with pytest.raises(BabelforgeError, match="no value for profile 'full'"):
         resolve_profile({"x": {"sample": 1}}, "full")
+
+
+def test_cider_cli_empty_reference_cells_are_no_references(tmp_path):
+    # An empty cell must neither become the reference "nan" nor count as a reference.
+    refs = write_tsv(tmp_path / "refs.tsv", ["image_id", "caption"], [(1, "the cat sat"), (1, ""), (2, "the dog ran")])
+    cands = write_tsv(tmp_path / "a.tsv", ["image_id", "caption"], [(1, "the cat sat"), (2, "the dog ran")])
+    js = tmp_path / "c.json"
+    assert main(["eval", "cider", "--candidates", str(cands), "--references", str(refs), "--on", "image_id",
+                 "--json", str(js)]) == 0
+    assert json.loads(js.read_text())["cider_d"]["all"] == pytest.approx(7.5)
+
+
+def test_correlate_refuses_a_one_level_scale(tmp_path, capsys):
+    table = write_tsv(tmp_path / "x.tsv", ["a", "b"], [(1, 2), (2, 3), (3, 1)])
+    assert main(["eval", "correlate", str(table), "--x", "a", "--y", "b", "--scale-m", "1"]) == 1
+    assert "at least 2 levels" in capsys.readouterr().err

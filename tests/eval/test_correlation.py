@@ -103,3 +103,8 @@ def test_join_refuses_duplicate_keys():
     right = pd.DataFrame({"k": [1], "w": [1.0]})
     with pytest.raises(BabelforgeError, match="occurs more than once"):
         join_columns(left, right, "v", "w", ["k"])
+
+
+def test_scale_below_two_levels_is_refused():
+    with pytest.raises(ValueError, match="at least 2"):
+        correlate(XT, YT, scale_m=1, n_boot=0)
