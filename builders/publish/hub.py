@@ -159,7 +159,6 @@ def publish(
     Refuses (BabelforgeError) when the card is invalid, or the audit has errors and not
     `force`. Returns without any Hub call when the content hash equals the last receipt's.
     """
-    from builders.core.io import write_json
     from builders.publish.card import validate_card
 
     problems = validate_card(folder)
@@ -194,8 +193,23 @@ def publish(
                                  commit_message=f"{dataset} {version or 'update'} (content {digest[:12]})")
         commit_sha = getattr(info, "oid", None) or str(info)
     if version:
-        api.create_tag(repo, tag=version, revision=commit_sha, repo_type="dataset",
-                       tag_message=f"{dataset} {version}")
+        try:
+            api.create_tag(repo, tag=version, revision=commit_sha, repo_type="dataset",
+                           tag_message=f"{dataset} {version}")
+        except Exception:
+            if hub_operations:
+                # The commit is on the Hub: record it (untagged), so a rerun only adds the tag.
+                _write_receipt(releases, dataset, repo, commit_sha, None, digest, errors, force, local)
+            raise
+    receipt, path = _write_receipt(releases, dataset, repo, commit_sha, version, digest, errors, force, local)
+    return PublishResult(operations, digest, receipt, path)
+
+
+def _write_receipt(releases: Path, dataset: str, repo: str, commit_sha: str | None, version: str | None,
+                   digest: str, errors: int | None, force: bool, local: Mapping[str, Any]):
+    """The next numbered receipt `releases/<dataset>/NNNN-<version>.json`; returns (receipt, path)."""
+    from builders.core.io import write_json
+
     receipt = {
         "dataset": dataset,
         "repo": repo,
@@ -206,13 +220,13 @@ def publish(
         "project_commit": _project_commit(),
         "audit_errors": errors,
         "forced": bool(force and errors),
-        "files": local,
+        "files": dict(local),
     }
     existing = receipts(releases, dataset)
     number = existing[-1][0] + 1 if existing else 1
     path = releases / dataset / f"{number:04d}-{version or 'unversioned'}.json"
     write_json(receipt, path)
-    return PublishResult(operations, digest, receipt, path)
+    return receipt, path
 
 
 def _project_commit() -> str | None:

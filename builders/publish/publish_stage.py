@@ -65,6 +65,9 @@ def run(args: argparse.Namespace, api=None) -> int:
             print(f"version: {conflict} (a real run refuses)")
         same = previous is not None and previous.get("content_hash") == hub.content_hash(local)
         print(hub.format_operations([] if same else hub.plan_operations(local, previous.get("files", {}) if previous else {})))
+        if args.revision_tag and not (same and previous.get("version") == args.revision_tag):
+            at = f"commit {previous.get('commit')}" if same else "the new commit"
+            print(f"tag {args.revision_tag} at {at}")
         return 0
 
     from requests import RequestException

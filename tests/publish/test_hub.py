@@ -184,3 +184,28 @@ def test_a_hub_error_is_one_line_without_the_token(built_card, card_inputs, monk
     assert not (card_inputs / "releases").exists()     # no receipt for a commit that did not happen
     with pytest.raises(SystemExit):   # argparse: the dataset is one of the cards
         cli(["publish", "../elsewhere", "--repo", "org/x", "--dry-run"])
+
+
+def test_a_failed_tag_keeps_the_commit_so_a_rerun_only_tags(built_card, card_inputs, capsys):
+    from huggingface_hub.errors import HfHubHTTPError
+
+    class TagFailsHub(FakeHub):
+        def create_tag(self, repo_id, **kwargs):
+            raise HfHubHTTPError("502 Bad Gateway")
+
+    first = TagFailsHub()
+    with pytest.raises(BabelforgeError, match="502"):
+        run(publish_args(card_inputs, "--revision-tag", "v1.0"), api=first)
+    releases = card_inputs / "releases" / "babel-imagenet"
+    untagged = json.loads((releases / "0001-unversioned.json").read_text())
+    assert untagged["commit"] == f"{2:040x}"   # create_repo, then the commit
+    assert untagged["version"] is None
+    capsys.readouterr()
+    assert run(publish_args(card_inputs, "--revision-tag", "v1.0", "--dry-run")) == 0
+    dry = capsys.readouterr().out
+    assert "nothing to do" in dry and f"tag v1.0 at commit {2:040x}" in dry
+    rerun = FakeHub()
+    assert run(publish_args(card_inputs, "--revision-tag", "v1.0"), api=rerun) == 0
+    assert rerun.commits() == []          # the content is on the Hub already: only the tag is added
+    assert ("create_tag", "org/babel-imagenet", "v1.0", f"{2:040x}") in rerun.calls
+    assert json.loads((releases / "0002-v1.0.json").read_text())["commit"] == f"{2:040x}"
