@@ -2,7 +2,8 @@
 
   --candidates  CSV with columns image_id, region, country, continent (others ignored)
   --areas       CSV with columns lang, region, country, continent: one row per region a
-                language is spoken in (an empty region or country is allowed)
+                language is spoken in (an empty region is allowed; a region needs its country,
+                and matches only images of that region *in that country*)
   --out         Parquet: lang, image_id, level (area/country/continent/anywhere), rank
 
 Selection: `builders.mvl_sib.geo.select_geo_pool` (XM3600's greedy back-off).
@@ -50,8 +51,14 @@ def read_candidates(path):
     for line, row in _read_csv(path, ("image_id", "region", "country", "continent")):
         if not row["image_id"]:
             raise BabelforgeError(f"{path}:{line}: empty image_id")
-        candidates.append(Candidate(**row))
+        candidates.append(Candidate(**{**row, "region": _region_key(row)}))
     return candidates
+
+
+def _region_key(row: dict[str, str]) -> str:
+    """A region qualified by its country: region names repeat across countries (Punjab in IN
+    and PK, Limburg in NL and BE), and an image of one is not from the other's area."""
+    return f"{row['country']}/{row['region']}" if row["region"] else ""
 
 
 def read_areas(path):
@@ -64,8 +71,12 @@ def read_areas(path):
             raise BabelforgeError(f"{path}:{line}: empty lang")
         if not (row["region"] or row["country"] or row["continent"]):
             raise BabelforgeError(f"{path}:{line}: {row['lang']} names no region, country or continent")
+        if row["region"] and not row["country"]:
+            raise BabelforgeError(f"{path}:{line}: region {row['region']!r} needs its country "
+                                  "(region names repeat across countries)")
         regions, countries, continents = parts.setdefault(row["lang"], (set(), set(), set()))
-        for values, value in ((regions, row["region"]), (countries, row["country"]), (continents, row["continent"])):
+        for values, value in ((regions, _region_key(row)), (countries, row["country"]),
+                              (continents, row["continent"])):
             if value:
                 values.add(value)
     return {lang: LanguageArea.of(*sets) for lang, sets in parts.items()}

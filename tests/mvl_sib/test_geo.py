@@ -97,3 +97,23 @@ def test_cli_on_csv(tmp_path):
     (tmp_path / "areas.csv").write_text("lang,region\nx,y\n", encoding="utf-8")
     assert main(["geo_pool", "--candidates", str(tmp_path / "candidates.csv"), "--areas", str(tmp_path / "areas.csv"),
                  "--per-language", "3", "--out", str(out)]) == 1
+
+
+def test_cli_region_names_are_qualified_by_country(tmp_path):
+    from builders.cli import main
+    from builders.core.io import read_table
+
+    # "Punjab" is a region of India and of Pakistan: pan_Guru (India) must not take Pakistan's as its area
+    (tmp_path / "candidates.csv").write_text(
+        "image_id,region,country,continent\n"
+        "pk0,Punjab,PK,Asia\npk1,Punjab,PK,Asia\nin0,Punjab,IN,Asia\nde0,Bavaria,DE,Europe\n", encoding="utf-8")
+    (tmp_path / "areas.csv").write_text("lang,region,country,continent\npan_Guru,Punjab,IN,Asia\n", encoding="utf-8")
+    out = tmp_path / "pool.parquet"
+    args = ["geo_pool", "--candidates", str(tmp_path / "candidates.csv"), "--areas", str(tmp_path / "areas.csv"),
+            "--per-language", "2", "--out", str(out)]
+    assert main(args) == 0
+    levels = dict(zip(read_table(out)["image_id"], read_table(out)["level"]))
+    assert levels["in0"] == "area" and list(levels.values()).count("area") == 1
+    assert sorted(levels.values()) == ["area", "continent"]
+    (tmp_path / "areas.csv").write_text("lang,region,country,continent\npan_Guru,Punjab,,Asia\n", encoding="utf-8")
+    assert main(args) == 1
