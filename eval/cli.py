@@ -277,8 +277,10 @@ def run_zeroshot(args) -> int:
 
 
 def _english_templates(config: dict) -> list[str]:
-    path = Path(config.get("english_templates") or Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt")
-    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from builders.babel_imagenet.prompts_stage import read_templates
+
+    default = Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt"
+    return read_templates(_require(config.get("english_templates") or default, "template list", "prompts"))
 
 
 def _knowledge(config: dict) -> dict[int, str]:

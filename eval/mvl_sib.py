@@ -20,8 +20,14 @@ import numpy as np
 
 from eval.clipscore import l2_normalize
 
-REFERENCE_COLUMNS = ("ref_image_ids", "ref_sentences", "topic")
-OPTION_COLUMNS = ("option_image_ids", "option_sentences", "option_topics")
+# task -> (reference column, option column); every table also carries `topic` and
+# `option_topics`, so the columns are named per task, not guessed from what is present.
+TASK_COLUMNS = {
+    "i2s": ("ref_image_ids", "option_sentences"),
+    "s2i": ("ref_sentences", "option_image_ids"),
+    "t2s": ("topic", "option_sentences"),
+    "s2t": ("ref_sentences", "option_topics"),
+}
 CONFIG_NAME = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>\d+)$")
 
 
@@ -51,14 +57,17 @@ def _as_lists(column) -> list[list]:
 
 def evaluate_table(
     table,
+    task: str,
     encode_texts: Callable[[Sequence[str]], np.ndarray],
     image_embedding: Mapping[str, np.ndarray],
 ) -> dict:
-    """Accuracy of one task table (a DataFrame); images come from `image_embedding[id]`."""
-    ref_column = next((c for c in REFERENCE_COLUMNS if c in table.columns), None)
-    option_column = next((c for c in OPTION_COLUMNS if c in table.columns), None)
-    if ref_column is None or option_column is None:
-        raise ValueError(f"MVL-SIB table needs one of {REFERENCE_COLUMNS} and one of {OPTION_COLUMNS}")
+    """Accuracy of one `task` table (a DataFrame); images come from `image_embedding[id]`."""
+    if task not in TASK_COLUMNS:
+        raise ValueError(f"unknown MVL-SIB task {task!r}; known: {', '.join(TASK_COLUMNS)}")
+    ref_column, option_column = TASK_COLUMNS[task]
+    missing = [c for c in (ref_column, option_column, "label") if c not in table.columns]
+    if missing:
+        raise ValueError(f"MVL-SIB {task} table has no column(s) {', '.join(missing)}")
 
     def embed(column: str) -> np.ndarray:
         items = _as_lists(table[column])

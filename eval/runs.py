@@ -171,7 +171,7 @@ def mvl_sib_rows(model, tables: Mapping[tuple[str, str], object], image_set, cac
     rows = []
     for (config, lang), table in sorted(tables.items()):
         task, k = mvl_sib.parse_config(config)
-        result = mvl_sib.evaluate_table(table, encode_once, by_id)
+        result = mvl_sib.evaluate_table(table, task, encode_once, by_id)
         rows.append({**_base_row(model, "mvl_sib", dataset_version, lang, "none", seed),
                      "mvl_task": task, "k": k, "accuracy": result["accuracy"], "n": result["n"]})
     return rows
