@@ -69,16 +69,15 @@ def run(args: argparse.Namespace) -> int:
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_table, sha256_file, write_json, write_table
     from builders.core.languages import REGISTRY_PATH, read_registry
-    from builders.core.params import load_params, section
+    from builders.core.params import load_params, profile_of, profile_section
     from builders.core.progress import info, progress
     from builders.core.provenance import provenance
-    from builders.translation.nllb_stage import per_profile
     from builders.translation.placeholders import strategies, translate_templates
 
     params = load_params(args.params)
-    profile = params.get("profile", "sample")
+    profile = profile_of(params)
     # Any value may be a {profile: value} map (e.g. a shorter decoding limit for the tiny model).
-    group = {key: per_profile(value, profile) for key, value in section(params, "prompts").items()}
+    group = profile_section(params, "prompts")
     unknown = sorted(set(group) - PARAMS_KEYS)
     if unknown:
         raise BabelforgeError(f"params.yaml prompts: unknown key(s) {', '.join(unknown)}; "

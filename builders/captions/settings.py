@@ -10,7 +10,6 @@ from typing import Any
 
 from builders.core.errors import BabelforgeError
 
-PROFILES = ("sample", "full")
 DATA_DIR = Path("data/captions")
 SOURCE_FILE = "source.parquet"
 REFERENCES_FILE = "references.parquet"
@@ -20,24 +19,11 @@ SELECTED_FILE = "selected.parquet"
 KEY = ["caption_id", "lang", "hyp_rank"]
 
 
-def for_profile(value: Any, profile: str, where: str) -> Any:
-    """`value` with every `{sample: ..., full: ...}` choice in it (at any depth) resolved."""
-    if isinstance(value, dict) and value and set(value) <= set(PROFILES):
-        if profile not in value:
-            raise BabelforgeError(f"params.yaml: {where} has no value for profile {profile!r} (has {sorted(value)})")
-        return for_profile(value[profile], profile, where)
-    if isinstance(value, dict):
-        return {key: for_profile(item, profile, f"{where}.{key}") for key, item in value.items()}
-    return value
-
-
 def captions_params(params: dict, part: str) -> dict[str, Any]:
     """`captions.<part>` with per-profile leaves resolved for `profile`."""
-    from builders.core.params import section
+    from builders.core.params import for_profile, profile_of, section
 
-    profile = params.get("profile", "sample")
-    if profile not in PROFILES:
-        raise BabelforgeError(f"params.yaml: profile {profile!r} is neither sample nor full")
+    profile = profile_of(params)
     group = section(params, "captions")
     if part not in group:
         raise BabelforgeError(f"params.yaml: captions has no '{part}' group (it has: {', '.join(sorted(group))})")

@@ -7,6 +7,8 @@ from typing import Any
 from builders.core.errors import BabelforgeError
 
 DEFAULT_PARAMS = "params.yaml"
+# The one-line switch at the top of params.yaml; any setting may be a {sample: ..., full: ...} map.
+PROFILES = ("sample", "full")
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
@@ -20,6 +22,35 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BabelforgeError(f"{path}: expected a mapping of stage groups at the top level")
     return data
+
+
+def profile_of(params: dict[str, Any]) -> str:
+    """The build profile params.yaml selects (`sample` when it names none)."""
+    profile = params.get("profile", "sample")
+    if profile not in PROFILES:
+        raise BabelforgeError(f"params.yaml: profile is {profile!r}; one of {', '.join(PROFILES)}")
+    return profile
+
+
+def for_profile(value: Any, profile: str, where: str) -> Any:
+    """`value` with every `{sample: ..., full: ...}` choice in it (at any depth) resolved.
+
+    A mapping whose keys are all profile names is such a choice; it must name `profile`.
+    """
+    if isinstance(value, dict) and value and set(value) <= set(PROFILES):
+        if profile not in value:
+            raise BabelforgeError(f"params.yaml: {where} has no value for profile {profile!r} (has {sorted(value)})")
+        return for_profile(value[profile], profile, where)
+    if isinstance(value, dict):
+        return {key: for_profile(item, profile, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, list):
+        return [for_profile(item, profile, f"{where}[{index}]") for index, item in enumerate(value)]
+    return value
+
+
+def profile_section(params: dict[str, Any], name: str) -> dict[str, Any]:
+    """The group `name` with its per-profile choices resolved for the selected profile."""
+    return for_profile(section(params, name), profile_of(params), name)
 
 
 def section(params: dict[str, Any], name: str) -> dict[str, Any]:

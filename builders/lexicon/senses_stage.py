@@ -17,14 +17,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def active_source(params: dict) -> str:
-    from builders.core.errors import BabelforgeError
-    from builders.core.params import section
+    from builders.core.params import profile_section
 
-    profile = params.get("profile", "sample")
-    sources = section(params, "senses")["source"]
-    if profile not in sources:
-        raise BabelforgeError(f"params.yaml: senses.source has no entry for profile {profile!r} (has {sorted(sources)})")
-    return sources[profile]
+    return profile_section(params, "senses")["source"]
 
 
 def build_source(name: str, group: dict):

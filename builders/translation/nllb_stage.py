@@ -16,27 +16,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="models/nllb-ct2", help="CTranslate2 model directory to write")
 
 
-def per_profile(value, profile: str):
-    """A params value that is either the same for every profile or a {profile: value} map."""
-    if isinstance(value, dict) and profile in value:
-        return value[profile]
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
     from builders.core.errors import BabelforgeError
-    from builders.core.params import load_params, section
+    from builders.core.params import load_params, profile_section
     from builders.core.progress import info
     from builders.translation.nllb import convert_to_ctranslate2
 
-    params = load_params(args.params)
-    profile = params.get("profile", "sample")
-    group = section(params, "nllb")
-    source = per_profile(group["source"], profile)
-    quantization = per_profile(group.get("quantization", "auto"), profile)
+    group = profile_section(load_params(args.params), "nllb")
+    source = group["source"]
+    quantization = group.get("quantization", "auto")
     if source == "tiny":
         from builders.translation.tiny import TINY_MODEL_ID, build_tiny_hf
 
