@@ -1,5 +1,4 @@
-"""The `mvl_sib` group of params.yaml, with defaults, and the directory-level atomic write
-the MVL-SIB stages share (their outputs are folders, not single files)."""
+"""The `mvl_sib` group of params.yaml, with defaults (a missing params file means all defaults)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,15 +30,14 @@ DEFAULTS: dict[str, Any] = {
 
 def load_settings(params_path: str | Path) -> tuple[str, dict[str, Any]]:
     """(profile, mvl_sib group merged over DEFAULTS). A missing params file means all defaults."""
-    from builders.core.params import load_params
+    from builders.core.params import for_profile, load_params, profile_of
 
     params = load_params(params_path) if Path(params_path).exists() else {}
-    profile = params.get("profile", "sample")
-    if profile not in ("sample", "full"):
-        raise BabelforgeError(f"{params_path}: profile is {profile!r}; use 'sample' or 'full'")
+    profile = profile_of(params)
     group = params.get("mvl_sib") or {}
     if not isinstance(group, dict):
         raise BabelforgeError(f"{params_path}: mvl_sib must be a mapping")
+    group = for_profile(group, profile, "mvl_sib")
     unknown = sorted(set(group) - set(DEFAULTS))
     if unknown:
         raise BabelforgeError(f"{params_path}: unknown mvl_sib key(s) {unknown}; known: {sorted(DEFAULTS)}")
