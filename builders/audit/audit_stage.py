@@ -59,11 +59,10 @@ def policy_from_params(config: dict[str, Any]):
 
 
 def langid_classifier():
-    """langid.py with normalised probabilities (its raw scores are log-likelihoods)."""
-    from langid.langid import LanguageIdentifier, model
+    """langid.py's (code, probability) for a text."""
+    from builders.core.langid import identifier
 
-    identifier = LanguageIdentifier.from_modelstring(model, norm_probs=True)
-    return identifier.classify
+    return identifier().classify
 
 
 def build_audit(config: dict[str, Any], languages_registry, classify=None) -> dict[str, Any]:

@@ -51,10 +51,10 @@ LangidRanker = Callable[[str], list[str]]
 
 def langid_ranker() -> LangidRanker:
     """langid.py's full ranking (loaded lazily: it takes a second)."""
-    from langid.langid import LanguageIdentifier, model
+    from builders.core.langid import identifier
 
-    identifier = LanguageIdentifier.from_modelstring(model, norm_probs=True)
-    return lambda text: [code for code, _ in identifier.rank(text)]
+    model = identifier()
+    return lambda text: [code for code, _ in model.rank(text)]
 
 
 @dataclass

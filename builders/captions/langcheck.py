@@ -6,7 +6,6 @@ hypothesis and stores the numbers, and selection thresholds them later.
 from __future__ import annotations
 
 import copy
-import functools
 import math
 import re
 from typing import Mapping, Sequence
@@ -24,13 +23,6 @@ def script_share(text: str, expected: Sequence[str]) -> float:
     return math.nan if share is None else float(share)
 
 
-@functools.lru_cache(maxsize=1)
-def _full_langid():
-    from langid.langid import LanguageIdentifier as _Identifier, model
-
-    return _Identifier.from_modelstring(model, norm_probs=True)
-
-
 class LanguageIdentifier:
     """langid.py restricted to the languages in play, with probabilities normalised over them.
 
@@ -46,7 +38,9 @@ class LanguageIdentifier:
             raise ValueError("no language in play has a langid code")
         # set_languages replaces (never mutates) the model arrays, so a shallow copy of
         # the decoded model (seconds to decode) serves each language set.
-        self._identifier = copy.copy(_full_langid())
+        from builders.core.langid import identifier
+
+        self._identifier = copy.copy(identifier())
         self._identifier.set_languages(sorted(set(self._code_of.values())))
 
     def probabilities(self, text: str) -> dict[str, float]:
