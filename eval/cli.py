@@ -78,34 +78,11 @@ def run(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- shared plumbing
 
-PROFILES = ("sample", "full")
-
-
-def resolve_profile(value, profile: str):
-    """Pick the `profile` entry of every {sample: ..., full: ...} mapping, recursively.
-
-    This is how one `profile:` line at the top of params.yaml switches models and image
-    folders; values that do not differ by profile are written once.
-    """
-    if isinstance(value, dict):
-        if value and set(value) <= set(PROFILES):
-            if profile not in value:
-                raise BabelforgeError(f"params.yaml eval: a setting has no value for profile {profile!r}")
-            return resolve_profile(value[profile], profile)
-        return {key: resolve_profile(item, profile) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolve_profile(item, profile) for item in value]
-    return value
-
-
 def _params(args) -> dict:
-    from builders.core.params import load_params, section
+    """The `eval:` group, every `{sample: ..., full: ...}` choice resolved by the `profile:` line."""
+    from builders.core.params import load_params, profile_section
 
-    params = load_params(args.params)
-    profile = params.get("profile", "sample")
-    if profile not in PROFILES:
-        raise BabelforgeError(f"params.yaml profile is {profile!r}; one of {', '.join(PROFILES)}")
-    return resolve_profile(section(params, "eval"), profile)
+    return profile_section(load_params(args.params), "eval")
 
 
 def _reports_dir(params: dict) -> Path:

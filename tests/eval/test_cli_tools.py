@@ -77,7 +77,10 @@ def test_cider_cli_refuses_items_without_references(tmp_path, capsys):
 
 def test_profile_mappings_resolve_recursively():
     from builders.core.errors import BabelforgeError
-    from eval.cli import resolve_profile
+    from builders.core.params import for_profile
+
+    def resolve_profile(value, profile):
+        return for_profile(value, profile, "eval")
 
     params = {"models": {"sample": [{"id": "tiny"}], "full": [{"id": "big", "revision": "abc"}]},
               "zeroshot": {"images": {"sample": "drawn", "full": "imagenet"}, "seed": 1},
