@@ -254,7 +254,7 @@ def run_zeroshot(args) -> int:
 
 
 def _english_templates(config: dict) -> list[str]:
-    from builders.babel_imagenet.prompts_stage import read_templates
+    from builders.babel_imagenet.prompts import read_templates
 
     default = Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt"
     return read_templates(_require(config.get("english_templates") or default, "template list", "prompts"))

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
+from builders.core.errors import BabelforgeError
 from builders.core.languages import Language
 from builders.core.scripts import expected_script_share
 from builders.translation.placeholders import MARKER_TOKENS, SLOT, TranslatedTemplate
@@ -55,6 +56,17 @@ def langid_ranker() -> LangidRanker:
 
     model = identifier()
     return lambda text: [code for code, _ in model.rank(text)]
+
+
+def read_templates(path) -> list[str]:
+    """The English CLIP prompt templates, one per line, each with exactly one `{}` slot."""
+    from pathlib import Path
+
+    lines = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    bad = [number for number, line in enumerate(lines, 1) if line.count(SLOT) != 1]
+    if not lines or bad:
+        raise BabelforgeError(f"{path}: every template needs exactly one {SLOT} (lines {bad or 'none at all'})")
+    return lines
 
 
 @dataclass

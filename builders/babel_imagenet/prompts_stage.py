@@ -32,19 +32,6 @@ PARAMS_KEYS = frozenset({
 })
 
 
-def read_templates(path) -> list[str]:
-    from pathlib import Path
-
-    from builders.core.errors import BabelforgeError
-    from builders.translation.placeholders import SLOT
-
-    lines = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    bad = [number for number, line in enumerate(lines, 1) if line.count(SLOT) != 1]
-    if not lines or bad:
-        raise BabelforgeError(f"{path}: every template needs exactly one {SLOT} (lines {bad or 'none at all'})")
-    return lines
-
-
 def prompts_table(records: list[dict]):
     """The Arrow table of prompts.parquet with a fixed schema (nulls typed, not guessed)."""
     import pyarrow as pa
@@ -65,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from builders.babel_imagenet.prompts import (SOURCE_LANG, PromptChecks, assemble_language, is_source,
-                                                 langid_ranker, rows_to_records)
+                                                 langid_ranker, read_templates, rows_to_records)
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_table, sha256_file, write_json, write_table
     from builders.core.languages import REGISTRY_PATH, read_registry
