@@ -102,7 +102,11 @@ def write_csv(frame, path: str | Path) -> Path:
 
 
 def summary_metrics(frame) -> dict:
-    """Per model: the headline numbers `dvc metrics show` lists (means over languages)."""
+    """Per model: the headline numbers `dvc metrics show` lists (means over languages).
+
+    Zero-shot rows are split by prompt set (`zeroshot/<dataset>/<prompt_set>`): a language
+    evaluated with two fallback sets must not count twice in one mean.
+    """
     out: dict = {}
     if frame.empty:
         return out
@@ -113,9 +117,11 @@ def summary_metrics(frame) -> dict:
                        "retrieval": ["t2i_r@1", "i2t_r@1", "mean_recall"],
                        "clipscore": ["clipscore", "ref_clipscore", "pairwise_accuracy"],
                        "mvl_sib": ["accuracy"]}.get(task, [])
-            values = {c: round(float(rows[c].mean()), 6) for c in columns if c in rows and rows[c].notna().any()}
-            values["n_languages"] = int(rows["lang"].nunique())
-            entry[f"{task}/{dataset}"] = values
+            split = task == "zeroshot" and "prompt_set" in rows
+            for prompt_set, subset in (rows.groupby("prompt_set", sort=True) if split else [(None, rows)]):
+                values = {c: round(float(subset[c].mean()), 6) for c in columns if c in subset and subset[c].notna().any()}
+                values["n_languages"] = int(subset["lang"].nunique())
+                entry[f"{task}/{dataset}" + (f"/{prompt_set}" if prompt_set is not None else "")] = values
         out[str(model)] = entry
     return out
 
