@@ -13,6 +13,7 @@ the next requests in order: `503`, `429:<Retry-After>`, `malformed`.
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -23,7 +24,8 @@ import pytest
 from builders.lexicon.wordnet import open_wordnet
 from tests.loopback import QuietHandler, serving
 
-API_KEY = "loopback-key-6f1d2c"
+# A fresh fake key per test session: the tests check it never reaches a cache file or a log.
+API_KEY = f"loopback-{secrets.token_hex(6)}"
 REFUSAL = "Your key is not valid or the daily requests limit has been reached. Please visit http://babelnet.org."
 
 # synset -> BabelNet ids; BabelNet id -> [(language, lemma, source)] in the API's order.
