@@ -59,9 +59,9 @@ def resolve_checkpoint(model: str, revision: str | None = None) -> tuple[Path, d
             )
         if not (checkpoint.parents[1] / "hparams.yaml").is_file():
             raise BabelforgeError(f"{checkpoint.parents[1]}: no hparams.yaml beside checkpoints/ (COMET layout)")
-        from builders.core.io import sha256_file
-
-        return checkpoint, {"path": str(model), "sha256": sha256_file(checkpoint)}
+        # Identified by its weights once loaded (`load_kiwi`): the file itself also records
+        # where it was built (COMET's loader reads the encoder path from it).
+        return checkpoint, {"path": str(model)}
 
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
@@ -136,7 +136,24 @@ def load_kiwi(model: str, revision: str | None = None):
             "or point captions.tag.kiwi_model at a valid checkpoint"
         ) from None
     scorer.eval()
+    if "path" in record:
+        record = {**record, "weights_sha256": weights_sha256(scorer)}
     return scorer, record
+
+
+def weights_sha256(model) -> str:
+    """sha256 over a model's parameters and buffers (name, dtype, shape, bytes, in name order):
+    the same weights give the same hash wherever the checkpoint file lies."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        flat = tensor.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{name}:{flat.dtype}:{tuple(tensor.shape)};".encode("utf-8"))
+        digest.update(flat.view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 @contextlib.contextmanager

@@ -109,6 +109,11 @@ def open_wordnet(dict_dir: str | Path, nltk_data: str | Path):
     return reader
 
 
+def choose_hypernym_path(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """The longest of a synset's hypernym paths; among equally long ones, the first by name."""
+    return min(paths, key=lambda path: (-len(path), path))
+
+
 def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
     """Look up one class's synset; BabelforgeError naming the wnid if it does not resolve."""
     try:
@@ -124,8 +129,10 @@ def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
         raise BabelforgeError(
             f"class {cls.class_idx}: wnid {cls.wnid} is not a WordNet 3.0 synset (offset {offset}, pos {pos})"
         )
-    # nltk orders hypernym paths deterministically; ELEVATER uses one path: take the first.
-    path = synset.hypernym_paths()[0]
+    # ELEVATER-style knowledge uses one path. nltk's order of a synset's several paths varies
+    # with Python's hash seed (it goes through sets), so pick by content: the longest (most
+    # specific) path, ties broken by the names along it.
+    path = choose_hypernym_path([tuple(node.name() for node in p) for p in synset.hypernym_paths()])
     return ClassKnowledge(
         class_idx=cls.class_idx,
         wnid=cls.wnid,
@@ -134,7 +141,7 @@ def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
         clip_name=cls.clip_name,
         lemmas=tuple(name.replace("_", " ") for name in synset.lemma_names()),
         definition=synset.definition(),
-        hypernym_path=tuple(node.name() for node in path),
+        hypernym_path=path,
     )
 
 

@@ -31,6 +31,16 @@ def test_tiny_checkpoint_has_comets_layout_and_loads_with_comet_itself(tiny_kiwi
     assert model.hparams.input_segments == ["mt", "src"]
 
 
+def test_weights_hash_is_the_same_for_a_checkpoint_built_elsewhere(tiny_kiwi, tiny_kiwi_dir, xtd_corpus, tmp_path):
+    from builders.captions.qe import build_tiny_kiwi, weights_sha256
+
+    elsewhere = build_tiny_kiwi(tmp_path / "elsewhere" / "cometkiwi-tiny", xtd_corpus, seed=0)
+    _, record = load_kiwi(str(elsewhere))
+    assert record["weights_sha256"] == weights_sha256(tiny_kiwi)
+    other_seed = build_tiny_kiwi(tmp_path / "seed1" / "cometkiwi-tiny", xtd_corpus, seed=1)
+    assert load_kiwi(str(other_seed))[1]["weights_sha256"] != record["weights_sha256"]
+
+
 def test_scores_are_in_input_order_whatever_the_batching(tiny_kiwi, pairs):
     sources, translations = pairs
     reference = KiwiScorer(tiny_kiwi, batch_size=1, device="cpu", length_sorted=False).score(sources, translations)
@@ -69,9 +79,10 @@ def test_a_moved_checkpoint_still_loads_from_its_bundled_encoder(tiny_kiwi_dir, 
     moved = tmp_path / "elsewhere"
     shutil.copytree(tiny_kiwi_dir, moved)
     model, record = load_kiwi(str(moved))
-    assert record["sha256"] == sha256_file(tiny_kiwi_dir / "checkpoints" / "model.ckpt")
     sources, translations = pairs
-    original, _ = load_kiwi(str(tiny_kiwi_dir))
+    original, original_record = load_kiwi(str(tiny_kiwi_dir))
+    # the provenance identifies the weights, not the file (which records its build path)
+    assert record["weights_sha256"] == original_record["weights_sha256"]
     a = KiwiScorer(model, device="cpu").score(sources[:6], translations[:6])
     b = KiwiScorer(original, device="cpu").score(sources[:6], translations[:6])
     assert a == pytest.approx(b, abs=1e-6)

@@ -38,3 +38,33 @@ def test_missing_database_names_the_fix(tmp_path):
 def test_wnid_synset_round_trip():
     assert wnid_to_synset("n01440764") == "01440764-n"
     assert synset_to_wnid("01440764-n") == "n01440764"
+
+
+def test_hypernym_path_choice_is_by_content():
+    from builders.lexicon.wordnet import choose_hypernym_path
+
+    short = ("entity.n.01", "animal.n.01", "domestic_animal.n.01", "dog.n.01")
+    long = ("entity.n.01", "animal.n.01", "chordate.n.01", "mammal.n.01", "dog.n.01")
+    twin = ("entity.n.01", "animal.n.01", "beast.n.01", "mammal.n.01", "dog.n.01")
+    assert choose_hypernym_path([short, long, twin]) == twin == choose_hypernym_path([twin, long, short])
+
+
+def test_wordnet_stage_is_byte_identical_across_hash_seeds(tmp_path, repo_root):
+    """nltk walks some relations through sets; the artifact must not depend on the hash seed."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    params = yaml.safe_load((repo_root / "params.yaml").read_text())
+    params["wordnet"]["nltk_data"] = str(tmp_path / "nltk")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"wn-{seed}.parquet"
+        subprocess.run([sys.executable, "-m", "builders.cli", "wordnet", "--params", str(tmp_path / "params.yaml"),
+                        "--out", str(out)], cwd=repo_root, check=True, capture_output=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed})
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
