@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.registry import write_registry as write_test_registry
+
 REPO = Path(__file__).resolve().parents[2]
 CLASSES = REPO / "resources" / "imagenet1k_classes.tsv"
 
-REGISTRY_COLUMNS = ("key", "name", "iso639_3", "script", "scripts", "iso639_1", "babelnet", "omw", "nllb",
-                    "langid", "in_xlmr", "in_eval_100", "in_sib200", "in_babel_imagenet")
 REGISTRY_ROWS = [
     ("eng_Latn", "English", "eng", "Latn", "Latn", "en", "EN", "eng", "eng_Latn", "en"),
     ("fin_Latn", "Finnish", "fin", "Latn", "Latn", "fi", "FI", "fin", "fin_Latn", "fi"),
@@ -49,11 +49,7 @@ def clip_names() -> dict[int, str]:
 
 
 def write_registry(path: Path) -> Path:
-    lines = ["\t".join(REGISTRY_COLUMNS)]
-    for row in REGISTRY_ROWS:
-        lines.append("\t".join(row + ("True", "False", "True", "True")))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_test_registry(path, REGISTRY_ROWS, {"in_eval_100": "False"})
 
 
 def labels_table(per_language: dict[str, dict[int, str]], source: str = "wikt") -> pd.DataFrame:

@@ -8,10 +8,9 @@ import pytest
 from builders.babel_imagenet import prompts as pr
 from builders.core.languages import read_registry
 from builders.translation.placeholders import TranslatedTemplate
+from tests.registry import write_registry as write_test_registry
 
 REPO = Path(__file__).resolve().parents[2]
-COLUMNS = ("key name iso639_3 script scripts iso639_1 babelnet omw nllb langid "
-           "in_xlmr in_eval_100 in_sib200 in_babel_imagenet").split()
 # A small registry in the real file's format (scripts = Unicode scripts, so Chinese expects
 # `Hani` and the key says Hans); two languages without an NLLB code.
 ROWS = [
@@ -27,9 +26,7 @@ ROWS = [
 
 
 def write_registry(path: Path) -> Path:
-    lines = ["\t".join(COLUMNS)] + ["\t".join(row + ("True", "True", "True", "True")) for row in ROWS]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_test_registry(path, ROWS)
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,14 @@ import pytest
 
 from builders.core.errors import BabelforgeError
 from builders.core.languages import (
-    COLUMNS, KEY_PATTERN, REGISTRY_PATH, Language, UnknownLanguageError, read_registry, registry,
+    KEY_PATTERN,
+    REGISTRY_PATH,
+    Language,
+    UnknownLanguageError,
+    read_registry,
+    registry,
 )
+from tests.registry import FLAGS, write_registry
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,18 +46,7 @@ def omw_files(shared_data):
 
 
 def write_tsv(path: Path, rows: list[dict[str, str]]) -> Path:
-    defaults = {column: "" for column in COLUMNS} | {
-        "scripts": "Latn", "in_xlmr": "False", "in_eval_100": "False", "in_sib200": "False",
-        "in_babel_imagenet": "False",
-    }
-    lines = ["\t".join(COLUMNS)]
-    for row in rows:
-        row = defaults | row
-        row["iso639_3"] = row["iso639_3"] or row["key"][:3]
-        row["script"] = row["script"] or row["key"][4:8]
-        lines.append("\t".join(row[column] for column in COLUMNS))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_registry(path, rows, {"scripts": "Latn", **{flag: "False" for flag in FLAGS}})
 
 
 # --- the file itself -------------------------------------------------------------------------

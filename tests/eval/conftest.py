@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.registry import write_registry
+
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO / ".." / "shared" / "data"
 
@@ -83,12 +85,9 @@ def write_sample_project(root: Path) -> Path:
     import pandas as pd
 
     from builders.core.io import write_table
-    from builders.core.languages import COLUMNS
     from eval.images import draw_image
 
-    (root / "resources").mkdir(parents=True, exist_ok=True)
-    lines = ["\t".join(COLUMNS), *("\t".join(row) for row in REGISTRY_ROWS)]
-    (root / "resources" / "languages.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_registry(root / "resources" / "languages.tsv", REGISTRY_ROWS)
 
     captions = {
         "images": [f"img{i}.jpg" for i in range(6)],

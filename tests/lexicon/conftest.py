@@ -23,6 +23,7 @@ import pytest
 
 from builders.lexicon.wordnet import open_wordnet
 from tests.loopback import QuietHandler, serving
+from tests.registry import write_registry
 
 # A fresh fake key per test session: the tests check it never reaches a cache file or a log.
 API_KEY = f"loopback-{secrets.token_hex(6)}"
@@ -58,21 +59,14 @@ REGISTRY_ROWS = [
     ("eng_Latn", "EN"), ("deu_Latn", "DE"), ("fra_Latn", "FR"), ("ita_Latn", "IT"), ("spa_Latn", "ES"),
     ("pol_Latn", "PL"), ("zho_Hans", "ZH"), ("jpn_Jpan", "JA"), ("nob_Latn", "NO"), ("kmr_Latn", ""),
 ]
-REGISTRY_COLUMNS = ("key", "name", "iso639_3", "script", "scripts", "iso639_1", "babelnet", "omw",
-                    "nllb", "langid", "in_xlmr", "in_eval_100", "in_sib200", "in_babel_imagenet")
 
 
 @pytest.fixture(scope="session")
 def small_registry(tmp_path_factory):
     from builders.core.languages import read_registry
 
-    path = tmp_path_factory.mktemp("registry") / "languages.tsv"
-    lines = ["\t".join(REGISTRY_COLUMNS)]
-    for key, code in REGISTRY_ROWS:
-        iso3, script = key.split("_")
-        lines.append("\t".join([key, key, iso3, script, script, "", code, "", key, "", "True", "True", "True", "True"]))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return read_registry(path)
+    rows = [{"key": key, "name": key, "babelnet": code, "nllb": key} for key, code in REGISTRY_ROWS]
+    return read_registry(write_registry(tmp_path_factory.mktemp("registry") / "languages.tsv", rows))
 
 
 def sense_json(bn_id: str, number: int, language: str, lemma: str, source: str) -> dict:
