@@ -47,6 +47,58 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def stage_parser(name: str, module) -> argparse.ArgumentParser:
+    """A stage's parser: its Config's settings in the help, `--params`, `--set`, `--debug`, its own flags.
+
+    A stage module is either `Config` (a dataclass with `GROUP`) + `run(config)`, where its
+    optional `configure(parser)` adds flags whose `dest` names a Config field (a flag given
+    overrides params.yaml), or the older `configure(parser)` + `run(args)`.
+    """
+    from builders.core.params import DEFAULT_PARAMS
+
+    help_text = COMMANDS[name][1]
+    config_cls = getattr(module, "Config", None)
+    epilog = None
+    if config_cls is not None:
+        from builders.core.config import describe
+
+        epilog = f"settings (params.yaml group `{config_cls.GROUP}`, or --set KEY=VALUE):\n" + describe(config_cls)
+    parser = argparse.ArgumentParser(prog=f"babelforge {name}", description=help_text, epilog=epilog,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    if config_cls is not None:
+        parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (default: params.yaml)")
+        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                            help=f"override a setting for this run, e.g. --set {config_cls.GROUP}.<key>=<value> "
+                                 "or --set paths.<name>=<path> (repeatable; values are YAML)")
+    if hasattr(module, "configure"):
+        module.configure(parser)
+    return parser
+
+
+def config_from_args(module, args: argparse.Namespace):
+    """The stage's Config: params.yaml, then `--set`, then the stage's own flags that were given.
+
+    A flag's `dest` is a key of the stage's group (`min_classes`) or a dotted key from the top
+    of params.yaml (`paths.labels`), so every way in goes through the same typed loader.
+    """
+    from builders.core.config import load_config, override
+    from builders.core.params import load_params
+
+    config_cls = module.Config
+    params = override(load_params(args.params), args.set)
+    reserved = {"params", "set", "debug"}
+    for key, value in vars(args).items():
+        if key in reserved or value is None:
+            continue
+        parts = key.split(".") if "." in key else [*config_cls.GROUP.split("."), key]
+        node = params
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return load_config(config_cls, params)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
@@ -65,14 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     from builders.core.errors import BabelforgeError
 
     name, rest = argv[0], argv[1:]
-    module_name, help_text = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"babelforge {name}", description=help_text)
-    module.configure(parser)
+    module = importlib.import_module(COMMANDS[name][0])
+    parser = stage_parser(name, module)
     args = parser.parse_args(rest)
     try:
+        if hasattr(module, "Config"):
+            return int(module.run(config_from_args(module, args)) or 0)
         return int(module.run(args) or 0)
     except BabelforgeError as error:
+        if args.debug:
+            raise
         print(f"babelforge {name}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -2,16 +2,30 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from builders.core.params import DEFAULT_PARAMS
+from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.lexicon.senses_stage import Config as SensesConfig
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `labels` group of params.yaml."""
+
+    GROUP = "labels"
+    min_classes: int = setting(10, "keep a language only with at least this many classes")
+    low_precision_sources: list[str] = setting(
+        ["WIKIRED", "WIKIDATA_ALIAS"], "sense sources used only when nothing else is left")
+    senses: SensesConfig = from_group(SensesConfig, "senses", "the senses stage's settings (which source to read)")
+    profile: str = from_group(str, "profile", "the build profile")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (groups `profile`, `senses`, `labels`)")
-    parser.add_argument("--wordnet", default="data/wordnet/imagenet1k.parquet")
-    parser.add_argument("--senses-dir", default="data/senses")
-    parser.add_argument("--out-dir", default="data/babel_imagenet")
-    parser.add_argument("--quiet", action="store_true", help="no per-language summary on stdout")
+    parser.add_argument("--wordnet", dest="paths.wordnet", help="output of `babelforge wordnet` (paths.wordnet)")
+    parser.add_argument("--senses-dir", dest="paths.senses", help="output of `babelforge senses` (paths.senses)")
+    parser.add_argument("--labels", dest="paths.labels", help="labels.parquet to write (paths.labels)")
+    parser.add_argument("--languages", dest="paths.languages", help="languages.parquet to write (paths.languages)")
 
 
 def labels_frame(choices, classes):
@@ -80,33 +94,29 @@ def summary_table(languages) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from pathlib import Path
 
     from builders.babel_imagenet.labels import (ENGLISH, choose_labels, english_lemma_keys, english_rows,
                                                 kept_languages)
+    from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_provenance, read_table, write_table
-    from builders.core.params import load_params, section
     from builders.core.progress import info
     from builders.core.provenance import provenance
     from builders.lexicon.senses import Sense
-    from builders.lexicon.senses_stage import active_source
-
-    params = load_params(args.params)
-    group = section(params, "labels")
-    classes = read_table(args.wordnet)
-    source = active_source(params)
-    senses_path = Path(args.senses_dir) / f"{source}.parquet"
+    paths = config.paths
+    classes = read_table(paths.wordnet)
+    source, profile = config.senses.source, config.profile
+    senses_path = Path(paths.senses) / f"{source}.parquet"
     if not senses_path.exists():
         raise BabelforgeError(f"{senses_path}: no senses for source {source!r}; run `babelforge senses` first")
     senses_frame = read_table(senses_path)
     senses = [Sense(*row) for row in senses_frame.itertuples(index=False, name=None)]
 
     english = english_lemma_keys(list(classes["lemmas"]) + [[name] for name in classes["clip_name"]])
-    low_precision = frozenset(group["low_precision_sources"])
-    choices = choose_labels(senses, english, low_precision)
-    kept = kept_languages(choices, group["min_classes"])
+    choices = choose_labels(senses, english, frozenset(config.low_precision_sources))
+    kept = kept_languages(choices, config.min_classes)
     choices = [c for c in choices if c.lang in kept]
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
     kept[ENGLISH] = len(english_choices)
@@ -116,13 +126,11 @@ def run(args: argparse.Namespace) -> int:
     languages = languages_frame(all_choices, dict(sorted(kept.items())))
     record = provenance(
         "labels",
-        params={"profile": params.get("profile", "sample"), "labels": group},
+        params={"profile": profile, "labels": as_params(config)},
         sources={"senses": read_provenance(senses_path).get("sources", {}), "senses_file": senses_path.name},
     )
-    out = Path(args.out_dir)
-    write_table(labels, out / "labels.parquet", sort_by=["lang", "class_idx"], provenance=record)
-    write_table(languages, out / "languages.parquet", sort_by=["lang"], provenance=record)
-    if not args.quiet:
-        print(summary_table(languages))
-    info(f"labels: {len(labels)} labels in {len(languages)} languages -> {out}/labels.parquet, languages.parquet")
+    write_table(labels, paths.labels, sort_by=["lang", "class_idx"], provenance=record)
+    write_table(languages, paths.languages, sort_by=["lang"], provenance=record)
+    print(summary_table(languages))
+    info(f"labels: {len(labels)} labels in {len(languages)} languages -> {paths.labels}, {paths.languages}")
     return 0

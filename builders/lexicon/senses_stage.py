@@ -6,69 +6,75 @@ offline; `babelnet` queries the BabelNet HTTP API with the key in the environmen
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from typing import Literal
 
-from builders.core.params import DEFAULT_PARAMS
+from builders.core.config import Paths, from_group, setting, stage_paths
+
+
+@dataclass(frozen=True)
+class BabelNetConfig:
+    base_url: str = setting("https://babelnet.io/v9", "BabelNet HTTP API root")
+    cache_dir: str = setting(".cache/babelnet", "every response cached here: a rebuild makes zero requests")
+    batch_size: int = setting(3, "target languages per getSynset call (the API allows 3)")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `senses` group of params.yaml."""
+
+    GROUP = "senses"
+    source: Literal["omw", "babelnet"] = setting("omw", "the SenseSource (per profile: sample omw, full babelnet)")
+    omw_dir: str = setting("data/raw/omw", "OMW raw data (wns/ inside), as `fetch` lays it out")
+    omw_source_order: list[str] = setting(["omw", "wikt", "cldr"], "OMW source kinds, best first")
+    babelnet: BabelNetConfig = setting(BabelNetConfig(), "the BabelNet client")
+    profile: str = from_group(str, "profile", "the build profile")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (groups `profile`, `senses`)")
-    parser.add_argument("--wordnet", default="data/wordnet/imagenet1k.parquet", help="output of `babelforge wordnet`")
-    parser.add_argument("--out-dir", default="data/senses", help="writes <out-dir>/<source>.parquet")
+    parser.add_argument("--wordnet", dest="paths.wordnet", help="output of `babelforge wordnet` (paths.wordnet)")
+    parser.add_argument("--out-dir", dest="paths.senses", help="writes <out-dir>/<source>.parquet (paths.senses)")
 
 
-def active_source(params: dict) -> str:
-    from builders.core.params import profile_section
-
-    return profile_section(params, "senses")["source"]
-
-
-def build_source(name: str, group: dict):
-    """The SenseSource for `name`, configured from the `senses` params group."""
-    from builders.core.errors import BabelforgeError
+def build_source(config: Config):
+    """The SenseSource the config names."""
     from builders.core.languages import registry
 
-    if name == "omw":
+    if config.source == "omw":
         from builders.lexicon.omw import OmwSource
 
-        return OmwSource(group["omw_dir"], source_order=group.get("omw_source_order", ("omw", "wikt", "cldr")))
-    if name == "babelnet":
-        from builders.lexicon.babelnet import BabelNetSource
+        return OmwSource(config.omw_dir, source_order=config.omw_source_order)
+    from builders.lexicon.babelnet import BabelNetSource
 
-        settings = group["babelnet"]
-        languages = [lang.key for lang in registry() if lang.babelnet and lang.in_babel_imagenet]
-        return BabelNetSource(
-            cache_dir=settings["cache_dir"], languages=languages,
-            batch_size=settings["batch_size"], base_url=settings["base_url"],
-        )
-    raise BabelforgeError(f"params.yaml: unknown sense source {name!r} (omw or babelnet)")
+    languages = [lang.key for lang in registry() if lang.babelnet and lang.in_babel_imagenet]
+    return BabelNetSource(cache_dir=config.babelnet.cache_dir, languages=languages,
+                          batch_size=config.babelnet.batch_size, base_url=config.babelnet.base_url)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from pathlib import Path
 
     import pandas as pd
 
+    from builders.core.config import as_params
     from builders.core.io import read_table, write_table
-    from builders.core.params import load_params, section
     from builders.core.progress import info
     from builders.core.provenance import provenance
     from builders.lexicon.senses import SENSE_COLUMNS
 
-    params = load_params(args.params)
-    group = section(params, "senses")
-    name = active_source(params)
-    source = build_source(name, group)
-    synsets = read_table(args.wordnet, columns=["synset"])["synset"].tolist()
-    if name == "babelnet" and source.cached_synsets(synsets) < len(synsets):
+    source = build_source(config)
+    synsets = read_table(config.paths.wordnet, columns=["synset"])["synset"].tolist()
+    if config.source == "babelnet" and source.cached_synsets(synsets) < len(synsets):
         source.require_key()  # fail now, naming the variable, not after the first request
     senses = list(source.senses(synsets))
     frame = pd.DataFrame([[getattr(s, c) for c in SENSE_COLUMNS] for s in senses], columns=list(SENSE_COLUMNS))
     frame["rank"] = frame["rank"].astype("int32")
     records = source.source_records() if hasattr(source, "source_records") else {}
-    record = provenance("senses", params={"profile": params.get("profile", "sample"), "senses": group},
-                        sources={name: records})
-    out = Path(args.out_dir) / f"{name}.parquet"
+    record = provenance("senses", params={"profile": config.profile, "senses": as_params(config)},
+                        sources={config.source: records})
+    out = Path(config.paths.senses) / f"{config.source}.parquet"
     write_table(frame, out, sort_by=["lang", "synset", "rank"], provenance=record)
     info(f"senses: {len(frame)} senses of {frame['synset'].nunique()} synsets in {frame['lang'].nunique()} "
-         f"languages from {name} -> {out}")
+         f"languages from {config.source} -> {out}")
     return 0

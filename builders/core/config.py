@@ -1,0 +1,251 @@
+"""Typed stage configs: one dataclass per stage, loaded from one params.yaml group.
+
+Every stage module declares `Config`, a frozen dataclass whose fields carry one default,
+one type and one help text (`setting(default, "help")`), and the name of its params group
+(`GROUP`). `load_config(Config, params)` is the only reader of params.yaml groups: it
+resolves `{sample: ..., full: ...}` choices at any depth for the selected profile, rejects
+unknown keys and values of the wrong type with one line naming the key, and fills nested
+dataclasses and the shared `paths:` group. `describe(Config)` gives `--help` its text.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, Literal, Mapping, TypeVar, get_args, get_origin
+
+from builders.core.errors import BabelforgeError
+
+C = TypeVar("C")
+_MISSING = dataclasses.MISSING
+
+
+def setting(default: Any, help: str, **metadata: Any) -> Any:
+    """A config field with its one default and its one help text (lists/dicts are copied per instance)."""
+    meta = {"help": help, **metadata}
+    if isinstance(default, (list, dict, set)):
+        return dataclasses.field(default_factory=lambda: _copy(default), metadata=meta)
+    if dataclasses.is_dataclass(default) and not isinstance(default, type):
+        return dataclasses.field(default_factory=lambda: default, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _copy(value: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Paths:
+    """The `paths:` group: every artifact path, written once (dvc.yaml uses `${paths.<name>}`)."""
+
+    raw: str = setting("data/raw", "fetched sources in the source-mirror layout")
+    wordnet: str = setting("data/wordnet/imagenet1k.parquet", "the 1,000 ImageNet classes with WordNet knowledge")
+    senses: str = setting("data/senses", "one Parquet of senses per sense source")
+    labels: str = setting("data/babel_imagenet/labels.parquet", "Babel-ImageNet labels")
+    languages: str = setting("data/babel_imagenet/languages.parquet", "Babel-ImageNet languages table")
+    nllb_model: str = setting("models/nllb-ct2", "the CTranslate2 NLLB model")
+    prompts: str = setting("data/babel_imagenet/prompts.parquet", "translated CLIP prompts")
+    prompts_summary: str = setting("data/babel_imagenet/prompts_summary.json", "prompt strategy summary")
+    mvl_sib_images: str = setting("data/mvl_sib_images", "MVL-SIB topic images")
+    mvl_sib: str = setting("data/mvl_sib", "MVL-SIB tasks per language")
+    mvl_sib_reports: str = setting("reports/mvl_sib", "MVL-SIB balance check")
+    kiwi_tiny: str = setting("models/cometkiwi-tiny", "the tiny COMETKiwi checkpoint of the sample profile")
+    captions: str = setting("data/captions", "MT caption artifacts")
+    audit: str = setting("reports/audit", "the audit report")
+    hub: str = setting("build/hub", "dataset card folders, one per dataset")
+    tiny_clip: str = setting("models/tiny_clip", "the tiny CLIP models of the sample profile")
+    eval_images: str = setting("data/eval/images", "the sample profile's image sets")
+    eval_reports: str = setting("reports/eval", "evaluation results")
+
+
+def load_config(cls: type[C], params: Mapping[str, Any], group: str | None = None) -> C:
+    """The stage config `cls` from params.yaml's group (`cls.GROUP` unless named), profile resolved."""
+    from builders.core.params import for_profile, profile_of
+
+    name = group or getattr(cls, "GROUP")
+    profile = profile_of(params)
+    raw: Any = params
+    for part in name.split("."):
+        raw = (raw or {}).get(part) if isinstance(raw, Mapping) else None
+    raw = for_profile(raw if raw is not None else {}, profile, name)
+    values = dict(raw) if isinstance(raw, Mapping) else _wrong_type(name, raw, "a mapping")
+    for f in dataclasses.fields(cls):
+        other = f.metadata.get("group")
+        if other is None or f.name in values:
+            continue
+        if other == "profile":
+            values[f.name] = profile
+        else:
+            values[f.name] = load_config(typing.get_type_hints(cls)[f.name], params, other)
+    return build(cls, values, name)
+
+
+def build(cls: type[C], values: Mapping[str, Any], where: str) -> C:
+    """`cls(**values)` with every key known and every value of its declared type."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise BabelforgeError(
+            f"params.yaml: unknown key {where}.{unknown[0]}"
+            + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+            + f"; {where} takes: {', '.join(fields)}"
+        )
+    kwargs = {key: _coerce(value, hints[key], f"{where}.{key}") for key, value in values.items()}
+    return cls(**kwargs)
+
+
+def _coerce(value: Any, kind: Any, where: str) -> Any:
+    """`value` checked against the annotation `kind` (nested dataclasses built); one line when it is not."""
+    if kind is Any:
+        return value
+    origin, args = get_origin(kind), get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        for option in options:
+            try:
+                return _coerce(value, option, where)
+            except BabelforgeError:
+                continue
+        return _wrong_type(where, value, " or ".join(_type_name(o) for o in args))
+    if origin is Literal:
+        if value in args:
+            return value
+        raise BabelforgeError(f"params.yaml: {where} is {value!r}; one of {', '.join(map(repr, args))}")
+    if dataclasses.is_dataclass(kind):
+        if isinstance(value, kind):
+            return value
+        if not isinstance(value, Mapping):
+            return _wrong_type(where, value, "a mapping")
+        return build(kind, value, where)
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return _wrong_type(where, value, _type_name(kind))
+        item = args[0] if args else Any
+        return [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or kind is dict:
+        if not isinstance(value, Mapping):
+            return _wrong_type(where, value, "a mapping")
+        key_kind, item = args if args else (Any, Any)
+        return {_coerce(k, key_kind, f"{where} key"): _coerce(v, item, f"{where}.{k}") for k, v in value.items()}
+    if kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        return _wrong_type(where, value, "a number")
+    if kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        return _wrong_type(where, value, "an integer")
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        return _wrong_type(where, value, "true or false")
+    if kind is str:
+        if isinstance(value, str):
+            return value
+        return _wrong_type(where, value, "a string")
+    if isinstance(kind, type):
+        if isinstance(value, kind):
+            return value
+        return _wrong_type(where, value, _type_name(kind))
+    return value
+
+
+def _wrong_type(where: str, value: Any, expected: str) -> Any:
+    raise BabelforgeError(f"params.yaml: {where} is {value!r} ({type(value).__name__}); expected {expected}")
+
+
+def _type_name(kind: Any) -> str:
+    if kind is type(None):
+        return "null"
+    origin, args = get_origin(kind), get_args(kind)
+    if origin in (list, tuple):
+        return f"a list of {_type_name(args[0])}" if args else "a list"
+    if origin is dict:
+        return "a mapping"
+    if origin is Literal:
+        return " | ".join(map(repr, args))
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in args)
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
+        kind, getattr(kind, "__name__", str(kind)))
+
+
+def describe(cls: type, prefix: str | None = None) -> str:
+    """One line per setting (`group.key  type  default  help`), nested groups flattened: `--help` text."""
+    prefix = prefix or getattr(cls, "GROUP", cls.__name__)
+    hints = typing.get_type_hints(cls)
+    lines = []
+    for f in dataclasses.fields(cls):
+        if "group" in f.metadata:
+            continue
+        kind = hints[f.name]
+        default = _default(f)
+        if dataclasses.is_dataclass(kind):
+            lines.append(describe(kind, f"{prefix}.{f.name}"))
+            continue
+        shown = str(kind).replace("typing.", "") if get_origin(kind) else getattr(kind, "__name__", str(kind))
+        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}): {f.metadata.get('help', '')}")
+    return "\n".join(lines)
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not _MISSING:
+        return f.default
+    if f.default_factory is not _MISSING:  # type: ignore[misc]
+        return f.default_factory()  # type: ignore[misc]
+    return None
+
+
+def as_params(config: Any) -> dict[str, Any]:
+    """The config's own group as the plain mapping an artifact's provenance records.
+
+    Fields taken from other groups (`paths`, `profile`, another stage's settings) are left out.
+    """
+    own = [f.name for f in dataclasses.fields(config) if "group" not in f.metadata]
+    return {key: _plain(getattr(config, key)) for key in own}
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return dataclasses.asdict(value)
+    return value
+
+
+def from_group(kind: Any, group: str, help: str) -> Any:
+    """A field filled from another params.yaml group (`paths`, another stage's) or `profile`."""
+    if group == "profile":
+        return dataclasses.field(default="sample", metadata={"help": help, "group": group})
+    return dataclasses.field(default_factory=kind, metadata={"help": help, "group": group})
+
+
+def stage_paths() -> Any:
+    """The usual `paths: Paths = stage_paths()` field of a stage Config."""
+    return from_group(Paths, "paths", "artifact paths (the `paths` group of params.yaml)")
+
+
+def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
+    """params with `--set group.key=value` assignments applied (values parsed as YAML)."""
+    import copy
+
+    import yaml
+
+    result = copy.deepcopy(params)
+    for assignment in assignments:
+        key, sep, text = assignment.partition("=")
+        if not sep or not key:
+            raise BabelforgeError(f"--set {assignment!r}: expected group.key=value")
+        parts = key.split(".")
+        node = result
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise BabelforgeError(f"--set {key}: {part} is not a group")
+            node = child
+        node[parts[-1]] = yaml.safe_load(text)
+    return result
+
