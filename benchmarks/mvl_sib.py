@@ -35,9 +35,9 @@ def main() -> int:
     from builders.core.io import read_table
     from builders.mvl_sib.images import generate_sample_set, manifest_text
     from builders.mvl_sib.images_stage import build_images
-    from builders.mvl_sib.settings import DEFAULTS
+    from builders.core.sources import input_record
     from builders.mvl_sib.sib200 import list_languages, read_corpus
-    from builders.mvl_sib.stage import assemble_all, language_sha256
+    from builders.mvl_sib.stage import Config, assemble_all, language_sha256
 
     load_before = os.getloadavg()
     languages = list_languages(args.sib_dir)[: args.languages] if args.languages else None
@@ -56,11 +56,12 @@ def main() -> int:
 
         images = read_table(tmp / "images" / "images.parquet")
         images["path"] = [str(tmp / "images" / "thumbnails" / name) for name in images["file"]]
-        sources = {"languages": {lang: {"sha256": language_sha256(args.sib_dir, lang)} for lang in corpus.languages}}
+        sources = {"sib200": input_record(args.sib_dir),
+                   "languages": {lang: {"sha256": language_sha256(args.sib_dir, lang)} for lang in corpus.languages}}
         out = tmp / "mvl_sib"
         out.mkdir()
         cpu_started, started = time.process_time(), time.perf_counter()
-        configs = assemble_all(corpus, images, DEFAULTS, out, sources)
+        configs = assemble_all(corpus, images, Config(), out, sources)
         assemble_s, assemble_cpu = time.perf_counter() - started, time.process_time() - cpu_started
 
         files = [p for p in out.rglob("*") if p.is_file()]

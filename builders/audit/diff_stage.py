@@ -6,52 +6,69 @@
 With `--rev`, the file is read through DVC's API (`dvc.api.open(path, repo=".", rev=...)`):
 DVC looks up the file's hash in that revision's `dvc.lock`, then reads it from the local
 cache or, when it is not cached, from the DVC remote — the same as
-`dvc get . data/babel_imagenet/labels.parquet --rev v1.0`.
+`dvc get . data/babel_imagenet/labels.parquet --rev v1.0`. The file read at each revision is
+`paths.labels` unless `--path` names another.
 """
 from __future__ import annotations
 
 import argparse
 import io
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from builders.core.config import Paths, setting, stage_paths
 from builders.core.errors import BabelforgeError
 
-LABELS_PATH = "data/babel_imagenet/labels.parquet"
+
+@dataclass(frozen=True)
+class Config:
+    """The `diff` group (absent from params.yaml: a tool run by hand, the flags give the inputs)."""
+
+    GROUP = "diff"
+    files: list[str] = setting([], "OLD and NEW labels.parquet")
+    rev: list[str] = setting([], "two git revisions (tag, branch, commit) instead of files")
+    path: str | None = setting(None, "labels file inside the repo for `rev` (null: paths.labels)")
+    repo: str = setting(".", "git/DVC repository for `rev`")
+    format: Literal["markdown", "json"] = setting("markdown", "output format")
+    output: str | None = setting(None, "write here instead of stdout")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE", help="OLD and NEW labels.parquet")
-    parser.add_argument("--rev", action="append", default=[], metavar="REV",
+    parser.add_argument("--rev", action="append", metavar="REV",
                         help="a git revision (tag, branch, commit); give two instead of FILEs")
-    parser.add_argument("--path", default=LABELS_PATH, help=f"labels file inside the repo for --rev ({LABELS_PATH})")
-    parser.add_argument("--repo", default=".", help="git/DVC repository for --rev (default: here)")
-    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    parser.add_argument("--output", default=None, help="write here instead of stdout")
+    parser.add_argument("--path", dest="path", help="labels file inside the repo for --rev (default: paths.labels)")
+    parser.add_argument("--repo", dest="repo", help="git/DVC repository for --rev (default: here)")
+    parser.add_argument("--format", dest="format", choices=("markdown", "json"), help="output format (markdown)")
+    parser.add_argument("--output", dest="output", help="write here instead of stdout")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from builders.audit.diff import diff_labels, labels_by_language, render_markdown
     from builders.core.io import canonical_json, write_text
 
-    if args.rev and args.files:
+    if config.rev and config.files:
         raise BabelforgeError("diff: give either two FILEs or two --rev, not both")
-    if args.rev:
-        if len(args.rev) != 2:
-            raise BabelforgeError(f"diff: --rev needs exactly two revisions, got {len(args.rev)}")
-        names = [f"{args.path}@{rev}" for rev in args.rev]
-        tables = [read_labels_at_revision(args.repo, args.path, rev) for rev in args.rev]
-    elif len(args.files) == 2:
-        names = list(args.files)
-        tables = [read_labels_file(Path(name)) for name in args.files]
+    if config.rev:
+        if len(config.rev) != 2:
+            raise BabelforgeError(f"diff: --rev needs exactly two revisions, got {len(config.rev)}")
+        path = config.path or config.paths.labels
+        names = [f"{path}@{rev}" for rev in config.rev]
+        tables = [read_labels_at_revision(config.repo, path, rev) for rev in config.rev]
+    elif len(config.files) == 2:
+        names = list(config.files)
+        tables = [read_labels_file(Path(name)) for name in config.files]
     else:
         raise BabelforgeError("diff: give OLD and NEW labels files, or --rev A --rev B")
     old, new = (labels_by_language(table.to_dict("records")) for table in tables)
     diff = diff_labels(old, new)
-    text = (canonical_json({"old": names[0], "new": names[1], **diff}) if args.format == "json"
+    text = (canonical_json({"old": names[0], "new": names[1], **diff}) if config.format == "json"
             else render_markdown(diff, names[0], names[1]))
-    if args.output:
-        write_text(text, args.output)
+    if config.output:
+        write_text(text, config.output)
     else:
         sys.stdout.write(text)
     return 0

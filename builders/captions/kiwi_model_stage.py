@@ -6,26 +6,41 @@ translations (`captions.input`), COMET's checkpoint layout. Offline and determin
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+
+from builders.captions.readers import InputConfig
+from builders.core.config import Paths, from_group, setting, stage_paths
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `captions.kiwi_tiny` group of params.yaml; writes `paths.kiwi_tiny`."""
+
+    GROUP = "captions.kiwi_tiny"
+    seed: int = setting(0, "seed of the random weights")
+    vocab_size: int = setting(4000, "sentencepiece vocabulary size (a soft limit)")
+    hidden_size: int = setting(32, "encoder hidden size")
+    layers: int = setting(2, "encoder layers")
+    heads: int = setting(2, "attention heads")
+    input: InputConfig = from_group(InputConfig, "captions.input", "the caption set whose text trains the tokenizer")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from builders.captions.settings import add_common_arguments
-
-    add_common_arguments(parser)
-    parser.add_argument("--out", default="models/cometkiwi-tiny", help="checkpoint directory to write")
+    parser.add_argument("--out", dest="paths.kiwi_tiny", metavar="DIR",
+                        help="checkpoint directory to write (paths.kiwi_tiny)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from builders.captions.qe import build_tiny_kiwi
-    from builders.captions.settings import captions_params, load_registry
-    from builders.captions.translate_stage import load_input
-    from builders.core.params import load_params
+    from builders.captions.readers import read_captions
+    from builders.core.config import as_params
+    from builders.core.languages import registry
     from builders.core.progress import info
 
-    params = load_params(args.params)
-    captions, _, _ = load_input(params, load_registry(args.registry))
+    source = config.input
+    captions = read_captions(source.format, source.path, source.source, registry()).limited(source.limit)
     corpus = [row["caption"] for row in captions.captions] + [text for _, _, text in captions.references]
-    settings = captions_params(params, "kiwi_tiny")
-    build_tiny_kiwi(args.out, corpus, **settings)
-    info(f"captions_kiwi_model: tiny unified_metric checkpoint -> {args.out}")
+    build_tiny_kiwi(config.paths.kiwi_tiny, corpus, **as_params(config))
+    info(f"captions_kiwi_model: tiny unified_metric checkpoint -> {config.paths.kiwi_tiny}")
     return 0

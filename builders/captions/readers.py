@@ -11,8 +11,9 @@ import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from builders.core.config import setting
 from builders.core.errors import BabelforgeError
 
 # Columns every caption row has; the rest of a row is carried through as it came.
@@ -40,6 +41,19 @@ XTD_LANGUAGE_KEYS = {
 # In CSV / JSONL input a column `ref_<registry key>` (e.g. `ref_deu_Latn`) holds a human
 # translation of the caption; it is used as a chrF reference and still carried through.
 REFERENCE_PREFIX = "ref_"
+
+
+@dataclass(frozen=True)
+class InputConfig:
+    """The `captions.input` group of params.yaml: the English caption set to read."""
+
+    format: Literal["xtd", "table"] = setting("xtd", "xtd (XTD / xFlickrCO JSON) or table (CSV / TSV / JSONL)")
+    path: str = setting("data/raw/xtd/xtd.json", "the caption file")
+    source: str = setting("eng_Latn", "registry key of the captions' language")
+    targets: list[str] = setting(
+        ["deu_Latn", "spa_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang", "pol_Latn", "rus_Cyrl", "tur_Latn",
+         "zho_Hans"], "registry keys of the languages to translate into (XTD's ten)")
+    limit: int | None = setting(None, "the first N captions only (null: all)")
 
 
 @dataclass

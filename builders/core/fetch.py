@@ -1,4 +1,4 @@
-"""`babelforge fetch`: put every upstream source under `data/raw/`, sha256-checked.
+"""`babelforge fetch`: put every upstream source under `paths.raw` (`data/raw/`), sha256-checked.
 
 The output has the source-mirror layout (`data/raw/<source path>/...`, e.g.
 `data/raw/sib-200/annotated/deu_Latn/train.tsv`), so a stage reads the same relative
@@ -6,9 +6,10 @@ path from `data/raw` as from `../shared/data`. Next to it, `data/raw/<source>.js
 records the source's version, hash, licence and every file with its sha256.
 
 Where the files come from, first match wins:
-  --mirror DIR      a local copy with the same layout (`fetch.mirror` in params.yaml);
-  --mirror-url URL  an HTTP server with the same layout;
-  otherwise         the upstream URL in resources/sources.tsv (verbatim sources only).
+  --upstream        the upstream URL in resources/sources.tsv (verbatim sources only);
+  --mirror-url URL  an HTTP server with the same layout (`fetch.mirror_url`);
+  --mirror DIR      a local copy with the same layout (`fetch.mirror`, ../shared/data);
+  otherwise         the upstream URLs, as with --upstream.
 
 Every file is verified before it is renamed into place; a file already there with the
 right hash is not touched. The source's manifest is removed first and written last, so
@@ -19,50 +20,57 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
+from builders.core.config import Paths, setting, stage_paths
 from builders.core.errors import BabelforgeError
 from builders.core.sources import Source, SourceFile
 
-DEFAULTS = {"mirror": None, "mirror_url": None, "sources": "all", "out": "data/raw"}
 COPY_CHUNK = 1 << 20
 
 
+@dataclass(frozen=True)
+class Config:
+    """The `fetch` group of params.yaml; the files go to `paths.raw`."""
+
+    GROUP = "fetch"
+    mirror: str | None = setting("../shared/data", "local copy with the source-mirror layout (null: none)")
+    mirror_url: str | None = setting(None, "HTTP(S) server with the same layout; used instead of `mirror` when set")
+    sources: str | list[str] = setting("all", "`all`, or names from resources/sources.tsv (a list or a comma list)")
+    upstream: bool = setting(False, "ignore both mirrors: download from the upstream URLs (verbatim sources only)")
+    paths: Paths = stage_paths()
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default="params.yaml", help="params file; its `fetch:` group gives the defaults")
-    parser.add_argument("--sources", help="comma-separated source names from resources/sources.tsv (default: all)")
-    parser.add_argument("--mirror", help="local mirror directory with the same layout, e.g. ../shared/data")
-    parser.add_argument("--mirror-url", help="HTTP(S) base URL of a mirror with the same layout")
-    parser.add_argument("--upstream", action="store_true",
-                        help="ignore any mirror in params and download from the upstream URLs")
-    parser.add_argument("--out", help="output root (default data/raw)")
+    parser.add_argument("--sources", dest="sources", help="comma-separated source names (fetch.sources)")
+    parser.add_argument("--mirror", dest="mirror", help="local mirror directory with the same layout (fetch.mirror)")
+    parser.add_argument("--mirror-url", dest="mirror_url", help="HTTP(S) base URL of a mirror (fetch.mirror_url)")
+    parser.add_argument("--upstream", dest="upstream", action="store_const", const=True,
+                        help="ignore any mirror and download from the upstream URLs (fetch.upstream)")
+    parser.add_argument("--out", dest="paths.raw", metavar="DIR", help="output root (paths.raw)")
 
 
-def settings_from(args: argparse.Namespace) -> dict:
-    """params.yaml `fetch:` group (when the file exists), overridden by command-line flags."""
-    from builders.core.params import load_params
+def origin(config: Config) -> tuple[str | None, str | None]:
+    """(local mirror, mirror URL) to fetch from, at most one set; (None, None) means upstream.
 
-    settings = dict(DEFAULTS)
-    if args.params and Path(args.params).exists():
-        settings.update(load_params(args.params).get("fetch") or {})
-    for name in ("sources", "mirror", "mirror_url", "out"):
-        value = getattr(args, name, None)
-        if value is not None:
-            settings[name] = value
-    if getattr(args, "mirror_url", None) and getattr(args, "mirror", None) is None:
-        settings["mirror"] = None  # an explicit --mirror-url beats the params' local mirror
-    if getattr(args, "upstream", False):
-        settings["mirror"] = settings["mirror_url"] = None
-    return settings
+    An HTTP mirror beats the local one, so `--mirror-url` (or `--set fetch.mirror_url=...`)
+    works without also clearing the default `fetch.mirror`.
+    """
+    if config.upstream:
+        return None, None
+    if config.mirror_url:
+        return None, config.mirror_url
+    return config.mirror or None, None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from builders.core.progress import info
     from builders.core.sources import read_sources, select_sources
 
-    settings = settings_from(args)
-    sources = select_sources(read_sources(), settings["sources"])
-    fetcher = Fetcher(out=settings["out"], mirror=settings["mirror"], mirror_url=settings["mirror_url"])
+    sources = select_sources(read_sources(), config.sources)
+    mirror, mirror_url = origin(config)
+    fetcher = Fetcher(out=config.paths.raw, mirror=mirror, mirror_url=mirror_url)
     for source in sources:
         counts = fetcher.fetch(source)
         info(f"fetch {source.name}: {counts['files']} files, {counts['copied']} written, "

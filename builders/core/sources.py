@@ -162,6 +162,43 @@ def fetched_record(name: str, raw_dir: str | os.PathLike = "data/raw") -> dict:
     return {"version": manifest["version"], "sha256": manifest["sha256"], "licence": manifest["licence"]}
 
 
+def fetched_source_at(path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw",
+                      registry: dict[str, Source] | None = None) -> str | None:
+    """The name of the registered source that `path` is (or lies inside) under `raw_dir`; None elsewhere."""
+    relative = Path(os.path.relpath(Path(path).resolve(), Path(raw_dir).resolve())).as_posix()
+    if relative == ".." or relative.startswith("../"):
+        return None
+    for source in (registry if registry is not None else read_sources()).values():
+        if relative == source.path or relative.startswith(source.path + "/"):
+            return source.name
+    return None
+
+
+def input_record(path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw", shown: str | None = None) -> dict:
+    """The provenance record of an input file or folder a stage reads at `path`.
+
+    A fetched source (`path` is, or lies inside, a registered source under `raw_dir`): its
+    name and its fetch manifest's record (`fetched_record`: version, sha256, licence).
+    Anything else (a mirror read in place, a user's CSV, a generated manifest): its path
+    (`shown` when given, e.g. a path relative to a temporary folder) and its content hash,
+    a file's sha256 or a folder's `manifest_hash`, which for an untouched copy of a
+    registered folder source is the registry's sha256.
+    """
+    name = fetched_source_at(path, raw_dir)
+    if name is not None:
+        return {"source": name, **fetched_record(name, raw_dir)}
+    from builders.core.io import sha256_file
+
+    path = Path(path)
+    if path.is_file():
+        digest = sha256_file(path)
+    elif path.is_dir():
+        digest = manifest_hash((file.path, file.sha256) for file in scan_dir(path))
+    else:
+        raise BabelforgeError(f"{path}: no such file or folder to record as an input")
+    return {"path": shown if shown is not None else str(path), "sha256": digest}
+
+
 # --- recording hashes from a mirror (maintenance) -------------------------------------------
 
 def record_from_mirror(mirror: str | os.PathLike, path: str | os.PathLike = SOURCES_PATH) -> list[str]:

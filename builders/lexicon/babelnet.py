@@ -22,6 +22,7 @@ resumes from it. 429 and 5xx are retried by `builders.core.http`, honouring `Ret
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -66,6 +67,21 @@ def is_translation(source: str, language: str) -> bool:
     if source == "OMWN":
         return language.upper() in TRANSLATED_OMWN_LANGUAGES
     return source in TRANSLATION_SOURCES
+
+
+def api_version(base_url: str) -> str | None:
+    """The API version a base URL names (`https://babelnet.io/v9` -> `v9`); None when it names none."""
+    from urllib.parse import urlsplit
+
+    last = urlsplit(base_url).path.rstrip("/").rpartition("/")[2]
+    return last if re.fullmatch(r"v\d+(\.\d+)*", last) else None
+
+
+def utc_date(timestamp: float) -> str:
+    """A POSIX timestamp as its UTC calendar date, `YYYY-MM-DD`."""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).date().isoformat()
 
 
 def wordnet_resource_id(synset: str) -> str:
@@ -135,6 +151,7 @@ class BabelNetSource:
         self.unknown_sources: Counter[str] = Counter()  # senses kept, but from a source not in KNOWN_SOURCES
         self.without_code: list[str] = []            # wanted languages that have no BabelNet code
         self.unmapped: list[str] = []                # synsets BabelNet has no id for
+        self.newest_answer: float | None = None      # mtime of the newest cache file this run read or wrote
 
     # --- SenseSource ---------------------------------------------------------------------
 
@@ -158,6 +175,14 @@ class BabelNetSource:
             yield from found
         for line in self.warnings():
             info(f"babelnet: {line}")
+
+    def source_records(self) -> dict[str, Any]:
+        """What the senses came from, for provenance: the API version and the date of the newest
+        answer used (a rebuild from the cache keeps both, so the artifact keeps its bytes)."""
+        return {
+            "api_version": api_version(self.base_url),
+            "cache_date": utc_date(self.newest_answer) if self.newest_answer is not None else None,
+        }
 
     def warnings(self) -> list[str]:
         """What was skipped or unusual in this run, one line each (the counts, not every case)."""
@@ -293,6 +318,7 @@ class BabelNetSource:
         path = self._cache_path(endpoint, params)
         if path.is_file():
             self.cache_hits += 1
+            self._saw(path)
             return read_json(path)["response"]
         key = _key_from_environment(f"{what} (not in the cache {self.cache_dir})")
         if self.session is None:
@@ -322,7 +348,13 @@ class BabelNetSource:
         if isinstance(answer, dict) and "message" in answer and "senses" not in answer:
             raise BabelforgeError(f"BabelNet {endpoint} for {what}: {http.redact(str(answer['message']))}; request {shown}")
         write_json({"endpoint": endpoint, "params": params, "response": answer}, path)
+        self._saw(path)
         return answer
+
+    def _saw(self, path: Path) -> None:
+        modified = path.stat().st_mtime
+        if self.newest_answer is None or modified > self.newest_answer:
+            self.newest_answer = modified
 
 
 def _key_from_environment(needed_for: str) -> str:

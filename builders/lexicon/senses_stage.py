@@ -61,6 +61,7 @@ def run(config: Config) -> int:
     from builders.core.io import read_table, write_table
     from builders.core.progress import info
     from builders.core.provenance import provenance
+    from builders.core.sources import input_record
     from builders.lexicon.senses import SENSE_COLUMNS
 
     source = build_source(config)
@@ -71,6 +72,9 @@ def run(config: Config) -> int:
     frame = pd.DataFrame([[getattr(s, c) for c in SENSE_COLUMNS] for s in senses], columns=list(SENSE_COLUMNS))
     frame["rank"] = frame["rank"].astype("int32")
     records = source.source_records() if hasattr(source, "source_records") else {}
+    if config.source == "omw":
+        # the fetched source as a whole (version, manifest hash, licence), then every file read
+        records = {**input_record(config.omw_dir, config.paths.raw), "files": records}
     record = provenance("senses", params={"profile": config.profile, "senses": as_params(config)},
                         sources={config.source: records})
     out = Path(config.paths.senses) / f"{config.source}.parquet"

@@ -2,28 +2,37 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from builders.core.params import DEFAULT_PARAMS
+from builders.core.config import Paths, setting, stage_paths
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `wordnet` group of params.yaml; writes `paths.wordnet`."""
+
+    GROUP = "wordnet"
+    dict_dir: str = setting("/usr/share/wordnet", "WordNet 3.0 database (Debian: wordnet-base + wordnet-sense-index)")
+    nltk_data: str = setting(".cache/nltk_data", "where nltk's corpora/wordnet/ copy is provisioned (a cache)")
+    classes: str = setting("resources/imagenet1k_classes.tsv", "the ImageNet-1k class list (wnid, CLIP name)")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (group `wordnet`)")
-    parser.add_argument("--classes", default="resources/imagenet1k_classes.tsv", help="class list TSV")
-    parser.add_argument("--out", default="data/wordnet/imagenet1k.parquet")
+    parser.add_argument("--classes", dest="classes", help="class list TSV (wordnet.classes)")
+    parser.add_argument("--out", dest="paths.wordnet", metavar="FILE", help="Parquet to write (paths.wordnet)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     import pandas as pd
 
     from builders.core.io import sha256_file, write_table
-    from builders.core.params import load_params, section
     from builders.core.progress import info, progress
     from builders.core.provenance import provenance
     from builders.lexicon.wordnet import open_wordnet, read_imagenet_classes, resolve_class, wordnet_source_record
 
-    params = section(load_params(args.params), "wordnet")
-    classes = read_imagenet_classes(args.classes)
-    reader = open_wordnet(params["dict_dir"], params["nltk_data"])
+    classes = read_imagenet_classes(config.classes)
+    reader = open_wordnet(config.dict_dir, config.nltk_data)
     resolved = [resolve_class(reader, cls) for cls in progress(classes, "wordnet", total=len(classes), unit="class")]
     frame = pd.DataFrame(
         {
@@ -39,12 +48,14 @@ def run(args: argparse.Namespace) -> int:
     )
     record = provenance(
         "wordnet",
-        params={key: params[key] for key in ("dict_dir",)},
+        # Only what decides the content: nltk_data is a cache location, and the class list
+        # is recorded by its hash below.
+        params={"dict_dir": config.dict_dir},
         sources={
-            "wordnet": wordnet_source_record(params["dict_dir"]),
-            "imagenet1k_classes": {"sha256": sha256_file(args.classes)},
+            "wordnet": wordnet_source_record(config.dict_dir),
+            "imagenet1k_classes": {"sha256": sha256_file(config.classes)},
         },
     )
-    write_table(frame, args.out, sort_by=["class_idx"], provenance=record)
-    info(f"wordnet: {len(resolved)} classes resolved -> {args.out}")
+    write_table(frame, config.paths.wordnet, sort_by=["class_idx"], provenance=record)
+    info(f"wordnet: {len(resolved)} classes resolved -> {config.paths.wordnet}")
     return 0

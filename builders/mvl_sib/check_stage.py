@@ -2,24 +2,45 @@
 label-position balance, and whether the ids are identical to every other language.
 
 Prints one compact summary (the per-language lines only with --per-language, or for
-languages with a problem); the full per-language table goes to `mvl_sib.check.report`,
-the summary to `mvl_sib.check.summary` (a DVC metric). Exit 1 when any check fails.
+languages with a problem); the full per-language table goes to `<paths.mvl_sib_reports>/check.json`,
+the summary to `<paths.mvl_sib_reports>/summary.json` (a DVC metric). Exit 1 when any check fails.
 """
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+
+from builders.core.config import Paths, setting, stage_paths
+
+REPORT_FILE = "check.json"
+SUMMARY_FILE = "summary.json"
 
 # Columns that must be identical in every language (everything except texts).
 ID_COLUMNS = ("instance_id", "sentence_id", "topic", "label", "ref_image_ids", "ref_sentence_ids",
               "option_sentence_ids", "option_image_ids", "option_topics")
 
 
+@dataclass(frozen=True)
+class CheckSettings:
+    """The keys of the `mvl_sib.check` group (also declared by the `mvl_sib` stage's Config)."""
+
+    per_language: bool = setting(False, "print one line per language (else only languages with a problem)")
+
+
+@dataclass(frozen=True)
+class Config(CheckSettings):
+    """The `mvl_sib.check` group of params.yaml; reads `paths.mvl_sib`, writes `paths.mvl_sib_reports`."""
+
+    GROUP = "mvl_sib.check"
+    paths: Paths = stage_paths()
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default="params.yaml", help="params file (group mvl_sib)")
-    parser.add_argument("--out-dir", help="override mvl_sib.out_dir (the assembled MVL-SIB)")
-    parser.add_argument("--report", help="override mvl_sib.check.report")
-    parser.add_argument("--summary", help="override mvl_sib.check.summary")
-    parser.add_argument("--per-language", action="store_true", help="print one line per language")
+    parser.add_argument("--out-dir", dest="paths.mvl_sib", metavar="DIR", help="the assembled MVL-SIB (paths.mvl_sib)")
+    parser.add_argument("--reports", dest="paths.mvl_sib_reports", metavar="DIR",
+                        help=f"folder for {REPORT_FILE} and {SUMMARY_FILE} (paths.mvl_sib_reports)")
+    parser.add_argument("--per-language", dest="per_language", action="store_const", const=True,
+                        help="print one line per language (mvl_sib.check.per_language)")
 
 
 def check_config_file(path, n_options: int):
@@ -106,20 +127,18 @@ def check_all(out_dir) -> tuple[dict, dict, dict, list[str]]:
     return table, summary, variants, problems
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from pathlib import Path
 
     from builders.core.io import write_json
-    from builders.mvl_sib.settings import load_settings
 
-    _, settings = load_settings(args.params)
-    out_dir = Path(args.out_dir or settings["out_dir"])
+    out_dir = Path(config.paths.mvl_sib)
+    report = Path(config.paths.mvl_sib_reports) / REPORT_FILE
     table, summary, variants, problems = check_all(out_dir)
-    write_json({"summary": summary, "label_positions": variants, "languages": table, "problems": problems},
-               args.report or settings["check"]["report"])
-    write_json(summary, args.summary or settings["check"]["summary"])
+    write_json({"summary": summary, "label_positions": variants, "languages": table, "problems": problems}, report)
+    write_json(summary, Path(config.paths.mvl_sib_reports) / SUMMARY_FILE)
 
-    configs = sorted({config for per_lang in table.values() for config in per_lang})
+    configs = sorted({name for per_lang in table.values() for name in per_lang})
     print(f"MVL-SIB check of {out_dir}: {summary['languages']} languages × {summary['configs']} task configs "
           f"({', '.join(configs)})")
     print(f"  rows per language and config: {summary['rows_per_language_per_config']} expected; "
@@ -127,12 +146,12 @@ def run(args: argparse.Namespace) -> int:
     print("  topic balance (rows per topic, every language): "
           + ", ".join(f"{topic} {count}" for topic, count in summary["topics_per_language"].items()))
     print("  label positions A/B/C/D per language:")
-    for config in configs:
-        shown = " | ".join("/".join(str(c) for c in v) for v in variants[config])
-        same = "same in every language" if len(variants[config]) == 1 else f"{len(variants[config])} variants"
-        print(f"    {config:<8} {shown}  ({same})")
+    for name in configs:
+        shown = " | ".join("/".join(str(c) for c in v) for v in variants[name])
+        same = "same in every language" if len(variants[name]) == 1 else f"{len(variants[name])} variants"
+        print(f"    {name:<8} {shown}  ({same})")
     bad_langs = sorted({problem.split("/")[1].split(":")[0] for problem in problems} & set(table))
-    for lang in sorted(table) if args.per_language else bad_langs:
+    for lang in sorted(table) if config.per_language else bad_langs:
         entries = table[lang]
         rows = sorted({entry["rows"] for entry in entries.values()})
         spread = max((max(e["labels"]) - min(e["labels"]) for e in entries.values()), default=0)
@@ -144,5 +163,5 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         print(f"  {len(problems)} problem(s), first: " + "; ".join(problems[:5]))
         return 1
-    print(f"  all checks passed; per-language table: {args.report or settings['check']['report']}")
+    print(f"  all checks passed; per-language table: {report}")
     return 0

@@ -6,19 +6,37 @@
                 and matches only images of that region *in that country*)
   --out         Parquet: lang, image_id, level (area/country/continent/anywhere), rank
 
-Selection: `builders.mvl_sib.geo.select_geo_pool` (XM3600's greedy back-off).
+Selection: `builders.mvl_sib.geo.select_geo_pool` (XM3600's greedy back-off). A tool run by
+hand (not a `dvc.yaml` stage): its settings have no params.yaml group unless one is added.
 """
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+
+from builders.core.config import Paths, setting, stage_paths
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `geo_pool` group (absent from params.yaml: the flags give the inputs)."""
+
+    GROUP = "geo_pool"
+    candidates: str | None = setting(None, "candidate images CSV (image_id, region, country, continent)")
+    areas: str | None = setting(None, "language -> region/country/continent CSV")
+    per_language: int | None = setting(None, "images to select per language")
+    seed: int = setting(0, "tie-break seed within a back-off level")
+    out: str | None = setting(None, "output Parquet")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--candidates", required=True, help="candidate images CSV")
-    parser.add_argument("--areas", required=True, help="language -> region/country/continent CSV")
-    parser.add_argument("--per-language", type=int, required=True, help="images to select per language")
-    parser.add_argument("--seed", type=int, default=0, help="tie-break seed within a back-off level")
-    parser.add_argument("--out", required=True, help="output Parquet")
+    parser.add_argument("--candidates", dest="candidates", help="candidate images CSV (geo_pool.candidates)")
+    parser.add_argument("--areas", dest="areas", help="language -> region/country/continent CSV (geo_pool.areas)")
+    parser.add_argument("--per-language", dest="per_language", type=int,
+                        help="images to select per language (geo_pool.per_language)")
+    parser.add_argument("--seed", dest="seed", type=int, help="tie-break seed within a back-off level (geo_pool.seed)")
+    parser.add_argument("--out", dest="out", help="output Parquet (geo_pool.out)")
 
 
 def _read_csv(path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
@@ -82,32 +100,39 @@ def read_areas(path):
     return {lang: LanguageArea.of(*sets) for lang, sets in parts.items()}
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     import pandas as pd
 
-    from builders.core.io import sha256_file, write_table
+    from builders.core.errors import BabelforgeError
+    from builders.core.io import write_table
     from builders.core.progress import info
     from builders.core.provenance import provenance
+    from builders.core.sources import input_record
     from builders.mvl_sib.geo import LEVELS, level_counts, select_geo_pool
 
-    candidates = read_candidates(args.candidates)
-    areas = read_areas(args.areas)
-    selections = select_geo_pool(candidates, areas, args.per_language, args.seed)
+    missing = [flag for flag, value in (("--candidates", config.candidates), ("--areas", config.areas),
+                                        ("--per-language", config.per_language), ("--out", config.out))
+               if value is None]
+    if missing:
+        raise BabelforgeError(f"geo_pool needs {', '.join(missing)} (or --set geo_pool.<key>=...)")
+    candidates = read_candidates(config.candidates)
+    areas = read_areas(config.areas)
+    selections = select_geo_pool(candidates, areas, config.per_language, config.seed)
     table = pd.DataFrame(
         [(s.lang, s.image_id, s.level, s.rank) for s in selections], columns=["lang", "image_id", "level", "rank"]
     )
     record = provenance(
-        "geo_pool", {"per_language": args.per_language, "seed": args.seed},
-        sources={"candidates": {"path": str(args.candidates), "sha256": sha256_file(args.candidates)},
-                 "areas": {"path": str(args.areas), "sha256": sha256_file(args.areas)}},
+        "geo_pool", {"per_language": config.per_language, "seed": config.seed},
+        sources={"candidates": input_record(config.candidates, config.paths.raw),
+                 "areas": input_record(config.areas, config.paths.raw)},
     )
-    write_table(table, args.out, sort_by=["lang", "rank"], provenance=record)
+    write_table(table, config.out, sort_by=["lang", "rank"], provenance=record)
     counts = level_counts(selections)
     totals = {level: sum(per_lang[level] for per_lang in counts.values()) for level in LEVELS}
-    print(f"geo_pool: {len(counts)} languages × {args.per_language} images -> {args.out}")
+    print(f"geo_pool: {len(counts)} languages × {config.per_language} images -> {config.out}")
     print("  by level: " + ", ".join(f"{level} {count}" for level, count in totals.items()))
     for lang, per_level in sorted(counts.items()):
-        if per_level["area"] < args.per_language:
+        if per_level["area"] < config.per_language:
             print(f"  {lang}: " + ", ".join(f"{level} {n}" for level, n in per_level.items() if n))
     info(f"geo_pool: wrote {len(table)} selections")
     return 0

@@ -3,19 +3,42 @@
 `full` profile: the manifest `mvl_sib.images.manifest` (http(s) URLs, downloaded through
 builders.core.http). `sample` profile: a deterministic set drawn with PIL is written with
 its own manifest (real sha256 of the drawn files) and goes through the same verification.
-Output folder (`mvl_sib.images.out_dir`): `thumbnails/<image_id>.jpg`, `images.parquet`,
+Output folder (`paths.mvl_sib_images`): `thumbnails/<image_id>.jpg`, `images.parquet`,
 and for the sample profile `generated/` (the drawn originals + `manifest.tsv`).
 """
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+
+from builders.core.config import Paths, from_group, setting, stage_paths
+
+
+@dataclass(frozen=True)
+class ImagesSettings:
+    """The keys of the `mvl_sib.images` group (also declared by the `mvl_sib` stage's Config)."""
+
+    manifest: str = setting("resources/mvl_sib_images.tsv", "full profile: topic, image_id, url, licence, "
+                                                            "attribution, sha256 per image")
+    per_topic: int = setting(10, "images per SIB-200 topic")
+    thumbnail_px: int = setting(640, "long side of the thumbnails (LANCZOS)")
+    sample_seed: int = setting(0, "seed of the generated offline set of the sample profile")
+
+
+@dataclass(frozen=True)
+class Config(ImagesSettings):
+    """The `mvl_sib.images` group of params.yaml; writes `paths.mvl_sib_images`."""
+
+    GROUP = "mvl_sib.images"
+    profile: str = from_group(str, "profile", "the build profile (sample: a generated set; full: the manifest)")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default="params.yaml", help="params file (group mvl_sib.images)")
-    parser.add_argument("--profile", choices=("sample", "full"), help="override the params profile")
-    parser.add_argument("--manifest", help="override mvl_sib.images.manifest (full profile)")
-    parser.add_argument("--out-dir", help="override mvl_sib.images.out_dir")
+    parser.add_argument("--profile", dest="profile", choices=("sample", "full"), help="override the params profile")
+    parser.add_argument("--manifest", dest="manifest", help="image manifest, full profile (mvl_sib.images.manifest)")
+    parser.add_argument("--out-dir", dest="paths.mvl_sib_images", metavar="DIR",
+                        help="output folder (paths.mvl_sib_images)")
 
 
 def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, provenance_record: dict):
@@ -53,36 +76,33 @@ def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, p
     return table
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from pathlib import Path
 
+    from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
-    from builders.core.io import sha256_file, write_text
+    from builders.core.io import atomic_directory, write_text
     from builders.core.progress import info
     from builders.core.provenance import provenance
+    from builders.core.sources import input_record
     from builders.mvl_sib.images import generate_sample_set, manifest_text
-    from builders.core.io import atomic_directory
-    from builders.mvl_sib.settings import load_settings
 
-    profile, settings = load_settings(args.params)
-    profile = args.profile or profile
-    images = settings["images"]
-    out_dir = Path(args.out_dir or images["out_dir"])
+    out_dir = Path(config.paths.mvl_sib_images)
     with atomic_directory(out_dir) as tmp:
-        if profile == "sample":
+        if config.profile == "sample":
             generated = tmp / "generated"
-            entries = generate_sample_set(generated, per_topic=images["per_topic"], seed=images["sample_seed"])
+            entries = generate_sample_set(generated, per_topic=config.per_topic, seed=config.sample_seed)
             manifest = write_text(manifest_text(entries), generated / "manifest.tsv")
         else:
-            manifest = Path(args.manifest or images["manifest"])
+            manifest = Path(config.manifest)
             if not manifest.is_file():
                 raise BabelforgeError(f"{manifest}: no image manifest; set mvl_sib.images.manifest in params.yaml")
+        shown = str(manifest.relative_to(tmp)) if manifest.is_relative_to(tmp) else None
         record = provenance(
-            "mvl_sib_images", {"profile": profile, **images},
-            sources={"manifest": {"path": str(manifest.relative_to(tmp)) if manifest.is_relative_to(tmp)
-                                  else str(manifest), "sha256": sha256_file(manifest)}},
+            "mvl_sib_images", {"profile": config.profile, **as_params(config)},
+            sources={"manifest": input_record(manifest, config.paths.raw, shown=shown)},
         )
-        table = build_images(manifest, tmp, per_topic=images["per_topic"],
-                             thumbnail_px=images["thumbnail_px"], provenance_record=record)
-    info(f"mvl_sib_images: {len(table)} images ({profile} profile), {table.topic.nunique()} topics -> {out_dir}")
+        table = build_images(manifest, tmp, per_topic=config.per_topic,
+                             thumbnail_px=config.thumbnail_px, provenance_record=record)
+    info(f"mvl_sib_images: {len(table)} images ({config.profile} profile), {table.topic.nunique()} topics -> {out_dir}")
     return 0

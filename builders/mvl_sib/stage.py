@@ -1,7 +1,7 @@
 """`babelforge mvl_sib`: assemble MVL-SIB for every SIB-200 language.
 
 Reads SIB-200 (`mvl_sib.sib_dir`, validated) and the verified topic images
-(`mvl_sib.images.out_dir`), draws the instances once, and writes into `mvl_sib.out_dir`:
+(`paths.mvl_sib_images`), draws the instances once, and writes into `paths.mvl_sib`:
 
   instances.parquet                 the language-independent instances (ids only)
   images/<image_id>.jpg, images.parquet   the thumbnails, once, with licence and attribution
@@ -11,17 +11,45 @@ Reads SIB-200 (`mvl_sib.sib_dir`, validated) and the verified topic images
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from typing import Literal
+
+from builders.core.config import Paths, setting, stage_paths
+from builders.mvl_sib.check_stage import CheckSettings
+from builders.mvl_sib.images_stage import ImagesSettings
 
 SAMPLING_KEYS = ("seed", "instances_per_sentence", "n_positive_images", "n_positive_sentences",
                  "n_negatives", "sentence_pool")
 
 
+@dataclass(frozen=True)
+class Config:
+    """The `mvl_sib` group of params.yaml; reads `paths.mvl_sib_images`, writes `paths.mvl_sib`."""
+
+    GROUP = "mvl_sib"
+    sib_dir: str = setting("data/raw/sib-200/annotated", "SIB-200 annotated/, as `fetch` lays it out")
+    languages: str | list[str] = setting("all", "`all` folders under sib_dir, or SIB-200 codes "
+                                                "(a list or a comma list)")
+    seed: int = setting(42, "seed of the instance sampling (the same instances in every language)")
+    instances_per_sentence: int = setting(3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)")
+    n_positive_images: int = setting(5, "same-topic images per instance")
+    n_positive_sentences: int = setting(4, "further same-topic sentences per instance")
+    n_negatives: int = setting(3, "other-topic images and sentences, from distinct other topics")
+    sentence_pool: Literal["split", "all"] = setting("split", "co-sentences from the sentence's own split or from all")
+    tasks: dict[str, list[int]] = setting({"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
+                                          "task -> k values (i2s images->sentence, s2i sentences->image, "
+                                          "t2s topic->sentence, s2t sentences->topic)")
+    images: ImagesSettings = setting(ImagesSettings(), "the mvl_sib_images stage's settings (its own group)")
+    check: CheckSettings = setting(CheckSettings(), "the mvl_sib_check stage's settings (its own group)")
+    paths: Paths = stage_paths()
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default="params.yaml", help="params file (group mvl_sib)")
-    parser.add_argument("--sib-dir", help="override mvl_sib.sib_dir (SIB-200 annotated/ folder)")
-    parser.add_argument("--images-dir", help="override mvl_sib.images.out_dir (output of mvl_sib_images)")
-    parser.add_argument("--out-dir", help="override mvl_sib.out_dir")
-    parser.add_argument("--languages", help="comma-separated SIB-200 codes (default: mvl_sib.languages)")
+    parser.add_argument("--sib-dir", dest="sib_dir", help="SIB-200 annotated/ folder (mvl_sib.sib_dir)")
+    parser.add_argument("--images-dir", dest="paths.mvl_sib_images", metavar="DIR",
+                        help="output of mvl_sib_images (paths.mvl_sib_images)")
+    parser.add_argument("--out-dir", dest="paths.mvl_sib", metavar="DIR", help="output folder (paths.mvl_sib)")
+    parser.add_argument("--languages", dest="languages", help="comma-separated SIB-200 codes (mvl_sib.languages)")
 
 
 def _languages(value) -> list[str] | None:
@@ -60,13 +88,14 @@ def instances_table(instances):
     })
 
 
-def assemble_all(corpus, images, settings: dict, out_dir, source_records: dict, progress_desc: str = "mvl_sib"):
+def assemble_all(corpus, images, config: Config, out_dir, source_records: dict, progress_desc: str = "mvl_sib"):
     """Draw the instances and write every task config for every language under `out_dir`
     (an empty folder). Returns {config name: rows per language}.
 
     `corpus` is a validated SibCorpus; `images` the images.parquet table of mvl_sib_images
-    plus a `path` column (the thumbnail file to copy); `source_records` holds
-    `images_manifest` and `languages` ({lang: {"sha256": ...}}) for provenance.
+    plus a `path` column (the thumbnail file to copy); `source_records` holds, for
+    provenance, `images_manifest`, `sib200` (the SIB-200 source) and `languages`
+    ({lang: {"sha256": ...}}, one digest over each language's files).
     """
     import shutil
     from pathlib import Path
@@ -83,13 +112,13 @@ def assemble_all(corpus, images, settings: dict, out_dir, source_records: dict, 
     from builders.mvl_sib.sib200 import TOPICS
 
     out_dir = Path(out_dir)
-    config = SamplingConfig(**{key: settings[key] for key in SAMPLING_KEYS})
+    sampling = SamplingConfig(**{key: getattr(config, key) for key in SAMPLING_KEYS})
     images_by_topic: dict[str, list[str]] = {}
     for topic, image_id in zip(images["topic"], images["image_id"]):
         images_by_topic.setdefault(topic, []).append(image_id)
-    instances = sample_instances(corpus.ids, corpus.splits, corpus.topics, images_by_topic, config)
-    plans = plan_tasks(instances, settings["tasks"], config.seed)
-    used_params = {key: settings[key] for key in (*SAMPLING_KEYS, "tasks")}
+    instances = sample_instances(corpus.ids, corpus.splits, corpus.topics, images_by_topic, sampling)
+    plans = plan_tasks(instances, config.tasks, sampling.seed)
+    used_params = {key: getattr(config, key) for key in (*SAMPLING_KEYS, "tasks")}
     shared_sources = {key: value for key, value in source_records.items() if key != "languages"}
 
     write_table(instances_table(instances), out_dir / "instances.parquet",
@@ -118,7 +147,8 @@ def assemble_all(corpus, images, settings: dict, out_dir, source_records: dict, 
         texts = pa.array(corpus.texts[lang], type=pa.string())
         record = provenance(
             "mvl_sib", used_params,
-            {**shared_sources, "sib200": {**source_records["languages"][lang], "language": lang}},
+            {**shared_sources, "sib200": {**shared_sources["sib200"], "language": lang,
+                                          "language_sha256": source_records["languages"][lang]["sha256"]}},
         )
         for plan in plans:
             table = task_table(plan, instances, texts, position, shared[plan.name])
@@ -127,25 +157,22 @@ def assemble_all(corpus, images, settings: dict, out_dir, source_records: dict, 
     return {plan.name: len(instances) for plan in plans}
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     import time
     from pathlib import Path
 
     from builders.core.errors import BabelforgeError
-    from builders.core.io import read_provenance, read_table
+    from builders.core.io import atomic_directory, read_provenance, read_table
     from builders.core.progress import info
-    from builders.core.io import atomic_directory
-    from builders.mvl_sib.settings import load_settings
+    from builders.core.sources import input_record
     from builders.mvl_sib.sib200 import read_corpus
 
     started = time.perf_counter()
-    _, settings = load_settings(args.params)
-    sib_dir = Path(args.sib_dir or settings["sib_dir"])
-    images_dir = Path(args.images_dir or settings["images"]["out_dir"])
-    out_dir = Path(args.out_dir or settings["out_dir"])
-    languages = _languages(args.languages if args.languages is not None else settings["languages"])
+    sib_dir = Path(config.sib_dir)
+    images_dir = Path(config.paths.mvl_sib_images)
+    out_dir = Path(config.paths.mvl_sib)
 
-    corpus = read_corpus(sib_dir, languages)
+    corpus = read_corpus(sib_dir, _languages(config.languages))
     images_table = images_dir / "images.parquet"
     if not images_table.is_file():
         raise BabelforgeError(f"{images_table}: no verified images; run `babelforge mvl_sib_images` first")
@@ -154,10 +181,11 @@ def run(args: argparse.Namespace) -> int:
     manifest = read_provenance(images_table).get("sources", {}).get("manifest", {})
     sources = {
         "images_manifest": manifest,
+        "sib200": input_record(sib_dir, config.paths.raw),
         "languages": {lang: {"sha256": language_sha256(sib_dir, lang)} for lang in corpus.languages},
     }
     with atomic_directory(out_dir) as tmp:
-        configs = assemble_all(corpus, images, settings, tmp, sources)
+        configs = assemble_all(corpus, images, config, tmp, sources)
     info(
         f"mvl_sib: {len(corpus.languages)} languages × {len(configs)} task configs "
         f"({', '.join(configs)}), {next(iter(configs.values()))} rows each -> {out_dir} "

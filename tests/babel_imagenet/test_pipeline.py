@@ -6,6 +6,7 @@ import yaml
 from builders.cli import main as cli
 from builders.core.io import read_provenance
 from builders.core.languages import registry
+from builders.core.sources import read_sources
 
 
 def build(tmp, repo_root, shared_data, nltk_data, extra_params=None):
@@ -62,10 +63,12 @@ def test_labels_from_real_omw(built, capsys):
     # labels are normalised: no underscores, no outer spaces
     assert not other["label"].str.contains("_").any()
     assert (other["label"] == other["label"].str.strip()).all()
-    # every language key is a registry key; provenance names the OMW files with their sha256
+    # every language key is a registry key; provenance names the OMW source (read in place from the
+    # mirror: its path and the registry's hash of it) and every OMW file with its sha256
     assert all(lang in registry() for lang in languages.index)
-    sources = read_provenance(first / "bi" / "labels.parquet")["sources"]["senses"]["omw"]
-    assert any(path.endswith("wn-wikt-deu.tab") and len(rec["sha256"]) == 64 for path, rec in sources.items())
+    omw = read_provenance(first / "bi" / "labels.parquet")["sources"]["senses"]["omw"]
+    assert omw["sha256"] == read_sources()["omw"].sha256 and omw["path"].endswith("omw")
+    assert any(path.endswith("wn-wikt-deu.tab") and len(rec["sha256"]) == 64 for path, rec in omw["files"].items())
 
 
 def test_first_sense_is_chosen(built):

@@ -41,6 +41,22 @@ def test_weights_hash_is_the_same_for_a_checkpoint_built_elsewhere(tiny_kiwi, ti
     assert load_kiwi(str(other_seed))[1]["weights_sha256"] != record["weights_sha256"]
 
 
+def test_the_stage_builds_the_same_weights_from_params(tiny_kiwi, xtd_path, repo_root, tmp_path):
+    """`babelforge captions_kiwi_model`: captions.input and captions.kiwi_tiny from params.yaml,
+    `--out` for paths.kiwi_tiny; the same corpus and settings as the fixture give the same weights."""
+    import yaml
+
+    from builders.captions.qe import weights_sha256
+    from builders.cli import main
+
+    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params["captions"]["input"]["path"] = str(xtd_path)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    out = tmp_path / "kiwi"
+    assert main(["captions_kiwi_model", "--params", str(tmp_path / "params.yaml"), "--out", str(out)]) == 0
+    assert load_kiwi(str(out))[1]["weights_sha256"] == weights_sha256(tiny_kiwi)
+
+
 def test_scores_are_in_input_order_whatever_the_batching(tiny_kiwi, pairs):
     sources, translations = pairs
     reference = KiwiScorer(tiny_kiwi, batch_size=1, device="cpu", length_sorted=False).score(sources, translations)

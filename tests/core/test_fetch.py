@@ -89,6 +89,26 @@ def test_fetch_everything_from_the_mirror_is_exact_and_idempotent(registry, mirr
     assert sources.fetched_record("sib-200", tmp_path / "raw")["sha256"] == registry["sib-200"].sha256
 
 
+def test_input_record_names_a_fetched_source_else_hashes_the_input(registry, mirror, tmp_path):
+    raw = tmp_path / "raw"
+    fetcher = fetch.Fetcher(out=raw, mirror=mirror)
+    for name in ("sib-200-nko", "clip-templates"):
+        fetcher.fetch(registry[name])
+    nko = registry["sib-200-nko"]
+    fetched = {"source": "sib-200-nko", "version": nko.version, "sha256": nko.sha256, "licence": nko.licence}
+    assert sources.input_record(raw / nko.path, raw) == fetched
+    assert sources.input_record(raw / nko.path / nko.files[0].path, raw) == fetched  # a file inside the source
+    assert sources.input_record(raw / "imagenet" / "clip_templates_en.txt", raw)["source"] == "clip-templates"
+    # read in place from the mirror: path and content hash (a folder's manifest hash is the registry's)
+    assert sources.input_record(mirror / nko.path, raw) == {"path": str(mirror / nko.path), "sha256": nko.sha256}
+    assert sources.input_record(mirror / nko.path, raw, shown="nko") == {"path": "nko", "sha256": nko.sha256}
+    (raw / "sib-200-nko.json").unlink()
+    with pytest.raises(BabelforgeError, match="sib-200-nko.json is missing: run `babelforge fetch --sources sib-200-nko`"):
+        sources.input_record(raw / nko.path, raw)
+    with pytest.raises(BabelforgeError, match="no such file or folder"):
+        sources.input_record(tmp_path / "nothing", raw)
+
+
 def test_changed_and_stale_files_are_repaired(registry, mirror, tmp_path):
     fetcher = fetch.Fetcher(out=tmp_path, mirror=mirror)
     source = registry["sib-200-nko"]
@@ -179,29 +199,33 @@ def test_cli_reads_params_and_flags(mirror, tmp_path, monkeypatch, capsys):
     from builders.cli import main
 
     monkeypatch.chdir(tmp_path)
-    Path("params.yaml").write_text(f"fetch:\n  mirror: {mirror}\n  sources: [clip-templates]\n  out: raw\n")
+    Path("params.yaml").write_text(f"fetch:\n  mirror: {mirror}\n  sources: [clip-templates]\npaths:\n  raw: raw\n")
     assert main(["fetch"]) == 0
     assert sorted(p.name for p in Path("raw").rglob("*") if p.is_file()) == ["clip-templates.json", "clip_templates_en.txt"]
     assert main(["fetch", "--sources", "imagenet-classes", "--out", "other"]) == 0
     assert Path("other/imagenet/imagenet1k_classes.tsv").is_file()
     assert main(["fetch", "--sources", "nope"]) == 1
     assert main(["fetch", "--mirror", str(tmp_path / "missing")]) == 1
+    assert main(["fetch", "--set", "fetch.sorces=all"]) == 1
     errors = capsys.readouterr().err
     assert "unknown source(s) nope" in errors and "does not exist" in errors
+    assert "unknown key fetch.sorces" in errors
 
 
 def test_flags_override_the_params_group(tmp_path):
+    from builders.cli import config_from_args, stage_parser
+
     params = tmp_path / "params.yaml"
-    params.write_text("fetch:\n  mirror: ../shared/data\n  sources: [omw]\n  out: data/raw\n")
+    params.write_text("fetch:\n  mirror: ../shared/data\n  sources: [omw]\npaths:\n  raw: data/raw\n")
 
-    def settings(*flags):
-        import argparse
+    def config(*flags):
+        return config_from_args(fetch, stage_parser("fetch", fetch).parse_args(["--params", str(params), *flags]))
 
-        parser = argparse.ArgumentParser()
-        fetch.configure(parser)
-        return fetch.settings_from(parser.parse_args(["--params", str(params), *flags]))
-
-    assert settings() == {"mirror": "../shared/data", "mirror_url": None, "sources": ["omw"], "out": "data/raw"}
-    assert settings("--mirror-url", "http://h/")["mirror"] is None
-    assert settings("--upstream", "--sources", "sib-200")["mirror"] is None
-    assert settings("--sources", "sib-200")["sources"] == "sib-200"
+    assert config() == fetch.Config(mirror="../shared/data", sources=["omw"])
+    assert fetch.origin(config()) == ("../shared/data", None)
+    assert fetch.origin(config("--mirror-url", "http://h/")) == (None, "http://h/")
+    assert fetch.origin(config("--set", "fetch.mirror_url=http://h/")) == (None, "http://h/")
+    assert fetch.origin(config("--upstream", "--sources", "sib-200")) == (None, None)
+    assert fetch.origin(config("--set", "fetch.mirror=null")) == (None, None)
+    assert config("--sources", "sib-200").sources == "sib-200"
+    assert config("--out", "elsewhere").paths.raw == "elsewhere"

@@ -197,3 +197,11 @@ def test_bad_synset_ids_and_batch_sizes_are_errors(make_source):
         wordnet_resource_id("n01440764")
     with pytest.raises(BabelforgeError, match="batch_size"):
         make_source(batch_size=0)
+
+
+def test_api_version_comes_from_the_base_url():
+    from builders.lexicon.babelnet import api_version
+
+    assert api_version("https://babelnet.io/v9") == "v9"
+    assert api_version("https://babelnet.io/v10/") == "v10"
+    assert api_version("http://127.0.0.1:8080/proxy") is None

@@ -61,3 +61,18 @@ def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_
     assert senses(params, tmp_path) == 0
     assert len(babelnet_api.requests) == cold
     assert out.read_bytes() == before
+
+    # The provenance names the API version and the date of the newest cached answer used.
+    import calendar
+    import os
+
+    from builders.core.io import read_provenance
+
+    assert read_provenance(out)["sources"]["babelnet"]["api_version"] == "v9"
+    answers = sorted((tmp_path / "cache").rglob("*.json"))
+    for index, path in enumerate(answers):  # one answer from 2024-03-01, the others older
+        day = (2024, 3, 1) if index == len(answers) // 2 else (2023, 1, 15)
+        stamp = calendar.timegm((*day, 12, 0, 0))
+        os.utime(path, (stamp, stamp))
+    assert senses(params, tmp_path) == 0
+    assert read_provenance(out)["sources"] == {"babelnet": {"api_version": "v9", "cache_date": "2024-03-01"}}

@@ -103,7 +103,8 @@ def image_server(sample_set):
 def _run_full_profile(tmp_path: Path, manifest: Path, out_dir: Path) -> int:
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({
-        "profile": "full", "mvl_sib": {"images": {"manifest": str(manifest), "out_dir": str(out_dir)}},
+        "profile": "full", "mvl_sib": {"images": {"manifest": str(manifest)}},
+        "paths": {"mvl_sib_images": str(out_dir)},
     }), encoding="utf-8")
     return main(["mvl_sib_images", "--params", str(params)])
 

@@ -17,13 +17,9 @@ CONFIGS = ["i2s_k1", "i2s_k3", "i2s_k5", "s2i_k1", "s2i_k3", "s2i_k5", "s2t_k1",
 def _write_params(folder: Path, sib_dir: Path, **images) -> Path:
     params = {
         "profile": "sample",
-        "mvl_sib": {
-            "sib_dir": str(sib_dir),
-            "languages": LANGUAGES.split(","),
-            "out_dir": str(folder / "mvl_sib"),
-            "images": {"out_dir": str(folder / "images"), **images},
-            "check": {"report": str(folder / "check.json"), "summary": str(folder / "summary.json")},
-        },
+        "paths": {"mvl_sib": str(folder / "mvl_sib"), "mvl_sib_images": str(folder / "images"),
+                  "mvl_sib_reports": str(folder)},
+        "mvl_sib": {"sib_dir": str(sib_dir), "languages": LANGUAGES.split(","), "images": images},
     }
     path = folder / "params.yaml"
     path.write_text(yaml.safe_dump(params), encoding="utf-8")
@@ -72,6 +68,26 @@ def test_mvl_sib_stage_writes_every_config_and_language(built):
     row = read_table(out / "i2s_k5" / "nqo_Nkoo.parquet").iloc[0]
     assert len(row["ref_image_ids"]) == 5 and len(row["option_sentences"]) == 4
     assert all((out / "images" / f"{image}.jpg").is_file() for image in row["ref_image_ids"])
+
+
+def test_provenance_records_the_sources(built, sib_dir):
+    from builders.core.io import read_provenance
+    from builders.core.sources import read_sources
+    from builders.mvl_sib.stage import language_sha256
+
+    folder, _ = built
+    registry = read_sources()
+    record = read_provenance(folder / "mvl_sib" / "s2t_k3" / "ace_Arab.parquet")
+    # SIB-200 read in place from the mirror (not fetched): its path and content hash, which for the
+    # untouched mirror is the registry's hash of the source
+    assert record["sources"]["sib200"] == {"path": str(sib_dir), "sha256": registry["sib-200"].sha256,
+                                           "language": "ace_Arab", "language_sha256": language_sha256(sib_dir, "ace_Arab")}
+    assert record["sources"]["images_manifest"]["path"] == "generated/manifest.tsv"
+    shared = read_provenance(folder / "mvl_sib" / "instances.parquet")["sources"]
+    assert shared["sib200"] == {"path": str(sib_dir), "sha256": registry["sib-200"].sha256}
+    images = read_provenance(folder / "images" / "images.parquet")
+    assert images["params"] == {"profile": "sample", "manifest": "resources/mvl_sib_images.tsv", "per_topic": 10,
+                                "thumbnail_px": 640, "sample_seed": 0}
 
 
 def test_rebuild_is_byte_identical(built, tmp_path, sib_dir):

@@ -1,0 +1,63 @@
+"""Every stage Config loads from the repo's params.yaml, and its code defaults are params.yaml's values.
+
+A default that disagrees with params.yaml means `babelforge <stage>` without the file (or a
+test that builds `Config()`) runs another pipeline than `dvc repro`. Values given per profile
+in params.yaml are compared in their `sample` form. Stages still in the older
+`configure(parser)` + `run(args)` shape have no Config and are skipped.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+import pytest
+import yaml
+
+from builders.cli import COMMANDS
+from builders.core.config import Paths, describe, load_config
+
+
+@pytest.fixture(scope="module")
+def sample_params(repo_root) -> dict:
+    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    return {**params, "profile": "sample"}
+
+
+def config_class(name: str):
+    config = getattr(importlib.import_module(COMMANDS[name][0]), "Config", None)
+    if config is None:
+        pytest.skip(f"{name} has no Config yet (issue 11)")
+    return config
+
+
+def differences(default, loaded, where: str) -> list[str]:
+    """Every field (nested groups walked) whose code default differs from the loaded value."""
+    if not dataclasses.is_dataclass(default):
+        return [] if default == loaded else [f"{where}: code {default!r}, params.yaml {loaded!r}"]
+    found = []
+    for field in dataclasses.fields(default):
+        found += differences(getattr(default, field.name), getattr(loaded, field.name), f"{where}.{field.name}")
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_config_loads_and_defaults_equal_params_yaml(name, sample_params):
+    cls = config_class(name)
+    loaded = load_config(cls, sample_params)
+    assert not differences(cls(), loaded, cls.GROUP), f"babelforge {name}: " + "; ".join(
+        differences(cls(), loaded, cls.GROUP))
+    for field in dataclasses.fields(cls):  # every own setting has its help text for --help
+        assert "group" in field.metadata or field.metadata.get("help"), f"{cls.GROUP}.{field.name} has no help"
+    assert describe(cls)
+
+
+def test_a_disagreeing_default_is_reported(sample_params):
+    from builders.lexicon.wordnet_stage import Config
+
+    params = {**sample_params, "wordnet": {**sample_params["wordnet"], "dict_dir": "/elsewhere"},
+              "paths": {**sample_params["paths"], "wordnet": "x.parquet"}}
+    assert differences(Config(), load_config(Config, params), "wordnet") == [
+        "wordnet.dict_dir: code '/usr/share/wordnet', params.yaml '/elsewhere'",
+        "wordnet.paths.wordnet: code 'data/wordnet/imagenet1k.parquet', params.yaml 'x.parquet'",
+    ]
+    assert Paths() == load_config(Paths, sample_params, "paths")
