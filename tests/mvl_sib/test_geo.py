@@ -99,6 +99,14 @@ def test_cli_on_csv(tmp_path):
                  "--per-language", "3", "--out", str(out)]) == 1
 
 
+def test_cli_names_the_missing_inputs(tmp_path, capsys):
+    from builders.cli import main
+
+    assert main(["geo_pool", "--candidates", str(tmp_path / "c.csv"), "--set", "geo_pool.seed=3"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "babelforge geo_pool: error: geo_pool needs --areas, --per-language, --out (or --set geo_pool.<key>=...)")
+
+
 def test_cli_region_names_are_qualified_by_country(tmp_path):
     from builders.cli import main
     from builders.core.io import read_table
