@@ -273,9 +273,18 @@ def _prompt_set_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         summary["strategies"] = source_mix(str(row["strategy"]) for row in rows)
     summary["flag_shares"] = {column: _bool_share(rows, column) for column in flag_columns}
     if "failed" in rows[0]:
-        summary["failed_checks"] = source_mix(
-            str(check) for row in rows if row["failed"] is not None for check in list(row["failed"]))
+        summary["failed_checks"] = source_mix(check for row in rows for check in check_names(row["failed"]))
     return summary
+
+
+def check_names(failed: Any) -> list[str]:
+    """The check names of a prompt's `failed` cell: prompts.parquet joins them with commas
+    (`"script,langid"`); a list is taken as it is; None or "" is none."""
+    if failed is None:
+        return []
+    if isinstance(failed, str):
+        return [name for name in failed.split(",") if name]
+    return [str(name) for name in failed]
 
 
 def caption_summary(

@@ -148,6 +148,26 @@ def test_dropped_senses_count_classes_the_filters_emptied(label_inputs):
     assert "classes_emptied" in (out / "fin_Latn.html").read_text()
 
 
+def test_prompt_failures_are_counted_per_check_name(label_inputs):
+    """prompts.parquet joins a prompt's failed checks with commas; the audit counts check names
+    (it used to count the characters of that text: `failed_checks.i`, `.t`, `.,`)."""
+    from builders.babel_imagenet.prompts import PromptRow, rows_to_records
+    from builders.babel_imagenet.prompts_stage import prompts_table
+    from builders.core.io import write_table
+
+    failed = [["script", "langid"], ["langid"], [], ["slot_count", "script", "length_ratio"]]
+    rows = [PromptRow("fin_Latn", "nllb", i, f"kuva {{}} {i}", "a photo of a {}.", "tag_noun", False, -0.1,
+                      failed=checks, valid=not checks) for i, checks in enumerate(failed)]
+    write_table(prompts_table(rows_to_records(rows)), label_inputs / "prompts.parquet",
+                sort_by=["lang", "prompt_set", "template_id"])
+    run_audit(label_inputs)
+    fin = json.loads((label_inputs / "reports" / "audit" / "fin_Latn.json").read_text())
+    assert fin["prompts"]["sets"]["nllb"]["failed_checks"] == {
+        "script": 2, "langid": 2, "slot_count": 1, "length_ratio": 1}
+    page = (label_inputs / "reports" / "audit" / "fin_Latn.html").read_text()
+    assert "failed_checks.i" not in page
+
+
 def test_code_defaults_are_params_yaml(repo_root):
     from builders.audit.audit_stage import Config
     from builders.core.config import load_config

@@ -173,6 +173,8 @@ def test_prompt_caption_and_mvl_sib_summaries():
     assert summary["prompts"] == 9 and set(summary["sets"]) == {"nllb", "labels_only"}
     assert nllb["fallback_share"] == 0.25 and nllb["flag_shares"] == {"valid": 0.875}
     assert nllb["failed_checks"] == {"script": 1} and nllb["strategies"] == {"tag": 7, "append": 1}
+    # prompts.parquet's own form: check names joined with commas
+    assert checks.check_names("script,langid") == ["script", "langid"] and checks.check_names("") == []
     captions = [{"kiwi": k, "chrf": c, "reason": None} for k, c in ((0.2, 40.0), (0.8, float("nan")), (0.5, 60.0))]
     captions.append({"kiwi": float("nan"), "chrf": float("nan"), "reason": "rejected:langid=8,script=3"})
     caption = checks.caption_summary(captions, "kiwi", "chrf")
