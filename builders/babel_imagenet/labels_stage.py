@@ -34,6 +34,7 @@ def labels_frame(choices, classes):
     """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table."""
     import pandas as pd
 
+    import builders.core.text_taggers  # noqa: F401  (registers duplicate_v1)
     from builders.core.taggers import run_tagger
 
     by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}

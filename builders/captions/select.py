@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import builders.core.text_taggers  # noqa: F401  (registers blank_v1)
 from builders.core import taggers
 from builders.core.taggers import Rule, rejection_reasons
 

@@ -38,12 +38,6 @@ Rows = Sequence[Mapping[str, Any]]
 Columns = dict[str, list]
 TaggerFunction = Callable[[Rows, Any], Mapping[str, Sequence[Any]]]
 
-# Modules that register taggers when imported (`babelforge taggers` imports them all).
-TAGGER_MODULES = (
-    "builders.core.text_taggers",
-    "builders.captions.taggers",
-    "builders.babel_imagenet.prompts",
-)
 NAME = re.compile(r"^[a-z][a-z0-9_]*_v[0-9]+$")
 SEPARATOR = "__"
 COLUMN_TYPES = (float, int, bool, str, list)
@@ -117,20 +111,11 @@ def _first_paragraph(doc: str | None) -> str:
 
 
 def get(name: str) -> Tagger:
-    if name not in REGISTRY:
-        load_all()
+    """A registered tagger; its module must have been imported (a stage imports the modules of
+    the taggers it runs; `babelforge taggers` imports every stage)."""
     if name not in REGISTRY:
         raise BabelforgeError(f"unknown tagger {name!r}; registered: {', '.join(sorted(REGISTRY))}")
     return REGISTRY[name]
-
-
-def load_all() -> dict[str, Tagger]:
-    """Import every module that registers taggers; the full registry."""
-    import importlib
-
-    for module in TAGGER_MODULES:
-        importlib.import_module(module)
-    return REGISTRY
 
 
 def _type_ok(value: Any, kind: type) -> bool:
@@ -349,14 +334,3 @@ def rejection_reasons(row: Mapping[str, Any], rules: Sequence[Rule]) -> list[str
     """The reasons (in rule order) a row fails; empty when it passes every rule."""
     return [rule.reason for rule in rules if rule.fails(row)]
 
-
-def reasons_per_row(rows: Rows, rules_of: Callable[[str], Sequence[Rule]], lang_key: str = "lang") -> list[list[str]]:
-    """`rejection_reasons` for every row, with the rules of the row's language."""
-    cache: dict[str, Sequence[Rule]] = {}
-    out = []
-    for row in rows:
-        lang = row.get(lang_key)
-        if lang not in cache:
-            cache[lang] = rules_of(lang)
-        out.append(rejection_reasons(row, cache[lang]))
-    return out

@@ -13,7 +13,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def used_by() -> dict[str, list[str]]:
-    """Tagger name -> the commands whose stage module lists it in `TAGGERS`."""
+    """Tagger name -> the commands whose stage module lists it in `TAGGERS`. Importing every
+    stage module also registers every tagger (a stage imports the taggers it runs)."""
     import importlib
 
     from builders.cli import COMMANDS
@@ -26,14 +27,14 @@ def used_by() -> dict[str, list[str]]:
 
 
 def listing() -> list[dict]:
-    from builders.core.taggers import load_all
+    from builders.core.taggers import REGISTRY
 
     users = used_by()
     return [{"name": entry.name, "tagger": entry.base, "version": entry.version,
              "columns": {column: kind.__name__ for column, kind in entry.columns.items()},
              "reads": list(entry.reads), "used_by": users.get(entry.name, []), "module": entry.module,
              "help": entry.help}
-            for entry in sorted(load_all().values(), key=lambda entry: entry.name)]
+            for entry in sorted(REGISTRY.values(), key=lambda entry: entry.name)]
 
 
 def run(args: argparse.Namespace) -> int:

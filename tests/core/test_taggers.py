@@ -10,22 +10,27 @@ from builders.core.taggers import Thresholds, parse_rules, rejection_reasons
 ROWS = [{"text": "a"}, {"text": "bb"}, {"text": "ccc"}]
 
 
+def all_taggers() -> dict:
+    """The registry once every stage module is imported (each imports the taggers it runs)."""
+    from builders.core.taggers_stage import used_by
+
+    used_by()
+    return taggers.REGISTRY
+
+
 @pytest.fixture
 def scratch_registry(monkeypatch):
     """A registry the test may add to; the project's registrations are restored after it."""
-    monkeypatch.setattr(taggers, "REGISTRY", dict(taggers.load_all()))
+    monkeypatch.setattr(taggers, "REGISTRY", dict(all_taggers()))
     return taggers.REGISTRY
 
 
 def test_every_project_tagger_is_versioned_typed_and_used_by_a_stage():
-    import importlib
+    from builders.core.taggers_stage import used_by
 
-    from builders.cli import COMMANDS
-
-    registry = taggers.load_all()
-    used = {name for module, _ in COMMANDS.values()
-            for name in getattr(importlib.import_module(module), "TAGGERS", ())}
-    assert used == set(registry)          # no stage names an unknown tagger, no tagger is unused
+    used = used_by()
+    registry = all_taggers()
+    assert set(used) == set(registry)     # no stage names an unknown tagger, no tagger is unused
     for name, entry in registry.items():
         assert entry.name == name and entry.version >= 1 and entry.columns and entry.help, name
 
@@ -112,7 +117,7 @@ def test_taggers_command_lists_every_tagger_with_its_stages(capsys):
 
     assert main(["taggers", "--json"]) == 0
     listed = {entry["name"]: entry for entry in map(json.loads, capsys.readouterr().out.splitlines())}
-    assert set(listed) == set(taggers.load_all())
+    assert set(listed) == set(all_taggers())
     assert listed["kiwi_v1"]["used_by"] == ["captions_tag"] and listed["kiwi_v1"]["columns"] == {"score": "float"}
     assert set(listed["duplicate_v1"]["used_by"]) == {"labels", "prompts", "audit"}
     assert set(listed["script_v1"]["used_by"]) == {"prompts", "captions_tag", "audit"}
