@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "card": ("builders.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
     "diff": ("builders.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
     "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
+    "taggers": ("builders.core.taggers_stage", "list the registered taggers: versions, columns, the stages that run them"),
     "eval": ("eval.cli", "evaluate: zeroshot | retrieval | clipscore | mvl_sib | correlate | cider | report"),
 }
 

@@ -2,37 +2,58 @@
 
 Reads labels.parquet (required) and, when built, prompts, MT captions, MVL-SIB and a
 reference release; an optional input that is absent is reported as "not built", so the
-audit runs on labels alone. Paths and thresholds come from the `audit:` group of params.yaml.
+audit runs on labels alone. Paths come from the `paths:` group of params.yaml, severities,
+score weights and langid's limits from the `audit:` group.
 """
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builders.audit.checks import AUDIT_TAGGERS, LangidPolicy
+from builders.core.config import Paths, setting, stage_paths
 from builders.core.errors import BabelforgeError
 
+TAGGERS = AUDIT_TAGGERS
 ENGLISH = "eng_Latn"
 NOT_BUILT = "not built"
 
 
+@dataclass(frozen=True)
+class Config:
+    """The `audit` group of params.yaml; reads the built artifacts in `paths`, writes `paths.audit`."""
+
+    GROUP = "audit"
+    reference: str | None = setting(
+        None, "a release in the original JSON layout {LANG: [[class_idx...], [label...]]} to compare with")
+    total_classes: int = setting(1000, "classes of a complete language (coverage = classes kept / this)")
+    sample_size: int = setting(40, "unflagged rows shown per language page (flagged rows are always shown)")
+    langid: LangidPolicy = setting(LangidPolicy(), "langid on labels")
+    severity: dict[str, str] = setting(
+        {"empty_label": "error", "script_mismatch": "error", "han_variant": "warning", "english_lookalike": "warning",
+         "duplicate": "warning", "langid_other": "info"},
+        "check -> error | warning | info; error rows make `publish` refuse without --force")
+    score_weights: dict[str, float] = setting(
+        {"empty_label": 1.0, "script_mismatch": 1.0, "han_variant": 0.5, "english_lookalike": 1.0, "duplicate": 0.5,
+         "langid_other": 0.1}, "quality score penalty per flagged row of each check (see README ## Audit)")
+    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    paths: Paths = stage_paths()
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default="params.yaml", help="params file (uses its `audit:` group)")
-    parser.add_argument("--registry", default=None, help="language registry TSV (default: resources/languages.tsv)")
-    parser.add_argument("--reference", default=None,
-                        help="reference release JSON {LANG: [[class_idx...], [label...]]} (overrides audit.reference)")
+    parser.add_argument("--registry", dest="registry", help="language registry TSV (audit.registry)")
+    parser.add_argument("--reference", dest="reference",
+                        help="reference release JSON {LANG: [[class_idx...], [label...]]} (audit.reference)")
 
 
-def run(args: argparse.Namespace) -> int:
-    from builders.core.params import load_params, section
+def run(config: Config) -> int:
     from builders.core.progress import info
 
-    config = dict(section(load_params(args.params), "audit"))
-    if args.reference:
-        config["reference"] = args.reference
-    summary = build_audit(config, _registry(args.registry))
+    summary = build_audit(config, _registry(config.registry))
     info(f"audit: {len(summary['languages'])} languages, {summary['errors']} error rows, "
-         f"{summary['warnings']} warning rows -> {config['out']}/index.html")
+         f"{summary['warnings']} warning rows -> {config.paths.audit}/index.html")
     return 0
 
 
@@ -42,61 +63,60 @@ def _registry(path: str | None):
     return read_registry(path) if path else registry()
 
 
-def policy_from_params(config: dict[str, Any]):
-    from builders.audit.checks import AuditPolicy, LangidPolicy
+def policy_of(config: Config):
+    from builders.audit.checks import AuditPolicy
 
-    langid = config.get("langid", {}) or {}
     try:
         return AuditPolicy(
-            severity=dict(config.get("severity", {})),
-            score_weights=dict(config.get("score_weights", {})),
-            langid=LangidPolicy(min_chars=int(langid.get("min_chars", 8)),
-                                min_probability=float(langid.get("min_probability", 0.9))),
-            total_classes=int(config.get("total_classes", 1000)),
+            severity=dict(config.severity),
+            score_weights=dict(config.score_weights),
+            langid=config.langid,
+            total_classes=config.total_classes,
         )
     except ValueError as error:
         raise BabelforgeError(f"params.yaml audit: {error}") from None
 
 
-def langid_classifier():
-    """langid.py's (code, probability) for a text."""
+def langid_ranking():
+    """langid.py's ranking [(code, probability), ...] of a text, most likely first."""
     from builders.core.langid import identifier
 
-    return identifier().classify
+    return identifier().rank
 
 
-def build_audit(config: dict[str, Any], languages_registry, classify=None) -> dict[str, Any]:
+def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]:
     """Run every check for every language and write the report; returns the summary.
 
-    `classify` (text -> (code, probability)) defaults to langid.py when
+    `rank` (text -> [(code, probability), ...]) defaults to langid.py when
     `audit.langid.enabled` is true; tests pass a stub.
     """
     from builders.audit import checks, report
+    from builders.captions.settings import SELECTED_FILE
     from builders.core.io import read_table
     from builders.core.progress import progress
 
-    labels_path = Path(config["labels"])
+    paths = config.paths
+    labels_path = Path(paths.labels)
     if not labels_path.exists():
         raise BabelforgeError(f"{labels_path}: labels not built; run `dvc repro labels` first")
-    policy = policy_from_params(config)
-    if classify is None and (config.get("langid", {}) or {}).get("enabled", True):
-        classify = langid_classifier()
+    policy = policy_of(config)
+    if rank is None and config.langid.enabled:
+        rank = langid_ranking()
 
     labels = read_table(labels_path)
     missing = {"class_idx", "lang", "label", "source"} - set(labels.columns)
     if missing:
         raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
-    groups, dropped_totals = _language_facts(config.get("languages"))
-    english = english_reference(labels, config.get("wordnet"))
+    groups, dropped_totals = _language_facts(paths.languages)
+    english = english_reference(labels, paths.wordnet)
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
 
     optional = {
-        "prompts": _read_optional(config.get("prompts")),
-        "captions": _read_optional(config.get("captions")),
+        "prompts": _read_optional(paths.prompts),
+        "captions": _read_optional(str(Path(paths.captions) / SELECTED_FILE)),
     }
-    mvl_sib_dir = Path(config["mvl_sib"]) if config.get("mvl_sib") else None
-    mvl_sib_files = _mvl_sib_files(mvl_sib_dir)
-    reference = read_reference(config.get("reference"), languages_registry)
+    mvl_sib_files = _mvl_sib_files(Path(paths.mvl_sib))
+    reference = read_reference(config.reference, languages_registry)
     kiwi_column, chrf_column = caption_columns(optional["captions"])
 
     records: dict[str, dict[str, Any]] = {}
@@ -106,7 +126,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
         language = languages_registry.get(lang)
         rows = labels[labels["lang"] == lang].sort_values("class_idx").to_dict("records")
         record = checks.audit_language(
-            rows, english_lemmas, language.expected_scripts, language.langid, classify, policy,
+            rows, english_lemmas, language.expected_scripts, language.langid, rank, policy,
             is_english=(lang == ENGLISH),
         )
         record.update(name=language.name, group=groups.get(lang))
@@ -125,7 +145,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
             )
         records[lang] = record
         pages[lang] = report.render_language(
-            lang, record, {int(r["class_idx"]): r for r in rows}, english, int(config.get("sample_size", 40)),
+            lang, record, {int(r["class_idx"]): r for r in rows}, english, config.sample_size,
             html_lang=language.iso639_1 or language.iso639_3,
         )
 
@@ -141,7 +161,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
             "captions": "built" if optional["captions"] is not None else NOT_BUILT,
             "mvl_sib": "built" if mvl_sib_files else NOT_BUILT,
             "reference": "compared" if reference is not None else "none given",
-            "langid": "langid.py" if classify else "disabled",
+            "langid": "langid.py" if rank else "disabled",
         },
         "languages": {
             lang: {key: record[key] for key in
@@ -157,7 +177,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
         captions = optional["captions"]
         kiwi_scores = {lang: captions.loc[captions["lang"] == lang, kiwi_column].dropna().tolist()
                        for lang in sorted(captions["lang"].unique())}
-    report.write_report(Path(config["out"]), summary, records, pages, kiwi_scores)
+    report.write_report(Path(paths.audit), summary, records, pages, kiwi_scores)
     return summary
 
 
@@ -224,7 +244,7 @@ def _per_language(table, lang: str, summarise) -> dict[str, Any]:
     if table is None:
         return {"status": NOT_BUILT}
     if "lang" not in table.columns:
-        raise BabelforgeError("an optional audit input has no `lang` column; check audit.prompts/audit.captions")
+        raise BabelforgeError("an optional audit input has no `lang` column; check paths.prompts / paths.captions")
     return summarise(table[table["lang"] == lang].to_dict("records"))
 
 

@@ -1,17 +1,22 @@
 """Per-language label checks: pure functions over plain data (no files, no models).
 
-Every check returns the rows it flags as `{class_idx: detail}`; `audit_language` runs them
-all for one language and returns a JSON-able record. Severities and the quality-score
-weights come from `params.yaml` (`audit:` group), so re-ranking never re-runs a check.
+The labels of one language are tagged by the shared taggers (`builders.core.text_taggers`:
+blank, script, English look-alike, duplicate, langid ranking) and checked by the one
+threshold step of `builders.core.taggers` (`audit_rules`: check -> conditions on the tagger
+columns). `audit_language` returns the flagged rows as `{class_idx: [[check, detail], ...]}`
+in a JSON-able record. Severities and the quality-score weights come from `params.yaml`
+(`audit:` group), so re-ranking never re-runs a check.
 """
 from __future__ import annotations
 
 import math
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from builders.core.scripts import dominant_script, expand_script, han_variant
+from builders.core.config import setting
+from builders.core.taggers import parse_rules, rejection_reasons, run_taggers
+from builders.core.text_taggers import LangidRanking, TextContext, duplicate_key, expand_scripts
 
 # name -> what a flagged row means (shown on the HTML pages).
 CHECKS: dict[str, str] = {
@@ -23,160 +28,104 @@ CHECKS: dict[str, str] = {
     "langid_other": "langid confidently assigns the label to another language (a hint: labels are short)",
 }
 SEVERITIES = ("error", "warning", "info")
-
-
-def expand_scripts(scripts: Iterable[str]) -> frozenset[str]:
-    """Registry scripts as Unicode script codes (`Hans` -> `Hani`, `Jpan` -> Han + kana)."""
-    return frozenset().union(*(expand_script(script) for script in scripts))
-
-
-def loose_form(text: str) -> str:
-    """`text` with accents, case, whitespace and punctuation removed: `Café-Crème` -> `cafecreme`."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = (char for char in decomposed if unicodedata.category(char)[0] in "LN")
-    return unicodedata.normalize("NFC", "".join(kept)).casefold()
-
-
-def duplicate_key(text: str) -> str:
-    return unicodedata.normalize("NFC", text).strip().casefold()
-
-
-# --- row checks: labels is {class_idx: label}; each returns {class_idx: detail} -----------------
-
-def empty_labels(labels: Mapping[int, str]) -> dict[int, str]:
-    return {
-        idx: "empty" if not label.strip() else "leading/trailing whitespace"
-        for idx, label in labels.items()
-        if not label.strip() or label != label.strip()
-    }
-
-
-def is_latin_acronym(text: str, max_letters: int = 6) -> bool:
-    """All letters are basic Latin capitals and there are few of them (`GSM`, `DVD`, `GAP!`)."""
-    letters = [char for char in text if char.isalpha()]
-    return 0 < len(letters) <= max_letters and all("A" <= char <= "Z" for char in letters)
-
-
-def script_mismatches(
-    labels: Mapping[int, str],
-    expected_scripts: Iterable[str],
-    script_of: Callable[[str], str | None] = dominant_script,
-) -> dict[int, str]:
-    """Labels whose dominant script is not expected, except short Latin acronyms.
-    No expected scripts: nothing to check."""
-    expected = expand_scripts(expected_scripts)
-    if not expected:
-        return {}
-    flagged = {}
-    for idx, label in labels.items():
-        script = script_of(label)
-        if script == "Latn" and is_latin_acronym(label):
-            continue  # `GSM`, `GAP!`: acronyms are written in Latin letters in any script
-        if script is not None and script not in expected:
-            flagged[idx] = f"{script}, expected {'/'.join(sorted(expected))}"
-    return flagged
-
-
-def han_variant_mismatches(labels: Mapping[int, str], expected_scripts: Iterable[str]) -> dict[int, str]:
-    """Labels written in Traditional characters for a Simplified-Chinese key, or the reverse.
-
-    Applies only when exactly one of `Hans` / `Hant` is expected (the key's script); a label
-    without standard-specific characters passes (most Han characters are shared).
-    """
-    wanted = {script for script in expected_scripts if script in ("Hans", "Hant")}
-    if len(wanted) != 1:
-        return {}
-    (want,) = wanted
-    flagged = {}
-    for idx, label in labels.items():
-        variant = han_variant(label)
-        if variant is not None and variant != want:
-            flagged[idx] = f"{variant} characters, expected {want}"
-    return flagged
-
-
-def english_lookalikes(
-    labels: Mapping[int, str],
-    english_lemmas: Mapping[int, Sequence[str]],
-) -> dict[int, str]:
-    """Labels equal to an English lemma of any class under `loose_form`.
-
-    The labels stage already drops exact (casefolded) matches; this catches what survives
-    that rule only through an accent, a hyphen, a space or an apostrophe.
-    """
-    by_form: dict[str, tuple[int, str]] = {}
-    for idx in sorted(english_lemmas):
-        for lemma in english_lemmas[idx]:
-            form = loose_form(lemma)
-            if form:
-                by_form.setdefault(form, (idx, lemma))
-    flagged = {}
-    for idx, label in labels.items():
-        match = by_form.get(loose_form(label))
-        if match is not None:
-            other_idx, lemma = match
-            where = "this class" if other_idx == idx else f"class {other_idx}"
-            flagged[idx] = f"English '{lemma}' ({where})"
-    return flagged
-
-
-def duplicates(labels: Mapping[int, str]) -> dict[int, str]:
-    """Labels (NFC, stripped, casefolded) shared by several classes; detail lists the others."""
-    groups: dict[str, list[int]] = {}
-    for idx in sorted(labels):
-        groups.setdefault(duplicate_key(labels[idx]), []).append(idx)
-    flagged = {}
-    for members in groups.values():
-        if len(members) > 1:
-            for idx in members:
-                others = ", ".join(str(other) for other in members if other != idx)
-                flagged[idx] = f"also class {others}"
-    return flagged
+AUDIT_TAGGERS = ("blank_v1", "script_v1", "english_lookalike_v1", "duplicate_v1", "langid_rank_v1")
 
 
 @dataclass(frozen=True)
 class LangidPolicy:
-    """How far langid is trusted on labels, which are mostly one or two words."""
+    """`audit.langid`: how far langid is trusted on labels, which are mostly one or two words."""
 
-    min_chars: int = 8        # shorter labels are reported but never counted as confident
-    min_probability: float = 0.9
+    min_chars: int = setting(8, "shorter labels: a langid disagreement is reported, never counted as confident")
+    min_probability: float = setting(0.9, "a disagreement is confident from this probability on")
+    enabled: bool = setting(True, "run langid.py on every label")
 
 
-def langid_disagreements(
-    labels: Mapping[int, str],
-    expected_code: str | None,
-    classify: Callable[[str], tuple[str, float]] | None,
-    policy: LangidPolicy = LangidPolicy(),
-) -> tuple[dict[int, str], dict[str, Any]]:
-    """Labels langid confidently assigns to another language, and a summary.
+def audit_rules(langid: LangidPolicy = LangidPolicy(), is_english: bool = False) -> dict[str, Any]:
+    """The checks as thresholds on the tagger columns: check -> {column: condition}.
 
-    Returns ({class_idx: detail}, summary). `classify(text) -> (code, probability)` with
-    normalised probabilities. Only a *confident* disagreement flags a row: the label has at
-    least `policy.min_chars` characters and langid's probability is at least
-    `policy.min_probability`. On one- or two-word labels langid disagrees with most
-    languages most of the time, so all other disagreements are only counted in the summary.
+    langid disagrees with most one- or two-word labels, so `langid_other` judges only labels
+    of at least `min_chars` characters that langid assigns with at least `min_probability`.
+    English labels are the English names themselves: nothing to compare them against.
     """
-    if expected_code is None or classify is None:
-        reason = "langid not run" if classify is None else "langid does not know this language"
-        return {}, {"status": "not checked", "reason": reason}
-    flagged, disagree = {}, 0
-    for idx in sorted(labels):
-        label = labels[idx]
-        code, probability = classify(label)
-        if code == expected_code:
-            continue
-        disagree += 1
-        if len(label.strip()) >= policy.min_chars and probability >= policy.min_probability:
-            flagged[idx] = f"{code} p={probability:.2f}"
-    summary = {
+    return {
+        "empty_label": {"blank_v1__empty": {"equals": False}, "blank_v1__padded": {"equals": False}},
+        "script_mismatch": {"script_v1__mismatch": {"equals": False}},
+        "han_variant": {"script_v1__han_mismatch": {"equals": False}},
+        "english_lookalike": None if is_english else {"english_lookalike_v1__match": {"equals": False}},
+        "duplicate": {"duplicate_v1__is_duplicate": {"equals": False}},
+        "langid_other": {
+            "langid_rank_v1__rank": {"equals": 1, "missing": "fail"},
+            "when": {"langid_rank_v1__chars": {"min": langid.min_chars},
+                     "langid_rank_v1__top_prob": {"min": langid.min_probability, "missing": "fail"}},
+        },
+    }
+
+
+def _detail(check: str, row: Mapping[str, Any], expected_scripts: Sequence[str]) -> str:
+    """What a flagged row shows on the page, from its tagger columns."""
+    if check == "empty_label":
+        return "empty" if row["blank_v1__empty"] else "leading/trailing whitespace"
+    if check == "script_mismatch":
+        return f"{row['script_v1__dominant']}, expected {'/'.join(sorted(expand_scripts(expected_scripts)))}"
+    if check == "han_variant":
+        (want,) = {script for script in expected_scripts if script in ("Hans", "Hant")}
+        return f"{row['script_v1__han_variant']} characters, expected {want}"
+    if check == "english_lookalike":
+        other = row["english_lookalike_v1__lemma_class"]
+        where = "this class" if other == row["id"] else f"class {other}"
+        return f"English '{row['english_lookalike_v1__lemma']}' ({where})"
+    if check == "duplicate":
+        return "also class " + ", ".join(str(other) for other in row["duplicate_v1__others"])
+    if check == "langid_other":
+        return f"{row['langid_rank_v1__top']} p={row['langid_rank_v1__top_prob']:.2f}"
+    raise KeyError(f"audit check {check!r} has no detail")
+
+
+def flag_labels(
+    labels: Mapping[int, str],
+    expected_scripts: Sequence[str] = (),
+    english_lemmas: Mapping[int, Sequence[str]] | None = None,
+    langid_code: str | None = None,
+    rank: LangidRanking | None = None,
+    policy: LangidPolicy = LangidPolicy(),
+    is_english: bool = False,
+) -> tuple[dict[str, dict[int, str]], dict[str, Any]]:
+    """Every check over one language's labels ({class_idx: label}).
+
+    Returns ({check: {class_idx: detail}}, langid summary). `rank(text)` is langid's ranking
+    [(code, probability), ...]; None: langid not run.
+    """
+    lang = "labels"   # one language at a time
+    context = TextContext(expected_scripts={lang: tuple(expected_scripts)}, langid_codes={lang: langid_code},
+                          langid_rank=rank, english_lemmas=english_lemmas or {})
+    rows = [{"id": idx, "lang": lang, "text": labels[idx]} for idx in sorted(labels)]
+    columns = run_taggers(AUDIT_TAGGERS, rows, context)
+    tagged = [{**row, **{column: values[i] for column, values in columns.items()}} for i, row in enumerate(rows)]
+    rules = parse_rules(audit_rules(policy, is_english), "audit checks")
+    flagged: dict[str, dict[int, str]] = {check: {} for check in CHECKS}
+    for row in tagged:
+        for check in rejection_reasons(row, rules):
+            flagged[check][row["id"]] = _detail(check, row, expected_scripts)
+    return flagged, langid_summary(tagged, langid_code, rank, policy, len(flagged["langid_other"]))
+
+
+def langid_summary(tagged: Sequence[Mapping[str, Any]], expected_code: str | None, rank: LangidRanking | None,
+                   policy: LangidPolicy, confident: int) -> dict[str, Any]:
+    """How often langid's top language is another one: every disagreement is counted, only
+    the confident ones (long label, high probability) are flagged."""
+    if expected_code is None or rank is None:
+        reason = "langid not run" if rank is None else "langid does not know this language"
+        return {"status": "not checked", "reason": reason}
+    disagree = sum(row["langid_rank_v1__top"] is not None and row["langid_rank_v1__top"] != expected_code
+                   for row in tagged)
+    return {
         "status": "checked",
         "code": expected_code,
         "disagree": disagree,
-        "disagree_confident": len(flagged),
-        "disagree_share": round(disagree / len(labels), 4) if labels else 0.0,
+        "disagree_confident": confident,
+        "disagree_share": round(disagree / len(tagged), 4) if tagged else 0.0,
         "policy": {"min_chars": policy.min_chars, "min_probability": policy.min_probability},
     }
-    return flagged, summary
 
 
 # --- aggregates --------------------------------------------------------------------------------
@@ -235,7 +184,7 @@ def audit_language(
     english_lemmas: Mapping[int, Sequence[str]],
     expected_scripts: Sequence[str],
     langid_code: str | None,
-    classify: Callable[[str], tuple[str, float]] | None,
+    rank: LangidRanking | None,
     policy: AuditPolicy,
     is_english: bool = False,
 ) -> dict[str, Any]:
@@ -246,16 +195,8 @@ def audit_language(
     flags: {class_idx: [[check, detail], ...]}, langid, errors, warnings, quality_score}.
     """
     labels = {int(row["class_idx"]): str(row["label"]) for row in rows}
-    flagged: dict[str, dict[int, str]] = {
-        "empty_label": empty_labels(labels),
-        "script_mismatch": script_mismatches(labels, expected_scripts),
-        "han_variant": han_variant_mismatches(labels, expected_scripts),
-        # English labels are the English names themselves: nothing to compare against.
-        "english_lookalike": {} if is_english else english_lookalikes(labels, english_lemmas),
-        "duplicate": duplicates(labels),
-    }
-    langid_flags, langid_summary = langid_disagreements(labels, langid_code, classify, policy.langid)
-    flagged["langid_other"] = langid_flags
+    flagged, langid = flag_labels(labels, expected_scripts, english_lemmas, langid_code, rank, policy.langid,
+                                  is_english)
 
     flags: dict[int, list[list[str]]] = {}
     for check in CHECKS:
@@ -280,7 +221,7 @@ def audit_language(
                     "meaning": CHECKS[check]}
             for check in CHECKS
         },
-        "langid": langid_summary,
+        "langid": langid,
         "flags": {str(idx): flags[idx] for idx in sorted(flags)},
         "errors": by_severity["error"],
         "warnings": by_severity["warning"],
@@ -332,9 +273,18 @@ def _prompt_set_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         summary["strategies"] = source_mix(str(row["strategy"]) for row in rows)
     summary["flag_shares"] = {column: _bool_share(rows, column) for column in flag_columns}
     if "failed" in rows[0]:
-        summary["failed_checks"] = source_mix(
-            str(check) for row in rows if row["failed"] is not None for check in list(row["failed"]))
+        summary["failed_checks"] = source_mix(check for row in rows for check in check_names(row["failed"]))
     return summary
+
+
+def check_names(failed: Any) -> list[str]:
+    """The check names of a prompt's `failed` cell: prompts.parquet joins them with commas
+    (`"script,langid"`); a list is taken as it is; None or "" is none."""
+    if failed is None:
+        return []
+    if isinstance(failed, str):
+        return [name for name in failed.split(",") if name]
+    return [str(name) for name in failed]
 
 
 def caption_summary(

@@ -110,12 +110,6 @@ def resource_group(n_classes: int) -> str:
     raise ValueError(f"more classes than ImageNet-1k has: {n_classes}")
 
 
-def duplicate_flags(labels: Sequence[str]) -> list[bool]:
-    """True for every label that another class in the same language also has (casefolded)."""
-    counts = Counter(label.casefold() for label in labels)
-    return [counts[label.casefold()] > 1 for label in labels]
-
-
 def kept_languages(choices: Iterable[LabelChoice], min_classes: int) -> dict[str, int]:
     """Languages with at least `min_classes` labelled classes, and their class counts."""
     counts = Counter(choice.lang for choice in choices if choice.label is not None)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from builders.core.config import Paths, from_group, setting, stage_paths
 from builders.lexicon.senses_stage import Config as SensesConfig
 
+TAGGERS = ("duplicate_v1",)
+
 
 @dataclass(frozen=True)
 class Config:
@@ -32,7 +34,8 @@ def labels_frame(choices, classes):
     """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table."""
     import pandas as pd
 
-    from builders.babel_imagenet.labels import duplicate_flags
+    import builders.core.text_taggers  # noqa: F401  (registers duplicate_v1)
+    from builders.core.taggers import run_tagger
 
     by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}
     rows = [
@@ -45,9 +48,10 @@ def labels_frame(choices, classes):
         for c in choices if c.label is not None
     ]
     frame = pd.DataFrame(rows).sort_values(["lang", "class_idx"], kind="stable").reset_index(drop=True)
-    frame["is_duplicate"] = [
-        flag for _, group in frame.groupby("lang", sort=True) for flag in duplicate_flags(group["label"].tolist())
-    ]
+    # another class of the language has the same label (the audit's `duplicate` check, one tagger)
+    frame["is_duplicate"] = run_tagger(
+        "duplicate_v1", [{"id": r.class_idx, "lang": r.lang, "text": r.label} for r in frame.itertuples()], None,
+    )["is_duplicate"]
     for column in ("class_idx", "rank", "n_senses", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision"):
         frame[column] = frame[column].astype("int32")
     return frame

@@ -3,7 +3,7 @@
 Per label language:
 
 * `translated`: the 80 CLIP templates translated with NLLB (`placeholders.translate_templates`),
-  each prompt tagged by the checks below; the valid ones are used.
+  each prompt tagged by the taggers below; the valid ones are used.
 * `no_nllb_code`: the registry has no NLLB code for the language (NLLB cannot translate it).
 * `below_min_valid`: fewer than `min_valid` translated prompts pass the checks.
 
@@ -11,51 +11,74 @@ The last two get the two fallback prompt sets the Babel-ImageNet paper compares,
 can pick the better: `label_only` (the single prompt `{}`) and `english` (the 80 English
 templates). The English source language itself gets its templates as-is (`source`).
 
-Checks on each translated prompt (stored as attribute columns; thresholds from params):
-exactly one `{}`; no leftover strategy marker; share of letters in the registry's expected
-scripts (Traditional-only Han characters do not count for `zho_Hans` and vice versa);
-langid's rank of the language, where langid knows it; duplicates within the language;
-length ratio to the English template.
+Each translated prompt is tagged (`PROMPT_COLUMNS`: the number of `{}` slots and any leftover
+strategy marker, the share of letters in the registry's expected scripts (Traditional-only Han
+characters do not count for `zho_Hans` and vice versa), langid's top language and its rank of
+the language where langid knows it, repeats within the language, the length ratio to the
+English template), then checked by thresholds as data (`prompts.checks` in params.yaml), the
+one threshold step of `builders.core.taggers`.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from builders.core.errors import BabelforgeError
 from builders.core.languages import Language
-from builders.core.scripts import expected_script_share
+from builders.core.taggers import Rows, Rule, Thresholds, rejection_reasons, run_tagger, tagger
+from builders.core.text_taggers import LangidRanking, TextContext
 from builders.translation.placeholders import MARKER_TOKENS, SLOT, TranslatedTemplate
 
 SOURCE_LANG = "eng_Latn"
 
+# The checks of every prompt (params.yaml `prompts.checks.default`): check -> {prompts.parquet
+# column: condition}. A prompt without letters, or one langid ranks nowhere, fails (`missing: fail`).
+DEFAULT_CHECKS: dict[str, Any] = {
+    "slot_count": {"n_slots": {"equals": 1}},
+    "leftover_marker": {"leftover_marker": {"equals": False}},
+    "script": {"script_share": {"min": 0.9, "missing": "fail"}},
+    "langid": {"langid_rank": {"max": 3, "missing": "fail"}},
+    "duplicate": {"is_duplicate": {"equals": False}},
+    "length_ratio": {"length_ratio": {"min": 0.2, "max": 4.0, "missing": "fail"}},
+}
 
-@dataclass(frozen=True)
-class PromptChecks:
-    """Thresholds of the validation (params.yaml `prompts`)."""
-    min_valid: int = 40                 # a language needs this many valid prompts
-    min_script_share: float = 0.9       # share of letters in the expected scripts
-    langid_max_rank: int = 3            # langid must rank the language within its top k
-    length_ratio: tuple[float, float] = (0.2, 4.0)   # len(prompt) / len(English template), slots removed
-
-    @classmethod
-    def from_params(cls, group: dict[str, Any]) -> "PromptChecks":
-        low, high = group.get("length_ratio", cls.length_ratio)
-        return cls(int(group.get("min_valid", cls.min_valid)),
-                   float(group.get("min_script_share", cls.min_script_share)),
-                   int(group.get("langid_max_rank", cls.langid_max_rank)), (float(low), float(high)))
+# The taggers of a translated prompt, and the prompts.parquet column each of their columns fills.
+PROMPT_TAGGERS = ("slots_v1", "script_v1", "langid_rank_v1", "duplicate_v1", "length_ratio_v1")
+PROMPT_COLUMNS: dict[str, tuple[str, str]] = {
+    "n_slots": ("slots_v1", "count"),
+    "leftover_marker": ("slots_v1", "leftover_marker"),
+    "script_share": ("script_v1", "share"),
+    "langid_top": ("langid_rank_v1", "top"),
+    "langid_rank": ("langid_rank_v1", "rank"),
+    "length_ratio": ("length_ratio_v1", "ratio"),
+    "is_duplicate": ("duplicate_v1", "is_repeat"),    # a repeat of an earlier prompt: the first is kept
+}
+LANGID_COLUMNS = frozenset({"langid_top", "langid_rank"})
 
 
-# ranks(text) -> language codes of langid.py, most likely first
-LangidRanker = Callable[[str], list[str]]
+def _letters(text: str) -> str:
+    return text.replace(SLOT, "").strip()
 
 
-def langid_ranker() -> LangidRanker:
-    """langid.py's full ranking (loaded lazily: it takes a second)."""
+@tagger("slots_v1", columns={"count": int, "leftover_marker": bool}, reads=("text",))
+def tag_slots(rows: Rows, context: Any) -> dict[str, list]:
+    """Number of `{}` slots in a prompt; a slot-strategy marker left in its text."""
+    return {"count": [str(row["text"]).count(SLOT) for row in rows],
+            "leftover_marker": [any(token in str(row["text"]).replace(SLOT, "") for token in MARKER_TOKENS)
+                                for row in rows]}
+
+
+@tagger("length_ratio_v1", columns={"ratio": float}, reads=("text", "english"))
+def tag_length_ratio(rows: Rows, context: Any) -> dict[str, list]:
+    """Length of a prompt over that of its English template, slots and edge spaces removed."""
+    return {"ratio": [len(_letters(str(row["text"]))) / max(len(_letters(str(row["english"]))), 1) for row in rows]}
+
+
+def langid_ranker() -> LangidRanking:
+    """langid.py's full ranking [(code, probability), ...] (loaded lazily: it takes a second)."""
     from builders.core.langid import identifier
 
-    model = identifier()
-    return lambda text: [code for code, _ in model.rank(text)]
+    return identifier().rank
 
 
 def read_templates(path) -> list[str]:
@@ -92,54 +115,33 @@ class PromptRow:
     failed: list[str] = field(default_factory=list)
 
 
-def _letters(text: str) -> str:
-    return text.replace(SLOT, "").strip()
+def tag_prompts(rows: Sequence[PromptRow], language: Language, rank: LangidRanking | None) -> None:
+    """Fill the attribute columns of one language's translated prompts (no thresholds applied)."""
+    context = TextContext(expected_scripts={language.key: language.expected_scripts},
+                          langid_codes={language.key: language.langid}, langid_rank=rank)
+    prompts = [{"id": row.template_id, "lang": row.lang, "text": row.text, "english": row.english} for row in rows]
+    bodies = [{"id": row.template_id, "lang": row.lang, "text": _letters(row.text)} for row in rows]
+    columns: dict[tuple[str, str], list] = {}
+    for name in PROMPT_TAGGERS:
+        batch = bodies if name == "langid_rank_v1" else prompts     # langid judges the words around the slot
+        for column, values in run_tagger(name, batch, context).items():
+            columns[(name, column)] = values
+    for attribute, key in PROMPT_COLUMNS.items():
+        for row, value in zip(rows, columns[key]):
+            setattr(row, attribute, value)
 
 
-def tag_prompt(row: PromptRow, language: Language, rank: LangidRanker | None) -> PromptRow:
-    """Fill the attribute columns of one translated prompt (no thresholds applied here)."""
-    row.n_slots = row.text.count(SLOT)
-    row.leftover_marker = any(token in row.text.replace(SLOT, "") for token in MARKER_TOKENS)
-    # The key's script (Hans/Hant) joins the Unicode scripts (Hani) so the variant is checked.
-    row.script_share = expected_script_share(row.text, language.expected_scripts)
-    body, english = _letters(row.text), _letters(row.english)
-    row.length_ratio = len(body) / max(len(english), 1)
-    if language.langid and rank is not None and body:
-        ranking = rank(body)
-        row.langid_top = ranking[0] if ranking else None
-        row.langid_rank = ranking.index(language.langid) + 1 if language.langid in ranking else None
-    return row
+def prompt_rules(checks: Thresholds, language: Language) -> tuple[Rule, ...]:
+    """The checks of one language; those on langid's columns are off where langid does not know it."""
+    rules = checks.for_language(language.key, "prompts.checks")
+    if language.langid:
+        return rules
+    return tuple(rule for rule in rules if not rule.columns & LANGID_COLUMNS)
 
 
-def check_prompt(row: PromptRow, language: Language, checks: PromptChecks) -> list[str]:
+def check_prompt(row: PromptRow, rules: Sequence[Rule]) -> list[str]:
     """Names of the checks a tagged prompt fails (empty = valid)."""
-    failed = []
-    if row.n_slots != 1:
-        failed.append("slot_count")
-    if row.leftover_marker:
-        failed.append("leftover_marker")
-    if row.script_share is None or row.script_share < checks.min_script_share:
-        failed.append("script")
-    if language.langid and (row.langid_rank is None or row.langid_rank > checks.langid_max_rank):
-        failed.append("langid")
-    if row.is_duplicate:
-        failed.append("duplicate")
-    low, high = checks.length_ratio
-    if row.length_ratio is None or not low <= row.length_ratio <= high:
-        failed.append("length_ratio")
-    return failed
-
-
-def mark_duplicates(rows: Sequence[PromptRow]) -> int:
-    """Flag every prompt whose text (casefolded) already appeared in the language; returns the count."""
-    seen: set[str] = set()
-    n = 0
-    for row in rows:
-        key = row.text.casefold()
-        row.is_duplicate = key in seen
-        n += row.is_duplicate
-        seen.add(key)
-    return n
+    return rejection_reasons(vars(row), rules)
 
 
 def fallback_rows(lang: str, templates: Sequence[str], status: str) -> list[PromptRow]:
@@ -178,11 +180,13 @@ def assemble_language(
     language: Language,
     templates: Sequence[str],
     translated: Sequence[TranslatedTemplate] | None,
-    checks: PromptChecks,
-    rank: LangidRanker | None,
+    checks: Thresholds,
+    min_valid: int,
+    rank: LangidRanking | None,
 ) -> tuple[list[PromptRow], LanguageSummary]:
     """All prompt rows of one language and its summary. `translated` is None when the
-    language was not sent to the translator (source language, or no NLLB code)."""
+    language was not sent to the translator (source language, or no NLLB code); a language
+    needs `min_valid` prompts that pass `checks` to use its translations."""
     lang = language.key
     if is_source(language):
         rows = [PromptRow(lang, "english", i, t, t, "source", False, None, status="source", use=True)
@@ -195,17 +199,17 @@ def assemble_language(
 
     rows = [PromptRow(lang, "nllb", t.template_id, t.text, t.english, t.strategy, t.fallback, t.score)
             for t in translated]
-    for row in rows:
-        tag_prompt(row, language, rank)
-    n_duplicates = mark_duplicates(rows)
+    tag_prompts(rows, language, rank)
+    n_duplicates = sum(row.is_duplicate for row in rows)
+    rules = prompt_rules(checks, language)
     failures: dict[str, int] = {}
     for row in rows:
-        row.failed = check_prompt(row, language, checks)
+        row.failed = check_prompt(row, rules)
         row.valid = not row.failed
         for name in row.failed:
             failures[name] = failures.get(name, 0) + 1
     n_valid = sum(row.valid for row in rows)
-    status = "translated" if n_valid >= checks.min_valid else "below_min_valid"
+    status = "translated" if n_valid >= min_valid else "below_min_valid"
     for row in rows:
         row.status = status
         row.use = status == "translated" and row.valid

@@ -8,28 +8,48 @@ flagged; `use` marks what eval should use) plus a per-language summary.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from builders.core.params import DEFAULT_PARAMS
+from builders.babel_imagenet.prompts import DEFAULT_CHECKS, PROMPT_TAGGERS
+from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.taggers import Thresholds
+
+TAGGERS = PROMPT_TAGGERS
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `prompts` group of params.yaml: slot strategies, the translator's settings and the checks."""
+
+    GROUP = "prompts"
+    strategies: list[str] = setting(["tag_noun", "brace", "degree", "section", "reference"],
+                                    "slot encodings, tried in this order")
+    device: str = setting("auto", "cuda when a GPU is present, else cpu")
+    compute_type: str = setting("auto", "int8_float16 on GPU, int8 on CPU")
+    beam_size: int = setting(4, "beam size of the translator")
+    max_batch_size: int = setting(4096, "tokens per batch (batch_type tokens)")
+    batch_type: str = setting("tokens", "tokens or examples")
+    max_decoding_length: int = setting(24, "output tokens (full: 64; the random tiny model hardly ever stops)")
+    min_valid: int = setting(40, "a language needs this many prompts that pass the checks, else the fallback sets")
+    checks: Thresholds = setting(
+        Thresholds(DEFAULT_CHECKS),
+        "check -> {prompts.parquet column: {min: x} | {max: x} | {equals: x} [, missing: fail]} (`default`), "
+        "per-language overrides (`languages`); null turns a check or bound off")
+    templates: str = setting("resources/clip_templates_en.txt", "the English CLIP templates, one per line")
+    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    profile: str = from_group(str, "profile", "the build profile")
+    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (groups `profile`, `prompts`)")
-    parser.add_argument("--languages", default="data/babel_imagenet/languages.parquet",
-                        help="label languages (column `lang`: registry keys)")
-    parser.add_argument("--model", default="models/nllb-ct2", help="CTranslate2 NLLB model directory")
-    parser.add_argument("--templates", default="resources/clip_templates_en.txt")
-    parser.add_argument("--registry", default=None, help="languages.tsv (default: resources/languages.tsv)")
-    parser.add_argument("--out", default="data/babel_imagenet/prompts.parquet")
-    parser.add_argument("--summary", default="data/babel_imagenet/prompts_summary.json")
-    parser.add_argument("--quiet", action="store_true", help="no per-language summary on stdout")
-
-
-# Keys of the `prompts` params group: validation thresholds (PromptChecks), slot strategies,
-# and the translator's settings.
-PARAMS_KEYS = frozenset({
-    "min_valid", "min_script_share", "langid_max_rank", "length_ratio", "strategies",
-    "device", "compute_type", "beam_size", "max_batch_size", "batch_type", "max_decoding_length",
-})
+    parser.add_argument("--languages", dest="paths.languages",
+                        help="label languages, column `lang`: registry keys (paths.languages)")
+    parser.add_argument("--model", dest="paths.nllb_model", help="CTranslate2 NLLB model directory (paths.nllb_model)")
+    parser.add_argument("--templates", dest="templates", help="English CLIP templates (prompts.templates)")
+    parser.add_argument("--registry", dest="registry", help="languages.tsv (prompts.registry)")
+    parser.add_argument("--out", dest="paths.prompts", help="prompts.parquet to write (paths.prompts)")
+    parser.add_argument("--summary", dest="paths.prompts_summary",
+                        help="per-language summary JSON to write (paths.prompts_summary)")
 
 
 def prompts_table(records: list[dict]):
@@ -47,38 +67,32 @@ def prompts_table(records: list[dict]):
     return pa.Table.from_pylist(records, schema=schema)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from dataclasses import asdict
     from pathlib import Path
 
-    from builders.babel_imagenet.prompts import (SOURCE_LANG, PromptChecks, assemble_language, is_source,
-                                                 langid_ranker, read_templates, rows_to_records)
+    from builders.babel_imagenet.prompts import (SOURCE_LANG, assemble_language, is_source, langid_ranker,
+                                                 read_templates, rows_to_records)
+    from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_table, sha256_file, write_json, write_table
     from builders.core.languages import REGISTRY_PATH, read_registry
-    from builders.core.params import load_params, profile_of, profile_section
     from builders.core.progress import info, progress
     from builders.core.provenance import provenance
     from builders.translation.placeholders import strategies, translate_templates
 
-    params = load_params(args.params)
-    profile = profile_of(params)
-    # Any value may be a {profile: value} map (e.g. a shorter decoding limit for the tiny model).
-    group = profile_section(params, "prompts")
-    unknown = sorted(set(group) - PARAMS_KEYS)
-    if unknown:
-        raise BabelforgeError(f"params.yaml prompts: unknown key(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(PARAMS_KEYS))}")
-    checks = PromptChecks.from_params(group)
-    order = strategies(group.get("strategies", ["tag_noun", "brace", "degree", "section", "reference"]))
-    templates = read_templates(args.templates)
-    registry_path = Path(args.registry) if args.registry else REGISTRY_PATH
+    paths = config.paths
+    # A typo in a check's column stops the stage before any translation.
+    config.checks.check(prompts_table([]).schema.names, "prompts.checks")
+    order = strategies(config.strategies)
+    templates = read_templates(config.templates)
+    registry_path = Path(config.registry) if config.registry else REGISTRY_PATH
     if not registry_path.exists():
         raise BabelforgeError(f"{registry_path}: language registry missing; it maps label languages to NLLB codes")
     registry = read_registry(registry_path)
-    if not Path(args.languages).exists():
-        raise BabelforgeError(f"{args.languages}: no label languages; run `babelforge labels` first")
-    keys = sorted(set(read_table(args.languages, columns=["lang"])["lang"]))
+    if not Path(paths.languages).exists():
+        raise BabelforgeError(f"{paths.languages}: no label languages; run `babelforge labels` first")
+    keys = sorted(set(read_table(paths.languages, columns=["lang"])["lang"]))
     languages = [registry.get(key) for key in keys]
     to_translate = [lang for lang in languages if lang.nllb and not is_source(lang)]
 
@@ -87,10 +101,9 @@ def run(args: argparse.Namespace) -> int:
         from builders.translation.nllb import NllbTranslator
 
         translator = NllbTranslator(
-            args.model, device=group.get("device", "auto"), compute_type=group.get("compute_type", "auto"),
-            beam_size=int(group.get("beam_size", 4)), num_hypotheses=1,
-            max_batch_size=int(group.get("max_batch_size", 4096)), batch_type=group.get("batch_type", "tokens"),
-            max_decoding_length=int(group.get("max_decoding_length", 256)))
+            paths.nllb_model, device=config.device, compute_type=config.compute_type, beam_size=config.beam_size,
+            num_hypotheses=1, max_batch_size=config.max_batch_size, batch_type=config.batch_type,
+            max_decoding_length=config.max_decoding_length)
     rank = langid_ranker()
 
     rows, summaries = [], []
@@ -99,29 +112,29 @@ def run(args: argparse.Namespace) -> int:
         if language in to_translate:
             translated = translate_templates(translator.translate, templates, language.key, language.nllb, order,
                                              source_lang=SOURCE_LANG)
-        language_rows, summary = assemble_language(language, templates, translated, checks, rank)
+        language_rows, summary = assemble_language(language, templates, translated, config.checks,
+                                                   config.min_valid, rank)
         rows += language_rows
         summaries.append(summary)
 
     models = {"nllb": translator.provenance()} if translator else {}
     record = provenance(
         "prompts",
-        params={"profile": profile, "prompts": group},
-        sources={"templates": {"path": str(args.templates), "sha256": sha256_file(args.templates)},
-                 "languages": {"path": str(args.languages), "sha256": sha256_file(args.languages)},
+        params={"profile": config.profile, "prompts": as_params(config)},
+        sources={"templates": {"path": str(config.templates), "sha256": sha256_file(config.templates)},
+                 "languages": {"path": str(paths.languages), "sha256": sha256_file(paths.languages)},
                  "registry": {"path": registry_path.name, "sha256": sha256_file(registry_path)}},
         models=models,
     )
     table = prompts_table(rows_to_records(rows))
-    write_table(table, args.out, sort_by=["lang", "prompt_set", "template_id"], provenance=record)
+    write_table(table, paths.prompts, sort_by=["lang", "prompt_set", "template_id"], provenance=record)
     by_status: dict[str, int] = {}
     for summary in summaries:
         by_status[summary.status] = by_status.get(summary.status, 0) + 1
     write_json({"models": models, "by_status": by_status,
-                "languages": {s.lang: asdict(s) for s in summaries}}, args.summary)
-    if not args.quiet:
-        for summary in summaries:
-            print(summary.line())
+                "languages": {s.lang: asdict(s) for s in summaries}}, paths.prompts_summary)
+    for summary in summaries:
+        print(summary.line())
     info(f"prompts: {len(rows)} prompts in {len(summaries)} languages ("
-         + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())) + f") -> {args.out}")
+         + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())) + f") -> {paths.prompts}")
     return 0

@@ -1,4 +1,5 @@
-"""Cheap checks on one translation hypothesis: language, script, copy, repetition.
+"""Cheap checks on one translation hypothesis: language, copy, repetition (the script share is
+the shared `script_v1` tagger of `builders.core.text_taggers`).
 
 Each check is a pure function of plain strings; the tag stage runs them over every
 hypothesis and stores the numbers, and selection thresholds them later.
@@ -9,18 +10,6 @@ import copy
 import math
 import re
 from typing import Mapping, Sequence
-
-from builders.core.scripts import expected_script_share
-
-def script_share(text: str, expected: Sequence[str]) -> float:
-    """Share of the letters of `text` written in one of the `expected` scripts.
-
-    Digits, punctuation and spaces are script-neutral and not counted; NaN when the text
-    has no letter at all (nothing to judge). Pass the registry's `scripts` plus the key's own
-    `script`, so `Hans` / `Hant` tell Simplified from Traditional Chinese.
-    """
-    share = expected_script_share(text, tuple(expected))
-    return math.nan if share is None else float(share)
 
 
 class LanguageIdentifier:

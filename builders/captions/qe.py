@@ -11,6 +11,7 @@ The tiny one also bundles its encoder (tokenizer + XLM-R config) in `encoder/`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -139,6 +140,15 @@ def load_kiwi(model: str, revision: str | None = None):
     if "path" in record:
         record = {**record, "weights_sha256": weights_sha256(scorer)}
     return scorer, record
+
+
+@functools.lru_cache(maxsize=4)
+def kiwi_scorer(model: str, revision: str | None = None, batch_size: int = 64, device: str = "auto",
+                length_sorted: bool = True) -> tuple["KiwiScorer", dict]:
+    """A COMETKiwi scorer and its provenance record, loaded once per process for the same
+    settings: the `kiwi_v1` tagger and every shard a runner hands to this process share it."""
+    scorer, record = load_kiwi(model, revision)
+    return KiwiScorer(scorer, batch_size=batch_size, device=device, length_sorted=length_sorted), record
 
 
 def weights_sha256(model) -> str:

@@ -1,86 +1,48 @@
 """Selection: per caption and language, the best hypothesis that passes the checks.
 
-Pure functions over plain rows (dicts holding the hypothesis and its attribute
-columns). Thresholds come from `params.yaml` (`captions.select`): a default and
-per-language overrides, so re-thresholding never recomputes an attribute.
+Pure functions over plain rows (dicts holding the hypothesis and its attribute columns).
+The checks are thresholds as data (`captions.select` in params.yaml, a default and
+per-language overrides), applied by the one threshold step of `builders.core.taggers`:
+re-thresholding never recomputes an attribute.
 """
 from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, fields, replace
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
-# Attribute columns the checks read (`<tagger>_v<version>__<attribute>`).
-LANGID_PROB = "langid_v1__prob"
-SCRIPT_SHARE = "script_v1__share"
-COPY_OVERLAP = "copy_v1__overlap"
-COPY_EXACT = "copy_v1__exact"
-REPEAT_RUN = "repetition_v1__longest_run"
-LETTER_RUN = "repetition_v1__longest_letter_run"
+import builders.core.text_taggers  # noqa: F401  (registers blank_v1)
+from builders.core import taggers
+from builders.core.taggers import Rule, rejection_reasons
+
 KIWI_SCORE = "kiwi_v1__score"
+# Taggers run at selection time: instant facts of the hypothesis text itself (is it blank),
+# so attributes.parquet holds the scores that cost something to compute.
+SELECT_TAGGERS = ("blank_v1",)
 
-# Why a hypothesis was dropped, in the order reasons are reported.
-CHECKS = ("empty", "langid", "script", "copy", "repetition", "kiwi")
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Limits of the checks; None turns a check off."""
-
-    min_langid_prob: float | None = 0.5    # langid probability of the expected language (in-play set)
-    min_script_share: float | None = 0.5   # share of letters in the language's expected scripts
-    max_copy_overlap: float | None = 0.8   # share of hypothesis words found in the English source
-    max_repeat_run: int | None = 3         # a word n-gram repeated more often in a row is a decoder loop
-    max_letter_run: int | None = 5         # the same for letter n-grams ("lalalala"; unspaced scripts)
-    min_kiwi: float | None = None          # optional quality floor on the COMETKiwi score
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], where: str = "captions.select") -> "Thresholds":
-        known = {field.name for field in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"{where}: unknown threshold(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return cls(**values)
+# The checks of the sample profile, in the order reasons are reported (params.yaml's
+# `captions.select.default`): rejection reason -> {attribute column: condition}. The random
+# tiny NLLB of `sample` writes in no language and loops, so only copies are gated there.
+DEFAULT_CHECKS: dict[str, Any] = {
+    "empty": {"blank_v1__empty": {"equals": False}},
+    "langid": {"langid_v1__prob": {"min": None}},
+    "script": {"script_v1__share": {"min": None}},
+    "copy": {"copy_v1__exact": {"equals": False}, "copy_v1__overlap": {"max": 0.8}},
+    "repetition": {"repetition_v1__longest_run": {"max": None}, "repetition_v1__longest_letter_run": {"max": None}},
+    "kiwi": {KIWI_SCORE: {"min": None}},
+}
 
 
-def thresholds_by_language(config: Mapping[str, Any], languages: Iterable[str]) -> dict[str, Thresholds]:
-    """`{default: {...}, languages: {key: {...}}}` -> the thresholds of each language."""
-    default = Thresholds.from_mapping(config.get("default") or {}, "captions.select.default")
-    overrides = config.get("languages") or {}
-    result = {}
-    for lang in languages:
-        values = overrides.get(lang) or {}
-        Thresholds.from_mapping(values, f"captions.select.languages.{lang}")
-        result[lang] = replace(default, **values)
-    return result
+def with_text_tags(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with the columns of the selection-time taggers added."""
+    columns = taggers.run_taggers(SELECT_TAGGERS, rows, None)
+    return [{**row, **{name: values[i] for name, values in columns.items()}} for i, row in enumerate(rows)]
 
 
-def _below(value: Any, floor: float | None) -> bool:
-    """NaN / missing means "not measurable" (e.g. langid does not know the language): passes."""
-    return floor is not None and value is not None and not math.isnan(value) and value < floor
-
-
-def _above(value: Any, ceiling: float | None) -> bool:
-    return ceiling is not None and value is not None and not math.isnan(value) and value > ceiling
-
-
-def failed_checks(row: Mapping[str, Any], thresholds: Thresholds) -> list[str]:
-    """The checks (names from CHECKS) a hypothesis row fails; empty when it passes."""
-    failed = []
-    if not str(row.get("text") or "").strip():
-        failed.append("empty")
-    if _below(row.get(LANGID_PROB), thresholds.min_langid_prob):
-        failed.append("langid")
-    if _below(row.get(SCRIPT_SHARE), thresholds.min_script_share):
-        failed.append("script")
-    if bool(row.get(COPY_EXACT)) or _above(row.get(COPY_OVERLAP), thresholds.max_copy_overlap):
-        failed.append("copy")
-    if _above(row.get(REPEAT_RUN), thresholds.max_repeat_run) or _above(row.get(LETTER_RUN), thresholds.max_letter_run):
-        failed.append("repetition")
-    if _below(row.get(KIWI_SCORE), thresholds.min_kiwi):
-        failed.append("kiwi")
-    return failed
+def failed_checks(row: Mapping[str, Any], rules: Sequence[Rule]) -> list[str]:
+    """The checks a (tagged) hypothesis row fails, in rule order; empty when it passes."""
+    return rejection_reasons(row, rules)
 
 
 @dataclass(frozen=True)
@@ -93,7 +55,7 @@ class Choice:
     n_passed: int
 
 
-def choose(candidates: Sequence[Mapping[str, Any]], thresholds: Thresholds) -> Choice:
+def choose(candidates: Sequence[Mapping[str, Any]], rules: Sequence[Rule]) -> Choice:
     """Drop hypotheses failing a check, keep the highest Kiwi score.
 
     Ties on the score go to the lower `hyp_rank` (the translator's own preference), so
@@ -102,9 +64,9 @@ def choose(candidates: Sequence[Mapping[str, Any]], thresholds: Thresholds) -> C
     """
     if not candidates:
         return Choice(None, "no_hypotheses", 0, 0)
-    passed, failures = [], {check: 0 for check in CHECKS}
+    passed, failures = [], {rule.reason: 0 for rule in rules}
     for row in candidates:
-        failed = failed_checks(row, thresholds)
+        failed = failed_checks(row, rules)
         for check in failed:
             failures[check] += 1
         if not failed:

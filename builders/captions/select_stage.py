@@ -1,8 +1,8 @@
 """`babelforge captions_select`: keep one hypothesis per caption and language; record quality.
 
-Reads hypotheses + attributes (never recomputes a score) and `captions.select`
-thresholds; writes `selected.parquet`, one row per (caption_id, lang) — with the kept
-translation, its Kiwi score, the score's percentile within the language and the
+Reads hypotheses + attributes (never recomputes a score) and the `captions.select` checks
+(thresholds as data); writes `selected.parquet`, one row per (caption_id, lang) — with the
+kept translation, its Kiwi score, the score's percentile within the language and the
 bottom-25 % / top-75 % flags, or the reason nothing was kept — and `quality.json`
 (per language counts, rejection reasons, mean Kiwi, chrF against human translations).
 """
@@ -11,28 +11,50 @@ from __future__ import annotations
 import argparse
 import math
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from builders.captions.select import KIWI_SCORE, choose, percentiles, quality_flags, thresholds_by_language
+from builders.captions.select import (
+    DEFAULT_CHECKS, KIWI_SCORE, SELECT_TAGGERS, choose, percentiles, quality_flags, with_text_tags,
+)
+from builders.core.config import Paths, setting, stage_paths
+from builders.core.taggers import Thresholds
 
+TAGGERS = SELECT_TAGGERS
 BOTTOM_PERCENT = 25.0
+QUALITY_FILE = "quality.json"
 SELECTED_COLUMNS = (
     "caption_id", "lang", "text", "hyp_rank", "mt_score", "kiwi_score", "kiwi_percentile",
     "is_bottom_25", "is_top_75", "chrf", "n_hypotheses", "n_passed", "reason",
 )
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    from builders.captions.settings import add_common_arguments
+@dataclass(frozen=True)
+class Config:
+    """The `captions.select` group of params.yaml: the checks, as thresholds on attribute columns."""
 
-    add_common_arguments(parser)
-    parser.add_argument("--metrics", default="data/captions/quality.json", help="per-language summary JSON")
+    GROUP = "captions.select"
+    default: dict[str, dict[str, Any] | None] = setting(
+        DEFAULT_CHECKS, "rejection reason -> {attribute column: {min: x} | {max: x} | {equals: x}}, for every "
+        "language; a hypothesis failing a condition is rejected for that reason; null turns a reason or bound off")
+    languages: dict[str, dict[str, Any]] = setting(
+        {}, "per-language overrides merged into `default`, e.g. {jpn_Jpan: {script: {script_v1__share: {min: 0.7}}}}")
+    paths: Paths = stage_paths()
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds(self.default, self.languages)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", dest="paths.captions",
+                        help="folder of the caption artifacts; quality.json is written there too (paths.captions)")
 
 
 def select_rows(
     scored: Sequence[Mapping[str, Any]],
     pairs: Sequence[tuple[str, str]],
-    config: Mapping[str, Any],
+    thresholds: Thresholds,
 ) -> list[dict[str, Any]]:
     """One row per (caption_id, lang) in `pairs`, from scored hypothesis rows (pure).
 
@@ -40,12 +62,12 @@ def select_rows(
     its attribute columns; a pair without any hypothesis gets reason `no_hypotheses`.
     """
     groups: dict[tuple[str, str], list] = defaultdict(list)
-    for row in scored:
+    for row in with_text_tags(scored):
         groups[(row["caption_id"], row["lang"])].append(row)
-    thresholds = thresholds_by_language(config, sorted({lang for _, lang in pairs}))
+    rules = {lang: thresholds.for_language(lang, Config.GROUP) for lang in sorted({lang for _, lang in pairs})}
     out = []
     for caption_id, lang in pairs:
-        choice = choose(groups.get((caption_id, lang), []), thresholds[lang])
+        choice = choose(groups.get((caption_id, lang), []), rules[lang])
         best = choice.best or {}
         out.append({
             "caption_id": caption_id, "lang": lang, "text": best.get("text"), "hyp_rank": best.get("hyp_rank"),
@@ -119,23 +141,22 @@ def summarise(
     return summary
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: Config) -> int:
     from pathlib import Path
 
     import pandas as pd
 
     from builders.captions.settings import (
-        ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SELECTED_FILE, SOURCE_FILE, captions_params,
+        ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SELECTED_FILE, SOURCE_FILE,
     )
+    from builders.core import taggers
+    from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_table, sha256_file, write_json, write_table
-    from builders.core.params import load_params
     from builders.core.progress import info
     from builders.core.provenance import provenance
 
-    params = load_params(args.params)
-    config = captions_params(params, "select")
-    data = Path(args.data_dir)
+    data = Path(config.paths.captions)
     hypotheses = read_table(data / HYPOTHESES_FILE)
     attributes = read_table(data / ATTRIBUTES_FILE)
     source = read_table(data / SOURCE_FILE)
@@ -145,12 +166,11 @@ def run(args: argparse.Namespace) -> int:
         raise BabelforgeError(
             f"{data / ATTRIBUTES_FILE} does not match {data / HYPOTHESES_FILE}; rerun `babelforge captions_tag`"
         )
+    selection_columns = [column for name in TAGGERS for column in taggers.get(name).stored_columns]
+    config.thresholds.check([*scored.columns, *selection_columns], Config.GROUP)
     langs = sorted(hypotheses["lang"].unique())
     pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
-    try:
-        rows = select_rows(scored.to_dict("records"), pairs, config)
-    except ValueError as error:
-        raise BabelforgeError(str(error)) from None
+    rows = select_rows(scored.to_dict("records"), pairs, config.thresholds)
 
     clashes = sorted(set(source.columns) & set(SELECTED_COLUMNS) - {"caption_id"})
     if clashes:
@@ -158,13 +178,13 @@ def run(args: argparse.Namespace) -> int:
     selected = pd.DataFrame(rows, columns=list(SELECTED_COLUMNS)).astype({"hyp_rank": "Int32"})
     # The source row (image, English caption, any extra input column) rides along untouched.
     selected = selected.merge(source, on="caption_id", how="left")
-    record = provenance("captions_select", params={"select": config}, sources={
+    record = provenance("captions_select", params={"select": as_params(config)}, sources={
         name: {"path": str(data / name), "sha256": sha256_file(data / name)}
         for name in (HYPOTHESES_FILE, ATTRIBUTES_FILE, SOURCE_FILE, REFERENCES_FILE)})
     write_table(selected, data / SELECTED_FILE, sort_by=["lang", "caption_id"], provenance=record)
     refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
     summary = summarise(rows, refs, hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records"))
-    write_json(summary, args.metrics)
+    write_json(summary, data / QUALITY_FILE)
     for lang, figures in summary.items():
         info(f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
              f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "

@@ -88,14 +88,20 @@ def wordnet_table() -> pd.DataFrame:
 
 
 def audit_params(tmp: Path, **overrides) -> dict:
+    """params.yaml with every input and output path in `tmp` and `audit` settings overridden."""
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    config = params["audit"]
-    config.update(labels=str(tmp / "labels.parquet"), languages=str(tmp / "languages.parquet"),
-                  wordnet=str(tmp / "wordnet.parquet"), prompts=str(tmp / "prompts.parquet"),
-                  captions=str(tmp / "selected.parquet"), mvl_sib=str(tmp / "mvl_sib"),
-                  out=str(tmp / "reports" / "audit"), reference=None)
-    config.update(overrides)
-    return config
+    params["paths"].update(labels=str(tmp / "labels.parquet"), languages=str(tmp / "languages.parquet"),
+                           wordnet=str(tmp / "wordnet.parquet"), prompts=str(tmp / "prompts.parquet"),
+                           captions=str(tmp), mvl_sib=str(tmp / "mvl_sib"), audit=str(tmp / "reports" / "audit"))
+    params["audit"].update({"reference": None, **overrides})
+    return params
+
+
+def audit_config(tmp: Path, **overrides):
+    from builders.audit.audit_stage import Config
+    from builders.core.config import load_config
+
+    return load_config(Config, audit_params(tmp, **overrides))
 
 
 @pytest.fixture
@@ -121,3 +127,8 @@ def stub_langid(text: str) -> tuple[str, float]:
     if any("\u0600" <= ch <= "\u06ff" for ch in text):
         return "fa", 0.99
     return ("fi", 0.6) if len(text) < 8 else ("en", 0.95)
+
+
+def stub_rank(text: str) -> list[tuple[str, float]]:
+    """`stub_langid` as a langid ranking (its top language only)."""
+    return [stub_langid(text)]

@@ -9,11 +9,11 @@ from builders.audit.audit_stage import build_audit
 from builders.cli import main as cli
 from builders.core.errors import BabelforgeError
 from builders.core.languages import read_registry
-from tests.audit.conftest import audit_params, stub_langid
+from tests.audit.conftest import audit_config, audit_params, stub_rank
 
 
 def run_audit(tmp, **overrides):
-    return build_audit(audit_params(tmp, **overrides), read_registry(tmp / "languages.tsv"), classify=stub_langid)
+    return build_audit(audit_config(tmp, **overrides), read_registry(tmp / "languages.tsv"), rank=stub_rank)
 
 
 def test_labels_alone_report_every_optional_input_not_built(label_inputs):
@@ -93,7 +93,7 @@ def test_two_runs_are_byte_identical_and_stale_pages_go(label_inputs):
 
 def test_cli_with_real_langid_and_missing_labels(label_inputs, capsys):
     params = label_inputs / "params.yaml"
-    params.write_text(yaml.safe_dump({"audit": audit_params(label_inputs)}))
+    params.write_text(yaml.safe_dump(audit_params(label_inputs)))
     registry = str(label_inputs / "languages.tsv")
     assert cli(["audit", "--params", str(params), "--registry", registry]) == 0
     fin = json.loads((label_inputs / "reports" / "audit" / "fin_Latn.json").read_text())
@@ -146,3 +146,31 @@ def test_dropped_senses_count_classes_the_filters_emptied(label_inputs):
     fin = json.loads((out / "fin_Latn.json").read_text())
     assert fin["dropped"] == {"english": 40, "machine_translated": 7, "low_precision": 2, "classes_emptied": 25}
     assert "classes_emptied" in (out / "fin_Latn.html").read_text()
+
+
+def test_prompt_failures_are_counted_per_check_name(label_inputs):
+    """prompts.parquet joins a prompt's failed checks with commas; the audit counts check names
+    (it used to count the characters of that text: `failed_checks.i`, `.t`, `.,`)."""
+    from builders.babel_imagenet.prompts import PromptRow, rows_to_records
+    from builders.babel_imagenet.prompts_stage import prompts_table
+    from builders.core.io import write_table
+
+    failed = [["script", "langid"], ["langid"], [], ["slot_count", "script", "length_ratio"]]
+    rows = [PromptRow("fin_Latn", "nllb", i, f"kuva {{}} {i}", "a photo of a {}.", "tag_noun", False, -0.1,
+                      failed=checks, valid=not checks) for i, checks in enumerate(failed)]
+    write_table(prompts_table(rows_to_records(rows)), label_inputs / "prompts.parquet",
+                sort_by=["lang", "prompt_set", "template_id"])
+    run_audit(label_inputs)
+    fin = json.loads((label_inputs / "reports" / "audit" / "fin_Latn.json").read_text())
+    assert fin["prompts"]["sets"]["nllb"]["failed_checks"] == {
+        "script": 2, "langid": 2, "slot_count": 1, "length_ratio": 1}
+    page = (label_inputs / "reports" / "audit" / "fin_Latn.html").read_text()
+    assert "failed_checks.i" not in page
+
+
+def test_code_defaults_are_params_yaml(repo_root):
+    from builders.audit.audit_stage import Config
+    from builders.core.config import load_config
+    from builders.core.params import load_params
+
+    assert load_config(Config, load_params(repo_root / "params.yaml")) == Config()

@@ -12,7 +12,7 @@ from PIL import Image
 
 from builders.audit.audit_stage import build_audit
 from builders.core.languages import read_registry
-from tests.audit.conftest import audit_params, stub_langid
+from tests.audit.conftest import audit_config, stub_rank
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -43,7 +43,7 @@ class Links(HTMLParser):
 
 @pytest.fixture
 def report(label_inputs) -> Path:
-    build_audit(audit_params(label_inputs), read_registry(label_inputs / "languages.tsv"), classify=stub_langid)
+    build_audit(audit_config(label_inputs), read_registry(label_inputs / "languages.tsv"), rank=stub_rank)
     return label_inputs / "reports" / "audit"
 
 

@@ -6,7 +6,16 @@ import pytest
 
 from builders.audit import checks
 from builders.core.scripts import dominant_script
-from tests.audit.conftest import FIN_LABELS, KMR_LABELS, clip_names, stub_langid
+from tests.audit.conftest import FIN_LABELS, KMR_LABELS, clip_names, stub_rank
+
+
+def flagged_by(check, labels, scripts=(), **kwargs):
+    """{class_idx: detail} of one check over one language's labels."""
+    return checks.flag_labels(labels, scripts, **kwargs)[0][check]
+
+
+def script_mismatches(labels, scripts):
+    return flagged_by("script_mismatch", labels, scripts)
 
 
 def english_lemmas():
@@ -24,39 +33,39 @@ def policy(**severity):
 
 
 def test_cyrillic_label_in_latin_language_is_a_script_mismatch():
-    flagged = checks.script_mismatches(FIN_LABELS, ["Latn"])
+    flagged = script_mismatches(FIN_LABELS, ["Latn"])
     assert set(flagged) == {1}
     assert flagged[1].startswith("Cyrl")
 
 
 def test_traditional_label_in_simplified_chinese_is_flagged_and_the_reverse():
     labels = {0: "金鱼", 1: "金魚", 2: "吉娃娃"}   # simplified fish, traditional fish, shared characters
-    assert checks.han_variant_mismatches(labels, ["Hani", "Hans"]) == {1: "Hant characters, expected Hans"}
-    assert set(checks.han_variant_mismatches(labels, ["Hani", "Hant"])) == {0}
-    assert checks.han_variant_mismatches(labels, ["Hani"]) == {}   # no standard named: nothing to check
+    assert flagged_by("han_variant", labels, ["Hani", "Hans"]) == {1: "Hant characters, expected Hans"}
+    assert set(flagged_by("han_variant", labels, ["Hani", "Hant"])) == {0}
+    assert flagged_by("han_variant", labels, ["Hani"]) == {}   # no standard named: nothing to check
 
 
 def test_latin_acronyms_pass_but_latin_names_inside_greek_do_not():
     labels = {0: "GSM", 1: "GAP!", 2: "λύκος canis latrans", 3: "DVD-плеер", 4: "Granny Smith"}
-    assert set(checks.script_mismatches(labels, ["Grek", "Cyrl"])) == {2, 4}
+    assert set(script_mismatches(labels, ["Grek", "Cyrl"])) == {2, 4}
 
 
 def test_sorani_arabic_script_in_kurmanji_is_flagged():
-    assert set(checks.script_mismatches(KMR_LABELS, ["Latn"])) == {1}
+    assert set(script_mismatches(KMR_LABELS, ["Latn"])) == {1}
 
 
 def test_japanese_mixes_kana_and_han_without_flags():
-    assert checks.script_mismatches({0: "テンチ", 1: "金魚", 2: "ひらがな"}, ["Jpan"]) == {}
-    assert checks.script_mismatches({0: "金魚"}, ["Hans"]) == {}
-    assert checks.script_mismatches({0: "テンチ"}, ["Hans"]) == {0: "Kana, expected Hani"}
+    assert script_mismatches({0: "テンチ", 1: "金魚", 2: "ひらがな"}, ["Jpan"]) == {}
+    assert script_mismatches({0: "金魚"}, ["Hans"]) == {}
+    assert script_mismatches({0: "テンチ"}, ["Hans"]) == {0: "Kana, expected Hani"}
 
 
 def test_no_expected_script_means_no_check():
-    assert checks.script_mismatches(FIN_LABELS, []) == {}
+    assert script_mismatches(FIN_LABELS, []) == {}
 
 
 def test_duplicates_ignore_case_and_name_each_other():
-    flagged = checks.duplicates(FIN_LABELS)
+    flagged = flagged_by("duplicate", FIN_LABELS)
     assert set(flagged) == {2, 3}
     assert flagged[2] == "also class 3" and flagged[3] == "also class 2"
 
@@ -69,37 +78,41 @@ def test_duplicates_ignore_case_and_name_each_other():
     ("golden fish", "goldfish", False),
 ])
 def test_english_lookalike_under_loose_matching(label, english, expected):
-    flagged = checks.english_lookalikes({7: label}, {7: [english]})
+    flagged = flagged_by("english_lookalike", {7: label}, english_lemmas={7: [english]})
     assert (7 in flagged) is expected
 
 
 def test_english_lookalike_of_another_class_says_which():
-    flagged = checks.english_lookalikes({5: "Gold-Fish"}, english_lemmas())
+    flagged = flagged_by("english_lookalike", {5: "Gold-Fish"}, english_lemmas=english_lemmas())
     assert flagged == {5: "English 'goldfish' (class 1)"}
 
 
 def test_crafted_finnish_flags_each_defect_once():
-    flagged = checks.english_lookalikes(FIN_LABELS, english_lemmas())
+    flagged = flagged_by("english_lookalike", FIN_LABELS, english_lemmas=english_lemmas())
     assert set(flagged) == {4}
-    assert set(checks.empty_labels(FIN_LABELS)) == {6}
+    assert flagged_by("empty_label", FIN_LABELS) == {6: "leading/trailing whitespace"}
+    assert flagged_by("empty_label", {0: " ", 1: "kala"}) == {0: "empty"}
 
 
 def test_langid_flags_only_confident_long_disagreements():
     labels = {0: "kala", 1: "a long english looking label", 2: "собака"}
-    flagged, summary = checks.langid_disagreements(labels, "fi", stub_langid, checks.LangidPolicy(8, 0.9))
-    assert set(flagged) == {1}                   # long + p=0.95
+    flags, summary = checks.flag_labels(labels, langid_code="fi", rank=stub_rank, policy=checks.LangidPolicy(8, 0.9))
+    assert flags["langid_other"] == {1: "en p=0.95"}   # long + p=0.95
     assert summary["disagree"] == 2              # short "собака" is counted, not flagged
     assert summary["disagree_confident"] == 1
-    _, unknown = checks.langid_disagreements(labels, None, stub_langid)
-    assert unknown["status"] == "not checked"
+    flags, unknown = checks.flag_labels(labels, langid_code=None, rank=stub_rank)
+    assert unknown == {"status": "not checked", "reason": "langid does not know this language"}
+    assert flags["langid_other"] == {}
+    assert checks.flag_labels(labels, langid_code="fi")[1]["reason"] == "langid not run"
 
 
 def test_real_langid_is_not_trusted_on_single_words():
-    from builders.audit.audit_stage import langid_classifier
+    from builders.audit.audit_stage import langid_ranking
 
-    classify = langid_classifier()
     labels = {0: "koira", 1: "kissa", 2: "Dies ist ganz offensichtlich ein langer deutscher Satz über Hunde"}
-    flagged, summary = checks.langid_disagreements(labels, "fi", classify, checks.LangidPolicy(8, 0.9))
+    flags, summary = checks.flag_labels(labels, langid_code="fi", rank=langid_ranking(),
+                                        policy=checks.LangidPolicy(8, 0.9))
+    flagged = flags["langid_other"]
     assert 2 in flagged and flagged[2].startswith("de")
     assert set(flagged) <= {2}                   # short words never become confident flags
 
@@ -108,7 +121,7 @@ def test_audit_language_counts_severities_and_scores():
     rows = [{"class_idx": idx, "label": label, "source": "wikt" if idx % 2 else "omw:fin",
              "n_dropped_english": 1, "n_dropped_mt": 2, "n_dropped_low_precision": 0}
             for idx, label in FIN_LABELS.items()]
-    record = checks.audit_language(rows, english_lemmas(), ["Latn"], "fi", stub_langid, policy())
+    record = checks.audit_language(rows, english_lemmas(), ["Latn"], "fi", stub_rank, policy())
     counts = {check: entry["count"] for check, entry in record["checks"].items()}
     assert counts["script_mismatch"] == 1 and counts["duplicate"] == 2
     assert counts["english_lookalike"] == 1 and counts["empty_label"] == 1
@@ -160,6 +173,8 @@ def test_prompt_caption_and_mvl_sib_summaries():
     assert summary["prompts"] == 9 and set(summary["sets"]) == {"nllb", "labels_only"}
     assert nllb["fallback_share"] == 0.25 and nllb["flag_shares"] == {"valid": 0.875}
     assert nllb["failed_checks"] == {"script": 1} and nllb["strategies"] == {"tag": 7, "append": 1}
+    # prompts.parquet's own form: check names joined with commas
+    assert checks.check_names("script,langid") == ["script", "langid"] and checks.check_names("") == []
     captions = [{"kiwi": k, "chrf": c, "reason": None} for k, c in ((0.2, 40.0), (0.8, float("nan")), (0.5, 60.0))]
     captions.append({"kiwi": float("nan"), "chrf": float("nan"), "reason": "rejected:langid=8,script=3"})
     caption = checks.caption_summary(captions, "kiwi", "chrf")
@@ -192,7 +207,7 @@ def mirror_lemmas(relative: str) -> dict[int, str]:
 
 def test_script_check_on_real_greek_and_kurdish_lemmas():
     greek = mirror_lemmas("ell/wn-data-ell.tab")
-    flagged = checks.script_mismatches(greek, ["Grek"])
+    flagged = script_mismatches(greek, ["Grek"])
     # the Greek wordnet has lemmas that carry a Latin binomial ("λύκος canis latrans")
     assert flagged and len(flagged) < len(greek) / 5
     for idx in flagged:
@@ -201,6 +216,6 @@ def test_script_check_on_real_greek_and_kurdish_lemmas():
         assert latin >= len(letters) / 2, greek[idx]
     # Kurdish Wiktionary mixes Kurmanji (Latin) and Sorani (Arabic script): as Kurmanji, the Arabic ones flag
     kurdish = mirror_lemmas("wikt/wn-wikt-kur.tab")
-    as_kurmanji = checks.script_mismatches(kurdish, ["Latn"])
+    as_kurmanji = script_mismatches(kurdish, ["Latn"])
     assert as_kurmanji and all(detail.startswith("Arab") for detail in as_kurmanji.values())
-    assert set(as_kurmanji).isdisjoint(set(checks.script_mismatches(kurdish, ["Arab"])))
+    assert set(as_kurmanji).isdisjoint(set(script_mismatches(kurdish, ["Arab"])))

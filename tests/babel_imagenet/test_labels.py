@@ -1,7 +1,7 @@
 import pytest
 
 from builders.babel_imagenet.labels import (
-    choose_label, choose_labels, duplicate_flags, english_lemma_keys, english_rows, kept_languages,
+    LabelChoice, choose_label, choose_labels, english_lemma_keys, english_rows, kept_languages,
     normalise_lemma, resource_group,
 )
 from builders.lexicon.senses import Sense
@@ -77,7 +77,19 @@ def test_resource_group_bounds(n, group):
 
 
 def test_duplicates_are_flagged_not_dropped():
-    assert duplicate_flags(["Kran", "kran", "Hai", "Schleie"]) == [True, True, False, False]
+    import pandas as pd
+
+    from builders.babel_imagenet.labels_stage import labels_frame
+
+    classes = pd.DataFrame({"class_idx": range(5), "wnid": [f"n{i}" for i in range(5)],
+                            "synset": [f"{i:08d}-n" for i in range(5)]})
+    labels = [("deu_Latn", "Kran"), ("deu_Latn", "kran"), ("deu_Latn", "Hai"), ("deu_Latn", "Schleie"),
+              ("fin_Latn", "hai")]
+    choices = [LabelChoice(f"{i:08d}-n", lang, label, "wikt", 0, 1, 0, 0, 0, False)
+               for i, (lang, label) in enumerate(labels)]
+    frame = labels_frame(choices, classes)
+    # the duplicate tagger the audit counts with: within a language, NFC + strip + casefold
+    assert frame["is_duplicate"].tolist() == [True, True, False, False, False]
 
 
 def test_english_rows_are_clip_names():

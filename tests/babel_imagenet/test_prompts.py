@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 
 from builders.babel_imagenet import prompts as pr
+from builders.core.errors import BabelforgeError
 from builders.core.languages import read_registry
+from builders.core.taggers import Thresholds
 from builders.translation.placeholders import TranslatedTemplate
 from tests.registry import write_registry as write_test_registry
 
@@ -45,13 +47,15 @@ def templates():
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-CHECKS = pr.PromptChecks(min_valid=3, min_script_share=0.9, langid_max_rank=3, length_ratio=(0.2, 4.0))
+CHECKS = Thresholds(pr.DEFAULT_CHECKS)
+MIN_VALID = 3
 
 
-def check(registry, rank, lang, text, english="a photo of a {}."):
+def check(registry, rank, lang, text, english="a photo of a {}.", checks=CHECKS):
     language = registry.get(lang)
-    row = pr.tag_prompt(pr.PromptRow(lang, "nllb", 0, text, english, "tag_noun", False, -0.1), language, rank)
-    return pr.check_prompt(row, language, CHECKS), row
+    row = pr.PromptRow(lang, "nllb", 0, text, english, "tag_noun", False, -0.1)
+    pr.tag_prompts([row], language, rank)
+    return pr.check_prompt(row, pr.prompt_rules(checks, language)), row
 
 
 def test_good_prompts_pass(registry, rank):
@@ -106,11 +110,12 @@ def test_length_ratio_bounds(registry, rank):
     assert "length_ratio" in check(registry, rank, "deu_Latn", long, english="a {}.")[0]
 
 
-def test_duplicates_are_flagged_after_the_first():
-    rows = [pr.PromptRow("deu_Latn", "nllb", i, text, "e", "s", False, 0.0)
-            for i, text in enumerate(["ein Foto {}.", "Ein Foto {}.", "ein Bild {}.", "ein Foto {}."])]
-    assert pr.mark_duplicates(rows) == 2
-    assert [r.is_duplicate for r in rows] == [False, True, False, True]
+def test_duplicates_are_flagged_after_the_first(registry, rank):
+    texts = ["ein Foto {}.", "Ein Foto {}.", "ein Bild {}.", "ein Foto {}. ", "ein Foto {}."]
+    rows = [pr.PromptRow("deu_Latn", "nllb", i, text, "e", "s", False, 0.0) for i, text in enumerate(texts)]
+    pr.tag_prompts(rows, registry.get("deu_Latn"), rank)
+    # the one duplicate rule of every stage: NFC, stripped, casefolded
+    assert [r.is_duplicate for r in rows] == [False, True, False, True, True]
 
 
 def translations(lang, texts):
@@ -122,7 +127,7 @@ def test_translated_language_uses_only_valid_prompts(registry, rank, templates):
     texts = ["ein Foto von einem {}.", "ein schlechtes Foto von einem {}.", "eine Skulptur eines {}.",
              "ein Foto von einem {}.", "ein Foto {} {}."]
     rows, summary = pr.assemble_language(registry.get("deu_Latn"), templates[:5],
-                                         translations("deu_Latn", texts), CHECKS, rank)
+                                         translations("deu_Latn", texts), CHECKS, MIN_VALID, rank)
     assert summary.status == "translated" and summary.n_valid == 3 and summary.n_duplicates == 1
     assert [r.use for r in rows] == [True, True, True, False, False]
     assert rows[4].failed == ["slot_count"]
@@ -133,7 +138,7 @@ def test_translated_language_uses_only_valid_prompts(registry, rank, templates):
 def test_below_min_valid_gets_both_fallback_sets(registry, rank, templates):
     texts = ["фото {}.", "ein Foto.", "ein Foto {}."]
     rows, summary = pr.assemble_language(registry.get("deu_Latn"), templates,
-                                         translations("deu_Latn", texts), CHECKS, rank)
+                                         translations("deu_Latn", texts), CHECKS, MIN_VALID, rank)
     assert summary.status == "below_min_valid" and summary.n_valid == 1
     nllb = [r for r in rows if r.prompt_set == "nllb"]
     assert len(nllb) == 3 and not any(r.use for r in nllb)
@@ -151,7 +156,7 @@ def test_languages_without_nllb_code_are_derived_from_the_registry(registry, ran
     unsupported = {lang.key for lang in registry if not lang.nllb}
     assert unsupported == {"fry_Latn", "lat_Latn"}
     for key in sorted(unsupported):
-        rows, summary = pr.assemble_language(registry.get(key), templates, None, CHECKS, rank)
+        rows, summary = pr.assemble_language(registry.get(key), templates, None, CHECKS, MIN_VALID, rank)
         assert summary.status == "no_nllb_code" and summary.nllb_code is None
         assert {r.status for r in rows} == {"no_nllb_code"}
         assert_fallback_sets(rows, templates)
@@ -159,12 +164,33 @@ def test_languages_without_nllb_code_are_derived_from_the_registry(registry, ran
 
 @pytest.mark.parametrize("key", ["eng_Latn", "eng_Latn-simple"])
 def test_source_language_keeps_the_english_templates(registry, rank, templates, key):
-    rows, summary = pr.assemble_language(registry.get(key), templates, None, CHECKS, rank)
+    rows, summary = pr.assemble_language(registry.get(key), templates, None, CHECKS, MIN_VALID, rank)
     assert summary.status == "source" and [r.text for r in rows] == list(templates)
     assert all(r.use and r.prompt_set == "english" for r in rows)
 
 
-def test_checks_from_params():
-    checks = pr.PromptChecks.from_params({"min_valid": 50, "length_ratio": [0.5, 2]})
-    assert checks.min_valid == 50 and checks.length_ratio == (0.5, 2.0)
-    assert checks.min_script_share == pr.PromptChecks().min_script_share
+def test_checks_are_data_with_per_language_overrides(registry, rank):
+    long = "ein sehr sehr sehr sehr sehr sehr sehr sehr sehr sehr langes Foto von {}."
+    relaxed = Thresholds(pr.DEFAULT_CHECKS, {"deu_Latn": {"length_ratio": {"length_ratio": {"max": 100.0}}}})
+    assert "length_ratio" in check(registry, rank, "deu_Latn", long, english="a {}.")[0]
+    assert check(registry, rank, "deu_Latn", long, english="a {}.", checks=relaxed)[0] == []
+    # the lower bound of the default stays: only `max` was overridden
+    assert "length_ratio" in check(registry, rank, "deu_Latn", "{}.", english="a low resolution photo of the {}.",
+                                   checks=relaxed)[0]
+    off = Thresholds({**pr.DEFAULT_CHECKS, "script": None})
+    assert check(registry, rank, "deu_Latn", "фотография {}.", checks=off)[0] == ["langid"]
+
+
+def test_prompts_config_is_params_yaml(tmp_path):
+    import yaml
+
+    from builders.babel_imagenet.prompts_stage import Config
+    from builders.core.config import load_config
+    from builders.core.params import load_params
+
+    params = load_params(REPO / "params.yaml")
+    assert load_config(Config, params) == Config()          # code defaults = the sample profile's params
+    assert load_config(Config, {**params, "profile": "full"}).max_decoding_length == 64
+    params["prompts"]["checks"]["default"]["script"]["script_share"]["min"] = "high"
+    with pytest.raises(BabelforgeError, match="prompts.checks.default.script.script_share.min is 'high'"):
+        load_config(Config, params).checks.check(["script_share"], "prompts.checks")

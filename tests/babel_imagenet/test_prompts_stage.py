@@ -36,7 +36,7 @@ def run_prompts(root: Path, out: str) -> int:
     return main(["prompts", "--params", str(root / "params.yaml"), "--languages", str(root / "languages.parquet"),
                  "--model", str(root / "nllb-ct2"), "--templates", str(REPO / "resources" / "clip_templates_en.txt"),
                  "--registry", str(root / "languages.tsv"), "--out", str(root / out),
-                 "--summary", str(root / (out + ".json")), "--quiet"])
+                 "--summary", str(root / (out + ".json"))])
 
 
 def test_nllb_stage_writes_the_tiny_model(workdir):
@@ -95,6 +95,6 @@ def test_unknown_prompts_param_fails_naming_it(workdir, tmp_path, capsys):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     code = main(["prompts", "--params", str(tmp_path / "params.yaml"), "--languages", str(workdir / "languages.parquet"),
                  "--model", str(workdir / "nllb-ct2"), "--registry", str(workdir / "languages.tsv"),
-                 "--out", str(tmp_path / "never.parquet"), "--quiet"])
+                 "--out", str(tmp_path / "never.parquet")])
     assert code == 1 and "min_vaild" in capsys.readouterr().err
     assert not (tmp_path / "never.parquet").exists()

@@ -3,7 +3,9 @@ import math
 import pytest
 
 from builders.captions import langcheck
-from builders.captions.taggers import TAGGERS, TagContext, run_taggers
+from builders.captions.taggers import ATTRIBUTES, TAGGERS, TagContext, run_taggers
+from builders.core.taggers import run_tagger
+from builders.core.text_taggers import TextContext
 
 XTD_KEYS = ["eng_Latn", "deu_Latn", "spa_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang",
             "pol_Latn", "rus_Cyrl", "tur_Latn", "zho_Hans"]
@@ -46,25 +48,6 @@ def test_keys_sharing_a_langid_code_are_both_checked(registry):
         best, prob = ident.check("Ein schwarzer Hund läuft über die grüne Wiese", key)
         assert best == "deu_Latn" and prob < 0.1
     assert set(ident.probabilities("ein Hund")) == {"deu_Latn", "zho_Hans", "zho_Hant"}
-
-
-@pytest.mark.parametrize("text, scripts, expected", [
-    ("Собака бежит по траве", ["Cyrl"], 1.0),
-    ("Sobaka bezhit po trave", ["Cyrl"], 0.0),
-    ("Собака Pittsburgh", ["Cyrl"], 6 / 16),
-    ("黒い犬が走っている", ["Hani", "Hira", "Kana"], 1.0),
-    ("黒い犬が走っている", ["Jpan"], 1.0),
-    ("검은 개가 달린다", ["Hang"], 1.0),
-    ("검은 개가 달린다", ["Hani"], 0.0),
-    ("ＡＢＣ", ["Latn"], 1.0),            # fullwidth Latin is still Latin
-])
-def test_expected_script_share(text, scripts, expected):
-    assert langcheck.script_share(text, scripts) == pytest.approx(expected)
-
-
-def test_script_share_ignores_digits_and_punctuation_and_is_nan_without_letters():
-    assert langcheck.script_share("Собака, 3 раза!", ["Cyrl"]) == 1.0
-    assert math.isnan(langcheck.script_share("123 ...", ["Cyrl"]))
 
 
 def test_copy_of_source_is_detected_and_real_translation_is_not():
@@ -126,8 +109,10 @@ def test_taggers_write_versioned_aligned_columns(registry, identifier):
         identifier=identifier,
         references={("c1", "rus_Cyrl"): "Собака бежит по зелёной траве"},
     )
-    columns = run_taggers(rows, context)
-    assert all(name.split("__")[0] in TAGGERS and "_v" in name for name in columns)
+    cheap = [name for name in TAGGERS if name != "kiwi_v1"]      # kiwi_v1: test_kiwi_is_a_registered_tagger
+    columns = run_taggers(rows, context, cheap)
+    assert all(name.split("__")[0] in cheap and "_v" in name for name in columns)
+    assert set(columns) == {column for column in ATTRIBUTES if not column.startswith("kiwi_v1")}
     assert all(len(values) == len(rows) for values in columns.values())
     assert columns["langid_v1__lang"][:2] == ["rus_Cyrl", "eng_Latn"]
     assert columns["script_v1__share"][:2] == [1.0, 0.0]
@@ -148,5 +133,22 @@ def test_human_translations_pass_and_english_fails_the_language_check(xtd, ident
     copied = [identifier.check(sources[cid], lang)[1] >= 0.5 for cid, lang, _ in refs]
     assert sum(passed) / len(passed) > 0.9
     assert sum(copied) / len(copied) < 0.05
-    scripts = [langcheck.script_share(text, registry.get(lang).scripts) for _, lang, text in refs]
+    context = TextContext(expected_scripts={lang: registry.get(lang).scripts for _, lang, _ in refs})
+    scripts = run_tagger("script_v1", [{"text": text, "lang": lang} for _, lang, text in refs], context)["share"]
     assert sum(share >= 0.5 for share in scripts) / len(scripts) > 0.95
+
+
+def test_kiwi_is_a_registered_tagger_loaded_once_per_process(tiny_kiwi_dir):
+    from builders.captions.qe import kiwi_scorer, load_kiwi, KiwiScorer
+
+    scorer, record = kiwi_scorer(str(tiny_kiwi_dir))
+    assert kiwi_scorer(str(tiny_kiwi_dir)) == (scorer, record)          # the same model object, not a reload
+    rows = [{"caption_id": "c1", "lang": "deu_Latn", "hyp_rank": r, "text": text}
+            for r, text in enumerate(["Ein Hund läuft", "A dog runs", "Ein Hund läuft"])]
+    context = TagContext(sources={"c1": "A dog runs"}, kiwi=scorer)
+    scores = run_taggers(rows, context, ["kiwi_v1"])["kiwi_v1__score"]
+    direct = KiwiScorer(load_kiwi(str(tiny_kiwi_dir))[0], device="cpu").score(["A dog runs"] * 3,
+                                                                              [row["text"] for row in rows])
+    assert scores == pytest.approx(direct) and scores[0] == scores[2] != scores[1]
+    with pytest.raises(ValueError, match="kiwi_v1 needs a loaded COMETKiwi scorer"):
+        run_taggers(rows, TagContext(sources={"c1": "A dog runs"}), ["kiwi_v1"])

@@ -2,26 +2,38 @@ import math
 
 import pytest
 
-from builders.captions.select import (
-    Thresholds, choose, failed_checks, percentiles, quality_flags, thresholds_by_language,
-)
-from builders.captions.select_stage import select_rows
+from builders.captions.select import DEFAULT_CHECKS, choose, failed_checks, percentiles, quality_flags, with_text_tags
+from builders.captions.select_stage import Config, select_rows
+from builders.core.errors import BabelforgeError
+from builders.core.taggers import Thresholds
 
 NAN = math.nan
+# The full profile's checks (params.yaml `captions.select.default`, profile full).
+FULL = {
+    **DEFAULT_CHECKS,
+    "langid": {"langid_v1__prob": {"min": 0.5}},
+    "script": {"script_v1__share": {"min": 0.5}},
+    "repetition": {"repetition_v1__longest_run": {"max": 3}, "repetition_v1__longest_letter_run": {"max": 5}},
+}
+
+
+def rules(default=FULL, languages=None, lang="deu_Latn"):
+    return Thresholds(default, languages or {}).for_language(lang, "captions.select")
 
 
 def hyp(rank, kiwi, text="Ein Hund", langid=0.9, script=1.0, overlap=0.0, exact=False, run=1, letter_run=1,
         lang="deu_Latn", caption_id="c1"):
-    return {
+    row = {
         "caption_id": caption_id, "lang": lang, "hyp_rank": rank, "text": text, "mt_score": -0.1 * rank,
         "langid_v1__prob": langid, "script_v1__share": script, "copy_v1__overlap": overlap,
         "copy_v1__exact": exact, "repetition_v1__longest_run": run,
         "repetition_v1__longest_letter_run": letter_run, "kiwi_v1__score": kiwi,
     }
+    return with_text_tags([row])[0]
 
 
 def test_each_check_rejects_what_it_should():
-    t = Thresholds()
+    t = rules()
     assert failed_checks(hyp(0, 0.5), t) == []
     assert failed_checks(hyp(0, 0.5, langid=0.2), t) == ["langid"]
     assert failed_checks(hyp(0, 0.5, script=0.1), t) == ["script"]
@@ -31,51 +43,59 @@ def test_each_check_rejects_what_it_should():
     assert failed_checks(hyp(0, 0.5, letter_run=6), t) == ["repetition"]
     assert failed_checks(hyp(0, 0.5, run=3, letter_run=5), t) == []          # limits are inclusive
     assert failed_checks(hyp(0, 0.5, text="  "), t) == ["empty"]
-    assert failed_checks(hyp(0, 0.1), Thresholds(min_kiwi=0.3)) == ["kiwi"]
+    assert failed_checks(hyp(0, 0.1), rules({**FULL, "kiwi": {"kiwi_v1__score": {"min": 0.3}}})) == ["kiwi"]
 
 
 def test_a_null_threshold_turns_its_check_off():
-    off = Thresholds(min_langid_prob=None, min_script_share=None, max_repeat_run=None, max_letter_run=None)
+    off = rules(DEFAULT_CHECKS)      # the sample profile: langid, script and repetition off
     assert failed_checks(hyp(0, 0.5, langid=0.0, script=0.0, run=9, letter_run=9), off) == []
     assert failed_checks(hyp(0, 0.5, exact=True), off) == ["copy"]
+    assert failed_checks(hyp(0, 0.5, exact=True), rules({**FULL, "copy": None})) == []
 
 
 def test_unmeasurable_attributes_do_not_reject():
     # NaN: langid does not know the language / the text has no letters.
-    assert failed_checks(hyp(0, 0.5, langid=NAN, script=NAN, overlap=NAN), Thresholds()) == []
+    assert failed_checks(hyp(0, 0.5, langid=NAN, script=NAN, overlap=NAN), rules()) == []
 
 
 def test_highest_kiwi_among_passing_hypotheses_wins():
     candidates = [hyp(0, 0.9, langid=0.1), hyp(1, 0.4), hyp(2, 0.7), hyp(3, 0.95, run=9)]
-    choice = choose(candidates, Thresholds())
+    choice = choose(candidates, rules())
     assert choice.best["hyp_rank"] == 2
     assert (choice.n_hypotheses, choice.n_passed, choice.reason) == (4, 2, None)
 
 
 def test_ties_go_to_the_translators_preferred_hypothesis_whatever_the_row_order():
     candidates = [hyp(3, 0.7), hyp(1, 0.7), hyp(2, 0.7)]
-    assert choose(candidates, Thresholds()).best["hyp_rank"] == 1
-    assert choose(list(reversed(candidates)), Thresholds()).best["hyp_rank"] == 1
+    assert choose(candidates, rules()).best["hyp_rank"] == 1
+    assert choose(list(reversed(candidates)), rules()).best["hyp_rank"] == 1
 
 
 def test_all_rejected_records_why():
     candidates = [hyp(0, 0.9, langid=0.1), hyp(1, 0.8, langid=0.2, script=0.0), hyp(2, 0.7, exact=True)]
-    choice = choose(candidates, Thresholds())
+    choice = choose(candidates, rules())
     assert choice.best is None
     assert choice.reason == "rejected:langid=2,script=1,copy=1"
-    assert choose([], Thresholds()).reason == "no_hypotheses"
+    assert choose([], rules()).reason == "no_hypotheses"
 
 
 def test_per_language_thresholds_override_the_default():
-    config = {"default": {"min_script_share": 0.5}, "languages": {"jpn_Jpan": {"min_script_share": 0.9}}}
-    thresholds = thresholds_by_language(config, ["deu_Latn", "jpn_Jpan"])
-    assert thresholds["deu_Latn"].min_script_share == 0.5
-    assert thresholds["jpn_Jpan"].min_script_share == 0.9
-    assert thresholds["jpn_Jpan"].min_langid_prob == thresholds["deu_Latn"].min_langid_prob
+    languages = {"jpn_Jpan": {"script": {"script_v1__share": {"min": 0.9}}}}
+    german, japanese_rules = rules(FULL, languages), rules(FULL, languages, "jpn_Jpan")
     japanese = hyp(0, 0.5, script=0.8, lang="jpn_Jpan")
-    assert failed_checks(japanese, thresholds["jpn_Jpan"]) == ["script"]
-    with pytest.raises(ValueError, match="min_scrip_share"):
-        thresholds_by_language({"default": {"min_scrip_share": 0.1}}, ["deu_Latn"])
+    assert failed_checks(japanese, japanese_rules) == ["script"]
+    assert failed_checks(hyp(0, 0.5, script=0.8), german) == []
+    assert failed_checks(hyp(0, 0.5, langid=0.2, lang="jpn_Jpan"), japanese_rules) == ["langid"]   # the rest stays
+
+
+def test_a_misspelt_column_or_condition_stops_the_stage():
+    columns = [column for row in [hyp(0, 0.5)] for column in row]
+    Thresholds(FULL).check(columns, "captions.select")
+    with pytest.raises(BabelforgeError, match="captions.select.default.script: no column script_v1__shar"):
+        Thresholds({"script": {"script_v1__shar": {"min": 0.5}}}).check(columns, "captions.select")
+    misspelt = Thresholds(FULL, {"jpn_Jpan": {"script": {"script_v1__share": {"minimum": 0.5}}}})
+    with pytest.raises(BabelforgeError, match="languages.jpn_Jpan.script.script_v1__share: unknown key minimum"):
+        misspelt.check(columns, "captions.select")
 
 
 def test_percentiles_share_ties_and_flags_split_the_bottom_quarter():
@@ -93,7 +113,7 @@ def test_select_rows_one_row_per_pair_with_percentiles_per_language():
     scored = [hyp(r, 0.1 * (i + 1) + 0.01 * r, caption_id=f"c{i}") for i in range(4) for r in range(2)]
     scored += [hyp(0, 0.9, caption_id="c0", lang="fra_Latn"), hyp(0, 0.2, caption_id="c1", lang="fra_Latn", langid=0.0)]
     pairs = [(f"c{i}", lang) for lang in ("deu_Latn", "fra_Latn") for i in range(5)]
-    rows = select_rows(scored, pairs, {"default": {}})
+    rows = select_rows(scored, pairs, Thresholds(FULL))
     by_pair = {(row["caption_id"], row["lang"]): row for row in rows}
     assert len(rows) == 10
     assert by_pair[("c0", "deu_Latn")]["hyp_rank"] == 1
@@ -104,3 +124,16 @@ def test_select_rows_one_row_per_pair_with_percentiles_per_language():
     assert by_pair[("c1", "fra_Latn")]["kiwi_percentile"] is None
     # French has one kept caption: it is its language's whole distribution.
     assert by_pair[("c0", "fra_Latn")]["kiwi_percentile"] == 0.0
+
+
+@pytest.mark.parametrize("stage", ["select_stage", "tag_stage"])
+def test_code_defaults_are_the_sample_profiles_params(repo_root, stage):
+    import importlib
+
+    from builders.core.config import load_config
+    from builders.core.params import load_params
+
+    config = importlib.import_module(f"builders.captions.{stage}").Config
+    params = load_params(repo_root / "params.yaml")
+    assert load_config(config, params) == config()
+    assert load_config(config, {**params, "profile": "full"}) != config()

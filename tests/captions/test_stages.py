@@ -55,9 +55,9 @@ def built(tmp_path_factory, xtd, xtd_path, tiny_kiwi_dir):
         assert translate(monkeypatch, params, data, stub_for(xtd)) == 0
     finally:
         monkeypatch.undo()
-    common = ["--params", str(params), "--registry", REGISTRY, "--data-dir", str(data)]
+    common = ["--params", str(params), "--data-dir", str(data)]
     assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common, "--metrics", str(data / "quality.json")]) == 0
+    assert main(["captions_select", *common]) == 0
     return root, data
 
 
@@ -109,8 +109,8 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
 def test_selection_rerun_is_byte_identical(built, tmp_path):
     root, data = built
     before = {name: sha256_file(data / name) for name in ("selected.parquet", "quality.json")}
-    common = ["--params", str(root / "params.yaml"), "--registry", REGISTRY, "--data-dir", str(data)]
-    assert main(["captions_select", *common, "--metrics", str(data / "quality.json")]) == 0
+    common = ["--params", str(root / "params.yaml"), "--data-dir", str(data)]
+    assert main(["captions_select", *common]) == 0
     assert {name: sha256_file(data / name) for name in before} == before
 
 
@@ -127,9 +127,9 @@ def test_extra_input_columns_reach_the_selected_table(tmp_path, monkeypatch, tin
     known = {("a dog on the grass", "rus_Cyrl"): "собака на траве", ("two cats", "rus_Cyrl"): "две кошки"}
     data = tmp_path / "data"
     assert translate(monkeypatch, params, data, StubTranslator(known=known, num_hypotheses=3)) == 0
-    common = ["--params", str(params), "--registry", REGISTRY, "--data-dir", str(data)]
+    common = ["--params", str(params), "--data-dir", str(data)]
     assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common, "--metrics", str(data / "q.json")]) == 0
+    assert main(["captions_select", *common]) == 0
     selected = read_table(data / "selected.parquet").set_index("caption_id")
     assert selected.loc["a", "rating"] == "4.5" and selected.loc["b", "ref_rus_Cyrl"] == "две кошки"
     assert selected.loc["a", "text"] == "собака на траве"
@@ -144,7 +144,7 @@ def test_tag_stage_with_missing_kiwi_fails_before_writing(built, tmp_path, capsy
     out = tmp_path / "data"
     shutil.copytree(data, out)
     (out / "attributes.parquet").unlink()
-    assert main(["captions_tag", "--params", str(bad), "--registry", REGISTRY, "--data-dir", str(out)]) == 1
+    assert main(["captions_tag", "--params", str(bad), "--data-dir", str(out)]) == 1
     assert "captions_kiwi_model" in capsys.readouterr().err
     assert not (out / "attributes.parquet").exists()
 
@@ -175,7 +175,7 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     quality_before = read_json(project / "data" / "captions" / "quality.json")
 
     values = yaml.safe_load(params.read_text())
-    values["captions"]["select"]["default"]["min_kiwi"] = 0.6
+    values["captions"]["select"]["default"]["kiwi"] = {"kiwi_v1__score": {"min": 0.6}}
     params.write_text(yaml.safe_dump(values, sort_keys=False))
     assert "up to date" in _dvc(project, "status", "captions_tag")
     assert "captions.select" in _dvc(project, "status", "captions_select")

@@ -72,8 +72,9 @@ def test_profile_choices_resolve_at_any_depth():
     params = load_params(REPO / "params.yaml")
     full = captions_params({**params, "profile": "full"}, "select")
     sample = captions_params({**params, "profile": "sample"}, "select")
-    assert full["default"]["min_langid_prob"] == 0.5 and sample["default"]["min_langid_prob"] is None
-    assert full["default"]["max_copy_overlap"] == sample["default"]["max_copy_overlap"]
-    with pytest.raises(BabelforgeError, match="captions.select.default.min_kiwi"):
-        captions_params({"profile": "full", "captions": {"select": {"default": {"min_kiwi": {"sample": 0.1}}}}},
+    assert full["default"]["langid"]["langid_v1__prob"]["min"] == 0.5
+    assert sample["default"]["langid"]["langid_v1__prob"]["min"] is None
+    assert full["default"]["copy"] == sample["default"]["copy"]
+    with pytest.raises(BabelforgeError, match="captions.select.default.kiwi"):
+        captions_params({"profile": "full", "captions": {"select": {"default": {"kiwi": {"sample": 0.1}}}}},
                         "select")

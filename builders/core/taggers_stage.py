@@ -1,0 +1,54 @@
+"""`babelforge taggers`: every registered tagger, its version, columns and the stages that run it.
+
+A stage module names the taggers it runs in `TAGGERS`; this command reads those names from
+every module of the command table, so the listing is what the code does, not a copy of it.
+"""
+from __future__ import annotations
+
+import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="one JSON object per tagger instead of a table")
+
+
+def used_by() -> dict[str, list[str]]:
+    """Tagger name -> the commands whose stage module lists it in `TAGGERS`. Importing every
+    stage module also registers every tagger (a stage imports the taggers it runs)."""
+    import importlib
+
+    from builders.cli import COMMANDS
+
+    users: dict[str, list[str]] = {}
+    for command, (module, _) in COMMANDS.items():
+        for name in getattr(importlib.import_module(module), "TAGGERS", ()):
+            users.setdefault(name, []).append(command)
+    return users
+
+
+def listing() -> list[dict]:
+    from builders.core.taggers import REGISTRY
+
+    users = used_by()
+    return [{"name": entry.name, "tagger": entry.base, "version": entry.version,
+             "columns": {column: kind.__name__ for column, kind in entry.columns.items()},
+             "reads": list(entry.reads), "used_by": users.get(entry.name, []), "module": entry.module,
+             "help": entry.help}
+            for entry in sorted(REGISTRY.values(), key=lambda entry: entry.name)]
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    entries = listing()
+    if args.json:
+        for entry in entries:
+            print(json.dumps(entry, ensure_ascii=False))
+        return 0
+    for entry in entries:
+        columns = ", ".join(f"{entry['name']}__{column}: {kind}" for column, kind in entry["columns"].items())
+        print(f"{entry['name']}  (version {entry['version']}; used by {', '.join(entry['used_by']) or 'no stage'})")
+        print(f"    {entry['help']}")
+        print(f"    columns: {columns}")
+        print(f"    reads: {', '.join(entry['reads'])}; defined in {entry['module']}")
+    return 0
