@@ -1,23 +1,31 @@
-"""Babel-ImageNet label selection: the paper's procedure as pure functions.
+"""Babel-ImageNet label selection: the paper's procedure and the rules the open data needs, as pure functions.
 
-For each (class, language), over the senses in source order:
-  1. normalise the lemma (`_` -> space, Unicode NFC, whitespace collapsed and stripped);
-  2. drop it if its casefolded form equals an English lemma of *any* of the 1,000 classes
+For each (class, language):
+  1. clean every lemma (`cleaning.clean_lemma`): markup and placeholders out, one form per name;
+  2. route every form by its script: a form whose script is not the key's own goes to the
+     registry key of the same language in that script (`hbs` Cyrillic -> `srp_Cyrl`); with no
+     such key it stays when the registry expects the script for the language, else it is dropped;
+  3. drop a form whose casefolded text equals an English lemma of *any* of the 1,000 classes
      (an untranslated English word is not a label in that language);
-  3. drop it if the source marks it as an automatic translation;
-  4. skip senses from low-precision sources (BabelNet's WIKIRED, WIKIDATA_ALIAS) unless no
-     other sense is left;
-  5. take the first remaining sense; no sense left = no label for that class in that language.
-A sense that is both English and a translation counts as English (rule 2 comes first).
+  4. drop it if the source marks it as an automatic translation;
+  5. skip forms from low-precision sources (BabelNet's WIKIRED, WIKIDATA_ALIAS) unless no
+     other form is left;
+  6. rank what is left: `first` (the paper: the first form in the source's order) or
+     `agreement` (a vernacular name before a scientific one, then the forms more distinct
+     sources give, then `source_priority`, then the source's order);
+  7. optionally, where one label names several classes of a language, give each class that has
+     one a candidate no other class of the language uses (the class holding the label most
+     firmly keeps it).
+A form that is both English and a translation counts as English (rule 3 comes first).
 Languages keep their labels only with at least `min_classes` classes.
 """
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Literal, Mapping, Sequence
 
+from builders.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS, clean_lemma, normalise_lemma
 from builders.lexicon.senses import Sense
 
 DEFAULT_LOW_PRECISION_SOURCES = frozenset({"WIKIRED", "WIKIDATA_ALIAS"})
@@ -25,11 +33,15 @@ DEFAULT_LOW_PRECISION_SOURCES = frozenset({"WIKIRED", "WIKIDATA_ALIAS"})
 # 17/32/35/16 split of its 100 evaluation languages.
 GROUP_BOUNDS = (("very-low", 100), ("low", 333), ("mid", 666), ("high", 1000))
 ENGLISH = "eng_Latn"
-
-
-def normalise_lemma(lemma: str) -> str:
-    text = unicodedata.normalize("NFC", lemma.replace("_", " "))
-    return " ".join(text.split())
+Ranking = Literal["first", "agreement"]
+# Per-language counts of what cleaning and routing did (columns of languages.parquet).
+TALLY_COLUMNS = (
+    *(f"n_dropped_{kind}" for kind in DROP_KINDS), "n_dropped_script",
+    *(f"n_cleaned_{kind}" for kind in CLEAN_KINDS), "n_routed_out", "n_routed_in",
+)
+# Endings the zoological and botanical codes give names above the genus (family, subfamily,
+# superfamily, order of birds and fishes, plant family): a Latin word with one is a taxon name.
+TAXON_SUFFIXES = ("idae", "inae", "oidea", "iformes", "aceae")
 
 
 def english_key(text: str) -> str:
@@ -41,66 +53,342 @@ def english_lemma_keys(lemmas_per_class: Iterable[Iterable[str]]) -> frozenset[s
     return frozenset(english_key(lemma) for lemmas in lemmas_per_class for lemma in lemmas)
 
 
+# --- 1. cleaning ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Form:
+    """One clean form of a sense, in the language it ended up in."""
+
+    synset: str
+    lang: str
+    label: str
+    raw: str                     # the lemma as the source wrote it
+    source: str
+    is_translation: bool
+    rank: int                    # the sense's rank in its source order (in its own language)
+    part: int = 0                # position among the forms one raw lemma gave
+    routed_from: str | None = None
+    cleaned: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.label.casefold()
+
+
+def clean_senses(senses: Iterable[Sense], tally: Counter) -> list[Form]:
+    """The clean forms of the senses; dropped and cleaned lemmas counted in `tally[(lang, column)]`."""
+    forms = []
+    for sense in senses:
+        result = clean_lemma(sense.lemma)
+        for kind in result.cleaned:
+            tally[(sense.lang, f"n_cleaned_{kind}")] += 1
+        if result.dropped:
+            tally[(sense.lang, f"n_dropped_{result.dropped}")] += 1
+        forms.extend(
+            Form(sense.synset, sense.lang, text, sense.lemma, sense.source, sense.is_translation, sense.rank, part,
+                 cleaned=result.cleaned)
+            for part, text in enumerate(result.forms)
+        )
+    return forms
+
+
+# --- 2. script routing -----------------------------------------------------------------------------
+
+class ScriptRouter:
+    """Where a form goes by its script: its own key, another key of the language, or nowhere.
+
+    A form's script is its dominant script (`builders.core.scripts`). It stays when that is the
+    key's own script (`Hans` covers Han), or when it is a short Latin acronym (`GSM`, as the audit
+    allows). Otherwise it goes to `routes[lang][script]` when given (macro-languages: `hbs_Latn`
+    Cyrillic -> `srp_Cyrl`, `kur_Latn` Arabic -> `ckb_Arab`), else to the registry key with the
+    same ISO 639-3 code written in that script (one without a variant suffix, when exactly one
+    exists). With no target it stays if the registry expects that script for the language
+    (`Language.expected_scripts`: Ojibwe is written in syllabics and in Latin) and is dropped if not.
+    """
+
+    def __init__(self, languages, routes: Mapping[str, Mapping[str, str]] | None = None):
+        from builders.core.errors import BabelforgeError
+        from builders.core.scripts import expand_script
+
+        self.languages = languages
+        self.routes = {lang: dict(by_script) for lang, by_script in (routes or {}).items()}
+        for lang, by_script in self.routes.items():
+            for script, target in by_script.items():
+                if lang not in languages or target not in languages:
+                    missing = lang if lang not in languages else target
+                    raise BabelforgeError(f"labels.script_routes: {missing} is not a registry key "
+                                          "(resources/languages.tsv); name keys such as srp_Cyrl")
+                expected = languages.get(target).expected_scripts
+                if script not in set().union(*(expand_script(s) for s in expected)):
+                    raise BabelforgeError(f"labels.script_routes.{lang}.{script}: {target} is not written in "
+                                          f"{script} (registry scripts {','.join(expected)})")
+        by_script: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for language in languages:
+            if "-" not in language.key:
+                for script in expand_script(language.script):
+                    by_script[(language.iso639_3, script)].append(language.key)
+        self._same_language = {where: keys[0] for where, keys in by_script.items() if len(keys) == 1}
+
+    def route(self, lang: str, text: str) -> str | None:
+        """The key the form belongs to (`lang` itself when it stays), None when it is dropped."""
+        from builders.core.text_taggers import is_latin_acronym
+        from builders.core.scripts import dominant_script, expand_script
+
+        script = dominant_script(text)
+        language = self.languages.get(lang)
+        if script is None or script in expand_script(language.script):
+            return lang
+        if script == "Latn" and is_latin_acronym(text):
+            return lang
+        target = self.routes.get(lang, {}).get(script) or self._same_language.get((language.iso639_3, script))
+        if target and target != lang:
+            return target
+        if script in set().union(*(expand_script(s) for s in language.expected_scripts)):
+            return lang
+        return None
+
+
+def route_forms(forms: Iterable[Form], router: ScriptRouter, tally: Counter) -> list[Form]:
+    """Forms moved to the key their script belongs to; the others dropped. Counted in `tally`."""
+    routed = []
+    for form in forms:
+        target = router.route(form.lang, form.label)
+        if target is None:
+            tally[(form.lang, "n_dropped_script")] += 1
+        elif target != form.lang:
+            tally[(form.lang, "n_routed_out")] += 1
+            tally[(target, "n_routed_in")] += 1
+            routed.append(replace(form, lang=target, routed_from=form.lang))
+        else:
+            routed.append(form)
+    return routed
+
+
+# --- 3-6. choosing one label per class ------------------------------------------------------------
+
+def is_scientific_name(text: str, taxa: Iterable[str]) -> bool:
+    """A taxon's Latin name rather than a vernacular one.
+
+    `taxa` are the class's `rank:Name` (the wordnet artifact's `taxa`). Scientific: a name above
+    the genus (`Sphyrnidae`), any Latin word with a family/order ending (`Cicadellidae`), or two or
+    three plain Latin words starting with the class's genus (`cavia porcellus`, `Canis lupus
+    dingo`). A genus name alone is not enough: `lynx`, `python`, `gorilla` are vernacular too.
+    """
+    words = text.casefold().split()
+    if not words or not all(word.isascii() and word.isalpha() for word in words):
+        return False
+    ranked = [item.split(":", 1) for item in taxa]
+    if len(words) == 1:
+        higher = {name.casefold() for rank, name in ranked if rank not in ("genus", "subgenus")}
+        return words[0] in higher or words[0].endswith(TAXON_SUFFIXES)
+    genera = {name.casefold() for rank, name in ranked if rank in ("genus", "subgenus")}
+    return len(words) <= 3 and words[0] in genera
+
+
+def priority_index(source: str, priority: Sequence[str]) -> int:
+    """Position of a source in `priority` by full name (`omw:ell`) or kind (`omw`); unlisted: last."""
+    kind = source.split(":", 1)[0]
+    for index, name in enumerate(priority):
+        if name in (source, kind):
+            return index
+    return len(priority)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One distinct label (casefolded) of a class in a language, and who gives it."""
+
+    form: Form                   # the form that represents it (best source, then source order)
+    sources: tuple[str, ...]     # distinct sources giving it, sorted
+    scientific: bool
+    order: tuple                 # the ranking key (smaller is better)
+
+    @property
+    def label(self) -> str:
+        return self.form.label
+
+    @property
+    def key(self) -> str:
+        return self.form.key
+
+
+# What decided between the chosen candidate and the next one, by the first part of the
+# agreement key that differs.
+AGREEMENT_REASONS = ("vernacular", "agreement", "source_priority", "source_order", "source_order", "source_order")
+
+
+def rank_candidates(forms: Sequence[Form], ranking: Ranking, priority: Sequence[str] = (),
+                    taxa: Sequence[str] = ()) -> list[Candidate]:
+    """The distinct labels of one (class, language), best first, under `ranking`."""
+    def position(form: Form) -> tuple:
+        return (form.routed_from is not None, form.rank, form.part)
+
+    grouped: dict[str, list[Form]] = defaultdict(list)
+    for form in forms:
+        grouped[form.key].append(form)
+    candidates = []
+    for group in grouped.values():
+        sources = tuple(sorted({form.source for form in group}))
+        if ranking == "first":
+            best = min(group, key=position)
+            scientific = is_scientific_name(best.label, taxa)
+            order: tuple = position(best)
+        else:
+            best = min(group, key=lambda form: (priority_index(form.source, priority), *position(form)))
+            scientific = is_scientific_name(best.label, taxa)
+            order = (scientific, -len(sources), priority_index(best.source, priority), *position(best))
+        candidates.append(Candidate(best, sources, scientific, order))
+    return sorted(candidates, key=lambda candidate: candidate.order)
+
+
+def rank_reason(candidates: Sequence[Candidate], ranking: Ranking) -> str:
+    """Why the first candidate won: `only`, `first`, or the agreement rule that told it from the next."""
+    if len(candidates) == 1:
+        return "only"
+    if ranking == "first":
+        return "first"
+    first, second = candidates[0].order, candidates[1].order
+    return next(AGREEMENT_REASONS[i] for i, (a, b) in enumerate(zip(first, second)) if a != b)
+
+
 @dataclass(frozen=True)
 class LabelChoice:
     synset: str
     lang: str
-    label: str | None          # None: every sense was dropped
+    label: str | None          # None: every form was dropped
     source: str | None
     rank: int | None           # the chosen sense's rank in its source order
-    n_senses: int
+    n_senses: int              # clean forms of the class in the language (after routing)
     n_dropped_english: int
     n_dropped_mt: int
-    n_dropped_low_precision: int  # low-precision senses passed over for a better one
+    n_dropped_low_precision: int  # low-precision forms passed over for a better one
     used_low_precision: bool
+    raw_lemma: str | None = None
+    routed_from: str | None = None
+    n_sources: int = 0         # distinct sources that give the chosen label
+    rank_reason: str = ""      # only | first | vernacular | agreement | source_priority | source_order | unique
+    candidates: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
 
 
-def choose_label(senses: Sequence[Sense], english_keys: frozenset[str],
-                 low_precision_sources: frozenset[str] = DEFAULT_LOW_PRECISION_SOURCES) -> LabelChoice:
-    """Apply the rules to the senses of one (synset, language)."""
-    ordered = sorted(senses, key=lambda sense: sense.rank)
-    if not ordered:
-        raise ValueError("choose_label needs at least one sense")
-    synset, lang = ordered[0].synset, ordered[0].lang
+def choose_label(forms: Sequence[Form], english_keys: frozenset[str],
+                 low_precision_sources: frozenset[str] = DEFAULT_LOW_PRECISION_SOURCES,
+                 ranking: Ranking = "first", priority: Sequence[str] = (), taxa: Sequence[str] = ()) -> LabelChoice:
+    """Apply rules 3-6 to the forms of one (synset, language)."""
+    if not forms:
+        raise ValueError("choose_label needs at least one form")
+    synset, lang = forms[0].synset, forms[0].lang
     n_english = n_mt = 0
-    preferred: list[Sense] = []
-    low_precision: list[Sense] = []
-    for sense in ordered:
-        if english_key(sense.lemma) in english_keys:
+    preferred: list[Form] = []
+    low_precision: list[Form] = []
+    for form in forms:
+        if english_key(form.label) in english_keys:
             n_english += 1
-        elif sense.is_translation:
+        elif form.is_translation:
             n_mt += 1
-        elif not normalise_lemma(sense.lemma):
-            continue
-        elif sense.source in low_precision_sources:
-            low_precision.append(sense)
+        elif form.source in low_precision_sources:
+            low_precision.append(form)
         else:
-            preferred.append(sense)
-    chosen = preferred[0] if preferred else (low_precision[0] if low_precision else None)
+            preferred.append(form)
+    candidates = rank_candidates(preferred or low_precision, ranking, priority, taxa)
+    chosen = candidates[0] if candidates else None
     return LabelChoice(
         synset=synset,
         lang=lang,
-        label=normalise_lemma(chosen.lemma) if chosen else None,
-        source=chosen.source if chosen else None,
-        rank=chosen.rank if chosen else None,
-        n_senses=len(ordered),
+        label=chosen.label if chosen else None,
+        source=chosen.form.source if chosen else None,
+        rank=chosen.form.rank if chosen else None,
+        n_senses=len(forms),
         n_dropped_english=n_english,
         n_dropped_mt=n_mt,
         n_dropped_low_precision=len(low_precision) if preferred else 0,
         used_low_precision=bool(chosen) and not preferred,
+        raw_lemma=chosen.form.raw if chosen else None,
+        routed_from=chosen.form.routed_from if chosen else None,
+        n_sources=len(chosen.sources) if chosen else 0,
+        rank_reason=rank_reason(candidates, ranking) if chosen else "",
+        candidates=tuple(candidates),
     )
 
 
-def choose_labels(senses: Iterable[Sense], english_keys: frozenset[str],
-                  low_precision_sources: frozenset[str] = DEFAULT_LOW_PRECISION_SOURCES,
-                  exclude_langs: Iterable[str] = (ENGLISH,)) -> list[LabelChoice]:
-    """One LabelChoice per (synset, language) that has senses, sorted by (lang, synset)."""
+# --- 7. duplicates -----------------------------------------------------------------------------
+
+def with_candidate(choice: LabelChoice, candidate: Candidate, reason: str) -> LabelChoice:
+    return replace(choice, label=candidate.label, source=candidate.form.source, rank=candidate.form.rank,
+                   raw_lemma=candidate.form.raw, routed_from=candidate.form.routed_from,
+                   n_sources=len(candidate.sources), rank_reason=reason)
+
+
+def resolve_duplicates(choices: Sequence[LabelChoice]) -> list[LabelChoice]:
+    """Where one label (casefolded) names several classes of a language, every class but one that
+    has a candidate no other class of the language uses takes it. The class keeping the label:
+    one without such a candidate, else the one where the most sources give it (then by synset).
+    Classes are visited in synset order, so the result does not depend on the input order."""
+    result = {(c.lang, c.synset): c for c in choices}
+    by_lang: dict[str, list[LabelChoice]] = defaultdict(list)
+    for choice in choices:
+        if choice.label is not None:
+            by_lang[choice.lang].append(choice)
+    for lang, labelled in sorted(by_lang.items()):
+        used = Counter(choice.label.casefold() for choice in labelled)
+        holders: dict[str, list[str]] = defaultdict(list)
+        for choice in sorted(labelled, key=lambda c: c.synset):
+            holders[choice.label.casefold()].append(choice.synset)
+        for key in sorted(k for k, synsets in holders.items() if len(synsets) > 1):
+            group = [result[(lang, synset)] for synset in holders[key]]
+
+            def unique_alternative(choice: LabelChoice) -> Candidate | None:
+                return next((c for c in choice.candidates if c.key != key and not used[c.key]), None)
+
+            keeper = next((c for c in group if unique_alternative(c) is None), None)
+            if keeper is None:
+                keeper = min(group, key=lambda c: (-c.n_sources, c.synset))
+            for choice in group:
+                alternative = None if choice is keeper else unique_alternative(choice)
+                if alternative is not None:
+                    used[key] -= 1
+                    used[alternative.key] += 1
+                    result[(lang, choice.synset)] = with_candidate(choice, alternative, "unique")
+    return [result[(c.lang, c.synset)] for c in choices]
+
+
+# --- the whole procedure --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rules:
+    """The settings of the procedure (the `labels` group of params.yaml, resolved)."""
+
+    ranking: Ranking = "first"
+    source_priority: tuple[str, ...] = ("wikt", "omw", "cldr")
+    source_priority_by_lang: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    low_precision_sources: frozenset[str] = DEFAULT_LOW_PRECISION_SOURCES
+    resolve_duplicates: bool = False
+
+    def priority(self, lang: str) -> Sequence[str]:
+        return self.source_priority_by_lang.get(lang, self.source_priority)
+
+
+def choose_labels(senses: Iterable[Sense], english_keys: frozenset[str], router: ScriptRouter | None = None,
+                  rules: Rules = Rules(), taxa: Mapping[str, Sequence[str]] | None = None,
+                  exclude_langs: Iterable[str] = (ENGLISH,), tally: Counter | None = None) -> list[LabelChoice]:
+    """One LabelChoice per (synset, language) that has forms, sorted by (lang, synset).
+
+    `router` routes forms by script (None: no routing); `taxa` gives each synset's taxa for the
+    scientific-name rule; `tally` collects the per-language cleaning and routing counts."""
+    tally = Counter() if tally is None else tally
     excluded = set(exclude_langs)
-    grouped: dict[tuple[str, str], list[Sense]] = defaultdict(list)
-    for sense in senses:
-        if sense.lang not in excluded:
-            grouped[(sense.lang, sense.synset)].append(sense)
-    return [choose_label(group, english_keys, low_precision_sources) for _, group in sorted(grouped.items())]
+    forms = clean_senses((s for s in senses if s.lang not in excluded), tally)
+    if router is not None:
+        forms = [form for form in route_forms(forms, router, tally) if form.lang not in excluded]
+    grouped: dict[tuple[str, str], list[Form]] = defaultdict(list)
+    for form in forms:
+        grouped[(form.lang, form.synset)].append(form)
+    taxa = taxa or {}
+    choices = [
+        choose_label(group, english_keys, rules.low_precision_sources, rules.ranking, rules.priority(lang),
+                     taxa.get(synset, ()))
+        for (lang, synset), group in sorted(grouped.items())
+    ]
+    return resolve_duplicates(choices) if rules.resolve_duplicates else choices
 
 
 def resource_group(n_classes: int) -> str:
@@ -119,6 +407,7 @@ def kept_languages(choices: Iterable[LabelChoice], min_classes: int) -> dict[str
 def english_rows(clip_names: Mapping[str, str]) -> list[LabelChoice]:
     """English labels are the standard CLIP class names (synset -> name)."""
     return [
-        LabelChoice(synset, ENGLISH, name, "clip", 0, 1, 0, 0, 0, False)
+        LabelChoice(synset, ENGLISH, name, "clip", 0, 1, 0, 0, 0, False, raw_lemma=name, n_sources=1,
+                    rank_reason="only")
         for synset, name in sorted(clip_names.items())
     ]

@@ -3,11 +3,22 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from typing import Literal
 
 from builders.core.config import Paths, from_group, setting, stage_paths
 from builders.lexicon.senses_stage import Config as SensesConfig
 
 TAGGERS = ("duplicate_v1",)
+
+
+@dataclass(frozen=True)
+class SourcePriority:
+    """Which source's form wins among equally supported ones (`agreement` ranking)."""
+
+    default: list[str] = setting(["wikt", "omw", "cldr"], "sources by kind (`omw`) or name (`omw:ell`), best first")
+    languages: dict[str, list[str]] = setting(
+        {"ell_Grek": ["omw", "wikt", "cldr"], "pes_Arab": ["omw", "wikt", "cldr"], "swe_Latn": ["omw", "wikt", "cldr"]},
+        "per-language orders (registry key -> list), replacing the default")
 
 
 @dataclass(frozen=True)
@@ -18,6 +29,17 @@ class Config:
     min_classes: int = setting(10, "keep a language only with at least this many classes")
     low_precision_sources: list[str] = setting(
         ["WIKIRED", "WIKIDATA_ALIAS"], "sense sources used only when nothing else is left")
+    ranking: Literal["first", "agreement"] = setting(
+        "agreement", "first: the source's first form (the paper); agreement: vernacular, most sources, "
+        "source_priority, source order (per profile: sample agreement, full first)")
+    source_priority: SourcePriority = setting(SourcePriority(), "the agreement ranking's source order")
+    resolve_duplicates: bool = setting(
+        True, "give a class another candidate when its label names several classes "
+        "(per profile: sample true, full false)")
+    script_routes: dict[str, dict[str, str]] = setting(
+        {"hbs_Latn": {"Cyrl": "srp_Cyrl"}, "kur_Latn": {"Arab": "ckb_Arab"}},
+        "key -> {script: key}: where a form in another script goes when the language's ISO code differs "
+        "(macro-languages); same-code keys (xxx_Scrp) are found in the registry")
     senses: SensesConfig = from_group(SensesConfig, "senses", "the senses stage's settings (which source to read)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
@@ -28,6 +50,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--senses-dir", dest="paths.senses", help="output of `babelforge senses` (paths.senses)")
     parser.add_argument("--labels", dest="paths.labels", help="labels.parquet to write (paths.labels)")
     parser.add_argument("--languages", dest="paths.languages", help="languages.parquet to write (paths.languages)")
+
+
+INT_COLUMNS = ("class_idx", "rank", "n_senses", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision",
+               "n_sources")
 
 
 def labels_frame(choices, classes):
@@ -43,7 +69,8 @@ def labels_frame(choices, classes):
             "class_idx": by_synset[c.synset][0], "wnid": by_synset[c.synset][1], "lang": c.lang, "label": c.label,
             "source": c.source, "rank": c.rank, "n_senses": c.n_senses, "n_dropped_english": c.n_dropped_english,
             "n_dropped_mt": c.n_dropped_mt, "n_dropped_low_precision": c.n_dropped_low_precision,
-            "used_low_precision": c.used_low_precision,
+            "used_low_precision": c.used_low_precision, "raw_lemma": c.raw_lemma, "routed_from": c.routed_from or "",
+            "n_sources": c.n_sources, "rank_reason": c.rank_reason,
         }
         for c in choices if c.label is not None
     ]
@@ -52,18 +79,20 @@ def labels_frame(choices, classes):
     frame["is_duplicate"] = run_tagger(
         "duplicate_v1", [{"id": r.class_idx, "lang": r.lang, "text": r.label} for r in frame.itertuples()], None,
     )["is_duplicate"]
-    for column in ("class_idx", "rank", "n_senses", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision"):
+    for column in INT_COLUMNS:
         frame[column] = frame[column].astype("int32")
     return frame
 
 
-def languages_frame(choices, kept: dict[str, int]):
-    """One row per kept language: class count, resource group, and what the filters dropped."""
+def languages_frame(choices, kept: dict[str, int], tally=None):
+    """One row per kept language: class count, resource group, what the filters dropped, and what
+    cleaning and script routing did (`tally[(lang, column)]`, columns TALLY_COLUMNS)."""
     import pandas as pd
 
-    from builders.babel_imagenet.labels import resource_group
+    from builders.babel_imagenet.labels import TALLY_COLUMNS, resource_group
     from builders.core.languages import registry
 
+    tally = tally or {}
     totals: dict[str, list[int]] = {}
     for c in choices:
         if c.lang in kept:
@@ -73,44 +102,70 @@ def languages_frame(choices, kept: dict[str, int]):
             t[2] += c.n_dropped_low_precision
             t[3] += c.label is None
     languages = registry()
+    counts = ("n_classes", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision", "n_classes_emptied",
+              *TALLY_COLUMNS)
     return pd.DataFrame(
         [
             {
                 "lang": lang, "name": languages.get(lang).name, "n_classes": n, "group": resource_group(n),
                 "n_dropped_english": totals[lang][0], "n_dropped_mt": totals[lang][1],
                 "n_dropped_low_precision": totals[lang][2], "n_classes_emptied": totals[lang][3],
+                **{column: tally.get((lang, column), 0) for column in TALLY_COLUMNS},
             }
             for lang, n in kept.items()
         ]
-    ).astype({"n_classes": "int32", "n_dropped_english": "int32", "n_dropped_mt": "int32",
-              "n_dropped_low_precision": "int32", "n_classes_emptied": "int32"})
+    ).astype({column: "int32" for column in counts})
 
 
 def summary_table(languages) -> str:
-    header = f"{'lang':<16} {'classes':>7} {'group':<9} {'en-drop':>7} {'mt-drop':>7} {'lowp':>5}  name"
+    header = (f"{'lang':<16} {'classes':>7} {'group':<9} {'en-drop':>7} {'mt-drop':>7} {'lowp':>5} "
+              f"{'clean':>5} {'cdrop':>5} {'sdrop':>5} {'route':>5}  name")
     lines = [header, "-" * len(header)]
-    for row in languages.sort_values(["n_classes", "lang"], ascending=[False, True]).itertuples():
+    cleaned = languages.filter(like="n_cleaned_").sum(axis=1)
+    dropped = languages.filter(regex="^n_dropped_(placeholder|gloss|symbol|unreadable|empty)$").sum(axis=1)
+    routed = languages["n_routed_out"] + languages["n_routed_in"]
+    order = languages.sort_values(["n_classes", "lang"], ascending=[False, True]).index
+    for i in order:
+        row = languages.loc[i]
         lines.append(f"{row.lang:<16} {row.n_classes:>7} {row.group:<9} {row.n_dropped_english:>7} "
-                     f"{row.n_dropped_mt:>7} {row.n_dropped_low_precision:>5}  {row.name}")
+                     f"{row.n_dropped_mt:>7} {row.n_dropped_low_precision:>5} {cleaned[i]:>5} {dropped[i]:>5} "
+                     f"{row.n_dropped_script:>5} {routed[i]:>5}  {row['name']}")
     counts = languages["group"].value_counts()
     lines.append(f"{len(languages)} languages: " + ", ".join(f"{g} {counts.get(g, 0)}"
                                                              for g in ("very-low", "low", "mid", "high")))
     return "\n".join(lines)
 
 
+def rules_of(config: Config):
+    from builders.babel_imagenet.labels import Rules
+
+    return Rules(
+        ranking=config.ranking,
+        source_priority=tuple(config.source_priority.default),
+        source_priority_by_lang={lang: tuple(order) for lang, order in config.source_priority.languages.items()},
+        low_precision_sources=frozenset(config.low_precision_sources),
+        resolve_duplicates=config.resolve_duplicates,
+    )
+
+
 def run(config: Config) -> int:
+    from collections import Counter
     from pathlib import Path
 
-    from builders.babel_imagenet.labels import (ENGLISH, choose_labels, english_lemma_keys, english_rows,
-                                                kept_languages)
+    from builders.babel_imagenet.labels import (ENGLISH, ScriptRouter, choose_labels, english_lemma_keys,
+                                                english_rows, kept_languages)
     from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_provenance, read_table, write_table
+    from builders.core.languages import registry
     from builders.core.progress import info
     from builders.core.provenance import provenance
     from builders.lexicon.senses import Sense
     paths = config.paths
     classes = read_table(paths.wordnet)
+    if "taxa" not in classes.columns:
+        raise BabelforgeError(f"{paths.wordnet}: no `taxa` column (an older wordnet artifact); "
+                              "run `babelforge wordnet`")
     source, profile = config.senses.source, config.profile
     senses_path = Path(paths.senses) / f"{source}.parquet"
     if not senses_path.exists():
@@ -119,7 +174,10 @@ def run(config: Config) -> int:
     senses = [Sense(*row) for row in senses_frame.itertuples(index=False, name=None)]
 
     english = english_lemma_keys(list(classes["lemmas"]) + [[name] for name in classes["clip_name"]])
-    choices = choose_labels(senses, english, frozenset(config.low_precision_sources))
+    taxa = {synset: tuple(names) for synset, names in zip(classes["synset"], classes["taxa"])}
+    tally: Counter = Counter()
+    choices = choose_labels(senses, english, ScriptRouter(registry(), config.script_routes), rules_of(config),
+                            taxa, tally=tally)
     kept = kept_languages(choices, config.min_classes)
     choices = [c for c in choices if c.lang in kept]
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
@@ -127,7 +185,7 @@ def run(config: Config) -> int:
     all_choices = english_choices + choices
 
     labels = labels_frame(all_choices, classes)
-    languages = languages_frame(all_choices, dict(sorted(kept.items())))
+    languages = languages_frame(all_choices, dict(sorted(kept.items())), tally)
     record = provenance(
         "labels",
         params={"profile": profile, "labels": as_params(config)},

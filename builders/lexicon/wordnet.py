@@ -45,6 +45,7 @@ class ClassKnowledge:
     lemmas: tuple[str, ...]   # English lemmas in WordNet order, `_` -> space
     definition: str
     hypernym_path: tuple[str, ...]  # synset names from entity.n.01 down to the class
+    taxa: tuple[str, ...] = ()      # `rank:Name` of the taxa the class belongs to (`genus:Canis`), sorted
 
 
 def read_imagenet_classes(path: str | Path = IMAGENET_CLASSES) -> list[ImageNetClass]:
@@ -114,6 +115,29 @@ def choose_hypernym_path(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
     return min(paths, key=lambda path: (-len(path), path))
 
 
+# Prefixes WordNet gives the lemma of a taxon synset (`genus_Canis`, `family_Canidae`).
+TAXON_RANKS = frozenset({
+    "kingdom", "subkingdom", "phylum", "subphylum", "superphylum", "division", "subdivision",
+    "class", "subclass", "superclass", "infraclass", "order", "suborder", "superorder", "infraorder",
+    "family", "subfamily", "superfamily", "tribe", "genus", "subgenus",
+})
+
+
+def taxon_names(synset) -> tuple[str, ...]:
+    """`rank:Name` of every taxon a synset belongs to, sorted: the member holonyms (genus, then
+    family, order...) of the synset and of each of its hypernyms. The labels use them to tell
+    a scientific name (`cavia porcellus`, `sphyrnidae`) from a vernacular one."""
+    taxa: set[str] = set()
+    for node in [synset, *synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())]:
+        for taxon in node.closure(lambda s: s.member_holonyms()):
+            # a taxon has a rank-prefixed lemma; other member holonyms are groups (`school`, `pack`)
+            for lemma in taxon.lemma_names():
+                rank, _, name = lemma.partition("_")
+                if rank in TAXON_RANKS and name and "_" not in name:
+                    taxa.add(f"{rank}:{name}")
+    return tuple(sorted(taxa))
+
+
 def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
     """Look up one class's synset; BabelforgeError naming the wnid if it does not resolve."""
     try:
@@ -142,6 +166,7 @@ def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
         lemmas=tuple(name.replace("_", " ") for name in synset.lemma_names()),
         definition=synset.definition(),
         hypernym_path=path,
+        taxa=taxon_names(synset),
     )
 
 

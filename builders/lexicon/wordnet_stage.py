@@ -44,6 +44,7 @@ def run(config: Config) -> int:
             "lemmas": [list(k.lemmas) for k in resolved],
             "definition": [k.definition for k in resolved],
             "hypernym_path": [list(k.hypernym_path) for k in resolved],
+            "taxa": [list(k.taxa) for k in resolved],
         }
     )
     record = provenance(

@@ -71,14 +71,26 @@ def test_labels_from_real_omw(built, capsys):
     assert any(path.endswith("wn-wikt-deu.tab") and len(rec["sha256"]) == 64 for path, rec in omw["files"].items())
 
 
-def test_first_sense_is_chosen(built):
+@pytest.fixture(scope="module")
+def first_rule(built, tmp_path_factory):
+    """The same senses under the paper's rule (`full`'s settings): labels only."""
+    first, _ = built
+    out = tmp_path_factory.mktemp("first")
+    assert cli(["labels", "--params", str(first / "params.yaml"), "--wordnet", str(first / "wn.parquet"),
+                "--senses-dir", str(first / "senses"), "--labels", str(out / "labels.parquet"),
+                "--languages", str(out / "languages.parquet"),
+                "--set", "labels.ranking=first", "--set", "labels.resolve_duplicates=false"]) == 0
+    return pd.read_parquet(out / "labels.parquet")
+
+
+def test_first_sense_is_chosen(built, first_rule):
     first, _ = built
     senses = pd.read_parquet(first / "senses" / "omw.parquet")
-    labels = pd.read_parquet(first / "bi" / "labels.parquet")
-    row = labels[(labels["lang"] == "deu_Latn") & (labels["wnid"] == "n01440764")].iloc[0]
+    row = first_rule[(first_rule["lang"] == "deu_Latn") & (first_rule["wnid"] == "n01440764")].iloc[0]
     candidates = senses[(senses["lang"] == "deu_Latn") & (senses["synset"] == "01440764-n")].sort_values("rank")
     assert row["label"] == candidates.iloc[row["rank"]]["lemma"].replace("_", " ").strip()
     assert row["rank"] == 0
+    assert set(first_rule["rank_reason"]) == {"first", "only"}
 
 
 def test_duplicates_flagged(built):
@@ -106,3 +118,93 @@ def test_summary_is_printed(tmp_path, repo_root, shared_data, built, capsys):
     out = capsys.readouterr().out
     assert "en-drop" in out and "mt-drop" in out and "deu_Latn" in out
     assert out.strip().splitlines()[-1].startswith(f"{len(pd.read_parquet(first / 'bi' / 'languages.parquet'))} languages")
+
+
+# --- the rules of issue 14 on the real mirror: the cases that motivated them -----------------------
+
+def frames(built):
+    first, _ = built
+    labels = pd.read_parquet(first / "bi" / "labels.parquet")
+    return labels, pd.read_parquet(first / "bi" / "languages.parquet").set_index("lang"), labels[labels["lang"] != "eng_Latn"]
+
+
+def label_of(labels, lang, wnid):
+    rows = labels[(labels["lang"] == lang) & (labels["wnid"] == wnid)]
+    return rows.iloc[0]["label"] if len(rows) else None
+
+
+def test_no_markup_or_placeholder_is_a_label(built, first_rule):
+    _, languages, other = frames(built)
+    for frame in (other, first_rule[first_rule["lang"] != "eng_Latn"]):
+        assert not (frame["label"] == "GAP!").any()
+        assert not frame["label"].str.contains(r"^!|\[\[|\||\(|\)", regex=True).any()
+        assert not frame["label"].str.fullmatch(r"[A-Za-z]").any()
+    # the Italian wordnet's six GAP! senses are counted where they were dropped
+    first, _ = built
+    senses = pd.read_parquet(first / "senses" / "omw.parquet")
+    gaps = senses[senses["lemma"] == "GAP!"].groupby("lang").size()
+    assert gaps["ita_Latn"] == 6
+    assert languages.loc["ita_Latn", "n_dropped_placeholder"] == gaps["ita_Latn"]
+    # Hebrew's `!` prefixes are cleaned off, the names kept
+    assert languages.loc["heb_Hebr", "n_cleaned_markup"] == senses[(senses["lang"] == "heb_Hebr")
+                                                                    & senses["lemma"].str.startswith("!")].shape[0]
+
+
+def test_named_markup_cases(built, first_rule):
+    labels, languages, _ = frames(built)
+    stick = labels[(labels["lang"] == "nld_Latn") & (labels["wnid"] == "n02231487")].iloc[0]
+    assert (stick["label"], stick["raw_lemma"]) == ("wandelende tak", "[[wandelende]] [[tak]]")
+    # French lynx: `lynx (mammifère)|fr:lynx` cleans to `lynx`, which is English: no French label left
+    assert label_of(labels, "fra_Latn", "n02127052") is None
+    assert languages.loc["fra_Latn", "n_cleaned_qualifier"] >= 2   # lynx, agama, spatule...
+    # French cellular telephone: `G` and `g` are symbols; the paper's rule then takes the next sense,
+    # agreement the name two sources give
+    assert label_of(first_rule, "fra_Latn", "n02992529") == "cellule"
+    assert label_of(labels, "fra_Latn", "n02992529") == "téléphone mobile"
+    assert languages.loc["fra_Latn", "n_dropped_symbol"] == 2
+
+
+def test_every_label_is_in_a_script_its_language_expects(built):
+    from types import SimpleNamespace
+
+    import builders.core.text_taggers  # noqa: F401  (registers script_v1)
+    from builders.core.scripts import dominant_script
+    from builders.core.taggers import run_tagger
+
+    labels, languages, _ = frames(built)
+    rows = [{"text": label, "lang": lang} for lang, label in zip(labels["lang"], labels["label"])]
+    expected = {lang: registry().get(lang).expected_scripts for lang in labels["lang"].unique()}
+    mismatch = run_tagger("script_v1", rows, SimpleNamespace(expected_scripts=expected))["mismatch"]
+    assert labels.loc[mismatch, ["lang", "label"]].values.tolist() == []
+    scripts = labels.assign(script=labels["label"].map(dominant_script)).groupby("lang")["script"]
+    # Serbo-Croatian Cyrillic is Serbian's key; Arabic-script Kurdish is Sorani's
+    assert set(scripts.get_group("hbs_Latn")) == {"Latn"} and set(scripts.get_group("srp_Cyrl")) == {"Cyrl"}
+    assert set(scripts.get_group("kur_Latn")) == {"Latn"} and set(scripts.get_group("ckb_Arab")) == {"Arab"}
+    srp = labels[labels["lang"] == "srp_Cyrl"]
+    assert (srp["routed_from"] == "hbs_Latn").all()
+    assert languages.loc["hbs_Latn", "n_routed_out"] >= languages.loc["srp_Cyrl", "n_routed_in"] >= len(srp)
+    assert (labels[labels["lang"] == "ckb_Arab"]["routed_from"] == "kur_Latn").any()
+    # Ojibwe has no Latin-script key, and the registry expects Latin for oji_Cans: its Latin names stay
+    assert "Latn" in set(scripts.get_group("oji_Cans"))
+    # Greek names with a Latin binomial appended are mostly Latin: dropped, another name taken
+    assert set(scripts.get_group("ell_Grek")) == {"Grek"}
+    assert languages.loc["ell_Grek", "n_dropped_script"] >= 5
+    assert label_of(labels, "ell_Grek", "n02114855") == "κογιότ"   # was `λύκος canis latrans`
+
+
+def test_agreement_rank_reasons_and_duplicates(built, first_rule):
+    labels, _, other = frames(built)
+    assert set(other["rank_reason"]) <= {"only", "vernacular", "agreement", "source_priority", "source_order", "unique"}
+    assert (other["n_sources"] >= 1).all()
+    # a class that took a unique candidate is never a duplicate, and there are fewer duplicates
+    assert not labels[labels["rank_reason"] == "unique"]["is_duplicate"].any()
+    assert labels["is_duplicate"].sum() < first_rule["is_duplicate"].sum() / 2
+    # Chinese 美洲豹 named cougar, leopard and jaguar; now only the jaguar
+    chinese = labels[labels["lang"] == "zho_Hans"]
+    assert chinese[chinese["label"] == "美洲豹"]["wnid"].tolist() == ["n02128925"]
+    assert first_rule[(first_rule["lang"] == "zho_Hans") & (first_rule["label"] == "美洲豹")].shape[0] == 3
+    # a vernacular name beats a scientific one: French hammerhead (the family name came first)
+    assert label_of(first_rule, "fra_Latn", "n01494475") == "sphyrnidae"
+    hammerhead = labels[(labels["lang"] == "fra_Latn") & (labels["wnid"] == "n01494475")].iloc[0]
+    assert (hammerhead["label"], hammerhead["rank_reason"]) == ("requin-marteau", "vernacular")
+    assert label_of(labels, "fra_Latn", "n02364673") == "cochon d'Inde"   # not `cavia porcellus`

@@ -21,7 +21,7 @@ def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
     known = [resolve_class(wordnet_reader, c) for c in wanted]
     frame = pd.DataFrame([{"class_idx": k.class_idx, "wnid": k.wnid, "synset": k.synset, "synset_name": k.synset_name,
                            "clip_name": k.clip_name, "lemmas": list(k.lemmas), "definition": k.definition,
-                           "hypernym_path": list(k.hypernym_path)} for k in known])
+                           "hypernym_path": list(k.hypernym_path), "taxa": list(k.taxa)} for k in known])
     write_table(frame, tmp_path / "wn.parquet", sort_by=["class_idx"])
     return str(tmp_path / "params.yaml")
 
@@ -47,8 +47,12 @@ def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_
     labels = read_table(tmp_path / "bi" / "labels.parquet").set_index(["lang", "wnid"])
     # German tench: WIKI "Schleie" first; WIKIRED "Schlei" passed over; WNTR "tench" is English anyway
     assert labels.loc[("deu_Latn", "n01440764"), "label"] == "Schleie"
-    # Polish tench: the WIKITR sense is machine-translated, the WIKI one is kept (underscore normalised)
-    assert labels.loc[("pol_Latn", "n01440764"), "label"] == "Lin (ryba)"
+    # Polish tench: the WIKITR sense is machine-translated, the WIKI one is kept (underscore normalised,
+    # the Wikipedia title's qualifier cleaned off and kept as provenance)
+    assert labels.loc[("pol_Latn", "n01440764"), "label"] == "Lin"
+    assert labels.loc[("pol_Latn", "n01440764"), "raw_lemma"] == "Lin_(ryba)"
+    # the full profile ranks by the paper's rule
+    assert set(labels["rank_reason"]) <= {"first", "only"}
     assert labels.loc[("pol_Latn", "n01440764"), "n_dropped_mt"] == 1
     # German mountain bike: two BabelNet synsets, the WIKI sense wins over a WIKIDATA_ALIAS one
     assert labels.loc[("deu_Latn", "n03792782"), "label"] == "Mountainbike"

@@ -68,3 +68,15 @@ def test_wordnet_stage_is_byte_identical_across_hash_seeds(tmp_path, repo_root):
                        env={**os.environ, "PYTHONHASHSEED": seed})
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_taxa_are_the_scientific_names_above_the_class(wordnet_reader):
+    classes = {c.wnid: c for c in read_imagenet_classes()}
+    coyote, hammerhead, jeep = (resolve_class(wordnet_reader, classes[w]) for w in ("n02114855", "n01494475", "n03594945"))
+    # coyote is a wolf, whose genus is Canis: the genus comes through the hypernym
+    assert {"genus:Canis", "family:Canidae", "order:Carnivora", "class:Mammalia"} <= set(coyote.taxa)
+    assert {"genus:Sphyrna", "family:Sphyrnidae"} <= set(hammerhead.taxa)
+    # member holonyms that are groups, not taxa (a school of fish), stay out; artefacts have none
+    assert not any(name.endswith((":school", ":shoal")) for name in hammerhead.taxa)
+    assert jeep.taxa == ()
+    assert list(coyote.taxa) == sorted(coyote.taxa)
