@@ -31,7 +31,7 @@ MVL_SIB = DatasetSpec(
     licences=(("SIB-200 / Flores-200 sentences", SIB200),),
     limitations=("Topics are as unevenly distributed as in SIB-200 (science/technology is the "
                  "largest); use the balanced `label` positions, not topic frequency, as chance level.",),
-    config_unit="task and language",
+    config_unit="task and language, plus `images`",
     audit=AuditSection(key="mvl_sib", title="MVL-SIB", artifact="mvl_sib",
                         reader="builders.audit.sections:mvl_sib", overview=True),
 )

@@ -66,7 +66,8 @@ def build_card(spec, paths: Paths, languages) -> Path:
 
     target = Path(paths.hub) / spec.name
     rows = sum(len(table) for splits in data.tables.values() for table in splits.values())
-    info(f"card {spec.name}: writing {len(data.tables)} configs, {rows:,} rows")
+    configs = f"{len(data.tables)} config" + ("s" if len(data.tables) != 1 else "")
+    info(f"card {spec.name}: writing {configs}, {rows:,} rows")
     with atomic_directory(target) as staging:
         stats = []
         for name in progress(sorted(data.tables), desc=f"card {spec.name}", total=len(data.tables), unit="config"):
@@ -89,7 +90,7 @@ def build_card(spec, paths: Paths, languages) -> Path:
         problems = card.validate_card(staging)
         if problems:
             raise BabelforgeError(f"card {spec.name}: generated card is invalid: {problems[0]}")
-    info(f"card {spec.name}: {len(stats)} configs in {time.monotonic() - started:.0f} s")
+    info(f"card {spec.name}: {configs} in {time.monotonic() - started:.0f} s")
     return target
 
 

@@ -172,7 +172,7 @@ def test_mvl_sib_card_has_one_config_per_task_and_language_and_an_images_config(
     # the images live in the `images` config only, not beside it as loose files
     assert sorted(p.name for p in folder.iterdir()) == ["LICENSES.md", "README.md", "data"]
     readme = (folder / "README.md").read_text()
-    assert "| images (2) | | [CC0 1.0]" in readme and "(one per task and language)" in readme
+    assert "| images (2) | | [CC0 1.0]" in readme and "(one per task and language, plus `images`)" in readme
     assert card.validate_card(folder) == []
     # every config loads, although the tasks' columns differ; images decode as images
     loaded = load_features(folder, names, tmp_path)
