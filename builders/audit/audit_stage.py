@@ -90,8 +90,8 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     `rank` (text -> [(code, probability), ...]) defaults to langid.py when
     `audit.langid.enabled` is true; tests pass a stub.
     """
-    from builders.audit import checks, report
-    from builders.captions.settings import SELECTED_FILE
+    from builders.audit import checks, report, sections
+    from builders.core.datasets import artifact_path
     from builders.core.io import read_table
     from builders.core.progress import progress
 
@@ -111,13 +111,9 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     english = english_reference(labels, paths.wordnet)
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
 
-    optional = {
-        "prompts": _read_optional(paths.prompts),
-        "captions": _read_optional(str(Path(paths.captions) / SELECTED_FILE)),
-    }
-    mvl_sib_files = _mvl_sib_files(Path(paths.mvl_sib))
+    # one section per registered dataset the audit reports (builders/core/datasets.py)
+    optional = sections.read_all(lambda section: artifact_path(paths, section.artifact))
     reference = read_reference(config.reference, languages_registry)
-    kiwi_column, chrf_column = caption_columns(optional["captions"])
 
     records: dict[str, dict[str, Any]] = {}
     pages: dict[str, str] = {}
@@ -134,10 +130,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
             # labels.parquet only has classes that kept a label: the senses of classes the
             # filters emptied are counted in languages.parquet alone
             record["dropped"] = dropped_totals[lang]
-        record["prompts"] = _per_language(optional["prompts"], lang, checks.prompt_summary)
-        record["captions"] = _per_language(
-            optional["captions"], lang, lambda r: checks.caption_summary(r, kiwi_column, chrf_column))
-        record["mvl_sib"] = _mvl_sib_for(mvl_sib_files, lang)
+        record.update(sections.language_records(optional, lang))
         if reference is not None:
             record["reference"] = (
                 checks.reference_agreement({int(r["class_idx"]): str(r["label"]) for r in rows}, reference[lang])
@@ -157,9 +150,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         "warnings": sum(record["warnings"] for record in records.values()),
         "inputs": {
             "labels": "built",
-            "prompts": "built" if optional["prompts"] is not None else NOT_BUILT,
-            "captions": "built" if optional["captions"] is not None else NOT_BUILT,
-            "mvl_sib": "built" if mvl_sib_files else NOT_BUILT,
+            **sections.input_status(optional),
             "reference": "compared" if reference is not None else "none given",
             "langid": "langid.py" if rank else "disabled",
         },
@@ -168,16 +159,17 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
                    ("name", "group", "classes_kept", "errors", "warnings", "quality_score", "source_mix")}
             for lang, record in records.items()
         },
-        "mvl_sib": mvl_sib_overview(mvl_sib_files),
+        **sections.overviews(optional),
     }
     if reference is not None:
         summary["reference_only_languages"] = sorted(set(reference) - set(records))
     kiwi_scores = None
-    if optional["captions"] is not None and kiwi_column:
-        captions = optional["captions"]
+    captions = optional["captions"].table if optional.get("captions") else None
+    kiwi_column = caption_columns(captions)[0]
+    if captions is not None and kiwi_column:
         kiwi_scores = {lang: captions.loc[captions["lang"] == lang, kiwi_column].dropna().tolist()
                        for lang in sorted(captions["lang"].unique())}
-    report.write_report(Path(paths.audit), summary, records, pages, kiwi_scores)
+    report.write_report(Path(paths.audit), summary, records, pages, kiwi_scores, sections.slices(summary, records))
     return summary
 
 

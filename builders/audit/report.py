@@ -180,8 +180,9 @@ def render_language(
         if langid.get("status") == "checked" else f"langid: {escape(str(langid.get('reason', 'not checked')))}."
     )
     sections = []
-    for name, title in (("prompts", "Prompts"), ("captions", "MT captions"), ("mvl_sib", "MVL-SIB"),
-                        ("reference", "Reference release")):
+    from builders.audit.sections import titles
+
+    for name, title in [*titles(), ("reference", "Reference release")]:
         sections.append(f"<h2>{title}</h2>\n{_optional_section(record.get(name))}")
     body = (
         f'<p><a href="index.html">&larr; all languages</a> &middot; <a href="{escape(lang)}.json">checks as JSON</a></p>\n'
@@ -308,8 +309,10 @@ def write_report(
     records: Mapping[str, Mapping[str, Any]],
     pages: Mapping[str, str],
     kiwi_scores: Mapping[str, Sequence[float]] | None,
+    slices: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """Write plots, `<lang>.json`, `<lang>.html`, `summary.json` and `index.html` as the folder `out_dir`.
+    """Write plots, `<lang>.json`, `<lang>.html`, `summary.json`, `index.html` and each dataset's
+    slice `datasets/<name>.json` (builders/audit/sections.py) as the folder `out_dir`.
 
     The report is built in a folder beside `out_dir` and swapped in whole: a failed run leaves
     the previous report, and the folder holds exactly this run's files (no stale pages).
@@ -328,4 +331,6 @@ def write_report(
             write_json(record, staging / f"{lang}.json")
             write_text(pages[lang], staging / page_name(lang))
         write_json(summary, staging / "summary.json")
+        for name, found in (slices or {}).items():
+            write_json(found, staging / "datasets" / f"{name}.json")
         write_text(render_index(summary), staging / "index.html")

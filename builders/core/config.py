@@ -41,6 +41,7 @@ class Paths:
     """The `paths:` group: every artifact path, written once (dvc.yaml uses `${paths.<name>}`)."""
 
     raw: str = setting("data/raw", "fetched sources in the source-mirror layout")
+    omw: str = setting("data/raw/omw", "the fetched OMW data (index.toml, wns/<project>/): licences of OMW-derived labels")
     wordnet: str = setting("data/wordnet/imagenet1k.parquet", "the 1,000 ImageNet classes with WordNet knowledge")
     senses: str = setting("data/senses", "one Parquet of senses per sense source")
     labels: str = setting("data/babel_imagenet/labels.parquet", "Babel-ImageNet labels")
@@ -55,6 +56,7 @@ class Paths:
     captions: str = setting("data/captions", "MT caption artifacts")
     audit: str = setting("reports/audit", "the audit report")
     hub: str = setting("build/hub", "dataset card folders, one per dataset")
+    releases: str = setting("releases", "publish receipts, releases/<dataset>/NNNN-<version>.json (in git)")
     tiny_clip: str = setting("models/tiny_clip", "the tiny CLIP models of the sample profile")
     eval_images: str = setting("data/eval/images", "the sample profile's image sets")
     eval_reports: str = setting("reports/eval", "evaluation results")

@@ -1,13 +1,13 @@
 """Dataset cards: Hugging Face README.md (YAML front matter + body) generated from the data.
 
-Pure: everything here takes plain data (per-config row counts, source counts, provenance
-records, licence records) and returns strings or dicts. Reading the artifacts and writing
-`build/hub/<dataset>/` is `card_stage.py`'s job.
+Pure: everything here takes plain data (a dataset spec, per-config row counts, source counts,
+provenance records, licence records) and returns strings or dicts. Reading the artifacts and
+writing `build/hub/<dataset>/` is `card_stage.py`'s job; what each dataset says is its spec
+(builders/core/datasets.py lists them).
 
-Licences are decided per *source of each row*, never per dataset by assumption:
-BabelNet-derived labels carry the BabelNet non-commercial licence; OMW-derived ones the
-licence of the wordnet (or Wiktionary / CLDR) they came from, read from the OMW data's own
-`index.toml`, `.tab` headers and LICENSE files; SIB-200 / Flores-200 text is CC-BY-SA-4.0.
+Licences are decided per *source of each row*, never per dataset by assumption: a dataset whose
+rows carry a `source` names each source's licence through its spec; parts without a row source
+(images, templates, source captions) carry the licences the spec or the data state.
 """
 from __future__ import annotations
 
@@ -16,220 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-# Hugging Face licence identifiers this module may emit (hf.co/docs/hub/repositories-licenses).
-HF_LICENSES = frozenset({
-    "apache-2.0", "mit", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "odc-by",
-    "cc-by-nc-sa-3.0", "gfdl", "cc0-1.0", "other",
-})
+from builders.core.datasets import ClassLabel, DatasetSpec, Feature, Image, Value, citation
+from builders.core.licences import HF_LICENSES, Licence, SourceInfo
+
 SIZE_CATEGORIES = (
     (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
     (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"),
 )
 FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-
-
-@dataclass(frozen=True)
-class Licence:
-    """One licence a part of the data is under."""
-
-    name: str                 # human-readable, e.g. "CC BY 3.0"
-    hf_id: str                # Hugging Face identifier, or "other"
-    url: str | None = None
-
-
-BABELNET = Licence("BabelNet Non-Commercial License", "other", "https://babelnet.org/license")
-WIKTIONARY = Licence("CC BY-SA 3.0 (Wiktionary; also GFDL)", "cc-by-sa-3.0",
-                     "https://creativecommons.org/licenses/by-sa/3.0/")
-CLDR = Licence("Unicode License (CLDR data)", "other", "https://www.unicode.org/license.txt")
-SIB200 = Licence("CC BY-SA 4.0 (SIB-200 / Flores-200 text)", "cc-by-sa-4.0",
-                 "https://creativecommons.org/licenses/by-sa/4.0/")
-WORDNET = Licence("WordNet 3.0 License (Princeton)", "other", "https://wordnet.princeton.edu/license-and-commercial-use")
-
-
-def licence_from_text(text: str) -> Licence:
-    """Map a licence URL or name as OMW writes it (`https://creativecommons.org/licenses/by/3.0/`,
-    `CC BY SA 3.0`, `wordnet`, `MIT`...) to a Licence. Unknown texts stay `other`, named as given."""
-    raw = text.strip()
-    key = re.sub(r"[^a-z0-9.]+", " ", raw.lower()).strip()
-    # every element (nc, nd, sa) counts: dropping one would state a more permissive licence
-    cc = re.search(r"\b(by(?: (?:nc|nd|sa))*)\b(?: (\d\.\d))?", key)
-    if "creativecommons" in key or key.startswith("cc "):
-        if cc:
-            kind, version = cc.group(1).replace(" ", "-"), cc.group(2)
-            name = f"CC {kind.upper()}" + (f" {version}" if version else "")
-            hf_id = f"cc-{kind}-{version}" if version and f"cc-{kind}-{version}" in HF_LICENSES else "other"
-            url = f"https://creativecommons.org/licenses/{kind}/{version + '/' if version else ''}"
-            return Licence(name + ("" if version else " (version not stated)"), hf_id, url)
-    if re.search(r"\bcc0\b|publicdomain zero", key):
-        return Licence("CC0 1.0", "cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/")
-    if "apache" in key:
-        return Licence("Apache-2.0", "apache-2.0", "https://opensource.org/licenses/Apache-2.0")
-    if re.search(r"\bmit\b", key):
-        return Licence("MIT", "mit", "https://opensource.org/licenses/MIT")
-    if "odc by" in key:
-        return Licence("ODC-By", "odc-by", "http://opendefinition.org/licenses/odc-by/")
-    if "cecill" in key:
-        return Licence("CeCILL-C", "other", "http://www.cecill.info/licenses/Licence_CeCILL-C_V1-en.html")
-    if key in ("wordnet", "wordnet license"):
-        return Licence("WordNet License (Princeton-style, per wordnet)", "other", None)
-    return Licence(raw, "other", raw if raw.startswith("http") else None)
-
-
-@dataclass(frozen=True)
-class SourceInfo:
-    """A source of rows: its licence and how to cite it."""
-
-    source: str               # as in the data: `omw:cow`, `wikt`, `cldr`, `WIKI`...
-    title: str
-    licence: Licence
-    citation: str | None = None
-
-
-def omw_sources(omw_dir: Path) -> dict[str, SourceInfo]:
-    """Every OMW project in an OMW data folder (upstream layout: `index.toml`, `wns/<project>/`),
-    keyed by the `source` value the labels carry (`omw:<project>`, `wikt`, `cldr`).
-
-    The licence of a wordnet comes from `index.toml` (the package whose `source` lies in its
-    folder), else from the `.tab` header's licence field; Wiktionary and CLDR have their own.
-    """
-    import tomllib
-
-    index_path = omw_dir / "index.toml"
-    packages: dict[str, Any] = {}
-    if index_path.exists():
-        packages = tomllib.loads(index_path.read_text(encoding="utf-8")).get("packages", {})
-    by_project: dict[str, list[Mapping[str, Any]]] = {}
-    for package in packages.values():
-        match = re.match(r"wns/([^/]+)/", str(package.get("source", "")))
-        if match:
-            by_project.setdefault(match.group(1), []).append(package)
-    infos: dict[str, SourceInfo] = {}
-    wns = omw_dir / "wns"
-    for folder in sorted(p for p in wns.iterdir() if p.is_dir()) if wns.is_dir() else []:
-        project = folder.name
-        citation = _read_citation(folder / "citation.bib")
-        if project == "wikt":
-            infos["wikt"] = SourceInfo("wikt", "Wiktionary (via OMW)", WIKTIONARY, citation)
-            continue
-        if project == "cldr":
-            infos["cldr"] = SourceInfo("cldr", "Unicode CLDR (via OMW)", CLDR, citation)
-            continue
-        listed = by_project.get(project, [])
-        if listed:
-            texts = sorted({str(p.get("license", "")) for p in listed})
-            title = " / ".join(sorted({str(p.get("label", project)) for p in listed}))
-        else:
-            headers = [_tab_header(tab) for tab in sorted(folder.glob("wn-data-*.tab"))]
-            texts = sorted({h[3] for h in headers if h and len(h) > 3})
-            title = next((h[0] for h in headers if h), project)
-        if not texts:
-            continue  # a folder with no data in this copy (e.g. only a README)
-        licence = licence_from_text(texts[0]) if len(texts) == 1 else Licence(
-            " / ".join(licence_from_text(t).name for t in texts), "other", None)
-        infos[f"omw:{project}"] = SourceInfo(f"omw:{project}", title, licence, citation)
-    return infos
-
-
-def _tab_header(path: Path) -> list[str] | None:
-    with path.open(encoding="utf-8") as handle:
-        first = handle.readline().rstrip("\n")
-    return [part.strip() for part in first[1:].split("\t")] if first.startswith("#") else None
-
-
-def _read_citation(path: Path) -> str | None:
-    if not path.exists():
-        return None
-    text = path.read_text(encoding="utf-8", errors="replace")
-    start = text.find("@")
-    return text[start:].strip() if start >= 0 else None
-
-
-# English labels are the CLIP class names (source `clip`), published with CLIP under MIT.
-CLIP_NAMES = SourceInfo("clip", "OpenAI CLIP ImageNet class names (English)",
-                        Licence("MIT (OpenAI CLIP)", "mit", "https://github.com/openai/CLIP/blob/main/LICENSE"))
-
-
-def source_info(source: str, omw: Mapping[str, SourceInfo]) -> SourceInfo:
-    """Licence and citation for one `source` value: `clip` for the English names, OMW ones
-    from the OMW data, all others are BabelNet source names (WIKI, WN, WIKIDATA...) under
-    BabelNet's licence."""
-    if source == CLIP_NAMES.source:
-        return CLIP_NAMES
-    if source in omw:
-        return omw[source]
-    if source.startswith("omw:") or source in ("wikt", "cldr"):
-        raise ValueError(f"source {source!r} is not in the OMW data given (card.omw_dir); cannot tell its licence")
-    return SourceInfo(source, f"BabelNet ({source})", BABELNET, CITATIONS["babelnet"])
-
-
-# Citations of the works the datasets come from (BibTeX).
-CITATIONS = {
-    "babel_imagenet": """@inproceedings{geigle-etal-2024-babel,
-  title = {Babel-ImageNet: Massively Multilingual Evaluation of Vision-and-Language Representations},
-  author = {Geigle, Gregor and Timofte, Radu and Glava{\\v{s}}, Goran},
-  booktitle = {Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics},
-  year = {2024}
-}""",
-    "babelnet": """@article{navigli-ponzetto-2012-babelnet,
-  title = {BabelNet: The automatic construction, evaluation and application of a wide-coverage multilingual semantic network},
-  author = {Navigli, Roberto and Ponzetto, Simone Paolo},
-  journal = {Artificial Intelligence},
-  volume = {193},
-  pages = {217--250},
-  year = {2012}
-}""",
-    "omw": """@inproceedings{bond-foster-2013-linking,
-  title = {Linking and Extending an Open Multilingual Wordnet},
-  author = {Bond, Francis and Foster, Ryan},
-  booktitle = {Proceedings of the 51st Annual Meeting of the Association for Computational Linguistics},
-  pages = {1352--1362},
-  year = {2013}
-}""",
-    "wordnet": """@article{miller-1995-wordnet,
-  title = {WordNet: A Lexical Database for English},
-  author = {Miller, George A.},
-  journal = {Communications of the ACM},
-  volume = {38},
-  number = {11},
-  pages = {39--41},
-  year = {1995}
-}""",
-    "sib200": """@inproceedings{adelani-etal-2024-sib,
-  title = {SIB-200: A Simple, Inclusive, and Big Evaluation Dataset for Topic Classification in 200+ Languages and Dialects},
-  author = {Adelani, David Ifeoluwa and others},
-  booktitle = {Proceedings of the 18th Conference of the European Chapter of the Association for Computational Linguistics},
-  year = {2024}
-}""",
-    "nllb": """@article{nllb-2022,
-  title = {No Language Left Behind: Scaling Human-Centered Machine Translation},
-  author = {{NLLB Team}},
-  journal = {arXiv preprint arXiv:2207.04672},
-  year = {2022}
-}""",
-    "mvl_sib": """@article{schmidt-etal-2025-mvlsib,
-  title = {MVL-SIB: A Massively Multilingual Vision-Language Benchmark for Cross-Modal Topical Matching},
-  author = {Schmidt, Fabian David and Schneider, Florian and Biemann, Chris and Glava{\\v{s}}, Goran},
-  journal = {arXiv preprint arXiv:2502.12852},
-  year = {2025}
-}""",
-}
-
-
-@dataclass
-class CardSpec:
-    """What a card says about one dataset, apart from what is computed from the data."""
-
-    dataset: str
-    pretty_name: str
-    summary: str
-    task_categories: Sequence[str]
-    citations: Sequence[str]                       # keys of CITATIONS
-    limitations: Sequence[str] = ()
-    tags: Sequence[str] = ("multilingual",)
-    split: str = "test"
-    # licences of parts that carry no per-row source: (what they cover, licence)
-    extra_licences: Sequence[tuple[str, Licence]] = ()
-    config_unit: str = "language"                  # what one config holds, for the card's body
 
 
 @dataclass
@@ -238,7 +32,7 @@ class ConfigStats:
 
     name: str
     rows: int
-    language_tag: str
+    language_tag: str | None          # None: a config of no language (MVL-SIB's images)
     group: str | None = None
     sources: Mapping[str, int] = field(default_factory=dict)
     files: Mapping[str, str] = field(default_factory=dict)    # split -> path in the repo
@@ -252,7 +46,7 @@ def size_category(rows: int) -> str:
 
 
 def front_matter(
-    spec: CardSpec, configs: Sequence[ConfigStats], licences: Sequence[Licence], default_config: str | None
+    spec: DatasetSpec, configs: Sequence[ConfigStats], licences: Sequence[Licence], default_config: str | None
 ) -> dict[str, Any]:
     """The YAML metadata block: licences, languages, size, tasks, one config per language."""
     ids = sorted({licence.hf_id for licence in licences})
@@ -266,7 +60,7 @@ def front_matter(
         metadata["license_name"] = "babelforge-per-source" if len(licences) > 1 else _slug(licences[0].name)
         metadata["license_link"] = "LICENSES.md"
     metadata.update({
-        "language": sorted({config.language_tag for config in configs}),
+        "language": sorted({config.language_tag for config in configs if config.language_tag}),
         "multilinguality": "multilingual" if len(configs) > 1 else "monolingual",
         "size_categories": [size_category(sum(config.rows for config in configs))],
         "task_categories": list(spec.task_categories),
@@ -292,14 +86,16 @@ def _md(text: Any) -> str:
 
 
 def render_card(
-    spec: CardSpec,
+    spec: DatasetSpec,
     metadata: Mapping[str, Any],
     configs: Sequence[ConfigStats],
     sources: Sequence[SourceInfo],
     provenance: Mapping[str, Any],
     limitations: Sequence[str],
+    part_licences: Sequence[tuple[str, Licence]] = (),
 ) -> str:
-    """README.md: YAML front matter + a body generated from the data."""
+    """README.md: YAML front matter + a body generated from the data. `part_licences`: (what it
+    covers, licence) of the parts without a row source (the spec's, then those found in the data)."""
     import yaml
 
     total = sum(config.rows for config in configs)
@@ -322,13 +118,8 @@ def render_card(
         "",
         "## Languages",
         "",
-        "| config | language tag | group | rows | sources |",
-        "| --- | --- | --- | ---: | --- |",
     ]
-    for config in configs:
-        mix = ", ".join(f"{_md(source)} {count}" for source, count in sorted(
-            config.sources.items(), key=lambda item: (-item[1], item[0])))
-        lines.append(f"| {config.name} | {config.language_tag} | {config.group or ''} | {config.rows} | {mix} |")
+    lines += _languages_table(configs)
     lines += ["", "## Licences", ""]
     if sources:
         lines += ["Each row keeps its `source`; its licence is that source's (full list in `LICENSES.md`):", ""]
@@ -340,7 +131,7 @@ def render_card(
     for info in sources:
         licence = f"[{_md(info.licence.name)}]({info.licence.url})" if info.licence.url else _md(info.licence.name)
         lines.append(f"| {_md(info.source)} | {_md(info.title)} | {licence} | {rows_per_source.get(info.source, 0)} |")
-    for applies_to, licence in spec.extra_licences:
+    for applies_to, licence in part_licences:
         named = f"[{_md(licence.name)}]({licence.url})" if licence.url else _md(licence.name)
         lines.append(f"| {_md(applies_to)} | | {named} | |")
     lines += ["", "## Build provenance", "",
@@ -349,16 +140,33 @@ def render_card(
     lines += ["", "## Known limitations", ""]
     lines += [f"- {item}" for item in [*limitations, *spec.limitations]]
     lines += ["", "## Citation", "", "```bibtex"]
-    lines += ["\n\n".join(CITATIONS[key] for key in spec.citations)]
+    lines += ["\n\n".join(citation(key) for key in spec.citations)]
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def _languages_table(configs: Sequence[ConfigStats]) -> list[str]:
+    """One row per config; the group and sources columns only where some config has one."""
+    columns = [("config", "---", lambda c: c.name), ("language tag", "---", lambda c: c.language_tag or ""),
+               ("group", "---", lambda c: c.group or ""), ("rows", "---:", lambda c: str(c.rows)),
+               ("sources", "---", lambda c: ", ".join(f"{_md(source)} {count}" for source, count in sorted(
+                   c.sources.items(), key=lambda item: (-item[1], item[0]))))]
+    shown = [column for column in columns
+             if column[0] not in ("group", "sources") or any(column[2](config) for config in configs)]
+    lines = ["| " + " | ".join(name for name, _, _ in shown) + " |",
+             "| " + " | ".join(align for _, align, _ in shown) + " |"]
+    lines += ["| " + " | ".join(cell(config) for _, _, cell in shown) + " |" for config in configs]
+    return lines
+
+
+# A provenance mapping longer than this (as JSON) that holds further mappings is split into one
+# bullet per key: the labels' senses record one entry per wordnet file, 110 KB on one line otherwise.
+INLINE_JSON = 200
 
 
 def _provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
     if not provenance:
         return ["- (the artifacts carry no provenance record)"]
-    import json
-
     lines = []
     for artifact, record in sorted(provenance.items()):
         if not record:
@@ -366,11 +174,25 @@ def _provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
             continue
         lines.append(f"- `{artifact}`: stage `{record.get('stage')}`, babelforge {record.get('version')}")
         for name, source in sorted((record.get("sources") or {}).items()):
-            lines.append(f"  - source `{name}`: `{json.dumps(source, sort_keys=True, ensure_ascii=False)}`")
+            lines += _value_lines(f"source `{name}`", source, "  ")
         for role, model in sorted((record.get("models") or {}).items()):
-            lines.append(f"  - model `{role}`: `{json.dumps(model, sort_keys=True, ensure_ascii=False)}`")
+            lines += _value_lines(f"model `{role}`", model, "  ")
         if record.get("params"):
-            lines.append(f"  - params: `{json.dumps(record['params'], sort_keys=True, ensure_ascii=False)}`")
+            lines += _value_lines("params", record["params"], "  ")
+    return lines
+
+
+def _value_lines(label: str, value: Any, indent: str) -> list[str]:
+    """`- label: `json`` when short or flat (a record of plain values), else `- label:` and a bullet per key."""
+    import json
+
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    nested = isinstance(value, Mapping) and any(isinstance(item, Mapping) for item in value.values())
+    if len(text) <= INLINE_JSON or not nested:
+        return [f"{indent}- {label}: `{text}`"]
+    lines = [f"{indent}- {label}:"]
+    for key, item in sorted(value.items()):
+        lines += _value_lines(f"`{key}`", item, indent + "  ")
     return lines
 
 
@@ -386,6 +208,34 @@ def render_licences(sources: Sequence[SourceInfo], extra: Sequence[tuple[str, Li
     for applies_to, licence in extra:
         lines += [f"## {applies_to}", "", f"Licence: {licence.name}" + (f" <{licence.url}>" if licence.url else ""), ""]
     return "\n".join(lines)
+
+
+def hf_features(features: Mapping[str, Feature]) -> dict[str, dict[str, Any]]:
+    """Declared column types as Hugging Face `datasets` feature dicts (`Features.to_dict()`'s form)."""
+    return {column: _hf_feature(feature) for column, feature in sorted(features.items())}
+
+
+def _hf_feature(feature: Feature) -> dict[str, Any]:
+    if isinstance(feature, ClassLabel):
+        return {"names": list(feature.names), "_type": "ClassLabel"}
+    if isinstance(feature, Image):
+        return {"_type": "Image"}
+    if isinstance(feature, Value):
+        return {"dtype": feature.dtype, "_type": "Value"}
+    raise TypeError(f"not a card feature: {feature!r}")
+
+
+def arrow_type(feature: Feature):
+    """The Arrow type `datasets` stores a feature as (its features only apply to columns of that type)."""
+    import pyarrow as pa
+
+    if isinstance(feature, ClassLabel):
+        return pa.int64()
+    if isinstance(feature, Image):
+        return pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    if isinstance(feature, Value):
+        return pa.type_for_alias(feature.dtype)
+    raise TypeError(f"not a card feature: {feature!r}")
 
 
 def validate_card(folder: Path) -> list[str]:

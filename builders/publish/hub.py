@@ -135,7 +135,8 @@ class PublishResult:
 
 
 def audit_errors(summary_path: Path | None) -> int | None:
-    """Error rows the last audit counted, or None when there is no audit summary."""
+    """Error rows the last audit counted for the dataset (its slice, `<paths.audit>/datasets/<name>.json`),
+    or None when the audit wrote none."""
     from builders.core.io import read_json
 
     if summary_path is None or not summary_path.exists():

@@ -84,10 +84,10 @@ def test_optional_inputs_are_summarised_when_built(label_inputs):
 def test_two_runs_are_byte_identical_and_stale_pages_go(label_inputs):
     run_audit(label_inputs)
     out = label_inputs / "reports" / "audit"
-    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    first = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     (out / "xxx_Latn.html").write_text("stale")
     run_audit(label_inputs)
-    second = {p.name: p.read_bytes() for p in out.iterdir()}
+    second = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert first == second
 
 
@@ -118,7 +118,7 @@ def test_a_failed_run_leaves_the_previous_report_whole(label_inputs, monkeypatch
 
     run_audit(label_inputs)
     out = label_inputs / "reports" / "audit"
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     labels = pd.read_parquet(label_inputs / "labels.parquet")
     labels.loc[labels["lang"] == "fin_Latn", "label"] = "muutettu"
     labels.to_parquet(label_inputs / "labels.parquet")
@@ -129,7 +129,7 @@ def test_a_failed_run_leaves_the_previous_report_whole(label_inputs, monkeypatch
     monkeypatch.setattr(report, "render_index", broken_index)
     with pytest.raises(RuntimeError):
         run_audit(label_inputs)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before   # no new fin_Latn page beside the old index
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before   # no new fin_Latn page beside the old index
     assert sorted(p.name for p in out.parent.iterdir()) == ["audit"]   # no staging folder left
 
 
@@ -174,3 +174,24 @@ def test_code_defaults_are_params_yaml(repo_root):
     from builders.core.params import load_params
 
     assert load_config(Config, load_params(repo_root / "params.yaml")) == Config()
+
+
+def test_each_registered_dataset_gets_its_own_slice_that_other_datasets_leave_alone(label_inputs):
+    from builders.core.datasets import names
+
+    out = label_inputs / "reports" / "audit" / "datasets"
+    run_audit(label_inputs)
+    assert sorted(p.stem for p in out.iterdir()) == sorted(names())
+    before = {p.stem: p.read_bytes() for p in out.iterdir()}
+    labels = json.loads(before["babel-imagenet"])
+    assert labels["audited"] and labels["errors"] == 4 and set(labels["languages"]) >= {"fin_Latn", "kmr_Latn"}
+    assert json.loads(before["knowledge"]) == {"dataset": "knowledge", "audited": False}
+    assert json.loads(before["babel-imagenet-prompts"])["status"] == "not built"
+    # prompts appear: only the prompts' slice changes, so only the prompts card is rebuilt
+    pd.DataFrame([{"lang": "fin_Latn", "template_id": i, "text": f"kuva {{}} {i}", "strategy": "tag",
+                   "fallback": False, "valid": True} for i in range(4)]).to_parquet(label_inputs / "prompts.parquet")
+    run_audit(label_inputs)
+    after = {p.stem: p.read_bytes() for p in out.iterdir()}
+    assert [name for name in names() if after[name] != before[name]] == ["babel-imagenet-prompts"]
+    prompts = json.loads(after["babel-imagenet-prompts"])
+    assert prompts["status"] == "built" and prompts["languages"]["fin_Latn"]["prompts"] == 4

@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from builders.core.config import Paths
+from builders.core.datasets import spec
 from builders.core.io import write_table
 from builders.core.languages import read_registry
 from builders.core.provenance import provenance
@@ -31,14 +33,17 @@ def crafted_labels() -> pd.DataFrame:
                      ignore_index=True)
 
 
-def card_config(tmp: Path) -> dict:
-    return {
-        "out": str(tmp / "build" / "hub"),
-        "omw_dir": str(OMW_DIR),
-        "audit_summary": str(tmp / "reports" / "audit" / "summary.json"),
-        "babel_imagenet": {"labels": str(tmp / "labels.parquet"), "languages": str(tmp / "languages.parquet")},
-        "mvl_sib": {"dir": str(tmp / "mvl_sib")},
-    }
+def card_paths(tmp: Path) -> Paths:
+    """Every artifact of the cards under `tmp` (MT captions: tmp/selected.parquet), OMW from the mirror."""
+    return Paths(hub=str(tmp / "build" / "hub"), omw=str(OMW_DIR), audit=str(tmp / "reports" / "audit"),
+                 labels=str(tmp / "labels.parquet"), languages=str(tmp / "languages.parquet"),
+                 prompts=str(tmp / "prompts.parquet"), captions=str(tmp), mvl_sib=str(tmp / "mvl_sib"),
+                 wordnet=str(tmp / "wordnet.parquet"), releases=str(tmp / "releases"))
+
+
+def build(dataset: str, tmp: Path) -> Path:
+    """`babelforge card <dataset>` over the artifacts under `tmp`."""
+    return build_card(spec(dataset), card_paths(tmp), read_registry(tmp / "languages.tsv"))
 
 
 @pytest.fixture
@@ -48,13 +53,10 @@ def card_inputs(tmp_path: Path) -> Path:
     labels = crafted_labels()
     record = provenance("labels", {"min_classes": 10}, {"omw": {"version": "1.4", "sha256": "0" * 64}})
     write_table(labels, tmp_path / "labels.parquet", sort_by=["lang", "class_idx"], provenance=record)
-    counts = labels.groupby("lang").size()
-    pd.DataFrame({"lang": counts.index, "n_classes": counts.values, "group": "very-low"}).to_parquet(
-        tmp_path / "languages.parquet")
     write_registry(tmp_path / "languages.tsv")
     return tmp_path
 
 
 @pytest.fixture
 def built_card(card_inputs: Path) -> Path:
-    return build_card("babel-imagenet", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+    return build("babel-imagenet", card_inputs)

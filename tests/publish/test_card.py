@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from builders.core.errors import BabelforgeError
-from builders.core.languages import read_registry
+from builders.core.io import write_table
+from builders.core.licences import licence_from_text
+from builders.core.provenance import provenance
 from builders.publish import card
-from builders.publish.card_stage import build_card
-from tests.publish.conftest import LABELS, card_config
+from tests.publish.conftest import LABELS, build
 
 
 def front_matter(folder):
@@ -75,18 +76,18 @@ def test_rebuild_is_byte_identical_and_swaps_whole_folder(card_inputs, built_car
     first = {p.relative_to(built_card): p.read_bytes() for p in built_card.rglob("*") if p.is_file()}
     (built_card / "data" / "old_Latn").mkdir()
     (built_card / "data" / "old_Latn" / "test.parquet").write_bytes(b"stale")
-    again = build_card("babel-imagenet", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+    again = build("babel-imagenet", card_inputs)
     second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
     assert first == second
     assert not [p for p in again.parent.iterdir() if p.name.startswith(".")]
 
 
-def test_audit_summary_feeds_known_limitations(card_inputs):
-    summary = card_inputs / "reports" / "audit" / "summary.json"
-    summary.parent.mkdir(parents=True)
-    summary.write_text(json.dumps({"errors": 7, "warnings": 3, "languages": {
-        "fin_Latn": {"group": "very-low"}, "eng_Latn": {"group": "high"}}}))
-    folder = build_card("babel-imagenet", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+def test_the_audits_slice_of_the_labels_feeds_known_limitations(card_inputs):
+    found = card_inputs / "reports" / "audit" / "datasets" / "babel-imagenet.json"
+    found.parent.mkdir(parents=True)
+    found.write_text(json.dumps({"dataset": "babel-imagenet", "audited": True, "errors": 7, "warnings": 3,
+                                 "languages": {"fin_Latn": {"group": "very-low"}, "eng_Latn": {"group": "high"}}}))
+    folder = build("babel-imagenet", card_inputs)
     body = (folder / "README.md").read_text(encoding="utf-8")
     assert "7 error rows and 3 warning rows over 2 languages" in body
     assert "1 languages have at most 100 classes" in body
@@ -97,7 +98,7 @@ def test_a_source_missing_from_the_omw_data_is_an_error(card_inputs):
     labels.loc[0, "source"] = "omw:nowhere"
     labels.to_parquet(card_inputs / "labels.parquet")
     with pytest.raises(BabelforgeError, match="omw:nowhere"):
-        build_card("babel-imagenet", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
+        build("babel-imagenet", card_inputs)
     assert not (card_inputs / "build" / "hub" / "babel-imagenet").exists()
 
 
@@ -126,39 +127,67 @@ def _write_mvl_sib_tasks(root):
             table(lang).to_parquet(root / task / f"{lang}.parquet")
 
 
-def test_mvl_sib_card_has_one_config_per_task_and_language_images_and_their_licences(card_inputs, tmp_path):
-    root = card_inputs / "mvl_sib"
-    _write_mvl_sib_tasks(root)
-    (root / "images").mkdir()
-    (root / "images" / "sports-00.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
-    pd.DataFrame({"image_id": ["sports-00"], "file": ["images/sports-00.jpg"], "topic": ["sports"],
-                  "licence": ["CC0-1.0"], "attribution": ["test"]}).to_parquet(root / "images.parquet")
-    folder = build_card("mvl-sib", card_config(card_inputs), read_registry(card_inputs / "languages.tsv"))
-    meta = front_matter(folder)
-    assert meta["license"] == ["cc-by-sa-4.0", "cc0-1.0"]
-    assert [config["config_name"] for config in meta["configs"]] == [
-        "i2s_k1.fin_Latn", "i2s_k1.rus_Cyrl", "s2i_k3.fin_Latn", "s2i_k3.rus_Cyrl"]
-    assert meta["language"] == ["fi", "ru"]
-    fin = next(config for config in meta["configs"] if config["config_name"] == "s2i_k3.fin_Latn")
-    assert fin["data_files"] == [{"split": "test", "path": "data/s2i_k3.fin_Latn/test.parquet"}]
-    assert (folder / "images" / "sports-00.jpg").read_bytes() == (root / "images" / "sports-00.jpg").read_bytes()
-    assert (folder / "images.parquet").exists()
-    readme = (folder / "README.md").read_text()
-    assert "| images (1) | | [CC0 1.0]" in readme and "(one per task and language)" in readme
-    assert card.validate_card(folder) == []
-    # every config loads, although the tasks' columns differ
+def load_features(folder, names, tmp_path):
+    """{config: {column: feature as `datasets` reports it, "_rows": [first row, values as text]}},
+    read by `datasets.load_dataset` offline in a fresh process."""
     script = (
-        "import json, sys\nfrom datasets import load_dataset\n"
-        "print(json.dumps({name: load_dataset(sys.argv[1], name, split='test').column_names for name in sys.argv[2:]}))\n"
+        "import json, sys\nfrom datasets import load_dataset\nout = {}\n"
+        "for name in sys.argv[2:]:\n"
+        "    ds = load_dataset(sys.argv[1], name, split='test')\n"
+        "    out[name] = {column: repr(feature) for column, feature in ds.features.items()}\n"
+        "    out[name]['_row'] = {k: repr(v) for k, v in ds[0].items()}\n"
+        "print(json.dumps(out, ensure_ascii=False))\n"
     )
     env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"),
                HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"))
-    names = [config["config_name"] for config in meta["configs"]]
     result = subprocess.run([sys.executable, "-c", script, str(folder), *names],
                             capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _write_mvl_sib_images(root):
+    from PIL import Image
+
+    (root / "images").mkdir()
+    for name, colour in (("sports-00", "red"), ("travel-00", "blue")):
+        Image.new("RGB", (8, 6), colour).save(root / "images" / f"{name}.jpg")
+    pd.DataFrame({"topic": ["sports", "travel"], "image_id": ["sports-00", "travel-00"],
+                  "file": ["images/sports-00.jpg", "images/travel-00.jpg"], "licence": ["CC0-1.0", "CC0-1.0"],
+                  "attribution": ["test", "test"]}).to_parquet(root / "images.parquet")
+
+
+def test_mvl_sib_card_has_one_config_per_task_and_language_and_an_images_config(card_inputs, tmp_path):
+    root = card_inputs / "mvl_sib"
+    _write_mvl_sib_tasks(root)
+    _write_mvl_sib_images(root)
+    folder = build("mvl-sib", card_inputs)
+    meta = front_matter(folder)
+    assert meta["license"] == ["cc-by-sa-4.0", "cc0-1.0"]
+    names = [config["config_name"] for config in meta["configs"]]
+    assert names == ["i2s_k1.fin_Latn", "i2s_k1.rus_Cyrl", "images", "s2i_k3.fin_Latn", "s2i_k3.rus_Cyrl"]
+    assert meta["language"] == ["fi", "ru"]
+    fin = next(config for config in meta["configs"] if config["config_name"] == "s2i_k3.fin_Latn")
+    assert fin["data_files"] == [{"split": "test", "path": "data/s2i_k3.fin_Latn/test.parquet"}]
+    # the images live in the `images` config only, not beside it as loose files
+    assert sorted(p.name for p in folder.iterdir()) == ["LICENSES.md", "README.md", "data"]
+    readme = (folder / "README.md").read_text()
+    assert "| images (2) | | [CC0 1.0]" in readme and "(one per task and language, plus `images`)" in readme
+    assert card.validate_card(folder) == []
+    # every config loads, although the tasks' columns differ; images decode as images
+    loaded = load_features(folder, names, tmp_path)
     assert "ref_image_ids" in loaded["i2s_k1.rus_Cyrl"] and "ref_sentences" in loaded["s2i_k3.fin_Latn"]
+    assert loaded["images"]["image"].startswith("Image(")
+    assert loaded["images"]["_row"]["image_id"] == "'sports-00'"
+    assert "PIL" in loaded["images"]["_row"]["image"] and "size=8x6" in loaded["images"]["_row"]["image"]
+
+
+def test_mvl_sib_languages_table_has_no_empty_columns(card_inputs):
+    _write_mvl_sib_tasks(card_inputs / "mvl_sib")
+    readme = (build("mvl-sib", card_inputs) / "README.md").read_text()
+    table = readme.split("## Languages")[1].split("## Licences")[0]
+    assert "| config | language tag | rows |" in table and "group" not in table and "sources" not in table
+    assert "| i2s_k1.fin_Latn | fi | 4 |" in table
 
 
 def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
@@ -169,14 +198,10 @@ def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
     selected = pd.DataFrame([{"caption_id": i, "lang": "fin_Latn", "text": f"kuva {i}", "kiwi_score": 0.5,
                               "kiwi_percentile": 50.0, "chrf": None, "reason": None} for i in range(4)])
     selected.to_parquet(card_inputs / "selected.parquet")
-    config = card_config(card_inputs)
-    config["babel_imagenet_prompts"] = {"prompts": str(card_inputs / "prompts.parquet")}
-    config["mt_captions"] = {"selected": str(card_inputs / "selected.parquet")}
-    registry = read_registry(card_inputs / "languages.tsv")
-    prompts_card = build_card("babel-imagenet-prompts", config, registry)
+    prompts_card = build("babel-imagenet-prompts", card_inputs)
     assert front_matter(prompts_card)["license"] == "mit"
     assert [c["config_name"] for c in front_matter(prompts_card)["configs"]] == ["fin_Latn", "rus_Cyrl"]
-    captions_card = build_card("mt-captions", config, registry)
+    captions_card = build("mt-captions", card_inputs)
     assert front_matter(captions_card)["license"] == "cc-by-4.0"
     assert pd.read_parquet(captions_card / "data" / "fin_Latn" / "test.parquet")["caption_id"].tolist() == [0, 1, 2, 3]
     assert card.validate_card(prompts_card) == [] and card.validate_card(captions_card) == []
@@ -186,9 +211,7 @@ def test_knowledge_card_is_one_english_config_under_the_wordnet_licence(card_inp
     from tests.audit.conftest import wordnet_table
 
     wordnet_table().to_parquet(card_inputs / "wordnet.parquet")
-    config = card_config(card_inputs)
-    config["knowledge"] = {"wordnet": str(card_inputs / "wordnet.parquet")}
-    folder = build_card("knowledge", config, read_registry(card_inputs / "languages.tsv"))
+    folder = build("knowledge", card_inputs)
     meta = front_matter(folder)
     assert [c["config_name"] for c in meta["configs"]] == ["eng_Latn"] and meta["language"] == ["en"]
     assert meta["license"] == ["mit", "other"] and "WordNet 3.0 License" in (folder / "LICENSES.md").read_text()
@@ -213,5 +236,71 @@ def test_size_category(rows, category):
     ("wordnet", "WordNet License (Princeton-style, per wordnet)", "other"),
 ])
 def test_licence_from_text_keeps_every_licence_element(text, name, hf_id):
-    licence = card.licence_from_text(text)
+    licence = licence_from_text(text)
     assert (licence.name, licence.hf_id) == (name, hf_id)
+
+
+def _relabel_source(card_inputs, lang, source):
+    labels = pd.read_parquet(card_inputs / "labels.parquet")
+    labels.loc[labels["lang"] == lang, "source"] = source
+    labels.to_parquet(card_inputs / "labels.parquet")
+
+
+def test_a_source_no_rule_knows_stops_the_card_instead_of_becoming_babelnet(card_inputs):
+    _relabel_source(card_inputs, "kmr_Latn", "MYSTERY")
+    with pytest.raises(BabelforgeError, match="'MYSTERY' is not a known sense source") as error:
+        build("babel-imagenet", card_inputs)
+    assert "\n" not in str(error.value)
+    assert not (card_inputs / "build" / "hub" / "babel-imagenet").exists()
+
+
+def test_reviewed_labels_get_their_own_licence_line(card_inputs):
+    _relabel_source(card_inputs, "fin_Latn", "review:anna")
+    folder = build("babel-imagenet", card_inputs)
+    licences = (folder / "LICENSES.md").read_text(encoding="utf-8")
+    assert "## review:anna: Human review by anna (resources/reviews)" in licences
+    assert "Licence: Apache-2.0 (babelforge label reviews)" in licences
+    body = (folder / "README.md").read_text(encoding="utf-8")
+    assert "| review:anna | Human review by anna (resources/reviews) | [Apache-2.0 (babelforge label reviews)]" in body
+    assert "apache-2.0" in front_matter(folder)["license"]
+    _relabel_source(card_inputs, "fin_Latn", "review:")
+    with pytest.raises(BabelforgeError, match="names no reviewer"):
+        build("babel-imagenet", card_inputs)
+
+
+def test_a_card_build_reports_its_progress(card_inputs, capsys):
+    build("babel-imagenet", card_inputs)
+    err = capsys.readouterr().err
+    rows = sum(len(labels) for labels, _ in LABELS.values())
+    assert f"card babel-imagenet: writing {len(LABELS)} configs, {rows} rows" in err
+    assert f"card babel-imagenet: {len(LABELS)} configs in" in err
+
+
+def test_load_dataset_types_class_label_and_string_columns(built_card, card_inputs, tmp_path):
+    from tests.audit.conftest import wordnet_table
+
+    wordnet_table().to_parquet(card_inputs / "wordnet.parquet")
+    pd.DataFrame([{"caption_id": str(i), "lang": "fin_Latn", "text": f"kuva {i}", "kiwi_score": 0.5,
+                   "reason": None} for i in range(3)]).to_parquet(card_inputs / "selected.parquet")
+    knowledge, captions = build("knowledge", card_inputs), build("mt-captions", card_inputs)
+    labels = load_features(built_card, ["fin_Latn"], tmp_path)["fin_Latn"]
+    # every ImageNet index of the labels, named by wnid (CLIP's English names repeat)
+    assert labels["class_idx"].startswith("ClassLabel(names=['n01440764', 'n01443537', 'n01484850'"), labels
+    assert labels["_row"]["class_idx"] == "0"
+    assert load_features(knowledge, ["eng_Latn"], tmp_path / "k")["eng_Latn"]["class_idx"].count("'n0") == 30
+    assert load_features(captions, ["fin_Latn"], tmp_path / "c")["fin_Latn"]["reason"] == "Value('string')"
+
+
+def test_nested_provenance_is_one_line_per_entry(card_inputs):
+    senses = {"omw": {f"wns/p{i:03d}/wn-data-x{i}.tab": {"lang": "fin_Latn", "licence": "CC BY 3.0",
+                                                         "name": f"wordnet {i}", "sha256": f"{i:064x}"}
+                      for i in range(300)}}
+    labels = pd.read_parquet(card_inputs / "labels.parquet")
+    record = provenance("labels", {"labels": {"min_classes": 10}}, {"senses": senses, "senses_file": "omw.parquet"})
+    write_table(labels, card_inputs / "labels.parquet", sort_by=["lang", "class_idx"], provenance=record)
+    body = (build("babel-imagenet", card_inputs) / "README.md").read_text(encoding="utf-8")
+    section = body.split("## Build provenance")[1].split("## Known limitations")[0]
+    assert max(len(line) for line in section.splitlines()) < 300
+    assert "  - source `senses`:\n    - `omw`:\n      - `wns/p000/wn-data-x0.tab`: `{\"lang\": \"fin_Latn\"" in section
+    assert section.count("      - `wns/p") == 300
+    assert '  - source `senses_file`: `"omw.parquet"`' in section

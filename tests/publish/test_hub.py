@@ -1,5 +1,6 @@
 """Publishing: commit operations against the last receipt, dry run, idempotent receipts, audit gate.
 The Hub is a fake object injected in place of HfApi: no network."""
+import dataclasses
 import inspect
 import json
 from types import SimpleNamespace
@@ -10,7 +11,8 @@ from builders.cli import main as cli
 from builders.core.errors import BabelforgeError
 from builders.core.io import sha256_file
 from builders.publish import hub
-from builders.publish.publish_stage import configure, run
+from builders.publish.publish_stage import run
+from tests.project import REPO
 
 
 def real_signature(name, *args, **kwargs):
@@ -44,12 +46,22 @@ class FakeHub:
 
 
 def publish_args(tmp, *extra):
-    import argparse
+    """The publish stage's Config from its command line, as `babelforge publish` builds it."""
+    from builders.cli import config_from_args, stage_parser
+    from builders.publish import publish_stage
 
-    parser = argparse.ArgumentParser()
-    configure(parser)
-    return parser.parse_args(["babel-imagenet", "--repo", "org/babel-imagenet", "--hub-dir", str(tmp / "build" / "hub"),
-                              "--releases", str(tmp / "releases"), "--audit", str(tmp / "summary.json"), *extra])
+    parser = stage_parser("publish", publish_stage)
+    args = parser.parse_args(["babel-imagenet", "--repo", "org/babel-imagenet", "--params", str(REPO / "params.yaml"),
+                              "--hub-dir", str(tmp / "build" / "hub"), "--releases", str(tmp / "releases"),
+                              "--audit-dir", str(tmp / "audit"), *extra])
+    return config_from_args(publish_stage, args)
+
+
+def write_audit_errors(tmp, errors):
+    """The audit's slice of the labels with `errors` error rows."""
+    found = tmp / "audit" / "datasets" / "babel-imagenet.json"
+    found.parent.mkdir(parents=True, exist_ok=True)
+    found.write_text(json.dumps({"dataset": "babel-imagenet", "audited": True, "errors": errors}))
 
 
 def test_plan_operations_adds_changes_and_deletes():
@@ -126,14 +138,12 @@ def test_a_published_version_is_never_moved(built_card, card_inputs, capsys):
 def test_a_receipt_for_another_repo_is_not_this_repos_state(built_card, card_inputs):
     run(publish_args(card_inputs), api=FakeHub())
     fake = FakeHub()
-    args = publish_args(card_inputs)
-    args.repo = "org/mirror"
-    run(args, api=fake)
+    run(dataclasses.replace(publish_args(card_inputs), repo="org/mirror"), api=fake)
     assert len(fake.commits()[0][2]) > 1            # everything, since org/mirror has no receipt
 
 
 def test_audit_errors_block_unless_forced(built_card, card_inputs):
-    (card_inputs / "summary.json").write_text(json.dumps({"errors": 3}))
+    write_audit_errors(card_inputs, 3)
     fake = FakeHub()
     with pytest.raises(BabelforgeError, match="3 error rows"):
         run(publish_args(card_inputs), api=fake)

@@ -1,0 +1,114 @@
+"""The audit's per-dataset sections, looped over the dataset registry (builders/core/datasets.py).
+
+A registered dataset whose spec has an `AuditSection` with a reader gets a section in every
+language's record (its input absent: "not built"); the labels are the audit's own rows. The
+audit also writes one *slice* per registered dataset, `<paths.audit>/datasets/<name>.json`:
+what it found about that dataset alone, so a dataset's card depends on its own slice and is
+not rebuilt when another dataset's audit figures change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from builders.audit.audit_stage import NOT_BUILT
+
+
+@dataclass
+class Section:
+    """A read section input: the section of one language, and the overview across languages."""
+
+    language: Callable[[str], dict[str, Any]]
+    overview: Callable[[], dict[str, Any]] = dict
+    table: Any = None        # the input table, where the section reads one
+
+
+def audited():
+    """(spec, its AuditSection) of every registered dataset the audit reports in a section, registry order."""
+    from builders.core.datasets import specs
+
+    return [(spec, spec.audit) for spec in specs() if spec.audit is not None and spec.audit.reader is not None]
+
+
+def read_all(path_of: Callable[[Any], Any]) -> dict[str, Section | None]:
+    """{section key: Section, or None when its input is not built}; `path_of(section)` is its input's path."""
+    from builders.core.datasets import resolve
+
+    return {section.key: resolve(section.reader)(path_of(section)) for _, section in audited()}
+
+
+def language_records(read: Mapping[str, Section | None], lang: str) -> dict[str, Any]:
+    return {key: section.language(lang) if section is not None else {"status": NOT_BUILT}
+            for key, section in read.items()}
+
+
+def input_status(read: Mapping[str, Section | None]) -> dict[str, str]:
+    return {key: "built" if section is not None else NOT_BUILT for key, section in read.items()}
+
+
+def overviews(read: Mapping[str, Section | None]) -> dict[str, Any]:
+    """summary.json's entry per section that has an overview."""
+    return {section.key: read[section.key].overview() if read[section.key] is not None else {"status": NOT_BUILT}
+            for _, section in audited() if section.overview}
+
+
+def slices(summary: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """What the audit found per registered dataset: the labels' error and warning counts and
+    per-language figures; a section's per-language entries (and overview); for a dataset the
+    audit does not report, only that."""
+    from builders.core.datasets import specs
+
+    found: dict[str, dict[str, Any]] = {}
+    for spec in specs():
+        section = spec.audit
+        if section is None:
+            found[spec.name] = {"dataset": spec.name, "audited": False}
+        elif section.reader is None:
+            found[spec.name] = {"dataset": spec.name, "audited": True, "errors": summary["errors"],
+                                "warnings": summary["warnings"], "languages": summary["languages"]}
+        else:
+            entry = {"dataset": spec.name, "audited": True, "section": section.key,
+                     "status": summary["inputs"][section.key],
+                     "languages": {lang: record[section.key] for lang, record in records.items()}}
+            if section.overview:
+                entry["overview"] = summary[section.key]
+            found[spec.name] = entry
+    return found
+
+
+def titles() -> list[tuple[str, str]]:
+    """(section key, heading) of each section, for the language pages."""
+    return [(section.key, section.title) for _, section in audited()]
+
+
+# Section readers, named by the dataset specs: input path -> Section, or None when it is not built.
+
+def prompts(path: str | Path | None) -> Section | None:
+    from builders.audit import audit_stage, checks
+
+    table = audit_stage._read_optional(path)
+    if table is None:
+        return None
+    return Section(lambda lang: audit_stage._per_language(table, lang, checks.prompt_summary), table=table)
+
+
+def captions(path: str | Path | None) -> Section | None:
+    from builders.audit import audit_stage, checks
+
+    table = audit_stage._read_optional(path)
+    if table is None:
+        return None
+    kiwi, chrf = audit_stage.caption_columns(table)
+    return Section(lambda lang: audit_stage._per_language(
+        table, lang, lambda rows: checks.caption_summary(rows, kiwi, chrf)), table=table)
+
+
+def mvl_sib(path: str | Path | None) -> Section | None:
+    from builders.audit import audit_stage
+
+    files = audit_stage._mvl_sib_files(Path(path) if path else None)
+    if not files:
+        return None
+    return Section(lambda lang: audit_stage._mvl_sib_for(files, lang),
+                   overview=lambda: audit_stage.mvl_sib_overview(files))

@@ -1,0 +1,35 @@
+"""The `mt-captions` dataset: machine-translated captions with quality estimates, one config
+per language. Registered in builders/core/datasets.py."""
+from __future__ import annotations
+
+from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, Value, per_language, read_artifact
+from builders.core.licences import Licence
+
+MT_CAPTIONS = DatasetSpec(
+    name="mt-captions",
+    pretty_name="Machine-translated captions with quality estimates",
+    summary=("English captions machine-translated with n-best NLLB-200, hypotheses in the wrong language or "
+             "script dropped, the one COMETKiwi scores highest kept, with its score and per-language percentile."),
+    artifacts=("captions/selected.parquet",),
+    read="builders.captions.dataset:read_captions",
+    task_categories=("image-to-text", "text-to-image"),
+    citations=("nllb-2022",),
+    licences=(("English source captions", Licence(
+        "CC BY 4.0 (XTD10 / COCO captions)", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/")),),
+    limitations=("Translations are machine output; use the Kiwi percentile columns to split by quality.",),
+    audit=AuditSection(key="captions", title="MT captions",
+                       artifact="captions/selected.parquet", reader="builders.audit.sections:captions"),
+)
+
+
+def read_captions(paths) -> DatasetTables:
+    from builders.core.datasets import artifact_path
+
+    path = artifact_path(paths, MT_CAPTIONS.artifacts[0])
+    table, provenance = read_artifact(path, "selected captions")
+    columns = [c for c in table.columns if c != "lang"]
+    # `reason` (why a caption kept no translation) is null wherever one was kept: typed, it
+    # stays a string column even when every value is null
+    features = {"reason": Value("string")} if "reason" in columns else {}
+    return DatasetTables(per_language(table, MT_CAPTIONS.split, columns), provenance={str(path): provenance},
+                         sort_by=tuple(c for c in ("caption_id",) if c in columns), features=features)

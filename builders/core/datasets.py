@@ -1,0 +1,196 @@
+"""The dataset registry: every dataset babelforge cards, audits and publishes, declared once.
+
+A dataset is one `DatasetSpec` in its own area (`builders/<area>/dataset*.py`): the artifacts
+its card reads (names in the `paths:` group), its card text, licences and citations, how its
+tables become card configs (`read`), and its audit section. `REGISTRY` below lists where each
+spec lives; the card and publish stages and the audit loop over it, and `dvc.yaml`'s `card`
+stage has one entry per name (tests/core/test_datasets.py checks both). Core knows the spec
+type and this list, nothing about any dataset. docs/adding_a_dataset.md walks through adding one.
+
+Functions are named as "module:function" strings and imported only when used, so listing the
+datasets (`babelforge card --help`) imports no dataset code.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from builders.core.errors import BabelforgeError
+from builders.core.licences import Licence
+
+# name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec, in card order.
+REGISTRY: dict[str, str] = {
+    "babel-imagenet": "builders.babel_imagenet.datasets:LABELS",
+    "babel-imagenet-prompts": "builders.babel_imagenet.datasets:PROMPTS",
+    "mt-captions": "builders.captions.dataset:MT_CAPTIONS",
+    "mvl-sib": "builders.mvl_sib.dataset:MVL_SIB",
+    "knowledge": "builders.lexicon.dataset:KNOWLEDGE",
+}
+CITATIONS = Path(__file__).resolve().parents[2] / "resources" / "citations.bib"
+SLICES = "datasets"    # the audit writes <paths.audit>/datasets/<name>.json: what it found per dataset
+
+
+# Column types a card declares for `datasets.load_dataset` (the card writes them as Hugging Face features).
+@dataclass(frozen=True)
+class ClassLabel:
+    """An integer column whose values index `names` (ImageNet class ids, say)."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Image:
+    """A column of images, stored as {bytes, path}: decoded to PIL images on load."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """A scalar column of one type (`string`, `int32`, `float64`, `bool`...): typed even when every value is null."""
+
+    dtype: str
+
+
+Feature = ClassLabel | Image | Value
+
+
+@dataclass(frozen=True)
+class AuditSection:
+    """How the audit reports a dataset beside the labels, per language.
+
+    `artifact` is the input, as in `DatasetSpec.artifacts`; when it is absent the section
+    says "not built". `reader` ("module:function") takes the input's path and returns an
+    object with `language(lang) -> dict` and `overview() -> dict` (see builders/audit/sections.py),
+    or None when the input is not built.
+    """
+
+    key: str                 # its entry in each language's record, in summary.json and in the dataset's slice
+    title: str               # its heading on the audit's language pages
+    artifact: str
+    reader: str | None       # None: the labels, which the audit checks row by row (no section of their own)
+    overview: bool = False   # summary.json carries the section's overview under `key`
+
+
+@dataclass
+class DatasetTables:
+    """What a spec's `read` hands the card: tables per config and split, plus facts from the data."""
+
+    tables: dict[str, dict[str, Any]]                                   # config -> split -> DataFrame or Arrow table
+    sources: dict[str, dict[str, int]] = field(default_factory=dict)    # config -> row `source` -> rows
+    groups: dict[str, str] = field(default_factory=dict)                # language -> resource group
+    provenance: dict[str, dict] = field(default_factory=dict)           # artifact path -> provenance record
+    limitations: list[str] = field(default_factory=list)                # sentences measured on the data
+    licences: list[tuple[str, Licence]] = field(default_factory=list)   # licences found in the data (images)
+    sort_by: tuple[str, ...] = ()
+    features: dict[str, Feature] = field(default_factory=dict)          # column -> declared type
+    # config -> registry key of its language where the config is not named by it; None: no language
+    config_languages: dict[str, str | None] = field(default_factory=dict)
+
+    def language(self, config: str) -> str | None:
+        return self.config_languages.get(config, config)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One dataset: what its card reads and says, and how the audit reports it."""
+
+    name: str                            # card folder and Hub dataset name, a key of REGISTRY
+    pretty_name: str
+    summary: str                         # the card's first paragraph: what a row is, what each column means
+    artifacts: tuple[str, ...]           # what the card reads: `paths` names, or `name/file` inside one
+    read: str                            # "module:function" (Paths) -> DatasetTables
+    task_categories: tuple[str, ...]
+    citations: tuple[str, ...]           # BibTeX keys in resources/citations.bib
+    licences: tuple[tuple[str, Licence], ...] = ()   # (what it covers, licence) for parts without a row source
+    # "module:function" (Paths, [source names]) -> [SourceInfo], for tables whose rows carry a `source`;
+    # a source it does not know stops the card (it cannot tell that row's licence)
+    source_licences: str | None = None
+    # "module:function" (audit slice) -> [sentences] for the card's known limitations
+    audit_notes: str | None = None
+    limitations: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ("multilingual",)
+    split: str = "test"
+    config_unit: str = "language"        # what one config holds, for the card's body
+    audit: AuditSection | None = None
+
+
+def names() -> list[str]:
+    return list(REGISTRY)
+
+
+def spec(name: str) -> DatasetSpec:
+    """The spec registered under `name`; one line naming the known names otherwise."""
+    if name not in REGISTRY:
+        raise BabelforgeError(f"dataset {name!r} is not in the registry (builders/core/datasets.py); "
+                              f"known: {', '.join(REGISTRY)}")
+    found = resolve(REGISTRY[name])
+    if not isinstance(found, DatasetSpec) or found.name != name:
+        raise BabelforgeError(f"{REGISTRY[name]}: not the DatasetSpec of {name!r}")
+    return found
+
+
+def specs() -> list[DatasetSpec]:
+    return [spec(name) for name in REGISTRY]
+
+
+def resolve(reference: str) -> Any:
+    """The object a "module:attribute" string names."""
+    import importlib
+
+    module, _, attribute = reference.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as error:
+        raise BabelforgeError(f"{reference}: cannot be imported ({error})") from None
+
+
+def artifact_path(paths: Any, artifact: str) -> Path:
+    """`labels` -> paths.labels; `captions/selected.parquet` -> paths.captions / selected.parquet."""
+    name, _, rest = artifact.partition("/")
+    if not hasattr(paths, name):
+        raise BabelforgeError(f"artifact {artifact!r}: {name!r} is not a name in the `paths:` group")
+    base = Path(getattr(paths, name))
+    return base / rest if rest else base
+
+
+def slice_path(paths: Any, name: str) -> Path:
+    """The audit's slice of dataset `name`: what its card takes from the audit."""
+    return Path(paths.audit) / SLICES / f"{name}.json"
+
+
+@functools.lru_cache(maxsize=None)
+def _bibtex(path: Path) -> Mapping[str, str]:
+    text = path.read_text(encoding="utf-8")
+    starts = [match.start() for match in re.finditer(r"^@\w+\{", text, re.M)] + [len(text)]
+    entries = {}
+    for start, end in zip(starts, starts[1:]):
+        entry = text[start:end].strip()
+        entries[re.match(r"@\w+\{([^,\s]+),", entry).group(1)] = entry
+    return entries
+
+
+def citation(key: str, path: Path = CITATIONS) -> str:
+    """The BibTeX entry `key` of resources/citations.bib."""
+    entries = _bibtex(path)
+    if key not in entries:
+        raise BabelforgeError(f"{path}: no BibTeX entry {key!r}; add it there")
+    return entries[key]
+
+
+def read_artifact(path: str | Path, what: str):
+    """(DataFrame, provenance) of a built table; one line saying which stage to run when it is not built."""
+    from builders.core.io import read_provenance, read_table
+
+    if not Path(path).exists():
+        raise BabelforgeError(f"{path}: {what} not built; run its stage first (`dvc repro`)")
+    return read_table(path), read_provenance(path)
+
+
+def per_language(table, split: str, columns: list[str]) -> dict[str, dict[str, Any]]:
+    """{lang: {split: its rows}}: one config per language of a table with a `lang` column."""
+    return {
+        lang: {split: part[columns].reset_index(drop=True)}
+        for lang, part in table.groupby("lang", sort=True)
+    }

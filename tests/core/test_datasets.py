@@ -1,0 +1,114 @@
+"""The dataset registry: every spec is complete, and dvc.yaml's card stage has one entry per
+dataset whose deps are what its spec reads and imports."""
+import ast
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from builders.core.config import Paths, load_config
+from builders.core.datasets import (REGISTRY, AuditSection, DatasetSpec, artifact_path, citation, names, resolve,
+                                    slice_path, spec)
+from builders.core.errors import BabelforgeError
+from builders.core.licences import HF_LICENSES, Licence
+
+REPO = Path(__file__).resolve().parents[2]
+ALWAYS = {"builders/core", "builders/publish"}     # every card's code: the card stage and the plumbing
+
+
+@pytest.mark.parametrize("name", names())
+def test_every_spec_is_complete(name):
+    found = spec(name)
+    assert isinstance(found, DatasetSpec) and found.name == name
+    for text in (found.pretty_name, found.summary, found.split, found.config_unit):
+        assert isinstance(text, str) and text.strip()
+    assert found.task_categories and found.citations and found.artifacts
+    for artifact in found.artifacts:
+        artifact_path(Paths(), artifact)          # a name of the paths group (or a file inside one)
+    for key in found.citations:
+        assert citation(key).startswith("@")
+    for applies_to, licence in found.licences:
+        assert applies_to and isinstance(licence, Licence) and licence.hf_id in HF_LICENSES
+    for reference in (found.read, found.source_licences, found.audit_notes):
+        assert reference is None or callable(resolve(reference))
+    assert callable(resolve(found.read))
+    if found.audit is not None:
+        assert isinstance(found.audit, AuditSection) and found.audit.title
+        assert found.audit.artifact in found.artifacts
+        assert found.audit.reader is None or callable(resolve(found.audit.reader))
+
+
+def test_section_keys_are_unique_and_the_labels_are_the_audits_own_rows():
+    sections = [found.audit for found in map(spec, names()) if found.audit is not None]
+    assert len({section.key for section in sections}) == len(sections)
+    assert [section.key for section in sections if section.reader is None] == ["labels"]
+
+
+def test_an_unknown_dataset_is_one_line_naming_the_known_ones():
+    with pytest.raises(BabelforgeError, match="known: babel-imagenet, ") as error:
+        spec("babel-imagnet")
+    assert "\n" not in str(error.value)
+
+
+def test_a_missing_citation_names_the_file():
+    with pytest.raises(BabelforgeError, match="citations.bib: no BibTeX entry 'nobody-2099'"):
+        citation("nobody-2099")
+
+
+def _interpolate(text: str, params: dict) -> str:
+    def value(match):
+        node = params
+        for part in match.group(1).split("."):
+            node = node[part]
+        return str(node)
+
+    return re.sub(r"\$\{([\w.]+)\}", value, text)
+
+
+def _imported_areas(module: str) -> set[str]:
+    """builders/<area> of every builders module `module` imports, at any depth, anywhere in its code."""
+    seen, todo, areas = set(), [module], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = REPO / (name.replace(".", "/") + ".py")
+        if not path.exists():
+            path = REPO / name.replace(".", "/") / "__init__.py"
+        if not path.exists():
+            continue
+        if "." in name:                # builders/__init__.py holds only the version
+            areas.add("/".join(name.split(".")[:2]))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("builders"):
+                todo.append(node.module)
+                todo += [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names if alias.name.startswith("builders")]
+    return areas
+
+
+def test_dvc_card_stage_has_one_entry_per_dataset_with_its_artifacts_and_code():
+    dvc = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    paths = load_config(Paths, params, "paths")
+    stage = dvc["stages"]["card"]
+    assert list(stage["foreach"]) == names(), "dvc.yaml's card entries and builders/core/datasets.py disagree"
+    deps = stage["do"]["deps"]
+    assert {"${item.data}", "${item.licences}", "${item.area}", "${item.uses}"} <= set(deps)
+    assert "${paths.audit}/datasets/${key}.json" in deps and ALWAYS <= set(deps)
+    for name, item in stage["foreach"].items():
+        found = spec(name)
+        reads = {_interpolate(item[key], params) for key in ("data", "licences")}
+        assert reads == {str(artifact_path(paths, artifact)) for artifact in found.artifacts}, name
+        assert _interpolate("${paths.audit}/datasets/" + name + ".json", params) == str(slice_path(paths, name))
+        code = {item["area"], item["uses"]}
+        assert code == _imported_areas(REGISTRY[name].split(":")[0]) - ALWAYS, name
+
+
+def test_a_spec_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec("knowledge").name = "other"   # type: ignore[misc]
