@@ -45,14 +45,14 @@ def run(args: argparse.Namespace) -> int:
         if column in texts and (texts[column].str.strip() == "").any():
             row = int((texts[column].str.strip() == "").idxmax()) + 2  # 1-based, after the header
             raise BabelforgeError(f"{args.pairs}:{row}: empty {column}; every row needs one")
-    if args.model and args.device:
-        spec, device = args.model, args.device
-    else:
+    # params.yaml fills what the flags leave open; with --model given it may be absent.
+    common = None
+    if args.model is None or (args.device is None and Path(args.params).exists()):
         common = load_config(CommonConfig, load_params(args.params))
-        if not args.model and not common.models:
-            raise BabelforgeError("no model: pass --model or list one in params.yaml eval.common.models")
-        spec = args.model or {"id": common.models[0].id, "revision": common.models[0].revision}
-        device = args.device or common.device
+    if args.model is None and not common.models:
+        raise BabelforgeError("no model: pass --model or list one in params.yaml eval.common.models")
+    spec = args.model or {"id": common.models[0].id, "revision": common.models[0].revision}
+    device = args.device or (common.device if common else "auto")
     model = load_model(spec["id"], spec["revision"], resolve_device(device))
     image_emb = model.encode_images([Path(args.image_root) / p for p in table["image"]])
     text_emb = model.encode_texts(list(texts["caption"]))
