@@ -30,7 +30,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("builders.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
     "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
     "taggers": ("builders.core.taggers_stage", "list the registered taggers: versions, columns, the stages that run them"),
-    "eval": ("eval.cli", "evaluate: zeroshot | retrieval | clipscore | mvl_sib | correlate | cider | report"),
+    # eval/: one module per stage (`eval/<task>_stage.py`, command and DVC stage `eval_<task>`) and per tool.
+    "eval_tiny_clip": ("eval.tiny_clip_stage", "build the tiny random CLIP models of the sample profile (no network)"),
+    "eval_images": ("eval.images_stage", "draw the sample profile's image sets (ImageNet-style folder + caption images)"),
+    "eval_zeroshot": ("eval.zeroshot_stage", "Babel-ImageNet zero-shot classification per language"),
+    "eval_retrieval": ("eval.retrieval_stage", "text<->image recall@1/5/10 per caption set and language"),
+    "eval_clipscore": ("eval.clipscore_stage", "CLIPScore / RefCLIPScore / pairwise accuracy per caption set and language"),
+    "eval_mvl_sib": ("eval.mvl_sib_stage", "MVL-SIB accuracy per task, k and language"),
+    "eval_report": ("eval.report_stage", "merged results CSV, DVC metrics and the plots (PNG, SVG, PDF)"),
+    "eval_clipscore_pairs": ("eval.clipscore_pairs_stage", "CLIP-S (foil, RefCLIP-S) per row of a TSV of image-caption pairs"),
+    "eval_correlate": ("eval.correlate_stage", "Pearson / Spearman / Kendall tau-b / tau-c between two columns, with CIs"),
+    "eval_cider": ("eval.cider_stage", "CIDEr-D of candidate captions against references, tokenised by script"),
+    "eval_export": ("eval.export_stage", "Babel-ImageNet labels + prompts in CLIP_benchmark's layout"),
 }
 
 

@@ -9,26 +9,72 @@ word earns nothing), times the Gaussian length penalty exp(-(l_c - l_r)^2 / (2 s
 with sigma = 6 and lengths in tokens. CIDEr-D of an image = 10 * mean over n of the
 mean over references; the corpus score is the mean over images.
 
-Tokenisation is lower-casing and splitting on whitespace with punctuation removed,
-close to the PTB tokeniser the coco code runs first; pass pre-tokenised text for a
-different scheme.
+Tokenisation goes by script (`tokenize`, stated in `TOKENIZATION`): text is NFC-normalised
+and lower-cased, punctuation and symbols separate tokens, and a token is a
+whitespace-separated word, except in scripts written without spaces between words (Han,
+kana, Thai, Lao, Khmer, Myanmar, Tibetan, ...), where every character is a token. A
+combining mark stays with the character before it, so Thai tone marks and Indic vowel
+signs never split a token. For Latin-script text this is the lower-cased, punctuation-free
+word split close to the PTB tokeniser the coco code runs first; pass pre-tokenised text
+for a per-language segmenter instead.
 """
 from __future__ import annotations
 
 import math
-import re
+import unicodedata
 from collections import Counter
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
+
+from builders.core.scripts import COMMON, INHERITED, UNKNOWN, script_of
 
 MAX_N = 4
 SIGMA = 6.0
 SCALE = 10.0
 
-_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+# ISO 15924 scripts whose writing puts no spaces between words: one token per character.
+UNSPACED_SCRIPTS = frozenset({"Hani", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt", "Java", "Bali",
+                              "Lana", "Tale", "Talu", "Bugi", "Yiii"})
+TOKENIZATION = ("NFC, lower-cased; punctuation and symbols split; whitespace-separated words, except one token "
+                "per character (with its combining marks) in unspaced scripts: " + ", ".join(sorted(UNSPACED_SCRIPTS)))
 
 
 def tokenize(text: str) -> list[str]:
-    return _PUNCT.sub(" ", text.lower()).split()
+    """Tokens of `text` by script (see the module docstring)."""
+    tokens: list[str] = []
+    for word in unicodedata.normalize("NFC", text).lower().split():
+        pending = ""  # letters of a spaced-script word
+        attach = False  # a combining mark now belongs to the last character token
+        for char in word:
+            kind = unicodedata.category(char)[0]
+            if kind == "M":
+                if pending:
+                    pending += char
+                elif attach:
+                    tokens[-1] += char
+                continue
+            if kind not in "LN":  # punctuation, symbols, controls: a token boundary
+                if pending:
+                    tokens.append(pending)
+                pending, attach = "", False
+                continue
+            if script_of(char) in UNSPACED_SCRIPTS:
+                if pending:
+                    tokens.append(pending)
+                tokens.append(char)
+                pending, attach = "", True
+                continue
+            pending += char
+            attach = False
+        if pending:
+            tokens.append(pending)
+    return tokens
+
+
+def tokenization_report(texts: Iterable[str]) -> dict[str, list[str]]:
+    """Which scripts of `texts` were split into characters and which into words (the output states it)."""
+    scripts = {script_of(char) for text in texts for char in text if unicodedata.category(char)[0] == "L"}
+    scripts -= {COMMON, INHERITED, UNKNOWN}
+    return {"characters": sorted(scripts & UNSPACED_SCRIPTS), "words": sorted(scripts - UNSPACED_SCRIPTS)}
 
 
 def ngram_counts(tokens: Sequence[str], max_n: int = MAX_N) -> Counter:

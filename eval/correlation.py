@@ -13,8 +13,13 @@ statistics differ only in how S is scaled.
 
 `mirror=True` appends every pair again with both values negated: for side-by-side
 comparisons whose pair order is arbitrary (A vs B is B vs A with the sign flipped),
-as in XM3600's human-vs-CIDEr analysis. The bootstrap resamples the original pairs
-and mirrors each resample, so a pair and its mirror image stay together.
+as in XM3600's human-vs-CIDEr analysis. The coefficient is computed on the mirrored
+pairs, but the mirror images are no new observations: `n` stays the number of real
+pairs and the p-value tests the coefficient at that n (t test for Pearson / Spearman,
+the normal approximation of S for Kendall). The p-value scipy gives for the doubled
+sample, far too small, is reported only on request (`doubled_p=True`) and labelled so.
+The bootstrap resamples the original pairs and mirrors each resample, so a pair and
+its mirror image stay together.
 """
 from __future__ import annotations
 
@@ -35,6 +40,8 @@ class Correlation:
     ci_low: float
     ci_high: float
     scale_m: int | None = None  # tau-c only
+    mirrored: bool = False  # value computed on the pairs plus their negated mirror images
+    p_value_doubled: float | None = None  # mirrored only, on request: scipy's p-value at 2n (anti-conservative)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -115,6 +122,28 @@ def _coefficient(method: str, x: np.ndarray, y: np.ndarray, m: int | None) -> tu
     raise ValueError(f"unknown correlation method {method!r}; known: {', '.join(METHODS)}")
 
 
+def p_value_at(method: str, value: float, n: int) -> float:
+    """Two-sided p-value of a coefficient `value` observed on `n` independent pairs.
+
+    Pearson and Spearman: t = r sqrt((n - 2) / (1 - r^2)) with n - 2 degrees of freedom
+    (scipy's test for both). Kendall (tau-b value; tau-c shares the test of S): the normal
+    approximation z = 3 tau sqrt(n (n - 1)) / sqrt(2 (2n + 5)).
+    """
+    from scipy import stats
+
+    if n < 3 or np.isnan(value):
+        return float("nan")
+    if method in ("pearson", "spearman"):
+        if abs(value) >= 1.0:
+            return 0.0
+        t = value * np.sqrt((n - 2) / (1.0 - value * value))
+        return float(2.0 * stats.t.sf(abs(t), n - 2))
+    if method in ("kendall_b", "kendall_c"):
+        z = 3.0 * value * np.sqrt(n * (n - 1)) / np.sqrt(2.0 * (2 * n + 5))
+        return float(2.0 * stats.norm.sf(abs(z)))
+    raise ValueError(f"unknown correlation method {method!r}; known: {', '.join(METHODS)}")
+
+
 def correlate(
     x: Sequence[float],
     y: Sequence[float],
@@ -124,12 +153,14 @@ def correlate(
     n_boot: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    doubled_p: bool = False,
 ) -> dict[str, Correlation]:
     """Every method on the paired values, each with n, p-value and a bootstrap CI.
 
     The CI is the percentile interval over `n_boot` resamples of the pairs drawn with
     `numpy.random.default_rng(seed)`; resamples where a coefficient is undefined are
-    left out of its interval.
+    left out of its interval. With `mirror`, n and the p-value are those of the real
+    pairs; `doubled_p` adds scipy's p-value of the doubled sample, labelled as such.
     """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -147,7 +178,11 @@ def correlate(
     tail = (1.0 - confidence) / 2.0
     results = {}
     for method in methods:
-        value, p_value = _coefficient(method, full_x, full_y, scale_m)
+        value, p_scipy = _coefficient(method, full_x, full_y, scale_m)
+        p_value = p_scipy  # of the data as given; a mirrored sample is tested at its real n below
+        if mirror:
+            tested = _coefficient("kendall_b", full_x, full_y, None)[0] if method == "kendall_c" else value
+            p_value = p_value_at(method, tested, len(x))
         boot = []
         for index in samples:
             bx, by = (mirrored(x[index], y[index]) if mirror else (x[index], y[index]))
@@ -158,22 +193,38 @@ def correlate(
         results[method] = Correlation(
             method=method,
             value=value,
-            n=len(full_x),
+            n=len(x),
             p_value=p_value,
             ci_low=float(low),
             ci_high=float(high),
             scale_m=scale_m if method == "kendall_c" else None,
+            mirrored=mirror,
+            p_value_doubled=p_scipy if mirror and doubled_p else None,
         )
     return results
 
 
+DOUBLED_P_LABEL = "p (2n, mirrored)"
+
+
 def format_table(results: dict[str, Correlation]) -> str:
-    """A fixed-width table a person reads in a terminal."""
-    lines = [f"{'method':<16} {'value':>8} {'p-value':>10} {'95% CI':>19} {'n':>7}"]
+    """A fixed-width table a person reads in a terminal; a mirrored run says how n and p were taken."""
+    doubled = any(r.p_value_doubled is not None for r in results.values())
+    header = f"{'method':<16} {'value':>8} {'p-value':>10} {'95% CI':>19} {'n':>7}"
+    lines = [header + (f" {DOUBLED_P_LABEL:>17}" if doubled else "")]
     for result in results.values():
         name = result.method + (f" (m={result.scale_m})" if result.scale_m else "")
         ci = f"[{result.ci_low:+.3f}, {result.ci_high:+.3f}]"
-        lines.append(f"{name:<16} {result.value:>+8.4f} {result.p_value:>10.3g} {ci:>19} {result.n:>7}")
+        line = f"{name:<16} {result.value:>+8.4f} {result.p_value:>10.3g} {ci:>19} {result.n:>7}"
+        if doubled:
+            line += f" {result.p_value_doubled:>17.3g}"
+        lines.append(line)
+    if any(r.mirrored for r in results.values()):
+        lines.append("mirrored: values on the pairs and their negated copies; n and p-value are those of the "
+                     "real pairs")
+        if doubled:
+            lines.append(f"{DOUBLED_P_LABEL}: scipy's p-value treating the mirror copies as new pairs "
+                         "(anti-conservative; for comparison only)")
     return "\n".join(lines)
 
 

@@ -3,8 +3,8 @@
 `DualEncoder.encode_images(images)` / `encode_texts(texts)` return L2-normalised
 float32 numpy arrays, one row per input. A model is a Hub id with a pinned revision or
 a local directory (its revision is then a content hash of the directory, so results and
-caches change when the weights do). fp16 on a GPU, fp32 on CPU; the device is chosen
-automatically unless given.
+caches change when the weights do). fp16 on a GPU, fp32 on CPU; `auto` (or no device)
+is resolved by `builders.core.device.resolve_device`.
 
 `build_tiny_clip` makes the tiny random CLIP of the `sample` profile and the tests,
 entirely offline: a byte-level CLIP tokenizer over the 256 byte symbols (any script
@@ -34,14 +34,6 @@ def directory_hash(path: str | os.PathLike) -> str:
     for file in sorted(p for p in root.rglob("*") if p.is_file()):
         digest.update(f"{file.relative_to(root).as_posix()}\0{sha256_file(file)}\n".encode())
     return digest.hexdigest()
-
-
-def pick_device(device: str | None = None) -> str:
-    if device and device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def dtype_for(device: str):
@@ -134,7 +126,9 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
     """A local directory, or a Hub id at `revision` (required: results must be reproducible)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
 
-    device = pick_device(device)
+    from builders.core.device import resolve_device
+
+    device = resolve_device(device)
     local = Path(spec)
     if local.is_dir():
         source, name, revision, hub_args = str(local), spec, "sha256:" + directory_hash(local), {}

@@ -5,10 +5,15 @@ hash of the input artifact from dvc.lock when it is a tracked output, else the s
 of its content), language, prompt set and seed. A run JSON holds the rows of one task
 plus the provenance record; `merge_rows` flattens every run into one table.
 
-Plots (matplotlib, Agg backend, PNG with fixed metadata so reruns are byte-stable):
-- accuracy per language ordered by class count, with the resource-group bands;
+Plots (matplotlib, Agg backend) are sized for one column of a two-column paper
+(`COLUMN_WIDTH` inches, 7-8 pt text) and written as PNG at `PRINT_DPI` plus SVG and PDF,
+with fixed metadata so reruns are byte-stable:
+- accuracy per language against its class count (log scale), resource-group bands, one
+  colour per model and one marker per prompt set actually used (fallback prompts are
+  named as such, never as translations);
 - benchmark vs retrieval scatter with a least-squares line and its 95 % band;
-- per-language correlation heatmap (across models) between zero-shot and retrieval.
+- a model x caption-set heatmap of the correlation across languages between zero-shot
+  accuracy and retrieval recall.
 """
 from __future__ import annotations
 
@@ -128,62 +133,129 @@ def summary_metrics(frame) -> dict:
 
 # ---------------------------------------------------------------- plots
 
-def _figure(width: float = 10, height: float = 4):
-    import matplotlib
+COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
+PRINT_DPI = 300
+FIGURE_FORMATS = ("png", "svg", "pdf")
+# Prompt set actually used -> (marker, filled, legend text). A fallback row answers a
+# request for translated prompts with English templates or the bare label: it is named
+# for what it is.
+PROMPT_MARKERS = {
+    "translated": ("o", True, "translated prompts"),
+    "english": ("s", True, "English templates"),
+    "english-fallback": ("o", False, "English templates (no translation)"),
+    "label": ("^", True, "label only"),
+    "label-fallback": ("^", False, "label only (no translation)"),
+}
 
-    matplotlib.use("Agg")
+
+def _style():
+    """Paper-sized text: 7-8 pt at column width."""
+    return {"font.size": 7, "axes.titlesize": 8, "axes.labelsize": 7, "xtick.labelsize": 6.5,
+            "ytick.labelsize": 6.5, "legend.fontsize": 6.5, "lines.linewidth": 1.0, "axes.linewidth": 0.6,
+            "svg.hashsalt": "babelforge", "svg.fonttype": "none", "pdf.fonttype": 42}
+
+
+def _paper(plot):
+    """Run a plot function with the paper style (rcParams apply to artists as they are made)."""
+    import functools
+
+    @functools.wraps(plot)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        with matplotlib.rc_context(_style()):
+            return plot(*args, **kwargs)
+
+    return wrapper
+
+
+def _figure(width: float = COLUMN_WIDTH, height: float = 2.4):
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(width, height), dpi=100)
+    # Constrained layout fits labels and legends inside the given size: the figure stays column-wide.
+    return plt.subplots(figsize=(width, height), layout="constrained")
 
 
-def _save(fig, path: str | Path) -> Path:
+def figure_paths(stem: str | Path) -> list[Path]:
+    """The files one plot is written to: `<stem>.png`, `.svg`, `.pdf`."""
+    return [Path(f"{stem}.{fmt}") for fmt in FIGURE_FORMATS]
+
+
+def _save(fig, stem: str | Path) -> list[Path]:
+    """PNG at print resolution, SVG and PDF, each without creation dates or tool versions."""
     import matplotlib.pyplot as plt
 
-    with atomic_path(path) as tmp:
-        # No Software/creation-time metadata: the same data give the same bytes.
-        fig.savefig(tmp, format="png", metadata={"Software": None}, bbox_inches="tight")
+    metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+                "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None}}
+    written = []
+    for path in figure_paths(stem):
+        fmt = path.suffix[1:]
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=PRINT_DPI, metadata=metadata[fmt])
+        written.append(path)
     plt.close(fig)
-    return Path(path)
+    return written
 
 
-def plot_accuracy_by_language(zeroshot, languages, path: str | Path, metric: str = "top1") -> Path:
-    """One line per model: `metric` per language, languages ordered by class count, with
-    background bands for the resource groups of `languages` (lang, n_classes, group)."""
-    info = languages.set_index("lang")
-    langs = sorted(set(zeroshot["lang"]), key=lambda l: (info["n_classes"].get(l, 0), l))  # noqa: E741
-    fig, ax = _figure(max(6, 0.25 * len(langs) + 2), 4)
-    if "group" in info:
-        groups = [info["group"].get(l) for l in langs]  # noqa: E741
-        start = 0
-        for i in range(1, len(langs) + 1):
-            if i == len(langs) or groups[i] != groups[start]:
-                ax.axvspan(start - 0.5, i - 0.5, color=GROUP_COLORS.get(groups[start], "#eeeeee"), zorder=0)
-                ax.text((start + i - 1) / 2, 1.01, str(groups[start]), ha="center", va="bottom",
-                        transform=ax.get_xaxis_transform(), fontsize=8)
-                start = i
-    position = {l: i for i, l in enumerate(langs)}  # noqa: E741
-    # A fallback row answers a request for translated prompts: one line per model and
-    # requested set, with the fallback languages drawn as hollow markers.
-    fallback = zeroshot["prompt_set"].str.contains("fallback")
-    requested = zeroshot["prompt_set"].str.replace(r"^(english|label)-fallback", "translated", regex=True)
-    frame = zeroshot.assign(requested=requested, fallback=fallback)
-    for (model, prompt_set), part in frame.groupby(["model", "requested"], sort=True):
-        part = part.sort_values("lang", key=lambda s: s.map(position))
-        x = part["lang"].map(position)
-        (line,) = ax.plot(x, part[metric], marker="o", ms=3, lw=1, label=f"{model} ({prompt_set})")
-        hollow = part["fallback"].to_numpy()
-        if hollow.any():
-            ax.plot(x[hollow], part[metric][hollow], ls="none", marker="o", ms=5, mfc="white", mec=line.get_color())
-    if fallback.any():
-        ax.plot([], [], ls="none", marker="o", mfc="white", mec="gray", label="fallback prompts (no translation)")
-    ax.set_xticks(range(len(langs)))
-    ax.set_xticklabels(langs, rotation=90, fontsize=7)
-    ax.set_ylabel(metric)
-    ax.set_xlabel("language (ordered by number of classes)")
-    ax.set_xlim(-0.5, len(langs) - 0.5)
-    ax.legend(fontsize=7, loc="upper left")
-    return _save(fig, path)
+def _prompt_style(prompt_set: str) -> tuple[str, bool, str]:
+    base, knowledge = (prompt_set[: -len("+knowledge")], True) if prompt_set.endswith("+knowledge") else (prompt_set, False)
+    marker, filled, text = PROMPT_MARKERS.get(base, ("D", True, base))
+    return marker, filled, text + (" + WordNet definition" if knowledge else "")
+
+
+def _group_bands(ax, low: float, high: float) -> None:
+    """Background bands of the resource groups on a class-count x axis, named on top."""
+    from builders.babel_imagenet.labels import GROUP_BOUNDS
+
+    start = 0
+    for name, upper in GROUP_BOUNDS:
+        left, right = max(start, low), min(upper, high)
+        if left < right:
+            ax.axvspan(left, right, color=GROUP_COLORS.get(name, "#eeeeee"), zorder=0, lw=0)
+            middle = (left * right) ** 0.5  # the middle on a log axis
+            ax.text(middle, 1.01, name, ha="center", va="bottom", transform=ax.get_xaxis_transform(), fontsize=6)
+        start = upper
+
+
+@_paper
+def plot_accuracy_by_language(zeroshot, languages, stem: str | Path, metric: str = "top1") -> list[Path]:
+    """`metric` of every language against its class count (log scale), resource-group bands
+    behind; colour = model, marker = the prompt set the row really used."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+    counts = languages.set_index("lang")["n_classes"]
+    frame = zeroshot.assign(n=zeroshot["lang"].map(counts).fillna(zeroshot["n_classes"]).astype(float))
+    fig, ax = _figure(COLUMN_WIDTH, 2.6)
+    low, high = frame["n"].min() / 1.15, frame["n"].max() * 1.15
+    ax.set_xscale("log")
+    _group_bands(ax, low, high)
+    models = sorted(frame["model"].unique())
+    colours = {model: f"C{i % 10}" for i, model in enumerate(models)}
+    used_sets = sorted(frame["prompt_set"].unique())
+    for (model, prompt_set), part in frame.groupby(["model", "prompt_set"], sort=True):
+        marker, filled, _ = _prompt_style(prompt_set)
+        colour = colours[model]
+        # Models share every x (a language's class count): dodge them a little so none hides another.
+        dodge = 1.0 + 0.025 * (models.index(model) - (len(models) - 1) / 2)
+        ax.scatter(part["n"] * dodge, part[metric], s=9, marker=marker, linewidths=0.6, edgecolors=colour,
+                   facecolors=colour if filled else "white", zorder=3)
+    ax.set_xlim(low, high)
+    ticks = [t for t in (1, 3, 10, 30, 100, 300, 1000) if low <= t <= high]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("classes with a label in the language (log scale)")
+    ax.set_ylabel({"top1": "top-1 accuracy"}.get(metric, metric))
+    handles = [Line2D([], [], ls="none", marker="o", ms=4, color=colours[m], label=m) for m in models]
+    for prompt_set in used_sets:
+        marker, filled, text = _prompt_style(prompt_set)
+        handles.append(Line2D([], [], ls="none", marker=marker, ms=4, mec="0.3", mew=0.6,
+                              mfc="0.3" if filled else "white", label=text))
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False, handletextpad=0.3,
+               columnspacing=1.0)
+    return _save(fig, stem)
 
 
 def fit_line_with_band(x: Sequence[float], y: Sequence[float], grid: Sequence[float], confidence: float = 0.95):
@@ -210,23 +282,27 @@ def benchmark_vs_retrieval(zeroshot, retrieval, x_metric: str = "top1", y_metric
     return left.merge(right, on=["model", "lang"]).rename(columns={x_metric: "x", y_metric: "y"})
 
 
-def plot_benchmark_vs_retrieval(pairs, path: str | Path, x_label: str, y_label: str) -> Path:
-    fig, ax = _figure(6, 5)
+@_paper
+def plot_benchmark_vs_retrieval(pairs, stem: str | Path, x_label: str, y_label: str) -> list[Path]:
+    fig, ax = _figure(COLUMN_WIDTH, 2.6)
     for dataset, part in pairs.groupby("dataset", sort=True):
-        ax.scatter(part["x"], part["y"], s=14, label=str(dataset))
+        ax.scatter(part["x"], part["y"], s=9, linewidths=0, label=f"{dataset} (model x language)")
     if len(pairs) >= 2 and pairs["x"].nunique() > 1:
         grid = np.linspace(pairs["x"].min(), pairs["x"].max(), 50)
         fitted, low, high, slope, intercept = fit_line_with_band(pairs["x"], pairs["y"], grid)
-        ax.plot(grid, fitted, color="black", lw=1, label=f"fit y = {slope:.2f} x + {intercept:.2f}")
-        ax.fill_between(grid, low, high, color="gray", alpha=0.25, label="95% band")
+        ax.plot(grid, fitted, color="black", lw=0.8, label=f"least squares, all points: y = {slope:.2f}x + {intercept:.2f}")
+        ax.fill_between(grid, low, high, color="gray", alpha=0.25, lw=0, label="95% band of the fit")
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    fig.legend(loc="outside lower center", ncol=1, frameon=False)
+    return _save(fig, stem)
 
 
-def per_language_correlation(pairs, min_models: int = 3):
-    """lang x dataset Pearson r across models of (x, y); NaN with fewer than `min_models`."""
+def per_model_correlation(pairs, min_languages: int = 3):
+    """Per model and caption set: Pearson r and Spearman rho across languages of (x, y).
+
+    NaN where fewer than `min_languages` languages are shared or a side is constant.
+    """
     import warnings
 
     import pandas as pd
@@ -236,22 +312,43 @@ def per_language_correlation(pairs, min_models: int = 3):
     with warnings.catch_warnings():
         # Tiny random models give near-constant scores; the r is still reported as computed.
         warnings.simplefilter("ignore", stats.NearConstantInputWarning)
-        for (lang, dataset), part in pairs.groupby(["lang", "dataset"], sort=True):
-            ok = len(part) >= min_models and part["x"].nunique() > 1 and part["y"].nunique() > 1
-            value = float(stats.pearsonr(part["x"], part["y"]).statistic) if ok else float("nan")
-            records.append({"lang": lang, "dataset": dataset, "n_models": len(part), "pearson": value})
-    return pd.DataFrame(records, columns=["lang", "dataset", "n_models", "pearson"])
+        for (model, dataset), part in pairs.groupby(["model", "dataset"], sort=True):
+            ok = len(part) >= min_languages and part["x"].nunique() > 1 and part["y"].nunique() > 1
+            pearson = float(stats.pearsonr(part["x"], part["y"]).statistic) if ok else float("nan")
+            spearman = float(stats.spearmanr(part["x"], part["y"]).statistic) if ok else float("nan")
+            records.append({"model": model, "dataset": dataset, "n_languages": len(part),
+                            "pearson": pearson, "spearman": spearman})
+    return pd.DataFrame(records, columns=["model", "dataset", "n_languages", "pearson", "spearman"])
 
 
-def plot_correlation_heatmap(correlations, path: str | Path) -> Path:
-    matrix = correlations.pivot(index="lang", columns="dataset", values="pearson")
-    fig, ax = _figure(2 + 1.2 * max(1, matrix.shape[1]), 1 + 0.3 * max(1, matrix.shape[0]))
-    image = ax.imshow(matrix.to_numpy(dtype=float), cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+@_paper
+def plot_correlation_heatmap(correlations, stem: str | Path, min_languages: int = 3) -> list[Path]:
+    """Models x caption sets: Pearson r across languages, the number of languages in each cell."""
+    values = correlations.pivot(index="model", columns="dataset", values="pearson")
+    counts = correlations.pivot(index="model", columns="dataset", values="n_languages")
+    matrix = values.to_numpy(dtype=float)
+    fig, ax = _figure(COLUMN_WIDTH, 0.9 + 0.32 * max(1, matrix.shape[0]))
+    image = ax.imshow(np.ma.masked_invalid(matrix), cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    ax.set_facecolor("0.92")
     ax.set_xticks(range(matrix.shape[1]))
-    ax.set_xticklabels(matrix.columns, rotation=45, ha="right")
+    ax.set_xticklabels(values.columns)
     ax.set_yticks(range(matrix.shape[0]))
-    ax.set_yticklabels(matrix.index, fontsize=7)
-    for (i, j), value in np.ndenumerate(matrix.to_numpy(dtype=float)):
-        ax.text(j, i, "n/a" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=6)
-    fig.colorbar(image, ax=ax, label="Pearson r across models")
-    return _save(fig, path)
+    ax.set_yticklabels(values.index)
+    undefined = False
+    for (i, j), value in np.ndenumerate(matrix):
+        n = counts.iloc[i, j]
+        if np.isnan(n):
+            continue  # the model was not evaluated on this caption set: no cell
+        undefined |= bool(np.isnan(value))
+        text = "–" if np.isnan(value) else f"{value:+.2f}"
+        ax.text(j, i, f"{text}\nn={int(n)}", ha="center", va="center", fontsize=6,
+                color="white" if not np.isnan(value) and abs(value) > 0.6 else "black")
+    ax.set_xlabel("caption set (retrieval mean recall)")
+    colorbar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+    colorbar.set_label("Pearson r across languages", fontsize=6.5)
+    colorbar.ax.tick_params(labelsize=6)
+    title = "zero-shot top-1 vs retrieval"
+    if undefined:
+        title += f"\n– : fewer than {min_languages} languages or constant scores"
+    ax.set_title(title, fontsize=7)
+    return _save(fig, stem)

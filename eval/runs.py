@@ -1,6 +1,6 @@
 """One evaluation run per task: plain tables and a loaded model in, result rows out.
 
-The stage module (`eval.cli`) reads files and params and writes reports; here the
+The stage modules (`eval/<task>_stage.py`) read files and params and write reports; here the
 built artifacts arrive as DataFrames and the model as any object with `name`,
 `revision`, `encode_images` and `encode_texts`, so a test can pass a fake model and
 count its calls. Every row carries the model id and revision, the dataset and its
@@ -15,8 +15,6 @@ import numpy as np
 from eval import mvl_sib, retrieval, zeroshot
 from eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
 
-# XTD10 names Japanese `jp`; every other caption-set code is ISO 639-1.
-CAPTION_CODE_ALIASES = {"jp": "ja"}
 # prompts.parquet's name for the machine-translated templates.
 TRANSLATED_PROMPT_SET = "nllb"
 

@@ -121,21 +121,18 @@ def write_sample_project(root: Path) -> Path:
     params = {
         "profile": "sample",
         "eval": {
-            "seed": 0, "device": "cpu", "reports": "reports/eval", "cache": ".cache/eval",
-            "registry": "resources/languages.tsv",
-            "models": [{"id": "models/tiny_clip/s0"}, {"id": "models/tiny_clip/s1"}, {"id": "models/tiny_clip/s2"}],
-            "tiny_clip": {"out": "models/tiny_clip", "seeds": [0, 1, 2], "image_size": 32},
-            "images": {"out": "data/eval/images", "n_classes": 12, "per_class": 1,
-                       "caption_sets": ["captions.json"], "caption_images": 6, "size": 32},
-            "zeroshot": {"labels": "data/babel_imagenet/labels.parquet",
-                         "languages_table": "data/babel_imagenet/languages.parquet",
-                         "prompts": "data/babel_imagenet/prompts.parquet",
-                         "images": "data/eval/images/imagenet", "prompt_sets": ["translated"],
+            "common": {"seed": 0, "device": "cpu", "cache": ".cache/eval", "registry": "resources/languages.tsv",
+                       "models": [{"id": "models/tiny_clip/s0"}, {"id": "models/tiny_clip/s1"},
+                                  {"id": "models/tiny_clip/s2"}]},
+            "tiny_clip": {"seeds": [0, 1, 2], "image_size": 32},
+            "images": {"n_classes": 12, "per_class": 1, "caption_sets": ["captions.json"], "caption_images": 6,
+                       "size": 32},
+            "zeroshot": {"images": "data/eval/images/imagenet", "prompt_sets": ["translated"],
                          "fallback": "english", "max_templates": 2, "control_classes": 5, "control_repeats": 3},
             "retrieval": {"caption_sets": ["captions.json"], "images": "data/eval/images/captions", "max_images": 6},
             "clipscore": {"caption_sets": ["captions.json"], "images": "data/eval/images/captions", "max_images": 6},
-            "mvl_sib": {"data": "data/mvl_sib", "images": "images", "languages": ["eng_Latn"]},
-            "report": {"min_models": 3},
+            "mvl_sib": {"images": "images", "languages": ["eng_Latn"]},
+            "report": {"min_languages": 3},
         },
     }
     import yaml
@@ -154,14 +151,14 @@ def write_babel_imagenet_tables(root: Path) -> None:
     with (REPO / "resources" / "imagenet1k_classes.tsv").open() as handle:
         index = {line.split("\t")[1]: int(line.split("\t")[0]) for line in handle.read().splitlines()[1:]}
     classes = sorted(index[w] for w in wnids)
-    coverage = {"eng_Latn": classes, "deu_Latn": classes[:8], "fry_Latn": classes[::2]}
+    coverage = {"eng_Latn": classes, "deu_Latn": classes[:8], "fry_Latn": classes[::2], "jpn_Jpan": classes[1::2]}
     rows = [{"class_idx": c, "wnid": {v: k for k, v in index.items()}[c], "lang": lang, "label": f"{lang[:3]} label {c}",
              "source": "test", "rank": 0, "is_duplicate": False}
             for lang, cs in coverage.items() for c in cs]
     base = root / "data" / "babel_imagenet"
     write_table(pd.DataFrame(rows), base / "labels.parquet", sort_by=["lang", "class_idx"])
     write_table(pd.DataFrame({"lang": list(coverage), "n_classes": [len(c) for c in coverage.values()],
-                              "group": ["high", "mid", "low"]}), base / "languages.parquet")
+                              "group": ["high", "mid", "low", "low"]}), base / "languages.parquet")
     prompts = [{"lang": "deu_Latn", "template_id": t, "text": text, "strategy": "test", "fallback": False, "valid": ok}
                for t, (text, ok) in enumerate([("ein Foto von {}.", True), ("kaputt", False), ("{} im Bild.", True)])]
     write_table(pd.DataFrame(prompts), base / "prompts.parquet")

@@ -56,13 +56,13 @@ def test_concordance_statistic_equals_brute_force_count():
     assert concordance_statistic(x, y) == brute
 
 
-def test_mirror_doubles_n_and_centres_the_data():
+def test_mirror_centres_the_data_and_keeps_the_real_n():
     # mirrored x = 1,2,3,-1,-2,-3 and y = 1,3,2,-1,-3,-2: both means 0, so
     # r = sum(xy) / sqrt(sum(x^2) sum(y^2)) = 2*(1+6+6) / (2*14) = 26/28.
     mx, my = mirrored([1, 2, 3], [1, 3, 2])
     assert list(mx) == [1, 2, 3, -1, -2, -3]
     result = correlate([1, 2, 3], [1, 3, 2], mirror=True, n_boot=20)
-    assert result["pearson"].n == 6
+    assert result["pearson"].n == 3  # the mirror images are no new observations
     assert result["pearson"].value == pytest.approx(26 / 28)
     # unmirrored: deviations (-1,0,1) and (-1,1,0) -> r = 1/2
     assert correlate([1, 2, 3], [1, 3, 2], n_boot=20)["pearson"].value == pytest.approx(0.5)
@@ -108,3 +108,37 @@ def test_join_refuses_duplicate_keys():
 def test_scale_below_two_levels_is_refused():
     with pytest.raises(ValueError, match="at least 2"):
         correlate(XT, YT, scale_m=1, n_boot=0)
+
+
+def test_p_value_at_n_is_scipys_test_for_a_sample_of_that_size():
+    from scipy import stats
+
+    from eval.correlation import p_value_at
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=12)
+    y = x + rng.normal(size=12)
+    for method, result in (("pearson", stats.pearsonr(x, y)), ("spearman", stats.spearmanr(x, y)),
+                           ("kendall_b", stats.kendalltau(x, y, method="asymptotic"))):
+        assert p_value_at(method, float(result.statistic), 12) == pytest.approx(float(result.pvalue), rel=1e-9)
+
+
+def test_mirrored_p_value_is_that_of_the_real_pairs_unless_the_doubled_one_is_asked_for():
+    from scipy import stats
+
+    from eval.correlation import p_value_at
+
+    # Ten side-by-side judgements (as in the issue: 10 real pairs, 20 after mirroring).
+    x = np.array([0.5, -0.2, 0.1, 0.3, 0.8, -0.6, 0.2, -0.1, 0.4, 0.7])
+    y = np.array([2.0, -1.0, 0.5, 1.0, 2.5, -2.2, 1.1, 0.3, 0.9, 2.8])
+    default = correlate(x, y, mirror=True, n_boot=0)
+    for method, result in default.items():
+        assert result.n == 10 and result.mirrored and result.p_value_doubled is None
+    r = default["pearson"].value
+    assert default["pearson"].p_value == pytest.approx(p_value_at("pearson", r, 10))
+    doubled = correlate(x, y, mirror=True, n_boot=0, doubled_p=True)["pearson"]
+    assert doubled.p_value == default["pearson"].p_value
+    assert doubled.p_value_doubled == pytest.approx(stats.pearsonr(*mirrored(x, y)).pvalue)
+    assert doubled.p_value_doubled < doubled.p_value / 100  # the doubled n overstates the evidence
+    # tau-c shares tau-b's test of S
+    assert default["kendall_c"].p_value == pytest.approx(default["kendall_b"].p_value)

@@ -16,3 +16,46 @@ def test_summary_metrics_counts_a_language_once_per_prompt_set():
     assert metrics["zeroshot/babel_imagenet/english"]["top1"] == 0.1
     assert metrics["zeroshot/babel_imagenet/label_only"]["top1"] == 0.3
     assert metrics["retrieval/xtd"] == {"mean_recall": 0.2, "n_languages": 1}
+
+
+def _pairs(n_models=3, seed=0):
+    """Zero-shot vs retrieval pairs shaped like the sample: two caption sets over different languages."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    sets = {"xtd": ["deu_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang", "pol_Latn", "rus_Cyrl", "zho_Hans"],
+            "xflickrco": ["deu_Latn", "ind_Latn", "jpn_Jpan", "rus_Cyrl", "tur_Latn", "zho_Hans"]}
+    rows = []
+    for m in range(n_models):
+        for dataset, langs in sets.items():
+            for lang in langs:
+                x = rng.uniform(0.1, 0.6)
+                rows.append({"model": f"m{m}", "lang": lang, "dataset": dataset, "x": x, "y": x + rng.normal(0, 0.05)})
+    return pd.DataFrame(rows)
+
+
+def test_correlation_is_per_model_across_languages_and_defined_in_every_cell(tmp_path):
+    from eval.report import per_model_correlation, plot_correlation_heatmap
+
+    table = per_model_correlation(_pairs())
+    assert len(table) == 6 and table["pearson"].notna().all()
+    assert table.set_index(["model", "dataset"])["n_languages"].to_dict()[("m0", "xtd")] == 8
+    assert (table["pearson"] > 0.5).all()  # y follows x in every model
+    # too few shared languages: undefined, drawn as such (and said so), not a silent 0
+    few = per_model_correlation(_pairs().groupby(["model", "dataset"]).head(2))
+    assert few["pearson"].isna().all()
+    written = plot_correlation_heatmap(table, tmp_path / "heat", min_languages=3)
+    assert [p.suffix for p in written] == [".png", ".svg", ".pdf"]
+    svg = (tmp_path / "heat.svg").read_text()
+    assert "n/a" not in svg and "n=8" in svg and "fewer than" not in svg
+    plot_correlation_heatmap(few, tmp_path / "few", min_languages=3)
+    assert "fewer than 3 languages" in (tmp_path / "few.svg").read_text()
+
+
+def test_prompt_sets_are_named_for_what_was_used():
+    from eval.report import _prompt_style
+
+    assert _prompt_style("translated")[2] == "translated prompts"
+    assert _prompt_style("english-fallback")[2] == "English templates (no translation)"
+    assert _prompt_style("label-fallback+knowledge")[2] == "label only (no translation) + WordNet definition"
+    assert _prompt_style("english-fallback")[1] is False and _prompt_style("translated")[1] is True

@@ -1,5 +1,6 @@
 """The eval stages end to end on a small project with the tiny real CLIP (CPU)."""
 import json
+import struct
 
 import pandas as pd
 import pytest
@@ -7,6 +8,8 @@ import pytest
 from builders.cli import main
 from eval.report import ROW_KEYS
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
+
+PLOTS = ("correlation_by_model", "zeroshot_by_language", "zeroshot_vs_retrieval")
 
 
 @pytest.fixture(scope="module")
@@ -17,23 +20,23 @@ def project(tmp_path_factory):
     cwd = os.getcwd()
     os.chdir(root)
     try:
-        assert main(["eval", "tiny-clip"]) == 0
-        assert main(["eval", "images"]) == 0
+        assert main(["eval_tiny_clip"]) == 0
+        assert main(["eval_images"]) == 0
         write_babel_imagenet_tables(root)
         for task in ("zeroshot", "retrieval", "clipscore", "mvl_sib", "report"):
-            assert main(["eval", task]) == 0, task
+            assert main([f"eval_{task}"]) == 0, task
         yield root
     finally:
         os.chdir(cwd)
 
 
-def rows(project, task):
-    return json.loads((project / "reports" / "eval" / f"{task}.json").read_text())["rows"]
+def rows(project, task, name=None):
+    return json.loads((project / "reports" / "eval" / f"{name or task}.json").read_text())["rows"]
 
 
 def test_zeroshot_rows(project):
     result = rows(project, "zeroshot")
-    assert len(result) == 9  # 3 models x 3 languages
+    assert len(result) == 12  # 3 models x 4 languages
     for row in result:
         assert all(key in row for key in ROW_KEYS)
         assert row["revision"].startswith("sha256:") and row["dataset_version"].startswith("sha256:")
@@ -45,6 +48,15 @@ def test_zeroshot_rows(project):
     assert by_lang["eng_Latn"]["top1_100"] is not None  # 12 classes >= control size 5
     # one cached embedding file per model and image set (zero-shot, caption, MVL-SIB images)
     assert len(list((project / ".cache" / "eval").glob("*.npy"))) == 3 * 3
+
+
+def test_run_records_its_typed_settings(project):
+    provenance = json.loads((project / "reports" / "eval" / "zeroshot.json").read_text())["provenance"]
+    assert provenance["stage"] == "eval_zeroshot" and provenance["device"] == "cpu"
+    settings = provenance["params"]["eval.zeroshot"]
+    assert settings["max_templates"] == 2 and settings["control_classes"] == 5
+    assert settings["drop_duplicate_labels"] is False  # a default the project's params left out is recorded too
+    assert provenance["params"]["eval.common"]["models"][0] == {"id": "models/tiny_clip/s0", "revision": None}
 
 
 def test_retrieval_and_clipscore_rows_use_registry_keys(project):
@@ -62,6 +74,41 @@ def test_mvl_sib_rows(project):
     assert all(r["n"] == 8 and 0 <= r["accuracy"] <= 1 for r in result)
 
 
+def test_zeroshot_flags_override_params_and_print_a_table(project, capsys):
+    out = project / "reports" / "eval" / "zeroshot_de.json"
+    assert main(["eval_zeroshot", "--model", "models/tiny_clip/s1", "--language", "de",
+                 "--language", "FY,jpn_Jpan", "--out", str(out)]) == 0
+    result = rows(project, "zeroshot", "zeroshot_de")
+    assert {r["model"] for r in result} == {"models/tiny_clip/s1"}
+    assert [r["lang"] for r in result] == ["deu_Latn", "fry_Latn", "jpn_Jpan"]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split() == ["model", "lang", "prompt_set", "n_classes", "n_images", "top1", "top5",
+                                  "balanced_accuracy", "top1_100"]
+    table = {line.split()[1]: line.split() for line in printed[2:]}
+    assert set(table) == {"deu_Latn", "fry_Latn", "jpn_Jpan"}
+    assert float(table["deu_Latn"][5]) == pytest.approx(result[0]["top1"], abs=5e-5)
+    # the params' own results file was not touched
+    assert len(rows(project, "zeroshot")) == 12
+
+
+def test_caption_tasks_take_language_and_out(project, capsys):
+    out = project / "clipscore_de.json"
+    assert main(["eval_clipscore", "--language", "de", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())["rows"]
+    # German only, but still scored against the English references of eval.clipscore.reference_lang
+    assert {r["lang"] for r in result} == {"deu_Latn"} and all("ref_clipscore" in r for r in result)
+    assert "deu_Latn" in capsys.readouterr().out
+    assert main(["eval_retrieval", "--language", "swh", "--out", str(project / "x.json")]) == 1
+    assert "unknown language 'swh'" in capsys.readouterr().err
+    assert main(["eval_retrieval", "--language", "fy", "--out", str(project / "x.json")]) == 1
+    assert "fry_Latn have no captions" in capsys.readouterr().err
+
+
+def _png_size(path):
+    header = path.read_bytes()[:24]
+    return struct.unpack(">II", header[16:24])
+
+
 def test_report_outputs_and_determinism(project):
     out = project / "reports" / "eval"
     frame = pd.read_csv(out / "results.csv")
@@ -71,19 +118,48 @@ def test_report_outputs_and_determinism(project):
     assert set(metrics) == {"models/tiny_clip/s0", "models/tiny_clip/s1", "models/tiny_clip/s2"}
     zeroshot = {k: v for k, v in metrics["models/tiny_clip/s0"].items() if k.startswith("zeroshot/babel_imagenet/")}
     assert zeroshot and all("top1" in values for values in zeroshot.values())
-    pngs = sorted((out / "plots").glob("*.png"))
-    assert [p.name for p in pngs] == ["correlation_by_language.png", "zeroshot_by_language.png", "zeroshot_vs_retrieval.png"]
-    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
-    correlations = pd.read_csv(out / "plots" / "correlation_by_language.csv")
-    assert set(correlations["lang"]) == {"deu_Latn", "eng_Latn"} and (correlations["n_models"] == 3).all()
-    before = {p.name: p.read_bytes() for p in [out / "results.csv", *pngs]}
-    assert main(["eval", "report"]) == 0
-    assert before == {p.name: p.read_bytes() for p in [out / "results.csv", *pngs]}
+    figures = sorted(p.name for p in (out / "plots").iterdir() if p.suffix in (".png", ".svg", ".pdf"))
+    assert figures == sorted(f"{name}.{fmt}" for name in PLOTS for fmt in ("png", "svg", "pdf"))
+    for name in PLOTS:
+        assert (out / "plots" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (out / "plots" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+        assert (out / "plots" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+    before = {p.name: p.read_bytes() for p in (out / "plots").iterdir()}
+    before["results.csv"] = (out / "results.csv").read_bytes()
+    assert main(["eval_report"]) == 0
+    after = {p.name: p.read_bytes() for p in (out / "plots").iterdir()}
+    after["results.csv"] = (out / "results.csv").read_bytes()
+    assert before == after
+
+
+def test_plots_fit_a_paper_column_at_print_resolution(project):
+    plots = project / "reports" / "eval" / "plots"
+    for name in PLOTS:
+        width, height = _png_size(plots / f"{name}.png")
+        # 3.4 in at 300 dpi (tight bounding box: a little narrower or wider), never a long strip
+        assert 800 <= width <= 1150 and height <= 1.6 * width, (name, width, height)
+        assert b"pHYs" in (plots / f"{name}.png").read_bytes()[:200]  # the resolution travels with the file
+
+
+def test_per_language_plot_names_fallback_prompts_for_what_they_are(project):
+    svg = (project / "reports" / "eval" / "plots" / "zeroshot_by_language.svg").read_text()
+    # fry_Latn and jpn_Jpan have no translated prompts: their points are English-template points
+    assert "English templates (no translation)" in svg and "translated prompts" in svg
+    assert "(translated)" not in svg
+    assert all(f"models/tiny_clip/s{seed}" in svg for seed in range(3))
+
+
+def test_correlation_table_has_one_row_per_model_and_caption_set(project):
+    correlations = pd.read_csv(project / "reports" / "eval" / "plots" / "correlation_by_model.csv")
+    assert list(correlations.columns) == ["model", "dataset", "n_languages", "pearson", "spearman"]
+    assert set(correlations["model"]) == {f"models/tiny_clip/s{seed}" for seed in range(3)}
+    assert set(correlations["dataset"]) == {"captions"}
+    assert (correlations["n_languages"] == 3).all()  # eng, deu, jpn have zero-shot and retrieval results
 
 
 def test_missing_input_is_one_clear_error(project, capsys):
-    (project / "broken.yaml").write_text("eval:\n  zeroshot:\n    labels: nowhere.parquet\n")
-    assert main(["eval", "zeroshot", "--params", "broken.yaml"]) == 1
+    (project / "broken.yaml").write_text("paths:\n  labels: nowhere.parquet\n")
+    assert main(["eval_zeroshot", "--params", "broken.yaml"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nowhere.parquet is missing" in err[0]
 
@@ -94,7 +170,7 @@ def test_clipscore_pairs_tsv(project, capsys):
                      "img0.jpg\ta photo number 0\ta photo number 1\tphoto 0 ||| picture 0\n"
                      "img1.jpg\ta photo number 1\ta photo number 2\tphoto 1\n")
     out = project / "scores.tsv"
-    assert main(["eval", "clipscore", "--pairs", str(pairs), "--image-root", "data/eval/images/captions",
+    assert main(["eval_clipscore_pairs", str(pairs), "--image-root", "data/eval/images/captions",
                  "--out", str(out)]) == 0
     printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())
     assert printed["model"] == "models/tiny_clip/s0" and printed["n"] == "2"
@@ -111,12 +187,13 @@ def test_clipscore_pairs_empty_cells_are_not_the_text_nan(project, capsys):
                      "img0.jpg\ta photo number 0\t\n"
                      "img1.jpg\ta photo number 1\tphoto 1\n")
     out = project / "scores_empty.tsv"
-    assert main(["eval", "clipscore", "--pairs", str(pairs), "--image-root", "data/eval/images/captions",
-                 "--out", str(out)]) == 0
+    assert main(["eval_clipscore_pairs", str(pairs), "--image-root", "data/eval/images/captions",
+                 "--model", "models/tiny_clip/s1", "--out", str(out)]) == 0
     scores = pd.read_csv(out, sep="\t")
     assert scores["ref_clipscore"].isna().tolist() == [True, False]
     printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())
+    assert printed["model"] == "models/tiny_clip/s1"
     assert float(printed["ref_clipscore"]) == pytest.approx(scores["ref_clipscore"].iloc[1])
     pairs.write_text("image\tcaption\nimg0.jpg\t\n")
-    assert main(["eval", "clipscore", "--pairs", str(pairs), "--image-root", "data/eval/images/captions"]) == 1
+    assert main(["eval_clipscore_pairs", str(pairs), "--image-root", "data/eval/images/captions"]) == 1
     assert "empty caption" in capsys.readouterr().err

@@ -1,0 +1,46 @@
+"""The one place a `device: auto` setting becomes a concrete device.
+
+Stages that run a model (eval's dual encoders with torch, NLLB and COMETKiwi) take
+`device: auto | cpu | cuda | cuda:<n>` from params.yaml. `auto` means a CUDA GPU when
+the runtime that will run the model sees one, else the CPU. The runtime matters: a
+CPU-only torch beside a CUDA build of CTranslate2 (or the reverse) sees different
+hardware, so the caller names the runtime it is about to use.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Literal
+
+from builders.core.errors import BabelforgeError
+
+Runtime = Literal["torch", "ctranslate2"]
+_EXPLICIT = re.compile(r"^(cpu|cuda(:\d+)?)$")
+
+
+def _torch_has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def _ctranslate2_has_cuda() -> bool:
+    import ctranslate2
+
+    return ctranslate2.get_cuda_device_count() > 0
+
+
+PROBES: dict[str, Callable[[], bool]] = {"torch": _torch_has_cuda, "ctranslate2": _ctranslate2_has_cuda}
+
+
+def resolve_device(device: str | None = "auto", runtime: Runtime = "torch") -> str:
+    """`auto` (or None) -> `cuda` when `runtime` sees a CUDA GPU, else `cpu`; explicit devices pass through.
+
+    An unknown device is one line naming the accepted values.
+    """
+    if device is None or device == "auto":
+        if runtime not in PROBES:
+            raise BabelforgeError(f"unknown runtime {runtime!r} for device auto; one of {', '.join(PROBES)}")
+        return "cuda" if PROBES[runtime]() else "cpu"
+    if not _EXPLICIT.match(device):
+        raise BabelforgeError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:<index>")
+    return device

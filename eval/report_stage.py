@@ -1,0 +1,73 @@
+"""`babelforge eval_report`: every task's rows in one CSV, DVC metrics, and the plots (PNG, SVG, PDF)."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Literal
+
+from builders.core.config import Paths, setting, stage_paths
+
+TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `eval.report` group of params.yaml."""
+
+    GROUP = "eval.report"
+    tasks: list[Literal["zeroshot", "retrieval", "clipscore", "mvl_sib"]] = setting(
+        list(TASKS), "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out)")
+    min_languages: int = setting(3, "a model's zero-shot vs retrieval correlation needs this many shared languages")
+    paths: Paths = stage_paths()
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out-dir", dest="paths.eval_reports", metavar="DIR",
+                        help="reads <task>.json and writes results.csv, metrics.json, plots/ here (paths.eval_reports)")
+
+
+def run(config: Config) -> int:
+    from pathlib import Path
+
+    from builders.core.errors import BabelforgeError
+    from builders.core.io import read_json, read_table, write_json
+    from builders.core.progress import info
+    from eval import report
+
+    out = Path(config.paths.eval_reports)
+    documents = []
+    for task in config.tasks:
+        path = out / f"{task}.json"
+        if path.exists():
+            documents.append(read_json(path))
+        else:
+            info(f"eval_report: no {path}; left out")
+    frame = report.merge_rows(documents)
+    if frame.empty:
+        raise BabelforgeError(f"no evaluation results under {out}; run the eval stages first")
+    report.write_csv(frame, out / "results.csv")
+    write_json(report.summary_metrics(frame), out / "metrics.json")
+
+    plots = out / "plots"
+    zeroshot = frame[frame["task"] == "zeroshot"]
+    retrieval = frame[frame["task"] == "retrieval"]
+    if not zeroshot.empty:
+        languages_path = Path(config.paths.languages)
+        if languages_path.exists():
+            languages = read_table(languages_path)
+        else:
+            languages = zeroshot.groupby("lang", as_index=False)["n_classes"].max()
+        by_language = zeroshot[["model", "prompt_set", "lang", "n_classes", "top1", "top1_100"]]
+        report.write_csv(by_language.sort_values(["model", "prompt_set", "n_classes", "lang"]),
+                         plots / "zeroshot_by_language.csv")
+        report.plot_accuracy_by_language(zeroshot, languages, plots / "zeroshot_by_language")
+    if not zeroshot.empty and not retrieval.empty:
+        pairs = report.benchmark_vs_retrieval(zeroshot, retrieval)
+        report.write_csv(pairs, plots / "zeroshot_vs_retrieval.csv")
+        report.plot_benchmark_vs_retrieval(pairs, plots / "zeroshot_vs_retrieval",
+                                           "Babel-ImageNet top-1", "retrieval mean recall")
+        correlations = report.per_model_correlation(pairs, config.min_languages)
+        report.write_csv(correlations, plots / "correlation_by_model.csv")
+        report.plot_correlation_heatmap(correlations, plots / "correlation_by_model", config.min_languages)
+    info(f"eval_report: {len(frame)} rows -> {out / 'results.csv'}, metrics.json, plots/")
+    return 0
