@@ -71,7 +71,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
     `classify` (text -> (code, probability)) defaults to langid.py when
     `audit.langid.enabled` is true; tests pass a stub.
     """
-    from builders.audit import checks, report
+    from builders.audit import checks, report, review_sheet
     from builders.core.io import read_table
     from builders.core.progress import progress
 
@@ -87,6 +87,8 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
     if missing:
         raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
     groups, dropped_totals = _language_facts(config.get("languages"))
+    review_coverage, review_record, candidates = review_sheet.audit_review_inputs(
+        labels, labels_path, config.get("candidates"))
     english = english_reference(labels, config.get("wordnet"))
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
 
@@ -101,6 +103,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
 
     records: dict[str, dict[str, Any]] = {}
     pages: dict[str, str] = {}
+    sheets: dict[str, str] = {}
     langs = sorted(labels["lang"].unique())
     for lang in progress(langs, desc="audit", total=len(langs)):
         language = languages_registry.get(lang)
@@ -123,9 +126,13 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
                 checks.reference_agreement({int(r["class_idx"]): str(r["label"]) for r in rows}, reference[lang])
                 if lang in reference else {"status": "language not in the reference release"}
             )
+        record["reviews"] = review_sheet.language_reviews(rows, review_coverage.get(lang), review_record.get(lang))
         records[lang] = record
+        options = review_sheet.candidates_by_class(candidates.get(lang, [])) if candidates else None
+        sheets[lang] = review_sheet.render_sheet(
+            review_sheet.sheet_rows(lang, rows, options or {}, english, record["flags"]))
         pages[lang] = report.render_language(
-            lang, record, {int(r["class_idx"]): r for r in rows}, english, int(config.get("sample_size", 40)),
+            lang, record, {int(r["class_idx"]): r for r in rows}, english, options,
             html_lang=language.iso639_1 or language.iso639_3,
         )
 
@@ -146,6 +153,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
         "languages": {
             lang: {key: record[key] for key in
                    ("name", "group", "classes_kept", "errors", "warnings", "quality_score", "source_mix")}
+            | {"reviews": {k: v for k, v in record["reviews"].items() if k != "decisions"}}
             for lang, record in records.items()
         },
         "mvl_sib": mvl_sib_overview(mvl_sib_files),
@@ -157,7 +165,7 @@ def build_audit(config: dict[str, Any], languages_registry, classify=None) -> di
         captions = optional["captions"]
         kiwi_scores = {lang: captions.loc[captions["lang"] == lang, kiwi_column].dropna().tolist()
                        for lang in sorted(captions["lang"].unique())}
-    report.write_report(Path(config["out"]), summary, records, pages, kiwi_scores)
+    report.write_report(Path(config["out"]), summary, records, pages, kiwi_scores, sheets)
     return summary
 
 

@@ -26,6 +26,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--senses-dir", dest="paths.senses", help="output of `babelforge senses` (paths.senses)")
     parser.add_argument("--labels", dest="paths.labels", help="labels.parquet to write (paths.labels)")
     parser.add_argument("--languages", dest="paths.languages", help="languages.parquet to write (paths.languages)")
+    parser.add_argument("--reviews", dest="paths.reviews", help="review files, <lang>.tsv each (paths.reviews)")
+    parser.add_argument("--candidates", dest="paths.candidates", help="candidates.parquet to write (paths.candidates)")
 
 
 def labels_frame(choices, classes):
@@ -97,8 +99,10 @@ def summary_table(languages) -> str:
 def run(config: Config) -> int:
     from pathlib import Path
 
+    from builders.babel_imagenet.candidates import candidates_frame
     from builders.babel_imagenet.labels import (ENGLISH, choose_labels, english_lemma_keys, english_rows,
                                                 kept_languages)
+    from builders.babel_imagenet.reviews import apply_review_folder
     from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_provenance, read_table, write_table
@@ -123,14 +127,25 @@ def run(config: Config) -> int:
     all_choices = english_choices + choices
 
     labels = labels_frame(all_choices, classes)
+    # People's decisions come after the rules (resources/reviews/<lang>.tsv); a bad row stops here.
+    labels, reviews, warnings = apply_review_folder(labels, classes, paths.reviews, english)
+    kept = labels.groupby("lang").size().to_dict()
+    candidates = candidates_frame(senses, all_choices, classes, english, frozenset(config.low_precision_sources))
     languages = languages_frame(all_choices, dict(sorted(kept.items())))
     record = provenance(
         "labels",
         params={"profile": profile, "labels": as_params(config)},
-        sources={"senses": read_provenance(senses_path).get("sources", {}), "senses_file": senses_path.name},
+        sources={"senses": read_provenance(senses_path).get("sources", {}), "senses_file": senses_path.name,
+                 "reviews": reviews},
     )
     write_table(labels, paths.labels, sort_by=["lang", "class_idx"], provenance=record)
     write_table(languages, paths.languages, sort_by=["lang"], provenance=record)
+    write_table(candidates, paths.candidates, sort_by=["lang", "class_idx", "rank", "source", "label"],
+                provenance=record)
+    for warning in warnings:
+        info(f"labels: review {warning}")
     print(summary_table(languages))
-    info(f"labels: {len(labels)} labels in {len(languages)} languages -> {paths.labels}, {paths.languages}")
+    decided = sum(sum(r["decisions"].values()) for r in reviews.values())
+    info(f"labels: {len(labels)} labels in {len(languages)} languages ({decided} review decisions applied) "
+         f"-> {paths.labels}, {paths.languages}")
     return 0
