@@ -135,11 +135,16 @@ def run(config: Config) -> int:
     record = provenance(
         "labels",
         params={"profile": profile, "labels": as_params(config)},
-        sources={"senses": read_provenance(senses_path).get("sources", {}), "senses_file": senses_path.name,
-                 "reviews": reviews},
+        sources={"senses": read_provenance(senses_path).get("sources", {}), "senses_file": senses_path.name},
     )
-    write_table(labels, paths.labels, sort_by=["lang", "class_idx"], provenance=record)
-    write_table(languages, paths.languages, sort_by=["lang"], provenance=record)
+    # Each artifact records the reviews it depends on, so a review changes no more bytes than it must:
+    # the class counts only move with a reject (an accept leaves languages.parquet, and its readers, alone).
+    rejected = {lang: len(r["rejected"]) for lang, r in reviews.items() if r["rejected"]}
+    write_table(labels, paths.labels, sort_by=["lang", "class_idx"],
+                provenance={**record, "sources": {**record["sources"], "reviews": reviews}})
+    write_table(languages, paths.languages, sort_by=["lang"],
+                provenance={**record, "sources": {**record["sources"], **({"reviews_rejected": rejected}
+                                                                          if rejected else {})}})
     write_table(candidates, paths.candidates, sort_by=["lang", "class_idx", "rank", "source", "label"],
                 provenance=record)
     for warning in warnings:
