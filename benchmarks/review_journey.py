@@ -82,6 +82,8 @@ def main() -> None:
     built = Path(args.built).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         copy = copy_project(Path(tmp) / "project")
+        (Path(tmp) / "shared").mkdir()   # the source mirror where params.yaml expects it: ../shared/data
+        (Path(tmp) / "shared" / "data").symlink_to((built / ".." / "shared" / "data").resolve())
         for name in BUILT:
             source = built / name
             if source.is_dir():

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from builders.babel_imagenet.reviews import review_coverage, review_record
-from builders.core.io import read_provenance
+from builders.babel_imagenet.reviews import labels_review_coverage
 from tests.browser import CHROMIUM, chromium_page
 from tests.project import command_env, copy_project, run
 
@@ -114,9 +113,7 @@ def test_review_journey(project, tmp_path):
     assert (card.loc[BOW_TIE, "label"], card.loc[BOW_TIE, "source"]) == ("Querbinder", "review:anna")
     assert len(card) == n_german - 1
     labels_path = copy / "data" / "babel_imagenet" / "labels.parquet"
-    all_labels = pd.read_parquet(labels_path)
-    card_coverage = review_coverage(all_labels.to_dict("records"), review_record(read_provenance(labels_path)))
-    assert card_coverage["deu_Latn"] == {k: v for k, v in coverage.items()}
+    assert labels_review_coverage(labels_path)["deu_Latn"] == coverage
 
     # babelforge diff: the review-made changes apart from the rule-made ones
     run(["babelforge", "diff", str(before), str(labels_path), "--format", "json", "--output", str(tmp_path / "d.json")],

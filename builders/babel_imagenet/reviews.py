@@ -16,7 +16,7 @@ Parsing, checking and applying are pure; `read_reviews` is the only function rea
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -215,7 +215,7 @@ def apply_reviews(rows: Sequence[Mapping[str, Any]], reviews: Mapping[str, Seque
                 by_key[key] = reviewed_row(row, review, key[1])
             applied["decisions"][review.decision] += 1
     result = [by_key[key] for key in sorted(by_key)]
-    for lang in langs:
+    for lang in record:   # a replace or reject can make or end a duplicate; other languages keep the rules' flags
         members = [row for row in result if row["lang"] == lang]
         for row, flag in zip(members, duplicate_flags([row["label"] for row in members])):
             row["is_duplicate"] = flag
@@ -308,3 +308,19 @@ def review_coverage(rows: Iterable[Mapping[str, Any]], record: Mapping[str, Any]
             "changed_share": round(changed / classes, 4) if classes else 0.0,
         }
     return coverage
+
+
+def labels_review_coverage(labels_path: str | Path) -> dict[str, dict[str, Any]]:
+    """`review_coverage` of a built labels.parquet (what a dataset card states per language)."""
+    from builders.core.io import read_provenance, read_table
+
+    columns = [c for c in ("lang", "label", "reviewed", "rule_label", "review_stale")
+               if c in _column_names(labels_path)]
+    rows = read_table(labels_path, columns=columns).to_dict("records")
+    return review_coverage(rows, review_record(read_provenance(labels_path)))
+
+
+def _column_names(path: str | Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return pq.read_schema(path).names
