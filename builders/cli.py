@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("builders.audit.audit_stage", "per-language quality report of the labels (JSON + HTML + plots)"),
     "card": ("builders.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
     "diff": ("builders.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
+    "review": ("builders.audit.review_stage", "review sheet of a language: export <lang> | import <sheet> (into resources/reviews)"),
     "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
     "taggers": ("builders.core.taggers_stage", "list the registered taggers: versions, columns, the stages that run them"),
     # eval/: one module per stage (`eval/<task>_stage.py`, command and DVC stage `eval_<task>`) and per tool.

@@ -36,6 +36,33 @@ def test_repro_twice_then_params_change_reruns_only_labels(project):
     assert "Running stage 'senses'" not in third and "Running stage 'wordnet'" not in third
 
 
+def test_a_review_change_reruns_labels_and_not_what_it_reads(project):
+    copy, env = project
+    run(["dvc", "repro", "labels"], copy, env)
+    review = copy / "resources" / "reviews" / "deu_Latn.tsv"
+    review.write_text("wnid\tdecision\tlabel\treviewer\tdate\tnote\n"
+                      "n02883205\treplace\tQuerbinder\tanna\t2025-01-14\t\n", encoding="utf-8")
+    try:
+        changed = run(["dvc", "repro", "labels"], copy, env)
+        assert "Running stage 'labels'" in changed
+        assert "Running stage 'senses'" not in changed and "Running stage 'wordnet'" not in changed
+        assert bow_tie_label(copy) == "Querbinder"
+        assert "Running stage" not in run(["dvc", "repro", "labels"], copy, env)
+    finally:
+        review.unlink()
+    # back to no review: DVC restores the earlier labels from its run cache (or reruns the stage)
+    restored = run(["dvc", "repro", "labels"], copy, env)
+    assert "Running stage 'senses'" not in restored and "Stage 'labels' didn't change" not in restored
+    assert bow_tie_label(copy) == "Fliege"
+
+
+def bow_tie_label(copy) -> str:
+    import pandas as pd
+
+    labels = pd.read_parquet(copy / "data" / "babel_imagenet" / "labels.parquet")
+    return labels.set_index(["lang", "wnid"]).loc[("deu_Latn", "n02883205"), "label"]
+
+
 def test_full_profile_without_key_fails_at_once_naming_the_variable(project):
     copy, env = project
     params = yaml.safe_load((copy / "params.yaml").read_text())

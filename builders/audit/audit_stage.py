@@ -29,7 +29,6 @@ class Config:
     reference: str | None = setting(
         None, "a release in the original JSON layout {LANG: [[class_idx...], [label...]]} to compare with")
     total_classes: int = setting(1000, "classes of a complete language (coverage = classes kept / this)")
-    sample_size: int = setting(40, "unflagged rows shown per language page (flagged rows are always shown)")
     langid: LangidPolicy = setting(LangidPolicy(), "langid on labels")
     severity: dict[str, str] = setting(
         {"empty_label": "error", "script_mismatch": "error", "han_variant": "warning", "english_lookalike": "warning",
@@ -90,7 +89,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     `rank` (text -> [(code, probability), ...]) defaults to langid.py when
     `audit.langid.enabled` is true; tests pass a stub.
     """
-    from builders.audit import checks, report, sections
+    from builders.audit import checks, report, review_sheet, sections
     from builders.core.datasets import artifact_path
     from builders.core.io import read_table
     from builders.core.progress import progress
@@ -108,6 +107,8 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     if missing:
         raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
     groups, dropped_totals = _language_facts(paths.languages)
+    review_coverage, review_record, candidates = review_sheet.audit_review_inputs(
+        labels, labels_path, paths.candidates)
     english = english_reference(labels, paths.wordnet)
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
 
@@ -117,6 +118,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
 
     records: dict[str, dict[str, Any]] = {}
     pages: dict[str, str] = {}
+    sheets: dict[str, str] = {}
     langs = sorted(labels["lang"].unique())
     for lang in progress(langs, desc="audit", total=len(langs)):
         language = languages_registry.get(lang)
@@ -136,9 +138,13 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
                 checks.reference_agreement({int(r["class_idx"]): str(r["label"]) for r in rows}, reference[lang])
                 if lang in reference else {"status": "language not in the reference release"}
             )
+        record["reviews"] = review_sheet.language_reviews(rows, review_coverage.get(lang), review_record.get(lang))
         records[lang] = record
+        options = review_sheet.candidates_by_class(candidates.get(lang, [])) if candidates else None
+        sheets[lang] = review_sheet.render_sheet(
+            review_sheet.sheet_rows(lang, rows, options or {}, english, record["flags"]))
         pages[lang] = report.render_language(
-            lang, record, {int(r["class_idx"]): r for r in rows}, english, config.sample_size,
+            lang, record, {int(r["class_idx"]): r for r in rows}, english, options,
             html_lang=language.iso639_1 or language.iso639_3,
         )
 
@@ -157,6 +163,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         "languages": {
             lang: {key: record[key] for key in
                    ("name", "group", "classes_kept", "errors", "warnings", "quality_score", "source_mix")}
+            | {"reviews": {k: v for k, v in record["reviews"].items() if k != "decisions"}}
             for lang, record in records.items()
         },
         **sections.overviews(optional),
@@ -169,7 +176,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     if captions is not None and kiwi_column:
         kiwi_scores = {lang: captions.loc[captions["lang"] == lang, kiwi_column].dropna().tolist()
                        for lang in sorted(captions["lang"].unique())}
-    report.write_report(Path(paths.audit), summary, records, pages, kiwi_scores, sections.slices(summary, records))
+    report.write_report(Path(paths.audit), summary, records, pages, kiwi_scores, sections.slices(summary, records), sheets)
     return summary
 
 

@@ -2,31 +2,40 @@
 
 `diff_labels` is pure: it takes `{lang: {class_idx: label}}` for the old and the new
 release and returns per language the classes added, removed and relabelled, plus a
-summary. Rendering to Markdown/JSON is pure too; reading a labels file from a path or
-from a git revision (through DVC) lives in `diff_stage.py`.
+summary; each change says whether people made it (`by: review`: a review file's decision,
+see `builders/babel_imagenet/reviews.py`) or the rules did (`by: rules`: new senses, new
+rules or params). Rendering to Markdown/JSON is pure too; reading a labels file from a path
+or from a git revision (through DVC) lives in `diff_stage.py`.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 Labels = Mapping[str, Mapping[int, str]]
+KINDS = ("added", "removed", "relabelled")
 
 
-def diff_labels(old: Labels, new: Labels) -> dict[str, Any]:
+def diff_labels(old: Labels, new: Labels, by_review: Iterable[tuple[str, int]] = ()) -> dict[str, Any]:
     """Per language: added / removed class indices and relabelled (old -> new) classes.
 
     A language present in only one release counts all its classes as added or removed and
     is listed under `languages_added` / `languages_removed`. Unchanged languages are left out
-    of `languages` but counted in the summary.
+    of `languages` but counted in the summary. `by_review`: the (lang, class_idx) a review
+    decided in either release (`review_made`); their changes are marked `by: review`.
     """
+    reviewed = set(by_review)
     per_language: dict[str, Any] = {}
     unchanged = 0
     for lang in sorted(set(old) | set(new)):
         before, after = old.get(lang, {}), new.get(lang, {})
+
+        def by(idx: int) -> str:
+            return "review" if (lang, idx) in reviewed else "rules"
+
         added = sorted(set(after) - set(before))
         removed = sorted(set(before) - set(after))
         relabelled = [
-            {"class_idx": idx, "old": before[idx], "new": after[idx]}
+            {"class_idx": idx, "old": before[idx], "new": after[idx], "by": by(idx)}
             for idx in sorted(set(before) & set(after))
             if before[idx] != after[idx]
         ]
@@ -36,8 +45,8 @@ def diff_labels(old: Labels, new: Labels) -> dict[str, Any]:
         per_language[lang] = {
             "classes_before": len(before),
             "classes_after": len(after),
-            "added": [{"class_idx": idx, "label": after[idx]} for idx in added],
-            "removed": [{"class_idx": idx, "label": before[idx]} for idx in removed],
+            "added": [{"class_idx": idx, "label": after[idx], "by": by(idx)} for idx in added],
+            "removed": [{"class_idx": idx, "label": before[idx], "by": by(idx)} for idx in removed],
             "relabelled": relabelled,
         }
     summary = {
@@ -47,11 +56,32 @@ def diff_labels(old: Labels, new: Labels) -> dict[str, Any]:
         "languages_removed": sorted(set(old) - set(new)),
         "languages_changed": len(per_language),
         "languages_unchanged": unchanged,
-        "classes_added": sum(len(entry["added"]) for entry in per_language.values()),
-        "classes_removed": sum(len(entry["removed"]) for entry in per_language.values()),
-        "classes_relabelled": sum(len(entry["relabelled"]) for entry in per_language.values()),
+        **{f"classes_{kind}": sum(len(entry[kind]) for entry in per_language.values()) for kind in KINDS},
+        "by_review": {kind: sum(row["by"] == "review" for entry in per_language.values() for row in entry[kind])
+                      for kind in KINDS},
     }
     return {"summary": summary, "languages": per_language}
+
+
+def review_made(old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[str, Any]],
+                old_reviews: Mapping[str, Any], new_reviews: Mapping[str, Any]) -> set[tuple[str, int]]:
+    """The (lang, class_idx) whose label in either release is a review's, not the rules':
+    a replaced or stale-accepted label (`label` differs from `rule_label`) or a rejected class.
+
+    A change of such a class between the releases is review-made: a review set, changed or
+    withdrawn it. Rows without `rule_label` (releases before reviews) are the rules' own.
+    *_reviews: the review records of the labels' provenance (`reviews.review_record`).
+    """
+    keys: set[tuple[str, int]] = set()
+    for rows in (old_rows, new_rows):
+        for row in rows:
+            rule = row.get("rule_label", row["label"])
+            if bool(row.get("reviewed", False)) and row["label"] != rule:
+                keys.add((str(row["lang"]), int(row["class_idx"])))
+    for record in (old_reviews, new_reviews):
+        for lang, entry in record.items():
+            keys.update((lang, int(r["class_idx"])) for r in entry.get("rejected", []))
+    return keys
 
 
 def _md(text: Any) -> str:
@@ -72,31 +102,44 @@ def render_markdown(diff: Mapping[str, Any], old_name: str, new_name: str, max_r
         f"- languages removed: {', '.join(summary['languages_removed']) or 'none'}",
         f"- classes added {summary['classes_added']}, removed {summary['classes_removed']}, "
         f"relabelled {summary['classes_relabelled']}",
+        "- made by reviews: " + ", ".join(f"{kind} {summary['by_review'][kind]}" for kind in KINDS)
+        + "; the rest by the rules",
         "",
     ]
     if not diff["languages"]:
         lines.append("No label changed.")
         return "\n".join(lines) + "\n"
-    lines += ["| language | classes before | classes after | added | removed | relabelled |",
-              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines += ["| language | classes before | classes after | added | removed | relabelled | by reviews |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for lang, entry in diff["languages"].items():
+        by_review = sum(row["by"] == "review" for kind in KINDS for row in entry[kind])
         lines.append(f"| {lang} | {entry['classes_before']} | {entry['classes_after']} | {len(entry['added'])} "
-                     f"| {len(entry['removed'])} | {len(entry['relabelled'])} |")
+                     f"| {len(entry['removed'])} | {len(entry['relabelled'])} | {by_review} |")
     for lang, entry in diff["languages"].items():
-        lines += ["", f"## {lang}", ""]
-        for kind in ("added", "removed"):
-            rows = entry[kind]
-            if rows:
-                shown = ", ".join(f"{row['class_idx']} `{_md(row['label'])}`" for row in rows[:max_rows])
-                more = f" … and {len(rows) - max_rows} more" if len(rows) > max_rows else ""
-                lines.append(f"- {kind}: {shown}{more}")
-        if entry["relabelled"]:
-            lines += ["", "| class | old | new |", "| ---: | --- | --- |"]
-            lines += [f"| {row['class_idx']} | {_md(row['old'])} | {_md(row['new'])} |"
-                      for row in entry["relabelled"][:max_rows]]
-            if len(entry["relabelled"]) > max_rows:
-                lines.append(f"\n… and {len(entry['relabelled']) - max_rows} more relabelled")
+        lines += ["", f"## {lang}"]
+        for origin, title in (("review", "made by reviews"), ("rules", "made by the rules")):
+            changes = {kind: [row for row in entry[kind] if row["by"] == origin] for kind in KINDS}
+            if any(changes.values()):
+                lines += ["", f"### {title}", ""]
+                lines += _changes_markdown(changes, max_rows)
     return "\n".join(lines) + "\n"
+
+
+def _changes_markdown(changes: Mapping[str, list], max_rows: int) -> list[str]:
+    lines = []
+    for kind in ("added", "removed"):
+        rows = changes[kind]
+        if rows:
+            shown = ", ".join(f"{row['class_idx']} `{_md(row['label'])}`" for row in rows[:max_rows])
+            more = f" … and {len(rows) - max_rows} more" if len(rows) > max_rows else ""
+            lines.append(f"- {kind}: {shown}{more}")
+    relabelled = changes["relabelled"]
+    if relabelled:
+        lines += ["", "| class | old | new |", "| ---: | --- | --- |"]
+        lines += [f"| {row['class_idx']} | {_md(row['old'])} | {_md(row['new'])} |" for row in relabelled[:max_rows]]
+        if len(relabelled) > max_rows:
+            lines.append(f"\n… and {len(relabelled) - max_rows} more relabelled")
+    return lines
 
 
 def labels_by_language(records) -> dict[str, dict[int, str]]:

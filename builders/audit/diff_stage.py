@@ -47,7 +47,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from builders.audit.diff import diff_labels, labels_by_language, render_markdown
+    from builders.audit.diff import diff_labels, labels_by_language, render_markdown, review_made
+    from builders.babel_imagenet.reviews import review_record
     from builders.core.io import canonical_json, write_text
 
     if config.rev and config.files:
@@ -63,8 +64,10 @@ def run(config: Config) -> int:
         tables = [read_labels_file(Path(name)) for name in config.files]
     else:
         raise BabelforgeError("diff: give OLD and NEW labels files, or --rev A --rev B")
-    old, new = (labels_by_language(table.to_dict("records")) for table in tables)
-    diff = diff_labels(old, new)
+    (old_table, old_provenance), (new_table, new_provenance) = tables
+    old_rows, new_rows = old_table.to_dict("records"), new_table.to_dict("records")
+    by_review = review_made(old_rows, new_rows, review_record(old_provenance), review_record(new_provenance))
+    diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), by_review)
     text = (canonical_json({"old": names[0], "new": names[1], **diff}) if config.format == "json"
             else render_markdown(diff, names[0], names[1]))
     if config.output:
@@ -82,18 +85,23 @@ def _check_columns(table, where: str):
 
 
 def read_labels_file(path: Path):
-    from builders.core.io import read_table
+    """(labels table, its provenance) of a labels.parquet."""
+    from builders.core.io import read_provenance, read_table
 
     if not path.exists():
         raise BabelforgeError(f"{path}: no such labels file")
-    return _check_columns(read_table(path), str(path))
+    return _check_columns(read_table(path), str(path)), read_provenance(path)
 
 
 def read_labels_at_revision(repo: str, path: str, rev: str):
-    """labels.parquet as it was at git revision `rev` (DVC-tracked or git-tracked)."""
+    """(labels.parquet, its provenance) as it was at git revision `rev` (DVC-tracked or git-tracked)."""
+    import json
+
     import dvc.api
     import pyarrow.parquet as pq
     from dvc.exceptions import DvcException
+
+    from builders.core.io import PROVENANCE_KEY
 
     try:
         with dvc.api.open(path, repo=repo, rev=rev, mode="rb") as handle:
@@ -103,4 +111,6 @@ def read_labels_at_revision(repo: str, path: str, rev: str):
             f"{path}@{rev}: cannot read it through DVC ({type(error).__name__}: {error}); "
             "check the revision exists and its data is in the cache or the remote (`dvc fetch --rev`)"
         ) from None
-    return _check_columns(pq.read_table(io.BytesIO(data)).to_pandas(), f"{path}@{rev}")
+    table = pq.read_table(io.BytesIO(data))
+    raw = (table.schema.metadata or {}).get(PROVENANCE_KEY)
+    return _check_columns(table.to_pandas(), f"{path}@{rev}"), (json.loads(raw) if raw else {})

@@ -1,4 +1,5 @@
-"""Render the audit: one JSON per language, static HTML pages (no server, no script), PNG plots.
+"""Render the audit: one JSON per language, static HTML pages (no server; a little inline script sorts
+and filters a language's labels), the review sheets, PNG plots.
 
 Rendering functions take the plain records `checks.audit_language` produces (plus display
 rows) and return strings; `write_report` is the only function here that touches files.
@@ -6,12 +7,13 @@ Every piece of data is HTML-escaped: labels come in any script and may contain `
 """
 from __future__ import annotations
 
-import hashlib
 from html import escape
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from builders.audit.checks import CHECKS
+from builders.audit.review_sheet import STALE, alternatives, label_agreement, review_text, row_flags
+from builders.babel_imagenet.candidates import SET_ASIDE
 
 SCORE_DOC = (
     "quality score = 100 &times; coverage &times; (1 &minus; min(1, &Sigma;<sub>c</sub> w<sub>c</sub> "
@@ -24,7 +26,6 @@ PLOTS = {
     "kiwi.png": "COMETKiwi score distribution of the selected caption translations",
 }
 GROUP_ORDER = ("high", "mid", "low", "very-low")
-FLAGGED_ROWS_SHOWN = 500
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -37,6 +38,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .flag.warning{background:#a05a00}.flag.info{background:#555}
 .muted{color:#666}
 img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+th[data-key]{cursor:pointer}
+ul.alts{margin:0;padding-left:1em}
+.controls label{margin-right:1em}
 """
 
 
@@ -68,6 +72,11 @@ def page_name(lang: str) -> str:
     return f"{lang}.html"
 
 
+def sheet_name(lang: str) -> str:
+    """The language's review sheet in the report folder (`babelforge review export` writes the same)."""
+    return f"{lang}.review.csv"
+
+
 # --- index -------------------------------------------------------------------------------------
 
 def render_index(summary: Mapping[str, Any]) -> str:
@@ -85,6 +94,7 @@ def render_index(summary: Mapping[str, Any]) -> str:
             _cell(entry["errors"], numeric=True),
             _cell(entry["warnings"], numeric=True),
             _cell(f'{entry["quality_score"]:.2f}', numeric=True),
+            *_review_cells(entry.get("reviews")),
             _cell(", ".join(f"{k} {v}" for k, v in list(entry["source_mix"].items())[:3])),
         ])
     inputs = "".join(
@@ -105,28 +115,97 @@ def render_index(summary: Mapping[str, Any]) -> str:
         f"<p>{SCORE_DOC.format(total=summary['total_classes'], weights=weights)}</p>\n"
         f"<h2>Inputs</h2><ul>{inputs}</ul>\n"
         "<h2>Languages</h2>\n"
-        + _table(["#", "language", "name", "group", "classes", "errors", "warnings", "score", "top sources"], rows)
+        + _table(["#", "language", "name", "group", "classes", "errors", "warnings", "score", "reviewed",
+                  "changed by review", "stale reviews", "top sources"], rows)
         + f"\n<h2>Plots</h2>\n{plots}"
     )
     return _page("Babel-ImageNet label audit", body)
 
 
+def _review_cells(reviews: Mapping[str, Any] | None) -> list[str]:
+    """Reviewed %, changed % and stale reviews of one language (index columns)."""
+    if not reviews:
+        return [_cell(""), _cell(""), _cell("")]
+    return [_cell(f'{100 * reviews["reviewed_share"]:.1f}%', numeric=True),
+            _cell(f'{100 * reviews["changed_share"]:.1f}%', numeric=True),
+            _cell(reviews["stale"], numeric=True)]
+
+
 # --- language page -----------------------------------------------------------------------------
 
-def _stable_order(lang: str, class_idx: int) -> str:
-    """A per-language shuffle that is the same on every run (sampling without a RNG)."""
-    return hashlib.sha256(f"{lang}:{class_idx}".encode()).hexdigest()
+# Filters and sorting of the labels table: plain DOM, no library. The filter state lives in the
+# URL fragment (`#flag=any&review=unreviewed&sort=agreement`), so a filtered view is a link.
+_LABELS_SCRIPT = """
+(function () {
+  var table = document.getElementById("labels"), body = table.tBodies[0];
+  var rows = Array.prototype.slice.call(body.rows);
+  var controls = {flag: document.getElementById("filter-flag"), source: document.getElementById("filter-source"),
+                  review: document.getElementById("filter-review")};
+  var shown = document.getElementById("shown"), sortKey = "", sortDown = false;
+  function matches(row) {
+    var flags = " " + row.getAttribute("data-flags") + " ", f = controls.flag.value;
+    if (f === "any" && flags === "  ") return false;
+    if (f === "none" && flags !== "  ") return false;
+    if (f && f !== "any" && f !== "none" && flags.indexOf(" " + f + " ") < 0) return false;
+    if (controls.source.value && row.getAttribute("data-source") !== controls.source.value) return false;
+    var reviewed = row.getAttribute("data-reviewed") !== "";
+    if (controls.review.value === "reviewed" && !reviewed) return false;
+    if (controls.review.value === "unreviewed" && reviewed) return false;
+    return true;
+  }
+  function state() {
+    var parts = [];
+    for (var name in controls) if (controls[name].value) parts.push(name + "=" + encodeURIComponent(controls[name].value));
+    if (sortKey) parts.push("sort=" + (sortDown ? "-" : "") + sortKey);
+    return parts.join("&");
+  }
+  function apply() {
+    var n = 0;
+    rows.forEach(function (row) { var ok = matches(row); row.hidden = !ok; if (ok) n++; });
+    shown.textContent = n + " of " + rows.length + " classes shown";
+    try { history.replaceState(null, "", "#" + state()); } catch (e) {}
+  }
+  function value(row, column) {
+    var cell = row.cells[column], key = cell.getAttribute("data-sort");
+    return key !== null ? key : cell.textContent;
+  }
+  function sortBy(key, down) {
+    var header = table.querySelector('th[data-key="' + key + '"]');
+    if (!header) return;
+    var column = header.cellIndex, numeric = header.hasAttribute("data-numeric");
+    sortKey = key; sortDown = down;
+    rows.sort(function (a, b) {
+      var x = value(a, column), y = value(b, column);
+      var order = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
+      return (down ? -order : order) || (a.getAttribute("data-order") - b.getAttribute("data-order"));
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+      th.setAttribute("aria-sort", th === header ? (down ? "descending" : "ascending") : "none");
+    });
+  }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+    th.addEventListener("click", function () {
+      var key = th.getAttribute("data-key");
+      sortBy(key, key === sortKey ? !sortDown : false);
+      apply();
+    });
+  });
+  for (var name in controls) controls[name].addEventListener("change", apply);
+  location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+    var pair = part.split("="), key = pair[0], val = decodeURIComponent(pair[1] || "");
+    if (key === "sort") sortBy(val.replace(/^-/, ""), val.charAt(0) === "-");
+    else if (controls[key]) controls[key].value = val;
+  });
+  apply();
+})();
+"""
 
-
-def sample_rows(
-    lang: str, class_ids: Sequence[int], flags: Mapping[str, Any], sample_size: int
-) -> list[int]:
-    """Flagged classes first (by class index, at most FLAGGED_ROWS_SHOWN), then a stable
-    sample of `sample_size` unflagged ones."""
-    flagged = sorted(int(idx) for idx in flags)[:FLAGGED_ROWS_SHOWN]
-    flagged_set = set(flagged)
-    clean = sorted((idx for idx in class_ids if idx not in flagged_set), key=lambda idx: _stable_order(lang, idx))
-    return flagged + sorted(clean[:sample_size])
+LABEL_COLUMNS = (  # key, header, numeric
+    ("class", "class", True), ("label", "label", False), ("english", "English name", False),
+    ("gloss", "WordNet gloss", False), ("source", "source", False), ("agreement", "sources agreeing", True),
+    ("review", "review", False), ("alternatives", "alternatives", True), ("flags", "flags", True),
+)
 
 
 def _flag_badges(entries: Sequence[Sequence[str]], severity: Mapping[str, str]) -> str:
@@ -137,39 +216,110 @@ def _flag_badges(entries: Sequence[Sequence[str]], severity: Mapping[str, str]) 
     )
 
 
-def render_language(
-    lang: str,
-    record: Mapping[str, Any],
-    rows: Mapping[int, Mapping[str, Any]],
-    english: Mapping[int, Mapping[str, str]],
-    sample_size: int,
-    html_lang: str | None = None,
-) -> str:
-    """One language's page. rows: {class_idx: {label, source}}; english: {class_idx: {name, definition}}."""
+def _alternatives_cell(options: Sequence[Mapping[str, Any]], attrs: str) -> str:
+    items = "".join(
+        f'<li><span{attrs}>{escape(str(c["label"]))}</span> <span class="muted" title="{escape(SET_ASIDE.get(c["set_aside"], ""))}">'
+        f'{escape(str(c["source"]))} &middot; {escape(c["set_aside"])} &middot; {int(c["agreement"])}</span></li>'
+        for c in options
+    )
+    return f'<td data-sort="{len(options)}">' + (f'<ul class="alts">{items}</ul>' if items else "") + "</td>"
+
+
+def _select(name: str, label: str, options: Sequence[tuple[str, str]]) -> str:
+    choices = "".join(f'<option value="{escape(value)}">{escape(text)}</option>' for value, text in options)
+    return f'<label>{escape(label)} <select id="filter-{name}">{choices}</select></label>'
+
+
+def _labels_table(lang: str, record: Mapping[str, Any], rows: Mapping[int, Mapping[str, Any]],
+                  english: Mapping[int, Mapping[str, Any]], candidates: Mapping[int, Sequence[Mapping[str, Any]]],
+                  lang_attr: str) -> str:
+    """Every class of the language: flagged rows first, filter controls, sortable headers."""
     severity = {check: entry["severity"] for check, entry in record["checks"].items()}
-    check_rows = [
-        [_cell(check), _cell(entry["severity"]), _cell(entry["count"], numeric=True), _cell(entry["meaning"])]
-        for check, entry in record["checks"].items()
-    ]
-    lang_attr = f' lang="{escape(html_lang)}"' if html_lang else ""
-    shown = sample_rows(lang, list(rows), record["flags"], sample_size)
-    sample = []
-    for idx in shown:
-        row, eng = rows[idx], english.get(idx, {})
-        entries = record["flags"].get(str(idx), [])
+    severity[STALE] = "warning"
+    flags = {idx: row_flags(rows[idx], record["flags"].get(str(idx), [])) for idx in rows}
+    order = sorted(rows, key=lambda idx: (not flags[idx], idx))
+    body = []
+    for position, idx in enumerate(order):
+        row, eng, options = rows[idx], english.get(idx, {}), candidates.get(idx, [])
+        others = alternatives(options, row["label"])
+        names = " ".join(dict.fromkeys(check for check, _ in flags[idx]))
+        review = review_text(row)
         cells = [
             _cell(idx, numeric=True),
             _cell(row["label"], attrs=f'{lang_attr} dir="auto"'),
             _cell(eng.get("name")),
             _cell(eng.get("definition")),
             _cell(row["source"]),
-            f"<td>{_flag_badges(entries, severity)}</td>",
+            _cell(label_agreement(options, row["label"]), numeric=True),
+            _cell(review),
+            _alternatives_cell(others, f'{lang_attr} dir="auto"'),
+            f'<td data-sort="{len(flags[idx])}">{_flag_badges(flags[idx], severity)}</td>',
         ]
-        sample.append(cells)
-    sample_html = "\n".join(
-        f'<tr class="{"flagged" if record["flags"].get(str(idx)) else "clean"}" id="class-{idx}">' + "".join(cells) + "</tr>"
-        for idx, cells in zip(shown, sample)
+        body.append(
+            f'<tr class="{"flagged" if flags[idx] else "clean"}" id="class-{idx}" data-order="{position}" '
+            f'data-flags="{escape(names)}" data-source="{escape(str(row["source"]))}" '
+            f'data-reviewed="{escape(str(row.get("review_decision") or ""))}">' + "".join(cells) + "</tr>"
+        )
+    head = "".join(
+        f'<th data-key="{key}"{" data-numeric" if numeric else ""} title="sort by {escape(text)}">{escape(text)}</th>'
+        for key, text, numeric in LABEL_COLUMNS
     )
+    checks = [check for check in [*CHECKS, STALE] if any(check == c for entries in flags.values() for c, _ in entries)]
+    sources: dict[str, int] = {}
+    for row in rows.values():
+        sources[str(row["source"])] = sources.get(str(row["source"]), 0) + 1
+    controls = " ".join([
+        _select("flag", "flags", [("", "all rows"), ("any", "flagged"), ("none", "not flagged")]
+                + [(check, check) for check in checks]),
+        _select("source", "source", [("", "all sources")] + [(s, f"{s} ({n})") for s, n in sorted(sources.items())]),
+        _select("review", "review", [("", "all"), ("reviewed", "reviewed"), ("unreviewed", "not reviewed")]),
+    ])
+    return (
+        f'<p class="controls">{controls} <span id="shown">{len(rows)} of {len(rows)} classes shown</span></p>\n'
+        f'<table id="labels">\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(body)
+        + "\n</tbody>\n</table>\n"
+    )
+
+
+def _reviews_section(lang: str, reviews: Mapping[str, Any] | None, english: Mapping[int, Mapping[str, Any]]) -> str:
+    """Who reviewed what and when, and the coverage it gives."""
+    if not reviews or not reviews.get("classes"):
+        return '<p class="muted">no reviews</p>'
+    lines = [
+        f"<p>{reviews['reviewed']} of {reviews['classes']} classes reviewed ({100 * reviews['reviewed_share']:.1f}%), "
+        f"{reviews['changed']} changed by a review ({100 * reviews['changed_share']:.1f}%), "
+        f"{reviews['rejected']} rejected, {reviews['stale']} stale (accepted, but the rules now pick another label). "
+        f'Decisions live in <code>resources/reviews/{escape(lang)}.tsv</code>; '
+        f'<a href="{escape(sheet_name(lang))}" download>the review sheet</a> takes new ones.</p>'
+    ]
+    decisions = reviews.get("decisions", [])
+    if decisions:
+        rows = [[_cell(d["class_idx"], numeric=True), _cell(english.get(d["class_idx"], {}).get("name")),
+                 _cell(d["decision"]), _cell(d["label"]), _cell(d["rule_label"]), _cell(d["reviewer"]),
+                 _cell(d["date"]), _cell("stale" if d["stale"] else ""), _cell(d["note"])] for d in decisions]
+        lines.append(_table(["class", "English name", "decision", "label", "rules' label", "reviewer", "date",
+                             "stale", "note"], rows))
+    return "\n".join(lines)
+
+
+def render_language(
+    lang: str,
+    record: Mapping[str, Any],
+    rows: Mapping[int, Mapping[str, Any]],
+    english: Mapping[int, Mapping[str, str]],
+    candidates: Mapping[int, Sequence[Mapping[str, Any]]] | None = None,
+    html_lang: str | None = None,
+) -> str:
+    """One language's page: checks, reviews, then every class with its alternatives.
+
+    rows: {class_idx: labels.parquet row}; english: {class_idx: {name, definition}};
+    candidates: {class_idx: candidates.parquet rows} (None: candidates not built).
+    """
+    check_rows = [
+        [_cell(check), _cell(entry["severity"]), _cell(entry["count"], numeric=True), _cell(entry["meaning"])]
+        for check, entry in record["checks"].items()
+    ]
+    lang_attr = f' lang="{escape(html_lang)}"' if html_lang else ""
     n_flagged = len(record["flags"])
     langid = record["langid"]
     langid_note = (
@@ -184,21 +334,28 @@ def render_language(
 
     for name, title in [*titles(), ("reference", "Reference release")]:
         sections.append(f"<h2>{title}</h2>\n{_optional_section(record.get(name))}")
+    alternatives_note = (
+        "Alternatives: every other candidate sense of the class, with its source, the rule that set it aside "
+        "and how many sources give the same lemma."
+        if candidates is not None else "Alternatives: not built (candidates.parquet is missing)."
+    )
     body = (
-        f'<p><a href="index.html">&larr; all languages</a> &middot; <a href="{escape(lang)}.json">checks as JSON</a></p>\n'
+        f'<p><a href="index.html">&larr; all languages</a> &middot; <a href="{escape(lang)}.json">checks as JSON</a>'
+        f' &middot; <a href="{escape(sheet_name(lang))}" download>review sheet (CSV)</a></p>\n'
         f"<h1>{escape(lang)} &mdash; {escape(str(record.get('name', '')))}</h1>\n"
         f"<p>group {escape(str(record.get('group')))}; {record['classes_kept']} classes kept; "
         f"quality score {record['quality_score']:.2f}; {record['errors']} error rows, {record['warnings']} warning rows.</p>\n"
         "<h2>Checks</h2>\n" + _table(["check", "severity", "rows", "meaning"], check_rows)
         + f"\n<p>{langid_note}</p>\n"
-        + f"\n<h2>Labels</h2>\n<p>{n_flagged} flagged rows first"
-        + (f" (first {FLAGGED_ROWS_SHOWN} shown)" if n_flagged > FLAGGED_ROWS_SHOWN else "")
-        + f", then a fixed sample of up to {sample_size} unflagged rows.</p>\n"
-        "<table>\n<tr><th>class</th><th>label</th><th>English name</th><th>WordNet definition</th>"
-        f"<th>source</th><th>flags</th></tr>\n{sample_html}\n</table>\n"
-        "<h2>Senses dropped</h2>\n" + _mapping_table(record["dropped"], "reason", "senses")
+        + "<h2>Reviews</h2>\n" + _reviews_section(lang, record.get("reviews"), english)
+        + f"\n<h2>Labels</h2>\n<p>All {len(rows)} classes, the {n_flagged} flagged by a check first. "
+        "Click a header to sort; the filters and the order are kept in the address, so a view can be linked. "
+        f"{alternatives_note}</p>\n"
+        + _labels_table(lang, record, rows, english, candidates or {}, lang_attr)
+        + "<h2>Senses dropped</h2>\n" + _mapping_table(record["dropped"], "reason", "senses")
         + "\n<h2>Source mix</h2>\n" + _mapping_table(record["source_mix"], "source", "labels")
         + "\n" + "\n".join(sections)
+        + f"\n<script>{_LABELS_SCRIPT}</script>"
     )
     return _page(f"{lang} label audit", body)
 
@@ -310,9 +467,11 @@ def write_report(
     pages: Mapping[str, str],
     kiwi_scores: Mapping[str, Sequence[float]] | None,
     slices: Mapping[str, Mapping[str, Any]] | None = None,
+    sheets: Mapping[str, str] | None = None,
 ) -> None:
-    """Write plots, `<lang>.json`, `<lang>.html`, `summary.json`, `index.html` and each dataset's
-    slice `datasets/<name>.json` (builders/audit/sections.py) as the folder `out_dir`.
+    """Write plots, `<lang>.json`, `<lang>.html`, `<lang>.review.csv` (the review sheets),
+    `summary.json`, `index.html` and each dataset's slice `datasets/<name>.json`
+    (builders/audit/sections.py) as the folder `out_dir`.
 
     The report is built in a folder beside `out_dir` and swapped in whole: a failed run leaves
     the previous report, and the folder holds exactly this run's files (no stale pages).
@@ -330,6 +489,8 @@ def write_report(
         for lang, record in records.items():
             write_json(record, staging / f"{lang}.json")
             write_text(pages[lang], staging / page_name(lang))
+        for lang, sheet in (sheets or {}).items():
+            write_text(sheet, staging / sheet_name(lang))
         write_json(summary, staging / "summary.json")
         for name, found in (slices or {}).items():
             write_json(found, staging / "datasets" / f"{name}.json")

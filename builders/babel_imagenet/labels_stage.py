@@ -50,6 +50,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--senses-dir", dest="paths.senses", help="output of `babelforge senses` (paths.senses)")
     parser.add_argument("--labels", dest="paths.labels", help="labels.parquet to write (paths.labels)")
     parser.add_argument("--languages", dest="paths.languages", help="languages.parquet to write (paths.languages)")
+    parser.add_argument("--reviews", dest="paths.reviews", help="review files, <lang>.tsv each (paths.reviews)")
+    parser.add_argument("--candidates", dest="paths.candidates", help="candidates.parquet to write (paths.candidates)")
 
 
 INT_COLUMNS = ("class_idx", "rank", "n_senses", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision",
@@ -60,8 +62,7 @@ def labels_frame(choices, classes):
     """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table."""
     import pandas as pd
 
-    import builders.core.text_taggers  # noqa: F401  (registers duplicate_v1)
-    from builders.core.taggers import run_tagger
+    from builders.core.text_taggers import duplicate_flags
 
     by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}
     rows = [
@@ -76,9 +77,7 @@ def labels_frame(choices, classes):
     ]
     frame = pd.DataFrame(rows).sort_values(["lang", "class_idx"], kind="stable").reset_index(drop=True)
     # another class of the language has the same label (the audit's `duplicate` check, one tagger)
-    frame["is_duplicate"] = run_tagger(
-        "duplicate_v1", [{"id": r.class_idx, "lang": r.lang, "text": r.label} for r in frame.itertuples()], None,
-    )["is_duplicate"]
+    frame["is_duplicate"] = duplicate_flags(frame["lang"], frame["label"])
     for column in INT_COLUMNS:
         frame[column] = frame[column].astype("int32")
     return frame
@@ -152,8 +151,10 @@ def run(config: Config) -> int:
     from collections import Counter
     from pathlib import Path
 
+    from builders.babel_imagenet.candidates import candidates_frame
     from builders.babel_imagenet.labels import (ENGLISH, ScriptRouter, choose_labels, english_lemma_keys,
                                                 english_rows, kept_languages)
+    from builders.babel_imagenet.reviews import apply_review_folder
     from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_provenance, read_table, write_table
@@ -176,8 +177,8 @@ def run(config: Config) -> int:
     english = english_lemma_keys(list(classes["lemmas"]) + [[name] for name in classes["clip_name"]])
     taxa = {synset: tuple(names) for synset, names in zip(classes["synset"], classes["taxa"])}
     tally: Counter = Counter()
-    choices = choose_labels(senses, english, ScriptRouter(registry(), config.script_routes), rules_of(config),
-                            taxa, tally=tally)
+    router, rules = ScriptRouter(registry(), config.script_routes), rules_of(config)
+    choices = choose_labels(senses, english, router, rules, taxa, tally=tally)
     kept = kept_languages(choices, config.min_classes)
     choices = [c for c in choices if c.lang in kept]
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
@@ -185,14 +186,30 @@ def run(config: Config) -> int:
     all_choices = english_choices + choices
 
     labels = labels_frame(all_choices, classes)
+    # People's decisions come after the rules (resources/reviews/<lang>.tsv); a bad row stops here.
+    labels, reviews, warnings = apply_review_folder(labels, classes, paths.reviews, english)
+    kept = labels.groupby("lang").size().to_dict()
+    candidates = candidates_frame(senses, all_choices, classes, english, rules, router)
     languages = languages_frame(all_choices, dict(sorted(kept.items())), tally)
     record = provenance(
         "labels",
         params={"profile": profile, "labels": as_params(config)},
         sources={"senses": read_provenance(senses_path).get("sources", {}), "senses_file": senses_path.name},
     )
-    write_table(labels, paths.labels, sort_by=["lang", "class_idx"], provenance=record)
-    write_table(languages, paths.languages, sort_by=["lang"], provenance=record)
+    # Each artifact records the reviews it depends on, so a review changes no more bytes than it must:
+    # the class counts only move with a reject (an accept leaves languages.parquet, and its readers, alone).
+    rejected = {lang: len(r["rejected"]) for lang, r in reviews.items() if r["rejected"]}
+    write_table(labels, paths.labels, sort_by=["lang", "class_idx"],
+                provenance={**record, "sources": {**record["sources"], "reviews": reviews}})
+    write_table(languages, paths.languages, sort_by=["lang"],
+                provenance={**record, "sources": {**record["sources"], **({"reviews_rejected": rejected}
+                                                                          if rejected else {})}})
+    write_table(candidates, paths.candidates, sort_by=["lang", "class_idx", "rank", "source", "label"],
+                provenance=record)
+    for warning in warnings:
+        info(f"labels: review {warning}")
     print(summary_table(languages))
-    info(f"labels: {len(labels)} labels in {len(languages)} languages -> {paths.labels}, {paths.languages}")
+    decided = sum(sum(r["decisions"].values()) for r in reviews.values())
+    info(f"labels: {len(labels)} labels in {len(languages)} languages ({decided} review decisions applied) "
+         f"-> {paths.labels}, {paths.languages}")
     return 0

@@ -46,6 +46,9 @@ class Paths:
     senses: str = setting("data/senses", "one Parquet of senses per sense source")
     labels: str = setting("data/babel_imagenet/labels.parquet", "Babel-ImageNet labels")
     languages: str = setting("data/babel_imagenet/languages.parquet", "Babel-ImageNet languages table")
+    reviews: str = setting("resources/reviews", "people's review decisions, <lang key>.tsv each (in git)")
+    candidates: str = setting("data/babel_imagenet/candidates.parquet",
+                              "every candidate sense per class and language, with why the rules set it aside")
     nllb_model: str = setting("models/nllb-ct2", "the CTranslate2 NLLB model")
     prompts: str = setting("data/babel_imagenet/prompts.parquet", "translated CLIP prompts")
     prompts_summary: str = setting("data/babel_imagenet/prompts_summary.json", "prompt strategy summary")

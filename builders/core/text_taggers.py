@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.core.scripts import dominant_script, expand_script, expected_script_share, han_variant
-from builders.core.taggers import Rows, cached_by, tagger
+from builders.core.taggers import Rows, cached_by, run_tagger, tagger
 
 # text -> langid.py's ranking [(code, probability), ...], most likely first
 LangidRanking = Callable[[str], Sequence[tuple[str, float]]]
@@ -107,6 +107,12 @@ def tag_duplicate(rows: Rows, context: Any) -> dict[str, list]:
         is_repeat.append(members[0] != position)
         others.append([rows[other]["id"] for other in members if other != position])
     return {"is_duplicate": is_duplicate, "is_repeat": is_repeat, "others": others}
+
+
+def duplicate_flags(langs: Iterable[str], texts: Iterable[str]) -> list[bool]:
+    """`duplicate_v1`'s is_duplicate for parallel columns of languages and texts (labels tables)."""
+    rows = [{"id": i, "lang": lang, "text": text} for i, (lang, text) in enumerate(zip(langs, texts))]
+    return run_tagger("duplicate_v1", rows, None)["is_duplicate"]
 
 
 # --- English look-alikes ------------------------------------------------------------------------

@@ -92,7 +92,8 @@ def audit_params(tmp: Path, **overrides) -> dict:
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["paths"].update(labels=str(tmp / "labels.parquet"), languages=str(tmp / "languages.parquet"),
                            wordnet=str(tmp / "wordnet.parquet"), prompts=str(tmp / "prompts.parquet"),
-                           captions=str(tmp), mvl_sib=str(tmp / "mvl_sib"), audit=str(tmp / "reports" / "audit"))
+                           captions=str(tmp), mvl_sib=str(tmp / "mvl_sib"), audit=str(tmp / "reports" / "audit"),
+                           candidates=str(tmp / "candidates.parquet"))
     params["audit"].update({"reference": None, **overrides})
     return params
 

@@ -195,3 +195,47 @@ def test_each_registered_dataset_gets_its_own_slice_that_other_datasets_leave_al
     assert [name for name in names() if after[name] != before[name]] == ["babel-imagenet-prompts"]
     prompts = json.loads(after["babel-imagenet-prompts"])
     assert prompts["status"] == "built" and prompts["languages"]["fin_Latn"]["prompts"] == 4
+
+
+def test_reviews_alternatives_and_the_sheet_reach_the_report(label_inputs):
+    """labels.parquet as the labels stage writes it after reviews, plus candidates.parquet."""
+    from builders.babel_imagenet.reviews import apply_reviews, parse_review_file
+    from builders.core.io import write_table
+
+    tmp = label_inputs
+    labels = pd.read_parquet(tmp / "labels.parquet")
+    wnid = dict(zip(labels["class_idx"], labels["wnid"]))
+    reviews = parse_review_file(
+        "wnid\tdecision\tlabel\treviewer\tdate\tnote\n"
+        f"{wnid[2]}\treplace\thai (kala)\tanna\t2025-01-14\tthe duplicate of class 3\n"
+        f"{wnid[7]}\treject\t\tanna\t2025-01-14\t\n"
+        f"{wnid[0]}\taccept\tsuutarikala\tbert\t2025-01-15\t\n", "fin_Latn", "fin_Latn.tsv")
+    rows, record, _ = apply_reviews(labels.to_dict("records"), {"fin_Latn": reviews}, {w: i for i, w in wnid.items()})
+    write_table(pd.DataFrame(rows), tmp / "labels.parquet", sort_by=["lang", "class_idx"],
+                provenance={"sources": {"reviews": record}})
+    pd.DataFrame([
+        {"lang": "fin_Latn", "class_idx": 2, "wnid": wnid[2], "label": label, "source": source, "rank": rank,
+         "is_translation": False, "chosen": rank == 0, "set_aside": "" if rank == 0 else reason, "agreement": 1}
+        for label, source, rank, reason in [("hai", "wikt", 0, ""), ("valkohai", "omw:fin", 1, "not_first"),
+                                            ("white shark", "wikt", 2, "english")]
+    ]).to_parquet(tmp / "candidates.parquet")
+    summary = run_audit(tmp)
+    out = tmp / "reports" / "audit"
+    fin = json.loads((out / "fin_Latn.json").read_text())
+    assert {k: fin["reviews"][k] for k in ("classes", "reviewed", "changed", "rejected", "stale")} == {
+        "classes": 10, "reviewed": 3, "changed": 3, "rejected": 1, "stale": 1}
+    assert [(d["class_idx"], d["decision"], d["reviewer"]) for d in fin["reviews"]["decisions"]] == [
+        (0, "accept", "bert"), (2, "replace", "anna"), (7, "reject", "anna")]
+    assert summary["languages"]["fin_Latn"]["reviews"]["reviewed_share"] == 0.3
+    assert "decisions" not in summary["languages"]["fin_Latn"]["reviews"]
+    index = (out / "index.html").read_text()
+    assert "30.0%" in index and "reviewed" in index
+    page = (out / "fin_Latn.html").read_text()
+    row = page[page.index('id="class-2"'):].split("</tr>")[0]
+    assert "hai (kala)" in row and "valkohai" in row and 'data-reviewed="replace"' in row and "review:anna" in row
+    stale = page[page.index('id="class-0"'):].split("</tr>")[0]
+    assert "stale_review" in stale and 'class="flagged"' in page[page.rindex("<tr", 0, page.index('id="class-0"')):]
+    assert 'id="class-7"' not in page and "fin_Latn.review.csv" in page
+    sheet = (out / "fin_Latn.review.csv").read_text(encoding="utf-8")
+    assert sheet.startswith("\ufefflang,class_idx") and len(sheet.splitlines()) == 1 + 9
+    assert (out / "eng_Latn.review.csv").exists()

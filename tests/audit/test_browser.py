@@ -1,5 +1,8 @@
 """The audit's HTML in a real headless browser (Debian `chromium`): it renders, every link of the
-index resolves to a file of the report, and a flagged row is visible on a language page."""
+index resolves to a file of the report, a flagged row is visible on a language page, and the
+page's filters and sorting work when driven like a user would (DevTools protocol)."""
+import asyncio
+import json
 import re
 import shutil
 import subprocess
@@ -13,6 +16,7 @@ from PIL import Image
 from builders.audit.audit_stage import build_audit
 from builders.core.languages import read_registry
 from tests.audit.conftest import audit_config, stub_rank
+from tests.browser import chromium_page
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -62,7 +66,7 @@ def test_index_renders_and_its_links_resolve(report, tmp_path):
 def test_flagged_row_is_visible_on_a_language_page(report, tmp_path):
     page = (report / "fin_Latn.html").as_uri()
     dom = chromium(tmp_path, "--dump-dom", page)
-    row = re.search(r'<tr class="flagged" id="class-1">(.*?)</tr>', dom, re.S)
+    row = re.search(r'<tr class="flagged" id="class-1"[^>]*>(.*?)</tr>', dom, re.S)
     assert row and "золотая рыбка" in row.group(1) and "script_mismatch" in row.group(1)
     links = Links()
     links.feed(dom)
@@ -73,3 +77,46 @@ def test_flagged_row_is_visible_on_a_language_page(report, tmp_path):
     flagged_pixels = int((pixels == np.array(FLAGGED_BACKGROUND, dtype=np.uint8)).all(axis=-1).sum())
     # several flagged rows, each a band of cells hundreds of pixels wide, inside the first screen
     assert flagged_pixels > 5_000, f"no flagged row visible in {screenshot}"
+
+
+ROWS = "#labels tbody tr"
+
+
+async def drive(page_url: str, profile: Path) -> dict:
+    """Open the page, read every row; filter to flagged rows; sort by class, descending."""
+    async with chromium_page(profile) as page:
+        await page.open(page_url)
+        seen = {"all": await page.evaluate(f"Array.from(document.querySelectorAll('{ROWS}'), r => r.id)")}
+        await page.evaluate("var s = document.getElementById('filter-flag'); s.value = 'any';"
+                            "s.dispatchEvent(new Event('change'))")
+        seen["flagged"] = await page.evaluate(
+            f"Array.from(document.querySelectorAll('{ROWS}'), r => [r.id, r.className, !r.hidden])")
+        seen["shown"] = await page.evaluate("document.getElementById('shown').textContent")
+        seen["hash"] = await page.evaluate("location.hash")
+        await page.evaluate("document.querySelector('th[data-key=\"class\"]').click()")
+        await page.evaluate("document.querySelector('th[data-key=\"class\"]').click()")
+        seen["sorted"] = await page.evaluate(
+            f"Array.from(document.querySelectorAll('{ROWS}'), r => r.id).filter((id, i, all) => "
+            "!document.getElementById(id).hidden)")
+        # a linked view: the fragment sets the filters when the page loads (a fresh load, not a fragment change)
+        await page.open("about:blank")
+        await page.open(page_url + "#review=unreviewed&flag=none")
+        seen["linked"] = await page.evaluate(f"document.querySelectorAll('{ROWS}:not([hidden])').length")
+    return seen
+
+
+def test_every_class_is_listed_and_the_flag_filter_keeps_the_flagged_rows(report, tmp_path):
+    record = json.loads((report / "fin_Latn.json").read_text())
+    seen = asyncio.run(drive((report / "fin_Latn.html").as_uri(), tmp_path / "profile"))
+    classes = {f"class-{idx}" for idx in range(10)}           # every class of the crafted Finnish labels
+    assert set(seen["all"]) == classes and len(seen["all"]) == len(classes)
+    flagged = {f"class-{idx}" for idx in record["flags"]}
+    assert flagged and flagged != classes
+    visible = {row_id for row_id, css, shown in seen["flagged"] if shown}
+    assert visible == flagged
+    assert all(css == "flagged" for row_id, css, shown in seen["flagged"] if shown)
+    assert seen["shown"] == f"{len(flagged)} of {len(classes)} classes shown"
+    assert seen["hash"] == "#flag=any"
+    numbers = [int(row_id.split("-")[1]) for row_id in seen["sorted"]]
+    assert numbers == sorted((int(i) for i in record["flags"]), reverse=True)
+    assert seen["linked"] == len(classes) - len(flagged)

@@ -13,9 +13,9 @@ NEW = {"fin_Latn": {0: "suutari", 1: "Kultakala", 3: "tiikerihai"}, "rus_Cyrl": 
 def test_added_removed_relabelled_per_language():
     diff = diff_labels(OLD, NEW)
     fin = diff["languages"]["fin_Latn"]
-    assert fin["added"] == [{"class_idx": 3, "label": "tiikerihai"}]
-    assert fin["removed"] == [{"class_idx": 2, "label": "hai"}]
-    assert fin["relabelled"] == [{"class_idx": 1, "old": "kultakala", "new": "Kultakala"}]
+    assert fin["added"] == [{"class_idx": 3, "label": "tiikerihai", "by": "rules"}]
+    assert fin["removed"] == [{"class_idx": 2, "label": "hai", "by": "rules"}]
+    assert fin["relabelled"] == [{"class_idx": 1, "old": "kultakala", "new": "Kultakala", "by": "rules"}]
     assert "rus_Cyrl" not in diff["languages"]
     summary = diff["summary"]
     assert summary["languages_added"] == ["jpn_Jpan"] and summary["languages_removed"] == ["deu_Latn"]
@@ -31,7 +31,7 @@ def test_identical_sets_have_nothing_to_report():
 def test_markdown_escapes_pipes_and_lists_changes():
     text = render_markdown(diff_labels({"x_Latn": {0: "a"}}, {"x_Latn": {0: "a|b"}}), "old", "new")
     assert "| 0 | a | a\\|b |" in text
-    assert "| x_Latn | 1 | 1 | 0 | 0 | 1 |" in text
+    assert "| x_Latn | 1 | 1 | 0 | 0 | 1 | 0 |" in text
 
 
 def test_lowest_rank_wins_when_a_class_has_several_rows():
@@ -53,3 +53,33 @@ def test_cli_on_two_label_files(tmp_path, capsys):
     assert cli(["diff", str(old)]) == 1
     assert cli(["diff", str(old), str(tmp_path / "missing.parquet")]) == 1
     assert "no such labels file" in capsys.readouterr().err
+
+
+def test_review_made_changes_are_listed_apart_from_rule_made_ones():
+    from builders.audit.diff import review_made
+
+    old_rows = [{"lang": "deu_Latn", "class_idx": i, "label": label} for i, label in
+                [(0, "Schleie"), (1, "Goldfisch"), (457, "Fliege"), (579, "Flügel"), (9, "Strauß")]]
+    new_rows = [
+        {"lang": "deu_Latn", "class_idx": 0, "label": "Schlei", "rule_label": "Schlei", "reviewed": False},  # rules
+        {"lang": "deu_Latn", "class_idx": 1, "label": "Goldfisch", "rule_label": "Goldfisch", "reviewed": True},
+        {"lang": "deu_Latn", "class_idx": 457, "label": "Querbinder", "rule_label": "Fliege", "reviewed": True},
+        {"lang": "deu_Latn", "class_idx": 9, "label": "Strauß", "rule_label": "Straußenmännchen", "reviewed": True},
+    ]
+    new_record = {"deu_Latn": {"rejected": [{"class_idx": 579}]}}
+    by_review = review_made(old_rows, new_rows, {}, new_record)
+    assert by_review == {("deu_Latn", 457), ("deu_Latn", 579), ("deu_Latn", 9)}
+    diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), by_review)
+    entry = diff["languages"]["deu_Latn"]
+    assert entry["relabelled"] == [{"class_idx": 0, "old": "Schleie", "new": "Schlei", "by": "rules"},
+                                   {"class_idx": 457, "old": "Fliege", "new": "Querbinder", "by": "review"}]
+    assert entry["removed"] == [{"class_idx": 579, "label": "Flügel", "by": "review"}]
+    assert diff["summary"]["by_review"] == {"added": 0, "removed": 1, "relabelled": 1}
+    text = render_markdown(diff, "v1", "v2")
+    reviews_part = text[text.index("### made by reviews"):text.index("### made by the rules")]
+    rules_part = text[text.index("### made by the rules"):]
+    assert "Querbinder" in reviews_part and "579 `Flügel`" in reviews_part and "Schlei |" not in reviews_part
+    assert "| 0 | Schleie | Schlei |" in rules_part and "Querbinder" not in rules_part
+    assert "| deu_Latn | 5 | 4 | 0 | 1 | 2 | 2 |" in text
+    # withdrawing a review later is a review-made change too
+    assert review_made(new_rows, old_rows, new_record, {}) == by_review

@@ -22,7 +22,8 @@ def build(tmp, repo_root, shared_data, nltk_data, extra_params=None):
     assert cli(["wordnet", "--params", str(p), "--out", str(tmp / "wn.parquet")]) == 0
     assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out-dir", str(tmp / "senses")]) == 0
     assert cli(["labels", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--senses-dir", str(tmp / "senses"),
-                "--labels", str(tmp / "bi/labels.parquet"), "--languages", str(tmp / "bi/languages.parquet")]) == 0
+                "--labels", str(tmp / "bi/labels.parquet"), "--languages", str(tmp / "bi/languages.parquet"),
+                "--candidates", str(tmp / "bi/candidates.parquet")]) == 0
     return tmp
 
 
@@ -34,7 +35,7 @@ def built(tmp_path_factory, repo_root, shared_data):
     return first, second
 
 
-ARTIFACTS = ["wn.parquet", "senses/omw.parquet", "bi/labels.parquet", "bi/languages.parquet"]
+ARTIFACTS = ["wn.parquet", "senses/omw.parquet", "bi/labels.parquet", "bi/languages.parquet", "bi/candidates.parquet"]
 
 
 @pytest.mark.parametrize("artifact", ARTIFACTS)
@@ -114,7 +115,8 @@ def test_summary_is_printed(tmp_path, repo_root, shared_data, built, capsys):
     first, _ = built
     p = first / "params.yaml"
     assert cli(["labels", "--params", str(p), "--wordnet", str(first / "wn.parquet"), "--senses-dir",
-                str(first / "senses"), "--labels", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet")]) == 0
+                str(first / "senses"), "--labels", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
+                "--candidates", str(tmp_path / "bi/candidates.parquet")]) == 0
     out = capsys.readouterr().out
     assert "en-drop" in out and "mt-drop" in out and "deu_Latn" in out
     assert out.strip().splitlines()[-1].startswith(f"{len(pd.read_parquet(first / 'bi' / 'languages.parquet'))} languages")

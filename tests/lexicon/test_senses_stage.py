@@ -43,7 +43,8 @@ def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_
     assert API_KEY not in out.read_bytes().decode("latin-1")
 
     assert cli(["labels", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"),
-                "--senses-dir", str(tmp_path / "senses"), "--labels", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet")]) == 0
+                "--senses-dir", str(tmp_path / "senses"), "--labels", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
+                "--candidates", str(tmp_path / "bi/candidates.parquet")]) == 0
     labels = read_table(tmp_path / "bi" / "labels.parquet").set_index(["lang", "wnid"])
     # German tench: WIKI "Schleie" first; WIKIRED "Schlei" passed over; WNTR "tench" is English anyway
     assert labels.loc[("deu_Latn", "n01440764"), "label"] == "Schleie"

@@ -1,0 +1,103 @@
+"""`babelforge review`: the review sheet of a language, out to a spreadsheet and back into git.
+
+    babelforge review export deu_Latn                 -> deu_Latn.review.csv (every labelled class)
+    babelforge review import deu_Latn.review.csv      -> merged into resources/reviews/deu_Latn.tsv
+
+Export reads the built labels, candidates and WordNet glosses (paths group of params.yaml) and the
+audit's flags when the audit is built. Import checks every decided row as the labels stage will
+(wnid, decision, label, script, English), merges it into the language's review file (a later
+decision for a class replaces the earlier one, and says so) and writes nothing when a row is bad.
+`dvc repro` then rebuilds the labels and what depends on them.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+
+from builders.core.errors import BabelforgeError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from builders.core.params import DEFAULT_PARAMS
+
+    parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (its `paths:` group)")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="export|import")
+    export = actions.add_parser("export", help="write a language's review sheet (CSV)")
+    export.add_argument("lang", help="language key, e.g. deu_Latn")
+    export.add_argument("--out", default=None, help="sheet to write (default: <lang>.review.csv here)")
+    imported = actions.add_parser("import", help="merge a filled-in sheet into resources/reviews/<lang>.tsv")
+    imported.add_argument("sheet", help="the sheet (CSV; comma, semicolon or tab separated, UTF-8)")
+    imported.add_argument("--reviewer", default="", help="reviewer for rows that leave the column empty")
+    imported.add_argument("--date", default=None, help="date for rows that leave it empty (default: today)")
+    for sub in (export, imported):   # `--params` after the action too (SUPPRESS keeps the default above)
+        sub.add_argument("--params", default=argparse.SUPPRESS, help="params file (its `paths:` group)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from builders.core.config import Paths, load_config
+    from builders.core.params import load_params
+
+    paths = load_config(Paths, load_params(args.params), "paths")
+    if args.action == "export":
+        return export_sheet(paths, args.lang, Path(args.out or f"{args.lang}.review.csv"))
+    return import_sheet(paths, Path(args.sheet), args.reviewer, args.date or datetime.date.today().isoformat())
+
+
+def _need(path: str, what: str) -> Path:
+    if not Path(path).exists():
+        raise BabelforgeError(f"{path}: {what} not built; run `dvc repro labels` first")
+    return Path(path)
+
+
+def export_sheet(paths, lang: str, out: Path) -> int:
+    from builders.audit.audit_stage import english_reference
+    from builders.audit.review_sheet import candidates_by_class, render_sheet, sheet_rows
+    from builders.core.io import read_json, read_table, write_text
+
+    labels = read_table(_need(paths.labels, "labels"))
+    rows = labels[labels["lang"] == lang].to_dict("records")
+    if not rows:
+        known = ", ".join(sorted(labels["lang"].unique())[:5])
+        raise BabelforgeError(f"{lang}: no labels in {paths.labels}; give a built language key ({known}, ...)")
+    candidates = read_table(_need(paths.candidates, "candidates"))
+    options = candidates_by_class(candidates[candidates["lang"] == lang].to_dict("records"))
+    english = english_reference(labels, paths.wordnet)
+    audit_record = Path(paths.audit) / f"{lang}.json"
+    flags = read_json(audit_record).get("flags", {}) if audit_record.exists() else {}
+    write_text(render_sheet(sheet_rows(lang, rows, options, english, flags)), out)
+    print(f"review export: {len(rows)} classes of {lang} -> {out}"
+          + ("" if audit_record.exists() else " (audit not built: no flags)"), file=sys.stderr)
+    return 0
+
+
+def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
+    from builders.audit.review_sheet import merge_reviews, sheet_reviews
+    from builders.babel_imagenet.labels import english_lemma_keys
+    from builders.babel_imagenet.reviews import (check_review, format_review_file, parse_review_file, review_context,
+                                                 review_file_lang)
+    from builders.core.io import read_table, write_text
+
+    if not sheet.exists():
+        raise BabelforgeError(f"{sheet}: no such sheet")
+    try:
+        text = sheet.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise BabelforgeError(f"{sheet}: not UTF-8 text; save it from the spreadsheet as \"CSV UTF-8\"") from None
+    classes = read_table(_need(paths.wordnet, "wordnet"), columns=["wnid", "lemmas", "clip_name"])
+    context = review_context(classes, english_lemma_keys(list(classes["lemmas"]) + [[n] for n in classes["clip_name"]]))
+    lang, incoming = sheet_reviews(text, str(sheet), context, reviewer, date)
+    review_file_lang(f"{lang}.tsv", context.expected_scripts)
+    target = Path(paths.reviews) / f"{lang}.tsv"
+    existing = parse_review_file(target.read_text(encoding="utf-8"), lang, str(target)) if target.exists() else []
+    for review in existing:
+        check_review(review, context)
+    merged, messages = merge_reviews(existing, incoming)
+    write_text(format_review_file(merged), target)
+    for message in messages:
+        print(f"review import: {message}", file=sys.stderr)
+    counts = {d: sum(r.decision == d for r in incoming) for d in ("accept", "reject", "replace")}
+    print(f"review import: {len(incoming)} decisions from {sheet} ({', '.join(f'{n} {d}' for d, n in counts.items())})"
+          f" -> {target} ({len(merged)} in all); `dvc repro` applies them", file=sys.stderr)
+    return 0

@@ -1,0 +1,175 @@
+"""A reviewer's journey on a real build: export the German sheet, decide three rows, import, `dvc repro`;
+the labels, the audit, the card and `babelforge diff` show it; an upstream change makes the accept stale.
+
+The project copy builds the whole chain the card needs (labels, prompts, MT captions, MVL-SIB, audit)
+from the source mirror, with MVL-SIB cut to two languages and MT captions to four captions.
+"""
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import re
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from builders.babel_imagenet.reviews import labels_review_coverage
+from tests.browser import CHROMIUM, chromium_page
+from tests.project import command_env, copy_project, run
+
+pytestmark = pytest.mark.slow
+
+CARD = "card@babel-imagenet"
+BOW_TIE, GRAND_PIANO, OSTRICH, FLY = "n02883205", "n03452741", "n01518878", "n02190166"
+# stages a review cannot touch: upstream of labels, or reading nothing labels writes
+UNTOUCHED = ("fetch", "wordnet", "senses", "nllb", "mvl_sib_images", "mvl_sib", "captions_kiwi_model",
+             "captions_translate", "captions_tag", "captions_select")
+
+
+def ran(output: str) -> set[str]:
+    return set(re.findall(r"Running stage '([^']+)'", output))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, shared_data):
+    copy = copy_project(tmp_path_factory.mktemp("journey"))
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    params["fetch"]["mirror"] = str(shared_data)
+    params["mvl_sib"]["languages"] = ["eng_Latn", "deu_Latn"]
+    params["captions"]["input"]["limit"] = 4
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    env = command_env(copy)
+    assert CARD in ran(run(["dvc", "repro", CARD], copy, env, timeout=1800))
+    return copy, env
+
+
+def german(copy):
+    labels = pd.read_parquet(copy / "data" / "babel_imagenet" / "labels.parquet")
+    return labels[labels["lang"] == "deu_Latn"].set_index("wnid")
+
+
+def test_review_journey(project, tmp_path):
+    copy, env = project
+    before = tmp_path / "labels-before.parquet"
+    shutil.copy(copy / "data" / "babel_imagenet" / "labels.parquet", before)
+    n_german = len(german(copy))
+
+    # 1. export: every German class, with the audit's flags and the alternatives
+    sheet = tmp_path / "deu_Latn.review.csv"
+    run(["babelforge", "review", "export", "deu_Latn", "--out", str(sheet)], copy, env)
+    with sheet.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == n_german
+    by_wnid = {row["wnid"]: row for row in rows}
+    assert by_wnid[BOW_TIE]["label"] == "Fliege" and by_wnid[BOW_TIE]["english"] == "bow tie"
+    assert "duplicate: also class 308" in by_wnid[BOW_TIE]["flags"]
+    assert "Straußenmännchen (wikt; not_first; 1 src)" in by_wnid[OSTRICH]["alternatives"]
+
+    # 2. decide three rows in the spreadsheet (German Excel saves with semicolons)
+    by_wnid[BOW_TIE].update(decision="replace", new_label="Querbinder", note="Fliege ist auch das Insekt")
+    by_wnid[GRAND_PIANO].update(decision="reject", note="Flügel ist auch der Flügel eines Vogels")
+    by_wnid[OSTRICH].update(decision="accept")
+    with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter=";")
+        writer.writeheader()
+        writer.writerows(rows)
+
+    # 3. import into resources/reviews/deu_Latn.tsv
+    run(["babelforge", "review", "import", str(sheet), "--reviewer", "anna", "--date", "2025-01-14"], copy, env)
+    review_file = (copy / "resources" / "reviews" / "deu_Latn.tsv").read_text(encoding="utf-8").splitlines()
+    assert review_file[1:] == [f"{OSTRICH}\taccept\tStrauß\tanna\t2025-01-14\t",
+                               f"{BOW_TIE}\treplace\tQuerbinder\tanna\t2025-01-14\tFliege ist auch das Insekt",
+                               f"{GRAND_PIANO}\treject\t\tanna\t2025-01-14\tFlügel ist auch der Flügel eines Vogels"]
+
+    # 4. dvc repro: labels and what reads them, nothing upstream or beside
+    stages = ran(run(["dvc", "repro", CARD], copy, env, timeout=1800))
+    assert {"labels", "audit", CARD} <= stages and not stages & set(UNTOUCHED), stages
+
+    # the labels
+    labels = german(copy)
+    assert (labels.loc[BOW_TIE, "label"], labels.loc[BOW_TIE, "source"]) == ("Querbinder", "review:anna")
+    assert labels.loc[BOW_TIE, "rule_label"] == "Fliege" and labels.loc[BOW_TIE, "reviewed"]
+    assert not labels.loc[FLY, "is_duplicate"] and not labels.loc[FLY, "reviewed"]
+    assert GRAND_PIANO not in labels.index and len(labels) == n_german - 1
+    assert labels.loc[OSTRICH, "reviewed"] and labels.loc[OSTRICH, "source"] == "wikt"
+
+    # the audit: coverage on the index and the language page, who decided what
+    audit = copy / "reports" / "audit"
+    summary = json.loads((audit / "summary.json").read_text())
+    coverage = summary["languages"]["deu_Latn"]["reviews"]
+    assert {k: coverage[k] for k in ("classes", "reviewed", "changed", "rejected", "stale")} == {
+        "classes": n_german, "reviewed": 3, "changed": 2, "rejected": 1, "stale": 0}
+    assert f"{100 * 3 / n_german:.1f}%" in (audit / "index.html").read_text()
+    page = (audit / "deu_Latn.html").read_text()
+    assert len(re.findall(r'<tr class="(?:flagged|clean)" id="class-', page)) == n_german - 1
+    assert "Flügel ist auch der Flügel eines Vogels" in page and 'data-reviewed="replace"' in page
+
+    # the card's data, and the coverage it states (from labels.parquet, as the audit's)
+    card = pd.read_parquet(copy / "build" / "hub" / "babel-imagenet" / "data" / "deu_Latn" / "test.parquet")
+    card = card.set_index("wnid")
+    assert (card.loc[BOW_TIE, "label"], card.loc[BOW_TIE, "source"]) == ("Querbinder", "review:anna")
+    assert len(card) == n_german - 1
+    labels_path = copy / "data" / "babel_imagenet" / "labels.parquet"
+    assert labels_review_coverage(labels_path)["deu_Latn"] == coverage
+
+    # babelforge diff: the review-made changes apart from the rule-made ones
+    run(["babelforge", "diff", str(before), str(labels_path), "--format", "json", "--output", str(tmp_path / "d.json")],
+        copy, env)
+    diff = json.loads((tmp_path / "d.json").read_text())
+    assert diff["summary"]["by_review"] == {"added": 0, "removed": 1, "relabelled": 1}
+    assert diff["languages"]["deu_Latn"]["relabelled"] == [
+        {"class_idx": 457, "old": "Fliege", "new": "Querbinder", "by": "review"}]
+
+    # 5. a simulated upstream change: the Wiktionary file now lists Straußenmännchen first
+    omw = tmp_path / "omw"
+    shutil.copytree(copy / "data" / "raw" / "omw", omw)
+    omw.chmod(0o755)
+    tab = omw / "wns" / "wikt" / "wn-wikt-deu.tab"
+    tab.chmod(0o644)
+    lines = tab.read_text(encoding="utf-8").split("\n")
+    first = lines.index("01518878-n\tdeu:lemma\tStrauß")
+    lines[first], lines[first + 1] = lines[first + 1], lines[first]
+    tab.write_text("\n".join(lines), encoding="utf-8")
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    params["senses"]["omw_dir"] = str(omw)
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    stages = ran(run(["dvc", "repro", CARD], copy, env, timeout=1800))
+    assert {"senses", "labels", "audit", CARD} <= stages
+
+    labels = german(copy)
+    assert (labels.loc[OSTRICH, "label"], labels.loc[OSTRICH, "rule_label"]) == ("Strauß", "Straußenmännchen")
+    assert labels.loc[OSTRICH, "review_stale"]
+    record = json.loads((audit / "deu_Latn.json").read_text())
+    assert record["reviews"]["stale"] == 1
+    assert [d["class_idx"] for d in record["reviews"]["decisions"] if d["stale"]] == [9]
+    page = (audit / "deu_Latn.html").read_text()
+    ostrich_row = page[page.index('id="class-9"'):].split("</tr>")[0]
+    assert "stale_review" in ostrich_row and "Straußenmännchen" in ostrich_row
+    assert json.loads((audit / "summary.json").read_text())["languages"]["deu_Latn"]["reviews"]["stale"] == 1
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
+def test_real_german_page_lists_every_class_and_filters_to_the_flagged(project, tmp_path):
+    copy, _ = project
+    page_path = copy / "reports" / "audit" / "deu_Latn.html"
+    record = json.loads((copy / "reports" / "audit" / "deu_Latn.json").read_text())
+    n_german = len(german(copy))
+
+    async def drive():
+        async with chromium_page(tmp_path / "profile") as page:
+            await page.open(page_path.as_uri())
+            ids = await page.evaluate("Array.from(document.querySelectorAll('#labels tbody tr'), r => r.id)")
+            await page.evaluate("var s = document.getElementById('filter-flag'); s.value = 'any';"
+                                "s.dispatchEvent(new Event('change'))")
+            visible = await page.evaluate(
+                "Array.from(document.querySelectorAll('#labels tbody tr:not([hidden])'), r => r.id)")
+            return ids, visible
+
+    ids, visible = asyncio.run(drive())
+    assert len(ids) == len(set(ids)) == n_german
+    assert set(ids) == {f"class-{idx}" for idx in german(copy)["class_idx"]}
+    stale = {f"class-{d['class_idx']}" for d in record["reviews"]["decisions"] if d["stale"]}
+    assert set(visible) == {f"class-{idx}" for idx in record["flags"]} | stale
