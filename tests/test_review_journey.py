@@ -114,6 +114,8 @@ def test_review_journey(project, tmp_path):
     assert len(card) == n_german - 1
     labels_path = copy / "data" / "babel_imagenet" / "labels.parquet"
     assert labels_review_coverage(labels_path)["deu_Latn"] == coverage
+    readme = (copy / "build" / "hub" / "babel-imagenet" / "README.md").read_text(encoding="utf-8")
+    assert f"deu_Latn 3 of {n_german} classes" in readme
 
     # babelforge diff: the review-made changes apart from the rule-made ones
     run(["babelforge", "diff", str(before), str(labels_path), "--format", "json", "--output", str(tmp_path / "d.json")],

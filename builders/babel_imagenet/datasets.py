@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from builders.babel_imagenet.reviews import REVIEW_SOURCE
 from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, per_language, read_artifact
 from builders.core.licences import Licence, SourceInfo
 
-# A label a person reviewed and replaced carries its reviewer as its source (resources/reviews/<lang>.tsv).
-REVIEW_SOURCE = "review:"
 # Reviews are files of this repository: they are under the project's licence (pyproject.toml).
 REVIEW_LICENCE = Licence("Apache-2.0 (babelforge label reviews)", "apache-2.0",
                          "https://www.apache.org/licenses/LICENSE-2.0")
@@ -31,8 +30,8 @@ LABELS = DatasetSpec(
     source_licences="builders.babel_imagenet.datasets:label_source_licences",
     audit_notes="builders.babel_imagenet.datasets:label_audit_notes",
     limitations=(
-        "Labels are the first remaining sense of the source, not checked by a native speaker; "
-        "a sense may be rare, archaic or too general for the class.",
+        "Labels are chosen by rules from the sources' senses; unless a person reviewed them (see the review "
+        "coverage below), a sense may be rare, archaic or too general for the class.",
         "Only labels are provided, not images: pair them with the ImageNet-1k validation set.",
     ),
     # the labels are what the audit checks row by row: no section reader, its slice is the audit's own counts
@@ -57,8 +56,20 @@ PROMPTS = DatasetSpec(
 )
 
 
+def review_coverage_sentence(coverage: Mapping[str, Mapping[str, Any]]) -> str:
+    """The card's statement of review coverage per language (resources/reviews/<lang>.tsv)."""
+    reviewed = {lang: entry for lang, entry in coverage.items() if entry["reviewed"]}
+    if not reviewed:
+        return "No label has been reviewed by a person yet (resources/reviews/ holds no decision)."
+    parts = [f"{lang} {entry['reviewed']} of {entry['classes']} classes ({100 * entry['reviewed_share']:.1f}%, "
+             f"{entry['changed']} changed)" for lang, entry in sorted(reviewed.items())]
+    return (f"Reviewed by people in {len(reviewed)} of {len(coverage)} languages: " + "; ".join(parts)
+            + ". Every other label is the rules' choice.")
+
+
 def read_labels(paths) -> DatasetTables:
     from builders.babel_imagenet.labels import resource_group
+    from builders.babel_imagenet.reviews import labels_review_coverage
     from builders.lexicon.dataset import imagenet_class_label
 
     labels, provenance = read_artifact(paths.labels, "labels")
@@ -72,8 +83,9 @@ def read_labels(paths) -> DatasetTables:
         sources=sources,
         groups={lang: resource_group(int(n)) for lang, n in counts.items()},
         provenance={paths.labels: provenance},
-        limitations=[f"{n_duplicates} rows share their label with another class of the same language "
-                     "(`is_duplicate`); such classes cannot be told apart by text alone."] if n_duplicates else [],
+        limitations=([f"{n_duplicates} rows share their label with another class of the same language "
+                      "(`is_duplicate`); such classes cannot be told apart by text alone."] if n_duplicates else [])
+        + [review_coverage_sentence(labels_review_coverage(paths.labels))],
         sort_by=("class_idx",),
         features={"class_idx": imagenet_class_label(labels)},
     )

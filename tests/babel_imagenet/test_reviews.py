@@ -178,3 +178,18 @@ def test_label_checks_follow_the_language():
     check_review(review(TENCH, "replace", "линь", lang="rus_Cyrl"), context)
     with pytest.raises(BabelforgeError, match="not in the script of rus_Cyrl"):
         check_review(review(TENCH, "replace", "lin", lang="rus_Cyrl"), context)
+
+
+def test_the_card_states_review_coverage_per_reviewed_language():
+    from builders.babel_imagenet.datasets import review_coverage_sentence
+    from builders.babel_imagenet.reviews import review_coverage
+
+    rows = [{"lang": "deu_Latn", "label": "Querbinder", "rule_label": "Fliege", "reviewed": True},
+            {"lang": "deu_Latn", "label": "Hai", "rule_label": "Hai", "reviewed": True},
+            *({"lang": "deu_Latn", "label": f"w{i}", "rule_label": f"w{i}"} for i in range(6)),
+            {"lang": "fin_Latn", "label": "hai", "rule_label": "hai"}]
+    coverage = review_coverage(rows, {"deu_Latn": {"rejected": [7]}})
+    assert review_coverage_sentence(coverage) == (
+        "Reviewed by people in 1 of 2 languages: deu_Latn 3 of 9 classes (33.3%, 2 changed). "
+        "Every other label is the rules' choice.")
+    assert review_coverage_sentence({"fin_Latn": coverage["fin_Latn"]}).startswith("No label has been reviewed")
