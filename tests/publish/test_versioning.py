@@ -91,8 +91,9 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     changes = json.loads((tmp_path / "changes.json").read_text())
     assert changes["summary"]["languages_removed"] == ["rus_Cyrl"]
     fin = changes["languages"]["fin_Latn"]
-    assert fin["added"] == [{"class_idx": 2, "label": "hai"}]
-    assert fin["relabelled"] == [{"class_idx": 1, "old": "kultakala", "new": "Kultakala"}]
+    # no review files in either version: every change is the rules'
+    assert fin["added"] == [{"class_idx": 2, "label": "hai", "by": "rules"}]
+    assert fin["relabelled"] == [{"class_idx": 1, "old": "kultakala", "new": "Kultakala", "by": "rules"}]
     assert cli(["diff", "--rev", "babel-imagenet/v1.0", "--rev", "v9.9", "--repo", str(clone)]) == 1
     assert "v9.9" in capsys.readouterr().err
 
