@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 # name -> (module, one-line help). Keep in pipeline order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -44,6 +45,30 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval_cider": ("eval.cider_stage", "CIDEr-D of candidate captions against references, tokenised by script"),
     "eval_export": ("eval.export_stage", "Babel-ImageNet labels + prompts in CLIP_benchmark's layout"),
 }
+
+
+# Stages whose numbers come from CTranslate2, torch or numpy kernels: the CLI pins the CPU
+# instruction set (params.yaml nllb.cpu_isa, builders/core/determinism.py) before importing
+# them, since the libraries read it when they load. Each lists nllb.cpu_isa in dvc.yaml.
+PINNED_STAGES = frozenset({
+    "nllb", "prompts", "captions_kiwi_model", "captions_translate", "captions_tag",
+    "eval_tiny_clip", "eval_zeroshot", "eval_retrieval", "eval_clipscore", "eval_mvl_sib",
+    "eval_clipscore_pairs",
+})
+
+
+def pin_cpu_for(argv: list[str]) -> None:
+    """Set the CPU-pinning environment from the params the stage will load (`--params`, `--set`)."""
+    from builders.core.config import override
+    from builders.core.determinism import cpu_isa_from_params, pin_cpu
+    from builders.core.params import DEFAULT_PARAMS, load_params
+
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--params", default=DEFAULT_PARAMS)
+    early.add_argument("--set", action="append", default=[])
+    known, _ = early.parse_known_args(argv)
+    params = load_params(known.params) if Path(known.params).exists() else {}
+    pin_cpu(cpu_isa_from_params(override(params, known.set)))
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -130,6 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     from builders.core.errors import BabelforgeError
 
     name, rest = argv[0], argv[1:]
+    if name in PINNED_STAGES:
+        try:
+            pin_cpu_for(rest)
+        except BabelforgeError as error:
+            if "--debug" in rest:
+                raise
+            print(f"babelforge {name}: error: {error}", file=sys.stderr)
+            return 1
     module = importlib.import_module(COMMANDS[name][0])
     parser = stage_parser(name, module)
     args = parser.parse_args(rest)

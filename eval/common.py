@@ -207,7 +207,11 @@ def write_run(task: str, rows: list[dict], config, sources: Mapping[str, str], p
 
     models = {r["model"]: r["revision"] for r in rows}
     record = provenance(f"eval_{task}", params=stage_params(config), sources=dict(sources), models=models)
-    record["device"] = resolve_device(config.common.device)
+    from builders.core.determinism import runtime
+
+    device = resolve_device(config.common.device)
+    record["device"] = device
+    record["runtime"] = runtime(device, "float16" if device.startswith("cuda") else "float32")
     write_json(run_document(task, rows, record), path)
     info(f"eval_{task}: {len(rows)} rows -> {path}")
     return path

@@ -23,6 +23,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from builders.core.determinism import METRIC_DECIMALS, rounded
 from builders.core.io import atomic_path, sha256_file
 
 ROW_KEYS = ("model", "revision", "dataset", "dataset_version", "lang", "prompt_set", "seed")
@@ -67,7 +68,9 @@ def run_document(task: str, rows: Sequence[Mapping], provenance: Mapping) -> dic
     missing = [key for row in rows for key in ROW_KEYS if key not in row]
     if missing:
         raise ValueError(f"result rows lack {sorted(set(missing))}")
-    return {"task": task, "provenance": dict(provenance), "rows": [json_safe(dict(row)) for row in rows]}
+    # Rounded to the stated precision: CPU kernel noise below it cannot change the file.
+    rows = [rounded(json_safe(dict(row)), METRIC_DECIMALS) for row in rows]
+    return {"task": task, "provenance": dict(provenance), "rows": rows}
 
 
 def json_safe(value):
@@ -124,7 +127,7 @@ def summary_metrics(frame) -> dict:
                        "mvl_sib": ["accuracy"]}.get(task, [])
             split = task == "zeroshot" and "prompt_set" in rows
             for prompt_set, subset in (rows.groupby("prompt_set", sort=True) if split else [(None, rows)]):
-                values = {c: round(float(subset[c].mean()), 6) for c in columns if c in subset and subset[c].notna().any()}
+                values = {c: rounded(float(subset[c].mean()), METRIC_DECIMALS) for c in columns if c in subset and subset[c].notna().any()}
                 values["n_languages"] = int(subset["lang"].nunique())
                 entry[f"{task}/{dataset}" + (f"/{prompt_set}" if prompt_set is not None else "")] = values
         out[str(model)] = entry

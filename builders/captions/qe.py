@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from builders.core.determinism import KIWI_DECIMALS, rounded
 from builders.core.errors import BabelforgeError
 from builders.core.io import atomic_directory
 
 KIWI_HUB_ID = "Unbabel/wmt22-cometkiwi-da"
+# The tiny checkpoint's encoder folder, relative to its directory (as hparams.yaml records it).
+BUNDLED_ENCODER = "encoder"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _LOCAL_PREFIXES = ("/", "./", "../", "~", "models/")
 
@@ -60,8 +63,7 @@ def resolve_checkpoint(model: str, revision: str | None = None) -> tuple[Path, d
             )
         if not (checkpoint.parents[1] / "hparams.yaml").is_file():
             raise BabelforgeError(f"{checkpoint.parents[1]}: no hparams.yaml beside checkpoints/ (COMET layout)")
-        # Identified by its weights once loaded (`load_kiwi`): the file itself also records
-        # where it was built (COMET's loader reads the encoder path from it).
+        # Identified by its weights once loaded (`load_kiwi`).
         return checkpoint, {"path": str(model)}
 
     from huggingface_hub import snapshot_download
@@ -98,12 +100,12 @@ def load_kiwi(model: str, revision: str | None = None):
     """Load a COMET model (unified_metric for Kiwi) on CPU; returns (model, provenance record)."""
     checkpoint, record = resolve_checkpoint(model, revision)
     root = checkpoint.parents[1]
-    bundled_encoder = root / "encoder"
+    bundled_encoder = root / BUNDLED_ENCODER
     try:
         with _quiet_lightning():
             if bundled_encoder.is_dir():
-                # A self-contained checkpoint: point the encoder at the bundled copy, so the
-                # directory still loads after it was moved (hparams.yaml holds the build path).
+                # A self-contained checkpoint: hparams.yaml names its encoder relative to the
+                # directory (same bytes at any path); resolve it against where the directory is.
                 import torch
                 import yaml
                 from comet.models import str2model
@@ -237,7 +239,8 @@ class KiwiScorer:
             with torch.inference_mode():
                 batch_scores = self.model.predict_step(inputs)["scores"].float().cpu().tolist()
             for index, value in zip(chunk, batch_scores):
-                scores[index] = float(value)
+                # Rounded: float noise of the CPU's kernels stays below the stated precision.
+                scores[index] = rounded(float(value), KIWI_DECIMALS)
         return scores
 
 
@@ -272,10 +275,10 @@ def build_tiny_kiwi(
             max_positions=max_positions,
         )
         _calibrate(model, texts)
-        # hparams point at the final encoder location so `comet.load_from_checkpoint`
-        # works as is; `load_kiwi` re-points it at the bundled copy wherever it lies.
+        # The encoder path is stored relative to the checkpoint directory, so the files are the
+        # same bytes in any checkout; `load_kiwi` resolves it against wherever the directory lies.
         hparams = dict(model.hparams)
-        hparams["pretrained_model"] = str((out_dir / "encoder").resolve())
+        hparams["pretrained_model"] = BUNDLED_ENCODER
         _save_checkpoint(model, hparams, tmp)
     return out_dir
 

@@ -24,6 +24,7 @@ class Config:
     kiwi_batch_size: int = setting(64, "pairs per COMETKiwi batch")
     kiwi_device: str = setting("auto", "cuda, cpu or auto (cuda when present)")
     kiwi_length_sorted: bool = setting(True, "batch by length (less padding); scores come back in input order")
+    kiwi_threads: int | None = setting(1, "torch CPU threads for COMETKiwi (null: torch's default)")
     repeat_max_n: int = setting(4, "longest n-gram the repetition tagger looks for")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
@@ -51,11 +52,16 @@ def run(config: Config) -> int:
     from builders.captions.taggers import ATTRIBUTES, TagContext, run_taggers
     from builders.core import taggers
     from builders.core.config import as_params
+    from builders.core.determinism import runtime
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_table, sha256_file, write_table
     from builders.core.progress import info
     from builders.core.provenance import provenance
 
+    if config.kiwi_threads:
+        import torch
+
+        torch.set_num_threads(config.kiwi_threads)
     scorer, kiwi_record = kiwi_scorer(config.kiwi_model, config.kiwi_revision, config.kiwi_batch_size,
                                       config.kiwi_device, config.kiwi_length_sorted)
     languages = load_registry(None)
@@ -88,7 +94,7 @@ def run(config: Config) -> int:
         params={"profile": config.profile, "tag": as_params(config)},
         sources={name: {"path": str(data / name), "sha256": sha256_file(data / name)}
                  for name in (HYPOTHESES_FILE, SOURCE_FILE, REFERENCES_FILE)},
-        models={"kiwi": kiwi_record, "langid": {"package": "langid", "languages": in_play}},
+        models={"kiwi": {**kiwi_record, "runtime": runtime(scorer.device, "float32")}, "langid": {"package": "langid", "languages": in_play}},
     )
     record["taggers"] = sorted(TAGGERS)
     write_table(attributes, data / ATTRIBUTES_FILE, sort_by=KEY, provenance=record)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builders.core.determinism import NLLB_SCORE_DECIMALS, rounded
 from builders.core.errors import BabelforgeError
 from builders.core.io import atomic_directory, canonical_json, read_json
 
@@ -211,7 +212,14 @@ class NllbTranslator:
             "model_id": self.model_id, "revision": self.revision, "quantization": self.quantization,
             "compute_type": self.compute_type, "device": self.device, "beam_size": self.beam_size,
             "num_hypotheses": self.num_hypotheses, "max_decoding_length": self.max_decoding_length,
+            "runtime": self.runtime(),
         }
+
+    def runtime(self) -> dict[str, Any]:
+        """Device, compute type, pinned CPU ISA or GPU name, library versions (determinism.runtime)."""
+        from builders.core.determinism import runtime
+
+        return runtime(self.device, self.compute_type)
 
     def _check_codes(self, codes: set[str]) -> None:
         unk = self.tokenizer.unk_token_id
@@ -252,6 +260,7 @@ class NllbTranslator:
                     tokens = tokens[1:]
                 ids = self.tokenizer.convert_tokens_to_ids(tokens)
                 text = self.tokenizer.decode(ids, skip_special_tokens=True)
-                hypotheses.append(Hypothesis(text=text, score=float(score)))
+                # Rounded: the last decimals differ between CPU instruction sets (see determinism.py).
+                hypotheses.append(Hypothesis(text=text, score=rounded(float(score), NLLB_SCORE_DECIMALS)))
             output.append(hypotheses)
         return output

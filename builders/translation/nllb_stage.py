@@ -27,6 +27,8 @@ class Config:
     sib_dir: str = setting("data/raw/sib-200/annotated",
                            "the tiny model's vocabulary text: SIB-200, as `fetch` lays it out")
     templates: str = setting("resources/clip_templates_en.txt", "... and the CLIP templates (empty: the repo's)")
+    cpu_isa: str = setting("AVX2", "CPU instruction set every CTranslate2/torch/numpy stage is pinned to: "
+                                   "GENERIC, AVX or AVX2 (README ## Reproducibility)")
     paths: Paths = stage_paths()
 
 

@@ -21,14 +21,27 @@ def pairs(xtd):
     return sources, translations
 
 
-def test_tiny_checkpoint_has_comets_layout_and_loads_with_comet_itself(tiny_kiwi_dir):
+def test_tiny_checkpoint_has_comets_layout_and_loads_with_comet_itself(tiny_kiwi_dir, monkeypatch):
     from comet import load_from_checkpoint
+
+    # hparams.yaml names the encoder relative to the checkpoint directory: COMET reads it from there.
+    monkeypatch.chdir(tiny_kiwi_dir)
 
     assert (tiny_kiwi_dir / "hparams.yaml").is_file()
     assert (tiny_kiwi_dir / "checkpoints" / "model.ckpt").is_file()
     model = load_from_checkpoint(str(tiny_kiwi_dir / "checkpoints" / "model.ckpt"), reload_hparams=True)
     assert type(model).__name__ == "UnifiedMetric"
     assert model.hparams.input_segments == ["mt", "src"]
+
+
+def test_a_checkpoint_built_at_another_path_is_the_same_bytes(tiny_kiwi_dir, xtd_corpus, tmp_path):
+    from builders.captions.qe import build_tiny_kiwi
+
+    elsewhere = build_tiny_kiwi(tmp_path / "a" / "b" / "kiwi", xtd_corpus, seed=0)
+    files = sorted(p.relative_to(tiny_kiwi_dir) for p in tiny_kiwi_dir.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*") if p.is_file())
+    different = [str(name) for name in files if (tiny_kiwi_dir / name).read_bytes() != (elsewhere / name).read_bytes()]
+    assert different == []
 
 
 def test_weights_hash_is_the_same_for_a_checkpoint_built_elsewhere(tiny_kiwi, tiny_kiwi_dir, xtd_corpus, tmp_path):
@@ -195,6 +208,7 @@ def test_a_hub_id_in_the_local_cache_loads_offline_through_comets_loader(tiny_ki
     # huggingface_hub reads HF_HOME once, at its import: point its cache constant here.
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tiny_kiwi_dir)   # the relative encoder path of hparams.yaml stands for a Hub encoder id
     model, record = load_kiwi("Unbabel/wmt22-cometkiwi-da")
     assert record == {"id": "Unbabel/wmt22-cometkiwi-da", "revision": revision}
     sources, translations = pairs
