@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from builders.babel_imagenet.reviews import REVIEW_SOURCE
+from builders.core.determinism import MACHINE_LIMITATION
 from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, per_language, read_artifact
 from builders.core.licences import Licence, SourceInfo
 
@@ -51,7 +52,7 @@ PROMPTS = DatasetSpec(
     licences=(("English templates", Licence("MIT (CLIP prompt templates)", "mit",
                                             "https://opensource.org/licenses/MIT")),),
     limitations=("Translations are machine output (NLLB-200, whose weights are CC-BY-NC-4.0); "
-                 "check the validity flags before use.",),
+                 "check the validity flags before use.", MACHINE_LIMITATION),
     audit=AuditSection(key="prompts", title="Prompts", artifact="prompts", reader="builders.audit.sections:prompts"),
 )
 

@@ -3,6 +3,7 @@ per language. Registered in builders/core/datasets.py."""
 from __future__ import annotations
 
 from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, Value, per_language, read_artifact
+from builders.core.determinism import MACHINE_LIMITATION
 from builders.core.licences import Licence
 
 MT_CAPTIONS = DatasetSpec(
@@ -16,7 +17,8 @@ MT_CAPTIONS = DatasetSpec(
     citations=("nllb-2022",),
     licences=(("English source captions", Licence(
         "CC BY 4.0 (XTD10 / COCO captions)", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/")),),
-    limitations=("Translations are machine output; use the Kiwi percentile columns to split by quality.",),
+    limitations=("Translations are machine output; use the Kiwi percentile columns to split by quality.",
+                 MACHINE_LIMITATION),
     audit=AuditSection(key="captions", title="MT captions",
                        artifact="captions/selected.parquet", reader="builders.audit.sections:captions"),
 )

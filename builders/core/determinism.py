@@ -186,3 +186,11 @@ def rounded(value, decimals: int):
     if isinstance(value, (list, tuple)):
         return type(value)(rounded(item, decimals) for item in value)
     return value
+
+
+# The card's statement for datasets made by machine translation (babel-imagenet-prompts, mt-captions).
+MACHINE_LIMITATION = (
+    "Built on CPU with the instruction set pinned (params.yaml nllb.cpu_isa; the build provenance's `runtime` "
+    "says which): a rebuild on any x86-64 CPU with that level gives the same bytes. A GPU build never does "
+    "(CUDA kernels and fp16 round differently): it gives other translations and scores for some rows; "
+    "`babelforge diff` counts them per language.")
