@@ -155,3 +155,77 @@ def labels_by_language(records) -> dict[str, dict[int, str]]:
     for (lang, idx), (_, label) in sorted(chosen.items()):
         result.setdefault(lang, {})[idx] = label
     return result
+
+
+# Tables that are not labels: rows matched on these keys (the ones a table has), per language.
+# A GPU build (or another model) changes some translations and scores; a hash says only "differs",
+# this says how many rows in which language.
+ROW_KEYS = {
+    "prompts": ("lang", "prompt_set", "template_id"),
+    "captions": ("lang", "caption_id", "hyp_rank"),
+}
+
+
+def table_kind(columns: Iterable[str]) -> str | None:
+    """`labels`, `prompts` or `captions` from a table's columns; None for another table."""
+    names = set(columns)
+    if {"lang", "class_idx", "label"} <= names:
+        return "labels"
+    if {"lang", "prompt_set", "template_id"} <= names:
+        return "prompts"
+    if {"lang", "caption_id"} <= names:
+        return "captions"
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:   # NaN == NaN here
+        return True
+    return a == b
+
+
+def diff_rows(old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[str, Any]],
+              keys: Iterable[str]) -> dict[str, Any]:
+    """Per language: rows before / after, added, removed and changed (a row whose key is in both
+    releases and any other column differs), plus totals; languages without a change left out."""
+    keys = list(keys)
+    old = {tuple(row[k] for k in keys): row for row in old_rows}
+    new = {tuple(row[k] for k in keys): row for row in new_rows}
+    counts: dict[str, dict[str, int]] = {}
+
+    def entry(lang) -> dict[str, int]:
+        return counts.setdefault(str(lang), {"rows_before": 0, "rows_after": 0, "added": 0, "removed": 0,
+                                             "changed": 0})
+
+    for key, row in old.items():
+        entry(key[0])["rows_before"] += 1
+        if key not in new:
+            entry(key[0])["removed"] += 1
+        elif any(not _same(row[c], new[key].get(c)) for c in row if c not in keys):
+            entry(key[0])["changed"] += 1
+    for key in new:
+        entry(key[0])["rows_after"] += 1
+        if key not in old:
+            entry(key[0])["added"] += 1
+    changed = {lang: c for lang, c in sorted(counts.items()) if c["added"] or c["removed"] or c["changed"]}
+    summary = {name: sum(c[name] for c in counts.values())
+               for name in ("rows_before", "rows_after", "added", "removed", "changed")}
+    summary["languages_changed"] = len(changed)
+    summary["languages_unchanged"] = len(counts) - len(changed)
+    return {"keys": keys, "summary": summary, "languages": changed}
+
+
+def render_rows_markdown(diff: Mapping[str, Any], old_name: str, new_name: str) -> str:
+    """Rows changed per language, as a table."""
+    summary = diff["summary"]
+    lines = [f"# Row changes: {_md(old_name)} → {_md(new_name)}", "",
+             f"- rows: {summary['rows_before']} → {summary['rows_after']}; added {summary['added']}, removed "
+             f"{summary['removed']}, changed {summary['changed']} (rows matched on {', '.join(diff['keys'])})",
+             f"- languages: {summary['languages_changed']} changed, {summary['languages_unchanged']} unchanged", ""]
+    if not diff["languages"]:
+        return "\n".join(lines + ["No row changed."]) + "\n"
+    lines += ["| language | rows before | rows after | added | removed | changed |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {lang} | {c['rows_before']} | {c['rows_after']} | {c['added']} | {c['removed']} | {c['changed']} |"
+              for lang, c in diff["languages"].items()]
+    return "\n".join(lines) + "\n"

@@ -1,5 +1,9 @@
 """`babelforge diff`: per-language changelog between two label releases.
 
+Given two prompts.parquet or caption tables (hypotheses, attributes, selected) instead, it
+counts rows added, removed and changed per language: how far apart two builds are (a GPU
+build against a CPU one), where a hash only says that they differ.
+
     babelforge diff OLD.parquet NEW.parquet            two built labels files
     babelforge diff --rev v1.0 --rev v1.1              the labels of two git revisions
 
@@ -27,7 +31,7 @@ class Config:
     """The `diff` group (absent from params.yaml: a tool run by hand, the flags give the inputs)."""
 
     GROUP = "diff"
-    files: list[str] = setting([], "OLD and NEW labels.parquet")
+    files: list[str] = setting([], "OLD and NEW labels.parquet (or prompts / caption tables: rows changed per language)")
     rev: list[str] = setting([], "two git revisions (tag, branch, commit) instead of files")
     path: str | None = setting(None, "labels file inside the repo for `rev` (null: paths.labels)")
     repo: str = setting(".", "git/DVC repository for `rev`")
@@ -47,9 +51,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from builders.audit.diff import diff_labels, labels_by_language, render_markdown, review_made
+    from builders.audit.diff import (ROW_KEYS, diff_labels, diff_rows, labels_by_language, render_markdown,
+                                     render_rows_markdown, review_made, table_kind)
     from builders.babel_imagenet.reviews import review_record
-    from builders.core.io import canonical_json, write_text
+    from builders.core.io import canonical_json
 
     if config.rev and config.files:
         raise BabelforgeError("diff: give either two FILEs or two --rev, not both")
@@ -66,21 +71,40 @@ def run(config: Config) -> int:
         raise BabelforgeError("diff: give OLD and NEW labels files, or --rev A --rev B")
     (old_table, old_provenance), (new_table, new_provenance) = tables
     old_rows, new_rows = old_table.to_dict("records"), new_table.to_dict("records")
+    kind = table_kind(old_table.columns)
+    if kind != table_kind(new_table.columns):
+        raise BabelforgeError(f"diff: {names[0]} and {names[1]} are not the same kind of table")
+    if kind != "labels":
+        # Prompts and caption tables: rows changed per language (a GPU build's size, not just a hash).
+        keys = [key for key in ROW_KEYS[kind] if key in old_table.columns and key in new_table.columns]
+        rows_diff = diff_rows(old_rows, new_rows, keys)
+        text = (canonical_json({"old": names[0], "new": names[1], "table": kind, **rows_diff})
+                if config.format == "json" else render_rows_markdown(rows_diff, names[0], names[1]))
+        _write(text, config.output)
+        return 0
     by_review = review_made(old_rows, new_rows, review_record(old_provenance), review_record(new_provenance))
     diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), by_review)
     text = (canonical_json({"old": names[0], "new": names[1], **diff}) if config.format == "json"
             else render_markdown(diff, names[0], names[1]))
-    if config.output:
-        write_text(text, config.output)
-    else:
-        sys.stdout.write(text)
+    _write(text, config.output)
     return 0
 
 
+def _write(text: str, output: str | None) -> None:
+    from builders.core.io import write_text
+
+    if output:
+        write_text(text, output)
+    else:
+        sys.stdout.write(text)
+
+
 def _check_columns(table, where: str):
-    missing = {"lang", "class_idx", "label"} - set(table.columns)
-    if missing:
-        raise BabelforgeError(f"{where}: not a labels table (missing {', '.join(sorted(missing))})")
+    from builders.audit.diff import table_kind
+
+    if table_kind(table.columns) is None:
+        raise BabelforgeError(f"{where}: not a labels, prompts or captions table "
+                              "(needs lang + class_idx + label, lang + prompt_set + template_id, or lang + caption_id)")
     return table
 
 

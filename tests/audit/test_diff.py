@@ -83,3 +83,42 @@ def test_review_made_changes_are_listed_apart_from_rule_made_ones():
     assert "| deu_Latn | 5 | 4 | 0 | 1 | 2 | 2 |" in text
     # withdrawing a review later is a review-made change too
     assert review_made(new_rows, old_rows, new_record, {}) == by_review
+
+
+def hypotheses(texts: dict[tuple[str, int, int], str]):
+    import pandas as pd
+
+    return pd.DataFrame([{"caption_id": c, "lang": lang, "hyp_rank": r, "text": t, "mt_score": -0.5}
+                         for (lang, c, r), t in texts.items()])
+
+
+def test_rows_changed_per_language_of_two_caption_builds(tmp_path, capsys):
+    """What a GPU build changes: rows counted per language, matched on the table's keys."""
+    cpu = {("deu_Latn", 1, 0): "Ein Hund", ("deu_Latn", 1, 1): "Hund", ("deu_Latn", 2, 0): "Katze",
+           ("zho_Hans", 1, 0): "狗", ("rus_Cyrl", 1, 0): "собака"}
+    gpu = {**cpu, ("deu_Latn", 1, 1): "Der Hund", ("zho_Hans", 1, 1): "一只狗"}
+    del gpu[("rus_Cyrl", 1, 0)]
+    old, new = tmp_path / "cpu.parquet", tmp_path / "gpu.parquet"
+    hypotheses(cpu).to_parquet(old)
+    hypotheses(gpu).to_parquet(new)
+    assert cli(["diff", str(old), str(new), "--format", "json", "--output", str(tmp_path / "d.json")]) == 0
+    data = json.loads((tmp_path / "d.json").read_text())
+    assert data["table"] == "captions" and data["keys"] == ["lang", "caption_id", "hyp_rank"]
+    assert data["languages"] == {
+        "deu_Latn": {"rows_before": 3, "rows_after": 3, "added": 0, "removed": 0, "changed": 1},
+        "rus_Cyrl": {"rows_before": 1, "rows_after": 0, "added": 0, "removed": 1, "changed": 0},
+        "zho_Hans": {"rows_before": 1, "rows_after": 2, "added": 1, "removed": 0, "changed": 0}}
+    assert data["summary"]["changed"] == 1 and data["summary"]["languages_unchanged"] == 0
+    assert cli(["diff", str(old), str(new)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# Row changes") and "| deu_Latn | 3 | 3 | 0 | 0 | 1 |" in text
+    assert cli(["diff", str(old), str(old)]) == 0
+    assert "No row changed." in capsys.readouterr().out
+
+
+def test_a_labels_file_against_a_caption_table_is_refused(tmp_path, capsys):
+    old, new = tmp_path / "labels.parquet", tmp_path / "hyp.parquet"
+    labels_table(OLD).to_parquet(old)
+    hypotheses({("deu_Latn", 1, 0): "Hund"}).to_parquet(new)
+    assert cli(["diff", str(old), str(new)]) == 1
+    assert "not the same kind of table" in capsys.readouterr().err
