@@ -6,11 +6,13 @@ runs). The key is the sha256 of model name + revision + image-set content hash, 
 new checkpoint or a changed image never reuses stale vectors; the model's precision
 (`float16` on a GPU, `float32` on CPU) is part of it too, so a CPU run never reads
 vectors a GPU run computed in half precision, and results do not depend on which
-device filled the cache first.
+device filled the cache first. On CPU the pinned instruction set (README ## Reproducibility)
+joins the precision in the key.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,10 @@ class ImageEmbeddingCache:
         """The image set's embeddings under `model`, encoding only on a cache miss."""
         image_set_hash = image_set_hash or image_set.content_hash()
         precision = getattr(model, "precision", None)
+        if precision and not str(getattr(model, "device", "cpu")).startswith("cuda"):
+            # CPU vectors depend on the kernels' instruction set too (nllb.cpu_isa, pinned by the CLI):
+            # vectors of another level, or of an unpinned run, are never read back.
+            precision += "@" + os.environ.get("CT2_FORCE_CPU_ISA", "unpinned")
         key = cache_key(model.name, model.revision, image_set_hash, precision)
         if key in self._memory:
             self.hits += 1
