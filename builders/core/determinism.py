@@ -14,8 +14,15 @@ timing here; the figures are in README ## Reproducibility):
 - `MKL_CBWR`: torch's MKL calls (COMETKiwi) gave other scores unset than with AVX2 pinned.
 - `ATEN_CPU_CAPABILITY`: torch's own kernels (default vs avx2) changed every torch float, the
   random initialisation of the tiny models included.
-- `OPENBLAS_CORETYPE`: numpy's matrix products (CLIP scores) differ per OpenBLAS core type.
-- `NPY_DISABLE_CPU_FEATURES`: numpy's exp/tanh loops differ with the SIMD set they use.
+- `OPENBLAS_CORETYPE`: numpy's matrix products differ per OpenBLAS core type (Sandybridge vs
+  Haswell); zero-shot and retrieval score with them.
+- `NPY_DISABLE_CPU_FEATURES`: numpy's exp/tanh loops differ with the SIMD set they use; numpy
+  1.26 also has AVX-512 sort kernels an AVX2 machine cannot try. Kept for those, though no
+  artifact of tests/test_reproducibility.py changed without it.
+
+Left out one at a time from the pin, on that test's two simulated machines (30 files):
+CT2_FORCE_CPU_ISA 7 files differ, CT2_USE_MKL 4, ONEDNN_MAX_CPU_ISA 2, MKL_CBWR 2,
+ATEN_CPU_CAPABILITY 10, OPENBLAS_CORETYPE 0 (CLIPScore does no matrix product), NPY_DISABLE_CPU_FEATURES 0.
 Not set because they decided nothing: `MKL_ENABLE_INSTRUCTIONS` (MKL_CBWR covers it), and the
 thread counts (CTranslate2 intra_threads 1/2/4, torch 1..16 threads: same bytes for these
 models' row-wise work; only whole-tensor reductions change, which the stages do not run).
