@@ -4,7 +4,7 @@ would: other ISA, MKL in CTranslate2, other oneDNN/OpenBLAS/numpy dispatch) and 
 
 The stages' pin (params.yaml nllb.cpu_isa, set by the CLI before the libraries load) must win
 over the machine. A small sample-profile build: the tiny models, 3 prompt languages, 8 captions
-into 3 languages (n-best, tagged with COMETKiwi), CLIPScore on 16 images.
+into 3 languages (n-best, tagged with COMETKiwi), CLIPScore and retrieval on 16 images.
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ STAGES = [
     ["eval_tiny_clip"],
     ["eval_images"],
     ["eval_clipscore"],
+    ["eval_retrieval"],
 ]
 # One process per machine: the first stage pins before torch/ctranslate2/numpy load; later
 # stages find the same pin. BABELFORGE_TEST_UNPINNED drops the pin (to measure what it changes).
@@ -48,7 +49,8 @@ for stage in {stages!r}:
         sys.exit(f"{{stage[0]}} exited {{code}}")
 """
 ARTIFACTS = ["models/nllb-ct2", "models/cometkiwi-tiny", "models/tiny_clip", "data/babel_imagenet/prompts.parquet",
-             "data/babel_imagenet/prompts_summary.json", "data/captions", "reports/eval/clipscore.json"]
+             "data/babel_imagenet/prompts_summary.json", "data/captions", "reports/eval/clipscore.json",
+             "reports/eval/retrieval.json"]
 
 
 def small_params() -> dict:
@@ -58,7 +60,9 @@ def small_params() -> dict:
     params["eval"]["tiny_clip"]["seeds"] = [0]
     params["eval"]["common"]["models"] = {"sample": [{"id": "models/tiny_clip/s0"}], "full": []}
     params["eval"]["images"].update(n_classes=4, caption_images=16, caption_sets=["data/raw/xtd/xtd.json"])
-    params["eval"]["clipscore"].update(max_images={"sample": 16, "full": None}, languages=["de", "zh", "ru"])
+    for task in ("clipscore", "retrieval"):
+        params["eval"][task].update(max_images={"sample": 16, "full": None}, languages=["de", "zh", "ru"],
+                                    caption_sets=["data/raw/xtd/xtd.json"])
     return params
 
 

@@ -20,7 +20,8 @@ timing here; the figures are in README ## Reproducibility):
   1.26 also has AVX-512 sort kernels an AVX2 machine cannot try. Kept for those, though no
   artifact of tests/test_reproducibility.py changed without it.
 
-Left out one at a time from the pin, on that test's two simulated machines (30 files):
+Left out one at a time from the pin, on that test's two simulated machines (30 files; 31 with
+retrieval, whose recalls did not move without the last two either):
 CT2_FORCE_CPU_ISA 7 files differ, CT2_USE_MKL 4, ONEDNN_MAX_CPU_ISA 2, MKL_CBWR 2,
 ATEN_CPU_CAPABILITY 10, OPENBLAS_CORETYPE 0 (CLIPScore does no matrix product), NPY_DISABLE_CPU_FEATURES 0.
 Not set because they decided nothing: `MKL_ENABLE_INSTRUCTIONS` (MKL_CBWR covers it), and the
