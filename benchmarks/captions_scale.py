@@ -16,6 +16,7 @@ minutes on a laptop the translation is cut down: one target language, beam 1, on
 3. Ray's overhead per shard: a worker that does nothing, 100 shards, Ray against local.
 4. kill -9 at a random moment of `captions_translate`, then a rerun: shards redone, and the
    output compared byte for byte with an uninterrupted run.
+5. Bytes per hypothesis row with real text, for projections.
 """
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def run_stages(params: Path, *stages: str) -> tuple[int, float, str]:
                             capture_output=True, text=True)
     if result.returncode:
         sys.exit(f"stage failed:\n{result.stderr[-3000:]}")
-    _, rss, seconds = result.stdout.split("RESULT")[-1].split()
+    rss, seconds = result.stdout.split("RESULT")[-1].split()
     return int(rss), float(seconds), result.stderr
 
 
@@ -202,6 +203,50 @@ def kill_and_resume(tmp: Path, texts: list[str], n: int, seed: int) -> None:
     print(f"   output byte-identical to the uninterrupted run: {same}")
 
 
+def row_sizes(seed: int) -> None:
+    """Bytes per row of hypotheses/ and attributes/ with real text: the tiny model's output ("EEEE…")
+    compresses far better than any real translation, so the projection uses this proxy."""
+    import random as rnd
+
+    import pyarrow as pa
+
+    from builders.captions.tag_stage import attribute_schema
+    from builders.captions.translate import hypotheses_table
+    from builders.core.io import write_table
+
+    print("\n5. bytes per row with real text (XTD's human translations as hypotheses, 10 languages)")
+    for path in (REPO / "data/raw/xtd/xtd.json", REPO / "../shared/data/xtd/xtd.json"):
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            break
+    rng = rnd.Random(seed)
+    rows = [{"caption_id": f"syn{i:08d}", "lang": code, "hyp_rank": 0, "text": caption[0],
+             "mt_score": -rng.random()} for code, captions in sorted(data["captions"].items()) if code != "en"
+            for i, caption in enumerate(captions)]
+    hypotheses = hypotheses_table(rows)
+    schema = attribute_schema()
+    columns = {}
+    for field in schema:
+        if field.name in ("caption_id", "lang", "hyp_rank"):
+            columns[field.name] = hypotheses.column(field.name)
+        elif pa.types.is_floating(field.type):
+            columns[field.name] = pa.array([rng.random() for _ in rows], field.type)
+        elif pa.types.is_integer(field.type):
+            columns[field.name] = pa.array([rng.randint(1, 3) for _ in rows], field.type)
+        elif pa.types.is_boolean(field.type):
+            columns[field.name] = pa.array([rng.random() < 0.05 for _ in rows], field.type)
+        else:
+            columns[field.name] = hypotheses.column("lang")
+    attributes = pa.table(columns, schema=schema)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, table in (("hypotheses", hypotheses), ("attributes", attributes)):
+            size = write_table(table, Path(tmp) / f"{name}.parquet", sort_by=["caption_id", "lang", "hyp_rank"]
+                               ).stat().st_size
+            print(f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows; attribute "
+                  f"scores random, so incompressible: an upper bound)" if name == "attributes" else
+                  f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=10000, help="captions of the smaller input (memory)")
@@ -209,7 +254,8 @@ def main() -> None:
     parser.add_argument("--throughput", type=int, default=4000, help="captions of the throughput and kill runs")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moment")
     parser.add_argument("--skip-ray", action="store_true", help="no Ray parts (2 and 3)")
-    parser.add_argument("--only", choices=["memory", "throughput", "overhead", "kill"], help="one part only")
+    parser.add_argument("--only", choices=["memory", "throughput", "overhead", "kill", "sizes"],
+                        help="one part only")
     args = parser.parse_args()
     for model in ("models/nllb-ct2", "models/cometkiwi-tiny"):
         if not (REPO / model).exists():
@@ -226,6 +272,8 @@ def main() -> None:
             overhead(texts)
         if args.only in (None, "kill"):
             kill_and_resume(tmp, texts, args.throughput, args.seed)
+        if args.only in (None, "sizes"):
+            row_sizes(args.seed)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ class Config:
     kiwi_device: str = setting("auto", "cuda, cpu or auto (cuda when present)")
     kiwi_length_sorted: bool = setting(True, "batch by length (less padding); scores come back in input order")
     repeat_max_n: int = setting(4, "longest n-gram the repetition tagger looks for")
-    batch_size: int = setting(2048, "hypotheses per worker call (captions.runner.batch_size counts captions)")
+    batch_size: int = setting(100000, "hypotheses per worker call (full: 4096; captions.runner.batch_size counts captions)")
     threads: int = setting(0, "torch CPU threads per worker; 0: torch's default")
     input: InputConfig = from_group(InputConfig, "captions.input", "the caption set: its languages are in play")
     runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")

@@ -28,7 +28,7 @@ class Config:
     GROUP = "captions.translate"
     beam_size: int = setting(8, "beam size (full: 100)")
     num_hypotheses: int = setting(8, "hypotheses kept per caption and language, best first (full: 25)")
-    max_decoding_length: int = setting(256, "output tokens (sample: 48: the random tiny model rarely stops)")
+    max_decoding_length: int = setting(48, "output tokens (full: 256; the random tiny model of sample rarely stops)")
     max_batch_size: int = setting(4096, "translator batch size (batch_type units)")
     batch_type: str = setting("tokens", "tokens or examples")
     device: str = setting("auto", "cuda when present, else cpu")
