@@ -1,6 +1,6 @@
 """The sharded MT captions stages at scale: memory, Ray throughput and overhead, kill -9 and resume.
 
-    python benchmarks/captions_scale.py [--small 10000] [--factor 10] [--throughput 4000] [--skip-ray]
+    python benchmarks/captions_scale.py [--small 10000] [--factor 10] [--throughput 32000] [--skip-ray]
 
 Needs the tiny models of the sample profile (`babelforge nllb`, `babelforge captions_kiwi_model`:
 models/nllb-ct2, models/cometkiwi-tiny). Inputs are synthetic caption ids over the real XTD
@@ -68,7 +68,7 @@ def write_input(path: Path, n: int, texts: list[str]) -> Path:
 
 
 def write_params(root: Path, captions: Path, shard_size: int, runner: str = "local", batch_size: int = 2000,
-                 concurrency: int = 2) -> Path:
+                 concurrency: int = 2, beam: int = 1, length: int = 8) -> Path:
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["profile"] = "sample"
     params["paths"]["captions"] = str(root / "data")
@@ -77,7 +77,8 @@ def write_params(root: Path, captions: Path, shard_size: int, runner: str = "loc
     captions_group["input"].update(format="table", path=str(captions), targets=["deu_Latn"], limit=None)
     captions_group["runner"].update(runner=runner, shard_size=shard_size, batch_size=batch_size,
                                     concurrency=concurrency, num_gpus=0, num_cpus=1, local_cpus=2)
-    captions_group["translate"].update(beam_size=1, num_hypotheses=1, max_decoding_length=8, threads=1)
+    captions_group["translate"].update(beam_size=beam, num_hypotheses=1, max_decoding_length=length,
+                                       threads=1)
     captions_group["tag"].update(kiwi_model=str(REPO / "models/cometkiwi-tiny"), batch_size=10000, threads=1)
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
@@ -114,18 +115,20 @@ def memory(tmp: Path, texts: list[str], small: int, factor: int) -> None:
 
 
 def throughput(tmp: Path, texts: list[str], n: int) -> None:
-    print(f"\n2. captions_translate throughput, {n:,} captions, shards of {n // 8:,}, 1 thread per worker")
+    print(f"\n2. captions_translate throughput, {n:,} captions, shards of {n // 16:,}, beam 4, 24 tokens, "
+          "1 thread per worker")
     results = {}
     for runner in ("local", "ray"):
         root = tmp / f"tp-{runner}"
         root.mkdir()
-        params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=n // 8,
-                              runner=runner, batch_size=n // 32)
+        params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=n // 16,
+                              runner=runner, batch_size=n // 64, beam=4, length=24)
         _, seconds, _ = run_stages(params, "captions_translate")
         rate = json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())
         results[runner] = (seconds, rate["seconds"], root)
         print(f"   {runner:>5}{' (2 actors)' if runner == 'ray' else ' (1 worker)'}: {seconds:,.1f} s wall "
-              f"(stage process), {rate['seconds']:,.1f} s in the runner, {n / rate['seconds']:,.1f} captions/s")
+              f"(stage process: planning, ray.init, model loads), {rate['seconds']:,.1f} s in the runner "
+              f"({n / rate['seconds']:,.1f} captions/s)")
     local, ray_ = results["local"], results["ray"]
     print(f"   speed-up ray/local: {local[1] / ray_[1]:.2f}x in the runner, {local[0] / ray_[0]:.2f}x wall")
     same = all(directory_bytes(local[2] / "data" / name) == directory_bytes(ray_[2] / "data" / name)
@@ -175,17 +178,17 @@ def overhead(texts: list[str]) -> None:
 
 
 def kill_and_resume(tmp: Path, texts: list[str], n: int, seed: int) -> None:
-    print(f"\n4. kill -9 during captions_translate ({n:,} captions, shards of {n // 6:,}), then a rerun")
+    print(f"\n4. kill -9 during captions_translate ({n:,} captions, shards of {n // 8:,}, beam 4), then a rerun")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     clean = tmp / "clean"
     clean.mkdir()
-    clean_params = write_params(clean, write_input(clean / "captions.csv", n, texts), shard_size=n // 6,
-                                batch_size=n // 24)
+    clean_params = write_params(clean, write_input(clean / "captions.csv", n, texts), shard_size=n // 8,
+                                batch_size=n // 32, beam=4, length=24)
     _, clean_seconds, _ = run_stages(clean_params, "captions_translate")
     killed = tmp / "killed"
     killed.mkdir()
-    params = write_params(killed, write_input(killed / "captions.csv", n, texts), shard_size=n // 6,
-                          batch_size=n // 24)
+    params = write_params(killed, write_input(killed / "captions.csv", n, texts), shard_size=n // 8,
+                          batch_size=n // 32, beam=4, length=24)
     delay = random.Random(seed).uniform(0.2, 0.8) * clean_seconds
     process = subprocess.Popen([sys.executable, "-c", STAGE, str(params), "captions_translate"], env=env,
                                cwd=killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -196,8 +199,11 @@ def kill_and_resume(tmp: Path, texts: list[str], n: int, seed: int) -> None:
     committed = len(list(hypotheses.glob("shard-*.json"))) if hypotheses.exists() else 0
     _, _, log = run_stages(params, "captions_translate")
     plan_line = next(line for line in log.splitlines() if "current," in line and "to do" in line)
-    print(f"   killed after {delay:.1f} s of a {clean_seconds:.1f} s run: {committed} of 6 shards committed")
-    print(f"   rerun: {plan_line.split(': ', 1)[1]}")
+    total = len(shards.listed_shards(hypotheses))
+    made = int(plan_line.split(" current, ")[1].split(" to do")[0])
+    print(f"   killed after {delay:.1f} s of a {clean_seconds:.1f} s run: {committed} of {total} shards committed")
+    print(f"   rerun: {plan_line.split(': ', 1)[1]}: every committed shard kept, the one in flight lost"
+          if made == total - committed else f"   rerun: {plan_line.split(': ', 1)[1]}: committed shards redone!")
     same = all(directory_bytes(killed / "data" / name) == directory_bytes(clean / "data" / name)
                for name in ("source", "references", "hypotheses"))
     print(f"   output byte-identical to the uninterrupted run: {same}")
@@ -251,7 +257,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=10000, help="captions of the smaller input (memory)")
     parser.add_argument("--factor", type=int, default=10, help="the larger input is this many times bigger")
-    parser.add_argument("--throughput", type=int, default=4000, help="captions of the throughput and kill runs")
+    parser.add_argument("--throughput", type=int, default=32000, help="captions of the throughput run")
+    parser.add_argument("--kill-size", type=int, default=8000, help="captions of the kill -9 run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moment")
     parser.add_argument("--skip-ray", action="store_true", help="no Ray parts (2 and 3)")
     parser.add_argument("--only", choices=["memory", "throughput", "overhead", "kill", "sizes"],
@@ -271,7 +278,7 @@ def main() -> None:
         if args.only in (None, "overhead") and not args.skip_ray:
             overhead(texts)
         if args.only in (None, "kill"):
-            kill_and_resume(tmp, texts, args.throughput, args.seed)
+            kill_and_resume(tmp, texts, args.kill_size, args.seed)
         if args.only in (None, "sizes"):
             row_sizes(args.seed)
 

@@ -57,7 +57,18 @@ class RunStats:
     shards: int = 0
     rows_in: int = 0
     rows_out: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0          # the whole run: model loads and (ray) actor start included
+    started: float = 0.0          # time.monotonic() at the start
+    first_done: float = 0.0       # ... when the first shard was written
+    last_done: float = 0.0        # ... when the last one was
+    first_rows_in: int = 0        # input rows of the first shard written
+
+    def steady_rate(self) -> float | None:
+        """Input rows per second between the first and the last shard written: the throughput
+        once every worker is up (None with fewer than two shards)."""
+        if self.shards < 2 or self.last_done <= self.first_done:
+            return None
+        return (self.rows_in - self.first_rows_in) / (self.last_done - self.first_done)
 
 
 def chunks(table, size: int) -> list:
@@ -89,8 +100,8 @@ def run_shards(
 
 
 def _run_local(pending, worker, args, config, write, progress) -> RunStats:
-    stats = RunStats()
-    started = time.monotonic()
+    stats = RunStats(started=time.monotonic())
+    started = stats.started
     instance = None
     for shard, table in pending:
         if instance is None:  # the model loads only when there is work
@@ -104,6 +115,10 @@ def _run_local(pending, worker, args, config, write, progress) -> RunStats:
 
 
 def _count(stats: RunStats, shard, output, began: float, progress) -> None:
+    now = time.monotonic()
+    if not stats.shards:
+        stats.first_done, stats.first_rows_in = now, shard.rows
+    stats.last_done = now
     stats.shards += 1
     stats.rows_in += shard.rows
     stats.rows_out += output.num_rows
@@ -183,8 +198,8 @@ def _run_ray(pending, worker, args, config, write, progress) -> RunStats:
                 "chunk": pa.array(range(len(parts)), pa.int64()),
                 "data": pa.array([_to_ipc(part) for part in parts], pa.large_binary()),
             })))
-        stats = RunStats()
-        started = time.monotonic()
+        stats = RunStats(started=time.monotonic())
+        started = stats.started
         if not refs:
             return stats
         resources: dict[str, Any] = {"num_cpus": config.num_cpus}
@@ -274,6 +289,7 @@ def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, confi
     write_json({"stage": stage, "runner": config.runner, "concurrency": config.concurrency if config.runner == "ray"
                 else 1, "unit": unit, "rows_in": stats.rows_in, "rows_out": stats.rows_out,
                 "seconds": round(stats.seconds, 3), "rows_in_per_second": stats.rows_in / stats.seconds,
+                "steady_rows_in_per_second": stats.steady_rate(),
                 "rows_out_per_input_row": stats.rows_out / stats.rows_in},
                Path(directory) / RATES_DIR / f"{stage}.json")
 
