@@ -18,7 +18,7 @@ from builders.core.taggers import Rule, rejection_reasons
 
 KIWI_SCORE = "kiwi_v1__score"
 # Taggers run at selection time: instant facts of the hypothesis text itself (is it blank),
-# so attributes.parquet holds the scores that cost something to compute.
+# so attributes/ holds the scores that cost something to compute.
 SELECT_TAGGERS = ("blank_v1",)
 
 # The checks of the sample profile, in the order reasons are reported (params.yaml's
