@@ -37,6 +37,8 @@ class Config:
         "per-language overrides (`languages`); null turns a check or bound off")
     templates: str = setting("resources/clip_templates_en.txt", "the English CLIP templates, one per line")
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    cache: str | None = setting(".cache/prompts", "translated templates per language and model, reused when "
+                                "only the language list changes (null: no cache; not a DVC output)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
@@ -96,22 +98,34 @@ def run(config: Config) -> int:
     languages = [registry.get(key) for key in keys]
     to_translate = [lang for lang in languages if lang.nllb and not is_source(lang)]
 
-    translator = None
+    translator = cache = None
     if to_translate:
         from builders.translation.nllb import NllbTranslator
+        from builders.translation.template_cache import TemplateCache, model_fingerprint
 
         translator = NllbTranslator(
             paths.nllb_model, device=config.device, compute_type=config.compute_type, beam_size=config.beam_size,
             num_hypotheses=1, max_batch_size=config.max_batch_size, batch_type=config.batch_type,
             max_decoding_length=config.max_decoding_length)
+        if config.cache:
+            setup = {"model": model_fingerprint(translator.model_dir), "translator": translator.provenance(),
+                     "max_batch_size": config.max_batch_size, "batch_type": config.batch_type,
+                     "source_lang": SOURCE_LANG}
+            cache = TemplateCache(config.cache, setup)
     rank = langid_ranker()
+
+    def translate(language):
+        return translate_templates(translator.translate, templates, language.key, language.nllb, order,
+                                   source_lang=SOURCE_LANG)
 
     rows, summaries = [], []
     for language in progress(languages, desc="prompts", unit="lang"):
         translated = None
-        if language in to_translate:
-            translated = translate_templates(translator.translate, templates, language.key, language.nllb, order,
-                                             source_lang=SOURCE_LANG)
+        if language in to_translate and cache is not None:
+            translated = cache.translations(language.key, language.nllb, templates, [s.name for s in order],
+                                            lambda: translate(language))
+        elif language in to_translate:
+            translated = translate(language)
         language_rows, summary = assemble_language(language, templates, translated, config.checks,
                                                    config.min_valid, rank)
         rows += language_rows
@@ -135,6 +149,8 @@ def run(config: Config) -> int:
                 "languages": {s.lang: asdict(s) for s in summaries}}, paths.prompts_summary)
     for summary in summaries:
         print(summary.line())
+    if cache is not None:
+        info(f"prompts: {len(cache.misses)} languages translated, {len(cache.hits)} reused from {config.cache}")
     info(f"prompts: {len(rows)} prompts in {len(summaries)} languages ("
          + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())) + f") -> {paths.prompts}")
     return 0
