@@ -63,6 +63,8 @@ class Paths:
     tiny_clip: str = setting("models/tiny_clip", "the tiny CLIP models of the sample profile")
     eval_images: str = setting("data/eval/images", "the sample profile's image sets")
     eval_reports: str = setting("reports/eval", "evaluation results")
+    metrics: str = setting("metrics", "headline metrics, one small JSON per stage (in git: DVC metrics compared "
+                           "across commits and experiments)")
 
 
 def load_config(cls: type[C], params: Mapping[str, Any], group: str | None = None) -> C:
@@ -254,3 +256,26 @@ def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
         node[parts[-1]] = yaml.safe_load(text)
     return result
 
+
+
+# ---------------------------------------------------------------- flag vocabulary
+# One vocabulary across stages: a stage's main output is `--out` (a file or a folder), its inputs
+# and secondary outputs are named by what they are (`--labels`, `--summary`). Spellings from
+# before that rule stay accepted, hidden from --help, with a one-line note naming the new flag.
+
+def hidden_alias(parser, old: str, new: str) -> None:
+    """Accept `old` as a deprecated spelling of the existing flag `new` (not shown in --help)."""
+    import argparse
+    import sys
+
+    target = parser._option_string_actions[new]
+
+    class Deprecated(argparse.Action):
+        replacement = new
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            print(f"{parser.prog}: {option_string} is deprecated; use {new}", file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    parser.add_argument(old, dest=target.dest, metavar=target.metavar, type=target.type,
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, action=Deprecated)
