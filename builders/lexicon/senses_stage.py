@@ -9,7 +9,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wordnet", dest="paths.wordnet", help="output of `babelforge wordnet` (paths.wordnet)")
-    parser.add_argument("--out-dir", dest="paths.senses", help="writes <out-dir>/<source>.parquet (paths.senses)")
+    parser.add_argument("--out", dest="paths.senses", metavar="DIR", help="writes DIR/<source>.parquet (paths.senses)")
+    hidden_alias(parser, "--out-dir", "--out")
 
 
 def build_source(config: Config):

@@ -14,7 +14,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 from builders.mvl_sib.check_stage import CheckSettings
 from builders.mvl_sib.images_stage import ImagesSettings
 
@@ -45,11 +45,16 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sib-dir", dest="sib_dir", help="SIB-200 annotated/ folder (mvl_sib.sib_dir)")
-    parser.add_argument("--images-dir", dest="paths.mvl_sib_images", metavar="DIR",
+    parser.add_argument("--sib200", dest="sib_dir", metavar="DIR", help="SIB-200 annotated/ folder (mvl_sib.sib_dir)")
+    parser.add_argument("--images", dest="paths.mvl_sib_images", metavar="DIR",
                         help="output of mvl_sib_images (paths.mvl_sib_images)")
-    parser.add_argument("--out-dir", dest="paths.mvl_sib", metavar="DIR", help="output folder (paths.mvl_sib)")
-    parser.add_argument("--languages", dest="languages", help="comma-separated SIB-200 codes (mvl_sib.languages)")
+    parser.add_argument("--out", dest="paths.mvl_sib", metavar="DIR", help="output folder (paths.mvl_sib)")
+    parser.add_argument("--language", dest="languages", metavar="CODES",
+                        help="comma-separated SIB-200 codes (mvl_sib.languages)")
+    hidden_alias(parser, "--sib-dir", "--sib200")
+    hidden_alias(parser, "--images-dir", "--images")
+    hidden_alias(parser, "--out-dir", "--out")
+    hidden_alias(parser, "--languages", "--language")
 
 
 def _languages(value) -> list[str] | None:

@@ -21,7 +21,7 @@ def build(tmp, repo_root, shared_data, nltk_data, extra_params=None):
     p = tmp / "params.yaml"
     p.write_text(yaml.safe_dump(params))
     assert cli(["wordnet", "--params", str(p), "--out", str(tmp / "wn.parquet")]) == 0
-    assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out-dir", str(tmp / "senses")]) == 0
+    assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
     assert cli(["labels", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--senses", str(tmp / "senses"),
                 "--out", str(tmp / "bi/labels.parquet"), "--languages", str(tmp / "bi/languages.parquet"),
                 "--candidates", str(tmp / "bi/candidates.parquet")]) == 0

@@ -100,7 +100,7 @@ def senses_built(tmp_path_factory, repo_root, shared_data):
     (tmp / "params.yaml").write_text(yaml.safe_dump(params))
     p = str(tmp / "params.yaml")
     assert cli(["wordnet", "--params", p, "--out", str(tmp / "wn.parquet")]) == 0
-    assert cli(["senses", "--params", p, "--wordnet", str(tmp / "wn.parquet"), "--out-dir", str(tmp / "senses")]) == 0
+    assert cli(["senses", "--params", p, "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
     return tmp
 
 

@@ -28,7 +28,7 @@ def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
 
 
 def senses(params, tmp_path):
-    return cli(["senses", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"), "--out-dir", str(tmp_path / "senses")])
+    return cli(["senses", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"), "--out", str(tmp_path / "senses")])
 
 
 def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_reader, monkeypatch, capsys):
