@@ -114,6 +114,9 @@ def test_every_flag_has_help_and_is_in_the_vocabulary(stage, sub, parser):
             continue                                  # a deprecated alias: checked below
         if not (action.help or "").strip():
             problems.append(f"{name}: no help")
+        if action.option_strings and action.nargs != 0 and action.metavar is None and "." in action.dest \
+                and not {(stage, flag) for flag in action.option_strings} & NOT_YET_CONVERTED:
+            problems.append(f"{name}: shows its config key as the value's name (give it metavar FILE or DIR)")
         for flag in action.option_strings:
             if flag not in VOCABULARY and (stage, flag) not in NOT_YET_CONVERTED:
                 problems.append(f"{flag}: not in the vocabulary")

@@ -46,13 +46,13 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wordnet", dest="paths.wordnet", help="output of `babelforge wordnet` (paths.wordnet)")
+    parser.add_argument("--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)")
     parser.add_argument("--senses", dest="paths.senses", metavar="DIR",
                         help="output folder of `babelforge senses` (paths.senses)")
     parser.add_argument("--out", dest="paths.labels", metavar="FILE", help="labels.parquet to write (paths.labels)")
-    parser.add_argument("--languages", dest="paths.languages", help="languages.parquet to write (paths.languages)")
-    parser.add_argument("--reviews", dest="paths.reviews", help="review files, <lang>.tsv each (paths.reviews)")
-    parser.add_argument("--candidates", dest="paths.candidates", help="candidates.parquet to write (paths.candidates)")
+    parser.add_argument("--languages", dest="paths.languages", metavar="FILE", help="languages.parquet to write (paths.languages)")
+    parser.add_argument("--reviews", dest="paths.reviews", metavar="DIR", help="review files, <lang>.tsv each (paths.reviews)")
+    parser.add_argument("--candidates", dest="paths.candidates", metavar="FILE", help="candidates.parquet to write (paths.candidates)")
     parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
                         help="folder of the headline metrics; writes labels.json there (paths.metrics)")
     hidden_alias(parser, "--senses-dir", "--senses")

@@ -44,13 +44,13 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--languages", dest="paths.languages",
+    parser.add_argument("--languages", dest="paths.languages", metavar="FILE",
                         help="label languages, column `lang`: registry keys (paths.languages)")
-    parser.add_argument("--model", dest="paths.nllb_model", help="CTranslate2 NLLB model directory (paths.nllb_model)")
+    parser.add_argument("--model", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 NLLB model directory (paths.nllb_model)")
     parser.add_argument("--templates", dest="templates", help="English CLIP templates (prompts.templates)")
     parser.add_argument("--registry", dest="registry", help="languages.tsv (prompts.registry)")
-    parser.add_argument("--out", dest="paths.prompts", help="prompts.parquet to write (paths.prompts)")
-    parser.add_argument("--summary", dest="paths.prompts_summary",
+    parser.add_argument("--out", dest="paths.prompts", metavar="FILE", help="prompts.parquet to write (paths.prompts)")
+    parser.add_argument("--summary", dest="paths.prompts_summary", metavar="FILE",
                         help="per-language summary JSON to write (paths.prompts_summary)")
 
 

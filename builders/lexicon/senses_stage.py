@@ -33,7 +33,7 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wordnet", dest="paths.wordnet", help="output of `babelforge wordnet` (paths.wordnet)")
+    parser.add_argument("--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)")
     parser.add_argument("--out", dest="paths.senses", metavar="DIR", help="writes DIR/<source>.parquet (paths.senses)")
     hidden_alias(parser, "--out-dir", "--out")
 
