@@ -103,6 +103,15 @@ def _write_errors(target: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _named_as(tmp: Path, target: Path) -> Iterator[None]:
+    """A failed write inside a temporary folder is reported at the folder's final place."""
+    try:
+        yield
+    except BabelforgeError as error:
+        raise BabelforgeError(str(error).replace(str(tmp), str(target))) from None
+
+
+@contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only on success."""
     target = Path(path)
@@ -135,7 +144,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     with _write_errors(target):
         tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
     try:
-        with _write_errors(target):
+        with _write_errors(target), _named_as(tmp, target):
             yield tmp
             for item in [tmp, *tmp.rglob("*")]:
                 os.chmod(item, 0o755 if item.is_dir() else 0o644)

@@ -98,6 +98,9 @@ def read_tab_lemmas(tab: TabFile) -> Iterator[tuple[str, str]]:
     with tab.path.open("rb") as handle:
         next(handle)
         for number, raw in enumerate(handle, start=2):
+            if not raw.endswith(b"\n"):   # every OMW file ends with a newline: this one was cut off
+                raise BabelforgeError(f"{tab.path}:{number}: the file ends in the middle of a row (truncated?); "
+                                      "fetch it again (`babelforge fetch --sources omw`)")
             line = _decode(raw, tab.path, number)
             if not line.strip() or line.startswith("#"):
                 continue
