@@ -342,9 +342,11 @@ def run_case(case: Case, workspace: Workspace, case_dir: Path, server) -> Outcom
     return outcome
 
 
-def shown_message(outcome: Outcome, case_dir: Path, server_url: str) -> str:
+def shown_message(outcome: Outcome, case_dir: Path, server) -> str:
     """The message as CASES.md prints it: the case folder and server as in the command column."""
-    return outcome.message.replace(f"{case_dir}/", "CASE/").replace(str(case_dir), "CASE").replace(server_url, "URL")
+    port = str(server.server_address[1])
+    return (outcome.message.replace(f"{case_dir}/", "CASE/").replace(str(case_dir), "CASE")
+            .replace(server.url.rstrip("/"), "URL").replace(f"port={port}", "port=PORT"))
 
 
 def markdown(rows: list[tuple[Case, int, str]]) -> str:
@@ -359,7 +361,10 @@ def markdown(rows: list[tuple[Case, int, str]]) -> str:
         "Each case runs one command in a small built workspace; every one must exit non-zero with one",
         "line naming the problem (no traceback), write nothing at the paths it was given and leave every",
         "built output byte for byte as it was, with no temp or lock file left. `CASE/` is the case's own",
-        "folder, `URL` a loopback HTTP server. Interrupts, secrets and two writers at once are tested in",
+        "folder, `URL` a loopback HTTP server; every command runs with",
+        "`BABELFORGE_HTTP_POLICY=attempts=2,base_delay=0.01,max_delay=0.05,max_retry_after=60,timeout=1`",
+        "(a short retry policy). A download cut off keeps its `.part` file beside the target on purpose:",
+        "the next fetch resumes it with `Range`. Interrupts, secrets and two writers at once are tested in",
         "`test_interrupts.py`, `test_secrets.py` and `test_two_at_once.py` beside it.",
         "",
         "| case | what is broken | command | exit | first line of the message |",
@@ -384,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         for case in CASES:
             case_dir = Path(tmp) / "cases" / case.id
             outcome = run_case(case, workspace, case_dir, server)
-            rows.append((case, outcome.exit_code, shown_message(outcome, case_dir, server.url.rstrip("/"))))
+            rows.append((case, outcome.exit_code, shown_message(outcome, case_dir, server)))
             status = "ok" if not outcome.problems else "FAILED: " + "; ".join(outcome.problems)
             failed += bool(outcome.problems)
             print(f"{case.id}: {status}", file=sys.stderr)
