@@ -60,7 +60,7 @@ def clear_leftovers(path: str | os.PathLike, recursive: bool = False) -> int:
     """Remove dead writers' temp files beside `path` (and inside it, when it is a folder and
     `recursive`); count them. Live writers' temps are left alone."""
     target = Path(path)
-    candidates = list(target.parent.glob(f".{glob_escape(target.name)}.*")) if target.parent.is_dir() else []
+    candidates = list(target.parent.glob(f".{_glob_escape(target.name)}.*")) if target.parent.is_dir() else []
     if recursive and target.is_dir():
         candidates += [item for item in target.rglob(".*") if item.name.endswith((".tmp", ".old"))]
     removed = 0
@@ -75,7 +75,8 @@ def clear_leftovers(path: str | os.PathLike, recursive: bool = False) -> int:
     return removed
 
 
-def glob_escape(name: str) -> str:
+def _glob_escape(name: str) -> str:
+    """`name` with glob's special characters taken literally."""
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
@@ -99,7 +100,10 @@ def _write_errors(target: Path) -> Iterator[None]:
     try:
         yield
     except OSError as error:
-        raise BabelforgeError(f"cannot write {target}: {os_error_text(error)}; nothing was replaced") from None
+        # name another file the error is about (not our own temp file): a read inside the write block
+        other = error.filename and not Path(str(error.filename)).name.startswith(f".{target.name}.")
+        detail = f"{error.filename}: " if other and str(error.filename) != str(target) else ""
+        raise BabelforgeError(f"cannot write {target}: {detail}{os_error_text(error)}; nothing was replaced") from None
 
 
 @contextlib.contextmanager
