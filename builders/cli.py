@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from builders.core.io import os_error_text
 
-        text = (f"{error.filename + ': ' if error.filename else ''}{os_error_text(error)}"
+        text = (f"{str(error.filename) + ': ' if error.filename else ''}{os_error_text(error)}"
                 if isinstance(error, OSError) else str(error))
         print(f"babelforge {name}: error: {text}", file=sys.stderr)
         return 1

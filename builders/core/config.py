@@ -201,7 +201,8 @@ def describe(cls: type, prefix: str | None = None) -> str:
             lines.append(describe(kind, f"{prefix}.{f.name}"))
             continue
         shown = str(kind).replace("typing.", "") if get_origin(kind) else getattr(kind, "__name__", str(kind))
-        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}): {f.metadata.get('help', '')}")
+        least = f", at least {f.metadata['minimum']}" if "minimum" in f.metadata else ""
+        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}{least}): {f.metadata.get('help', '')}")
     return "\n".join(lines)
 
 
