@@ -26,7 +26,7 @@ class Config:
     """The `labels` group of params.yaml."""
 
     GROUP = "labels"
-    min_classes: int = setting(10, "keep a language only with at least this many classes")
+    min_classes: int = setting(10, "keep a language only with at least this many classes", minimum=1)
     low_precision_sources: list[str] = setting(
         ["WIKIRED", "WIKIDATA_ALIAS"], "sense sources used only when nothing else is left")
     ranking: Literal["first", "agreement"] = setting(
@@ -175,17 +175,14 @@ def run(config: Config) -> int:
     from builders.core.metrics import write_metrics
     from builders.core.progress import info
     from builders.core.provenance import provenance
-    from builders.lexicon.senses import Sense
+    from builders.lexicon.senses import SENSE_COLUMNS, Sense
     paths = config.paths
-    classes = read_table(paths.wordnet)
-    if "taxa" not in classes.columns:
-        raise BabelforgeError(f"{paths.wordnet}: no `taxa` column (an older wordnet artifact); "
-                              "run `babelforge wordnet`")
+    classes = read_table(paths.wordnet, columns=["class_idx", "wnid", "synset", "clip_name", "lemmas", "taxa"])
     source, profile = config.senses.source, config.profile
     senses_path = Path(paths.senses) / f"{source}.parquet"
     if not senses_path.exists():
         raise BabelforgeError(f"{senses_path}: no senses for source {source!r}; run `babelforge senses` first")
-    senses_frame = read_table(senses_path)
+    senses_frame = read_table(senses_path, columns=list(SENSE_COLUMNS))
     senses = [Sense(*row) for row in senses_frame.itertuples(index=False, name=None)]
 
     english = english_lemma_keys(list(classes["lemmas"]) + [[name] for name in classes["clip_name"]])

@@ -26,11 +26,11 @@ class Config:
                                     "slot encodings, tried in this order")
     device: str = setting("auto", "cuda when a GPU is present, else cpu")
     compute_type: str = setting("auto", "int8_float16 on GPU, int8 on CPU")
-    beam_size: int = setting(4, "beam size of the translator")
-    max_batch_size: int = setting(4096, "tokens per batch (batch_type tokens)")
+    beam_size: int = setting(4, "beam size of the translator", minimum=1)
+    max_batch_size: int = setting(4096, "tokens per batch (batch_type tokens)", minimum=1)
     batch_type: str = setting("tokens", "tokens or examples")
-    max_decoding_length: int = setting(24, "output tokens (full: 64; the random tiny model hardly ever stops)")
-    min_valid: int = setting(40, "a language needs this many prompts that pass the checks, else the fallback sets")
+    max_decoding_length: int = setting(24, "output tokens (full: 64; the random tiny model hardly ever stops)", minimum=1)
+    min_valid: int = setting(40, "a language needs this many prompts that pass the checks, else the fallback sets", minimum=0)
     checks: Thresholds = setting(
         Thresholds(DEFAULT_CHECKS),
         "check -> {prompts.parquet column: {min: x} | {max: x} | {equals: x} [, missing: fail]} (`default`), "

@@ -21,7 +21,10 @@ _MISSING = dataclasses.MISSING
 
 
 def setting(default: Any, help: str, **metadata: Any) -> Any:
-    """A config field with its one default and its one help text (lists/dicts are copied per instance)."""
+    """A config field with its one default and its one help text (lists/dicts are copied per instance).
+
+    `minimum=n` makes a smaller number a one-line error naming the key (sizes, counts).
+    """
     meta = {"help": help, **metadata}
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: _copy(default), metadata=meta)
@@ -101,6 +104,10 @@ def build(cls: type[C], values: Mapping[str, Any], where: str) -> C:
             + f"; {where} takes: {', '.join(fields)}"
         )
     kwargs = {key: _coerce(value, hints[key], f"{where}.{key}") for key, value in values.items()}
+    for key, value in kwargs.items():
+        least = fields[key].metadata.get("minimum")
+        if least is not None and isinstance(value, (int, float)) and value < least:
+            raise BabelforgeError(f"params.yaml: {where}.{key} is {value!r}; it must be at least {least}")
     return cls(**kwargs)
 
 
@@ -196,7 +203,8 @@ def describe(cls: type, prefix: str | None = None) -> str:
             lines.append(describe(kind, f"{prefix}.{f.name}"))
             continue
         shown = str(kind).replace("typing.", "") if get_origin(kind) else getattr(kind, "__name__", str(kind))
-        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}): {f.metadata.get('help', '')}")
+        least = f", at least {f.metadata['minimum']}" if "minimum" in f.metadata else ""
+        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}{least}): {f.metadata.get('help', '')}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from builders.core.config import Paths, from_group, hidden_alias, setting, stage
 class BabelNetConfig:
     base_url: str = setting("https://babelnet.io/v9", "BabelNet HTTP API root")
     cache_dir: str = setting(".cache/babelnet", "every response cached here: a rebuild makes zero requests")
-    batch_size: int = setting(3, "target languages per getSynset call (the API allows 3)")
+    batch_size: int = setting(3, "target languages per getSynset call (the API allows 3)", minimum=1)
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ class Config:
     languages: str | list[str] = setting("all", "`all` folders under sib_dir, or SIB-200 codes "
                                                 "(a list or a comma list)")
     seed: int = setting(42, "seed of the instance sampling (the same instances in every language)")
-    instances_per_sentence: int = setting(3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)")
-    n_positive_images: int = setting(5, "same-topic images per instance")
-    n_positive_sentences: int = setting(4, "further same-topic sentences per instance")
-    n_negatives: int = setting(3, "other-topic images and sentences, from distinct other topics")
+    instances_per_sentence: int = setting(3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)", minimum=1)
+    n_positive_images: int = setting(5, "same-topic images per instance", minimum=1)
+    n_positive_sentences: int = setting(4, "further same-topic sentences per instance", minimum=1)
+    n_negatives: int = setting(3, "other-topic images and sentences, from distinct other topics", minimum=1)
     sentence_pool: Literal["split", "all"] = setting("split", "co-sentences from the sentence's own split or from all")
     tasks: dict[str, list[int]] = setting({"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
                                           "task -> k values (i2s images->sentence, s2i sentences->image, "
