@@ -136,12 +136,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(rest)
     try:
         if hasattr(module, "Config"):
-            return int(module.run(config_from_args(module, args)) or 0)
+            from builders.core.io import stage_lock, stage_outputs
+
+            config = config_from_args(module, args)
+            # one writer per output: a second run of the stage on the same outputs stops at once
+            with stage_lock(name, stage_outputs(name, config)):
+                return int(module.run(config) or 0)
         return int(module.run(args) or 0)
-    except BabelforgeError as error:
+    except (BabelforgeError, OSError) as error:   # OSError: a full disk, a folder that cannot be written
         if args.debug:
             raise
-        print(f"babelforge {name}: error: {error}", file=sys.stderr)
+        from builders.core.io import os_error_text
+
+        text = (f"{str(error.filename) + ': ' if error.filename else ''}{os_error_text(error)}"
+                if isinstance(error, OSError) else str(error))
+        print(f"babelforge {name}: error: {text}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"babelforge {name}: interrupted; nothing partial was written", file=sys.stderr)

@@ -27,7 +27,7 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--warmup", dest="warmup", type=int, help="captions to time without a recorded rate")
+    """No flags of its own: `--set captions.plan.warmup=N`, `--set captions.runner.runner=ray`, ..."""
 
 
 def estimate(captions: int, targets: int, hypotheses_per_pair: float, translate_rate: float, tag_rate: float,

@@ -47,8 +47,12 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", dest="paths.captions",
-                        help="folder of the caption artifacts; quality.json is written there too (paths.captions)")
+    from builders.core.config import hidden_alias
+
+    parser.add_argument("--out", dest="paths.captions", metavar="DIR",
+                        help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
+                             "quality.json (paths.captions)")
+    hidden_alias(parser, "--data-dir", "--out")
 
 
 def select_rows(

@@ -53,11 +53,14 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--registry", dest="registry", help="language registry TSV (captions.translate.registry)")
-    parser.add_argument("--data-dir", dest="paths.captions",
-                        help="folder of the caption artifacts (paths.captions)")
-    parser.add_argument("--runner", dest="captions.runner.runner", choices=["local", "ray"],
-                        help="local or ray (captions.runner.runner)")
+    from builders.core.config import hidden_alias
+
+    parser.add_argument("--registry", dest="registry", metavar="FILE",
+                        help="language registry TSV (captions.translate.registry)")
+    parser.add_argument("--out", dest="paths.captions", metavar="DIR",
+                        help="folder of the caption artifacts: source/, references/, hypotheses/ (paths.captions); "
+                             "the runner: --set captions.runner.runner=ray")
+    hidden_alias(parser, "--data-dir", "--out")
 
 
 def make_translator(config: Config):

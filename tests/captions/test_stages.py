@@ -45,7 +45,7 @@ def translate(monkeypatch, params: Path, data: Path, translator) -> int:
     from builders.captions import translate_stage
 
     monkeypatch.setattr(translate_stage, "make_translator", lambda settings: translator)
-    return main(["captions_translate", "--params", str(params), "--registry", REGISTRY, "--data-dir", str(data)])
+    return main(["captions_translate", "--params", str(params), "--registry", REGISTRY, "--out", str(data)])
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def built(tmp_path_factory, xtd, xtd_path, tiny_kiwi_dir):
         assert translate(monkeypatch, params, data, stub_for(xtd)) == 0
     finally:
         monkeypatch.undo()
-    common = ["--params", str(params), "--data-dir", str(data)]
+    common = ["--params", str(params), "--out", str(data)]
     assert main(["captions_tag", *common]) == 0
     assert main(["captions_select", *common]) == 0
     return root, data
@@ -113,7 +113,7 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
 def test_selection_rerun_is_byte_identical(built, tmp_path):
     root, data = built
     before = {name: sha256_file(data / name) for name in ("selected.parquet", "quality.json")}
-    common = ["--params", str(root / "params.yaml"), "--data-dir", str(data)]
+    common = ["--params", str(root / "params.yaml"), "--out", str(data)]
     assert main(["captions_select", *common]) == 0
     assert {name: sha256_file(data / name) for name in before} == before
 
@@ -131,7 +131,7 @@ def test_extra_input_columns_reach_the_selected_table(tmp_path, monkeypatch, tin
     known = {("a dog on the grass", "rus_Cyrl"): "собака на траве", ("two cats", "rus_Cyrl"): "две кошки"}
     data = tmp_path / "data"
     assert translate(monkeypatch, params, data, StubTranslator(known=known, num_hypotheses=3)) == 0
-    common = ["--params", str(params), "--data-dir", str(data)]
+    common = ["--params", str(params), "--out", str(data)]
     assert main(["captions_tag", *common]) == 0
     assert main(["captions_select", *common]) == 0
     selected = read_table(data / "selected.parquet").set_index("caption_id")
@@ -148,7 +148,7 @@ def test_tag_stage_with_missing_kiwi_fails_before_writing(built, tmp_path, capsy
     out = tmp_path / "data"
     shutil.copytree(data, out)
     shutil.rmtree(out / "attributes")
-    assert main(["captions_tag", "--params", str(bad), "--data-dir", str(out)]) == 1
+    assert main(["captions_tag", "--params", str(bad), "--out", str(out)]) == 1
     assert "captions_kiwi_model" in capsys.readouterr().err
     assert not (out / "attributes").exists()
 

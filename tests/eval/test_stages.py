@@ -114,7 +114,7 @@ def test_report_outputs_and_determinism(project):
     frame = pd.read_csv(out / "results.csv")
     assert set(frame["task"]) == {"zeroshot", "retrieval", "clipscore", "mvl_sib"}
     assert frame[list(ROW_KEYS)].notna().all().all()
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((project / "metrics" / "eval.json").read_text())   # paths.metrics, tracked by git
     assert set(metrics) == {"models/tiny_clip/s0", "models/tiny_clip/s1", "models/tiny_clip/s2"}
     zeroshot = {k: v for k, v in metrics["models/tiny_clip/s0"].items() if k.startswith("zeroshot/babel_imagenet/")}
     assert zeroshot and all("top1" in values for values in zeroshot.values())
