@@ -211,14 +211,13 @@ class ImageEmbeddingCache:
                 if shard.index in todo:
                     yield shard, table
 
-        if self.runner.runner == "ray":
-            source = model_source(model, self.threads)
-            if not self._started_ray and shards.pending_shards(directory, plan, *self._hashes(model, image_set_hash)):
-                self._started_ray = connect_ray(self.runner)
-            worker_model = source
-        else:
-            worker_model = model
         params_hash, model_hash = self._hashes(model, image_set_hash)
+        worker_model = model  # the local runner shares the loaded model; Ray actors load their own
+        if self.runner.runner == "ray":
+            worker_model = model_source(model, self.threads)
+            # Ray starts once per cache (not per model and image set), and only for work to do
+            if not self._started_ray and shards.pending_shards(directory, plan, params_hash, model_hash):
+                self._started_ray = connect_ray(self.runner)
         stats = run_sharded(directory, plan, rows, ImageEncoder, (worker_model, str(Path(image_set.root).resolve())),
                             self.runner, params_hash=params_hash, model_hash=model_hash, sort_by=["row"],
                             desc=f"image embeddings {model.name}", provenance=described)
