@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mvl_sib_check": ("builders.mvl_sib.check_stage", "check MVL-SIB: rows, topic and label-position balance"),
     "geo_pool": ("builders.mvl_sib.geo_stage", "select geo-diverse image pools per language (XM3600 method)"),
     "captions_kiwi_model": ("builders.captions.kiwi_model_stage", "build the tiny COMETKiwi checkpoint (sample profile)"),
+    "captions_plan": ("builders.captions.plan_stage", "before captions_translate/tag: shards, pairs, hypotheses, output size, time"),
     "captions_translate": ("builders.captions.translate_stage", "translate English captions n-best with NLLB"),
     "captions_tag": ("builders.captions.tag_stage", "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi"),
     "captions_select": ("builders.captions.select_stage", "keep the best checked translation per caption; quality percentiles"),

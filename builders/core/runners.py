@@ -38,6 +38,7 @@ class RunnerConfig:
     """How a sharded stage runs (`<stage>.runner` in params.yaml)."""
 
     runner: Literal["local", "ray"] = setting("local", "local (this process) or ray (Ray Data actor pool)")
+    shard_size: int = setting(10000, "input rows per shard: the unit written, checked and redone (and of memory)")
     concurrency: int = setting(2, "ray: actors in the pool; each loads the model once")
     num_gpus: float = setting(0.0, "ray: GPUs per actor (1 = one model per GPU; 0.5 packs two per GPU)")
     num_cpus: float = setting(1.0, "ray: CPUs per actor")
@@ -47,8 +48,8 @@ class RunnerConfig:
     local_cpus: int | None = setting(None, "ray: CPUs of a local Ray started here (null: every core)")
 
     def __post_init__(self):
-        if self.batch_size < 1 or self.concurrency < 1:
-            raise BabelforgeError("runner: batch_size and concurrency must be at least 1")
+        if min(self.batch_size, self.concurrency, self.shard_size) < 1:
+            raise BabelforgeError("runner: shard_size, batch_size and concurrency must be at least 1")
 
 
 @dataclass

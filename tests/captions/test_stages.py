@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from builders.cli import main
+from builders.core import shards
 from builders.core.io import read_json, read_table, sha256_file
 
 from tests.project import command_env, run
@@ -27,6 +28,9 @@ def write_params(path: Path, xtd_path: Path, kiwi_dir, **input_overrides) -> Pat
     params["profile"] = "full"
     params["captions"]["input"].update(path=str(xtd_path), limit=N_CAPTIONS, **input_overrides)
     params["captions"]["tag"]["kiwi_model"] = str(kiwi_dir)
+    # The stub translator needs no model; the stage only checks that the folder is there.
+    (path.parent / "nllb-stub").mkdir(exist_ok=True)
+    params["paths"]["nllb_model"] = str(path.parent / "nllb-stub")
     path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     return path
 
@@ -63,8 +67,8 @@ def built(tmp_path_factory, xtd, xtd_path, tiny_kiwi_dir):
 
 def test_hypotheses_and_attributes_are_keyed_alike(built):
     _, data = built
-    hypotheses = read_table(data / "hypotheses.parquet")
-    attributes = read_table(data / "attributes.parquet")
+    hypotheses = shards.read(data / "hypotheses").to_pandas()
+    attributes = shards.read(data / "attributes").to_pandas()
     assert len(hypotheses) == N_CAPTIONS * 10 * 4
     assert list(hypotheses.columns) == ["caption_id", "lang", "hyp_rank", "text", "mt_score"]
     key = ["caption_id", "lang", "hyp_rank"]
@@ -143,10 +147,10 @@ def test_tag_stage_with_missing_kiwi_fails_before_writing(built, tmp_path, capsy
     bad.write_text(yaml.safe_dump(params))
     out = tmp_path / "data"
     shutil.copytree(data, out)
-    (out / "attributes.parquet").unlink()
+    shutil.rmtree(out / "attributes")
     assert main(["captions_tag", "--params", str(bad), "--data-dir", str(out)]) == 1
     assert "captions_kiwi_model" in capsys.readouterr().err
-    assert not (out / "attributes.parquet").exists()
+    assert not (out / "attributes").exists()
 
 
 def _dvc(cwd: Path, *args: str) -> str:
@@ -170,8 +174,10 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
 
     _dvc(project, "repro", "-s", "captions_tag")
     _dvc(project, "repro", "-s", "captions_select")
-    attributes = project / "data" / "captions" / "attributes.parquet"
-    before = (sha256_file(attributes), attributes.stat().st_mtime_ns)
+    attributes = project / "data" / "captions" / "attributes"
+    def state():
+        return {path.name: (sha256_file(path), path.stat().st_mtime_ns) for path in sorted(attributes.iterdir())}
+    before = state()
     quality_before = read_json(project / "data" / "captions" / "quality.json")
 
     values = yaml.safe_load(params.read_text())
@@ -182,6 +188,6 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     result = _dvc(project, "repro", "-s", "captions_tag", "captions_select")
     assert "Running stage 'captions_select'" in result
     assert "Running stage 'captions_tag'" not in result
-    assert (sha256_file(attributes), attributes.stat().st_mtime_ns) == before
+    assert state() == before
     quality_after = read_json(project / "data" / "captions" / "quality.json")
     assert sum(q["n_selected"] for q in quality_after.values()) < sum(q["n_selected"] for q in quality_before.values())
