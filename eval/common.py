@@ -54,11 +54,6 @@ class EvalRunnerConfig(RunnerConfig):
                                    "(a multiple of batch_size keeps the model's batches whatever the shard size)")
     batch_size: int = setting(64, "images per encoder call (the model's batch); both runners cut the same batches")
 
-    def __post_init__(self):
-        super().__post_init__()
-        if self.shard_size < 1:
-            raise BabelforgeError("eval.runner.shard_size must be at least 1")
-
 
 # ---------------------------------------------------------------- flags shared by the stages
 
