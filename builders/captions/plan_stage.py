@@ -2,9 +2,8 @@
 
 Streams the caption input once (no model) and prints the shards (and how many are already
 current), the (caption, language) pairs, the hypotheses, the expected output size and a time
-estimate. Rates come from the last run on this machine (`.cache/rates/`, written by the two
-stages) or, when there is none, from a short warm-up: the first `warmup` captions translated
-and tagged with the configured models (model loading not counted).
+estimate. Rates come from the last run (`<paths.captions>/.rates/`, written by the two stages)
+or, when there is none, from a short warm-up: the first `warmup` captions translated and tagged with the configured models (model loading not counted).
 """
 from __future__ import annotations
 
@@ -126,7 +125,7 @@ def run(config: Config) -> int:
                                      shards.stable_hash(model_record(translate)))
     todo_captions = sum(shard.rows for shard in todo)
 
-    translated, tagged = measured_rate("captions_translate"), measured_rate("captions_tag")
+    translated, tagged = measured_rate(data, "captions_translate"), measured_rate(data, "captions_tag")
     measured = {}
     if translated and tagged:
         measured = {"translate_rate": translated["rows_in_per_second"] / translated["concurrency"],

@@ -32,6 +32,7 @@ class Config:
     kiwi_length_sorted: bool = setting(True, "batch by length (less padding); scores come back in input order")
     repeat_max_n: int = setting(4, "longest n-gram the repetition tagger looks for")
     batch_size: int = setting(2048, "hypotheses per worker call (captions.runner.batch_size counts captions)")
+    threads: int = setting(0, "torch CPU threads per worker; 0: torch's default")
     input: InputConfig = from_group(InputConfig, "captions.input", "the caption set: its languages are in play")
     runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")
     profile: str = from_group(str, "profile", "the build profile")
@@ -71,6 +72,10 @@ class TagWorker:
         from builders.captions.qe import kiwi_scorer
         from builders.captions.settings import load_registry
 
+        if config.threads:
+            import torch
+
+            torch.set_num_threads(config.threads)
         self.kiwi, _ = kiwi_scorer(config.kiwi_model, config.kiwi_revision, config.kiwi_batch_size,
                                    config.kiwi_device, config.kiwi_length_sorted)
         registry = load_registry(None)
@@ -164,7 +169,7 @@ def run(config: Config) -> int:
     stats = run_sharded(data / ATTRIBUTES_DIR, plan, rows, TagWorker, (config, in_play), runner,
                         params_hash=shards.stable_hash(params), model_hash=shards.stable_hash(kiwi_record),
                         sort_by=KEY, desc="captions_tag", provenance=record)
-    record_rate("captions_tag", stats, runner, unit="hypotheses")
+    record_rate(data, "captions_tag", stats, runner, unit="hypotheses")
     info(f"captions_tag: {len(attribute_schema()) - len(KEY)} attribute columns, {stats.shards} shards made now "
          f"-> {data / ATTRIBUTES_DIR}")
     return 0

@@ -34,6 +34,7 @@ class Config:
     device: str = setting("auto", "cuda when present, else cpu")
     compute_type: str = setting("auto", "int8 on CPU, int8_float16 on GPU")
     chunk_size: int = setting(512, "(text, target) pairs per translator call")
+    threads: int = setting(0, "CPU threads per translator (one per worker); 0: CTranslate2's default")
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
     input: InputConfig = from_group(InputConfig, "captions.input", "the English caption set (captions.input)")
     runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")
@@ -67,7 +68,7 @@ def make_translator(config: Config):
 
     if not Path(config.paths.nllb_model).exists():
         raise BabelforgeError(f"{config.paths.nllb_model}: no NLLB model; run `babelforge nllb` first")
-    return NllbTranslator(config.paths.nllb_model, **config.translator_kwargs())
+    return NllbTranslator(config.paths.nllb_model, **config.translator_kwargs(), intra_threads=config.threads)
 
 
 class TranslateWorker:
@@ -116,7 +117,7 @@ def model_record(config: Config) -> dict[str, Any]:
 def shard_params(config: Config, source_code: str, targets: dict[str, str]) -> dict[str, Any]:
     """Everything besides the input rows and the model that decides a hypotheses shard's bytes."""
     return {"source": source_code, "targets": targets, "chunk_size": config.chunk_size,
-            "batch_size": config.runner.batch_size}
+            "batch_size": config.runner.batch_size, "threads": config.threads}
 
 
 def run(config: Config) -> int:
@@ -170,7 +171,7 @@ def run(config: Config) -> int:
     stats = run_sharded(data / HYPOTHESES_DIR, plan, rows, TranslateWorker, (config, source_code, targets),
                         config.runner, params_hash=shards.stable_hash(params), model_hash=shards.stable_hash(model),
                         sort_by=KEY, desc="captions_translate", provenance=record)
-    record_rate("captions_translate", stats, config.runner, unit="captions")
+    record_rate(data, "captions_translate", stats, config.runner, unit="captions")
     summary = shards.digest(data / HYPOTHESES_DIR)
     info(f"captions_translate: {summary['rows']} hypotheses in {summary['shards']} shards "
          f"({stats.shards} made now) -> {data / HYPOTHESES_DIR}")

@@ -28,9 +28,9 @@ from typing import Any, Callable, Iterable, Literal
 from builders.core.config import setting
 from builders.core.errors import BabelforgeError
 
-# Where measured throughput is kept for plans (`babelforge captions_plan`): a cache of this
-# machine, not an artifact (a timing would make DVC outputs differ between identical runs).
-RATES_DIR = Path(".cache/rates")
+# Measured throughput is kept for plans (`babelforge captions_plan`) in a `.rates/` folder beside
+# a stage's shard directories: never inside a DVC output (a timing would make identical runs differ).
+RATES_DIR = ".rates"
 
 
 @dataclass(frozen=True)
@@ -264,8 +264,9 @@ def run_sharded(
 
 # ---------------------------------------------------------------- measured rates
 
-def record_rate(stage: str, stats: RunStats, config: RunnerConfig, unit: str, directory: Path | None = None) -> None:
-    """Keep this run's throughput (input rows per second) for the next plan of `stage`."""
+def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, config: RunnerConfig, unit: str) -> None:
+    """Keep this run's throughput (input rows per second) for the next plan of `stage`, in
+    `directory/.rates/<stage>.json` (directory: the folder holding the stage's shard directories)."""
     from builders.core.io import write_json
 
     if stats.rows_in == 0 or stats.seconds <= 0:
@@ -274,12 +275,12 @@ def record_rate(stage: str, stats: RunStats, config: RunnerConfig, unit: str, di
                 else 1, "unit": unit, "rows_in": stats.rows_in, "rows_out": stats.rows_out,
                 "seconds": round(stats.seconds, 3), "rows_in_per_second": stats.rows_in / stats.seconds,
                 "rows_out_per_input_row": stats.rows_out / stats.rows_in},
-               (directory or RATES_DIR) / f"{stage}.json")
+               Path(directory) / RATES_DIR / f"{stage}.json")
 
 
-def measured_rate(stage: str, directory: Path | None = None) -> dict | None:
+def measured_rate(directory: str | os.PathLike, stage: str) -> dict | None:
     """The throughput the last run of `stage` on this machine recorded, or None."""
     from builders.core.io import read_json
 
-    path = (directory or RATES_DIR) / f"{stage}.json"
+    path = Path(directory) / RATES_DIR / f"{stage}.json"
     return read_json(path) if path.is_file() else None
