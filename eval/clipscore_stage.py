@@ -8,7 +8,7 @@ import argparse
 from dataclasses import dataclass
 
 from builders.core.config import Paths, from_group, setting, stage_paths
-from eval.common import CommonConfig, add_language_flag, add_model_flags, add_out_flag
+from eval.common import CommonConfig, EvalRunnerConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore", "pairwise_accuracy")
 
@@ -27,6 +27,7 @@ class Config:
                                                "of the same image (null: no RefCLIPScore)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/clipscore.json)")
     common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
+    runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 

@@ -5,7 +5,7 @@ import argparse
 from dataclasses import dataclass
 
 from builders.core.config import Paths, from_group, setting, stage_paths
-from eval.common import CommonConfig, add_language_flag, add_model_flags, add_out_flag
+from eval.common import CommonConfig, EvalRunnerConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "dataset", "lang", "n_captions", "n_images", "t2i_r@1", "t2i_r@5", "i2t_r@1", "i2t_r@5",
            "mean_recall")
@@ -25,6 +25,7 @@ class Config:
     chunk: int = setting(1024, "queries scored at a time (bounds memory)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/retrieval.json)")
     common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
+    runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
