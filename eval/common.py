@@ -80,7 +80,7 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                         help="evaluate this model instead of eval.common.models (repeatable; a Hub id needs @<sha>)")
     parser.add_argument("--device", dest="eval.common.device", metavar="DEVICE",
                         help="auto, cpu, cuda or cuda:<n> (eval.common.device)")
-    parser.add_argument("--runner", dest="eval.runner.runner", choices=["local", "ray"],
+    parser.add_argument("--runner", dest="eval.runner.runner", choices=["local", "ray"], metavar="{local,ray}",
                         help="where images are encoded: local (this process) or ray (eval.runner.runner)")
 
 

@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parents[1]
 DVC = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
 PATHS = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))["paths"]
 
-# The captions stages are being rewritten on another branch (sharding); their quality.json moves to
-# `${paths.metrics}/captions.json` (builders.captions.select.headline) when that branch lands.
-NOT_YET_CONVERTED = {"captions_select"}
+# Stages whose metrics have not moved to `paths.metrics` yet (none now; kept so a stage mid-move can
+# be named here rather than the checks loosened).
+NOT_YET_CONVERTED: set[str] = set()
 
 
 def _entries(stage: dict, section: str) -> list[tuple[str, dict]]:
@@ -51,7 +51,7 @@ STAGES_WITH_METRICS = sorted(name for name, stage in DVC.items() if stage.get("m
 
 
 def test_the_headline_stages_declare_metrics():
-    assert {"labels", "mvl_sib_check", "eval_report"} <= set(STAGES_WITH_METRICS)
+    assert {"labels", "mvl_sib_check", "captions_select", "eval_report"} <= set(STAGES_WITH_METRICS)
 
 
 @pytest.mark.parametrize("name", STAGES_WITH_METRICS)

@@ -35,6 +35,7 @@ VOCABULARY = {
     "--registry": "the language registry TSV",
     "--model": "the model to use (a folder or a model id)",
     "--device": "cpu, cuda or auto",
+    "--runner": "local or ray: where sharded work runs",
     "--images": "an image folder",
     "--image-root": "the folder image paths are relative to",
     "--manifest": "an image manifest",

@@ -53,6 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
                              "quality.json (paths.captions)")
     hidden_alias(parser, "--data-dir", "--out")
+    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
+                        help="folder of the headline metrics; writes captions.json there (paths.metrics)")
 
 
 def select_rows(
@@ -160,7 +162,9 @@ def run(config: Config) -> int:
     from builders.core import shards, taggers
     from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
+    from builders.captions.select import headline
     from builders.core.io import write_json, write_table
+    from builders.core.metrics import write_metrics
     from builders.core.progress import info, progress
     from builders.core.provenance import provenance
 
@@ -208,6 +212,7 @@ def run(config: Config) -> int:
     refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
     summary = summarise(rows, refs, top_hypotheses)
     write_json(summary, data / QUALITY_FILE)
+    write_metrics(headline(summary), config.paths.metrics, "captions")
     for lang, figures in summary.items():
         info(f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
              f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "

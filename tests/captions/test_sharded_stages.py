@@ -37,6 +37,7 @@ def write_params(root: Path, captions: Path, kiwi_dir, nllb_dir: Path | None = N
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["profile"] = "sample"
     params["paths"]["captions"] = str(root / "data")
+    params["paths"]["metrics"] = str(root / "metrics")
     if nllb_dir is None:  # the stub translator needs no model, only the folder the stage checks
         nllb_dir = root / "nllb-stub"
         nllb_dir.mkdir(exist_ok=True)

@@ -61,7 +61,7 @@ def built(tmp_path_factory, xtd, xtd_path, tiny_kiwi_dir):
         monkeypatch.undo()
     common = ["--params", str(params), "--out", str(data)]
     assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common]) == 0
+    assert main(["captions_select", *common, "--metrics", str(data.parent / "metrics")]) == 0
     return root, data
 
 
@@ -114,7 +114,7 @@ def test_selection_rerun_is_byte_identical(built, tmp_path):
     root, data = built
     before = {name: sha256_file(data / name) for name in ("selected.parquet", "quality.json")}
     common = ["--params", str(root / "params.yaml"), "--out", str(data)]
-    assert main(["captions_select", *common]) == 0
+    assert main(["captions_select", *common, "--metrics", str(data.parent / "metrics")]) == 0
     assert {name: sha256_file(data / name) for name in before} == before
 
 
@@ -133,7 +133,7 @@ def test_extra_input_columns_reach_the_selected_table(tmp_path, monkeypatch, tin
     assert translate(monkeypatch, params, data, StubTranslator(known=known, num_hypotheses=3)) == 0
     common = ["--params", str(params), "--out", str(data)]
     assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common]) == 0
+    assert main(["captions_select", *common, "--metrics", str(data.parent / "metrics")]) == 0
     selected = read_table(data / "selected.parquet").set_index("caption_id")
     assert selected.loc["a", "rating"] == "4.5" and selected.loc["b", "ref_rus_Cyrl"] == "две кошки"
     assert selected.loc["a", "text"] == "собака на траве"
