@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from builders.core.config import setting
+from builders.core.config import Paths, from_group, setting, stage_paths
 from builders.core.errors import BabelforgeError
 from builders.core.runners import RunnerConfig
 
@@ -53,6 +53,17 @@ class EvalRunnerConfig(RunnerConfig):
     shard_size: int = setting(256, "images per shard of the embedding cache: the unit written, resumed and redone "
                                    "(a multiple of batch_size keeps the model's batches whatever the shard size)")
     batch_size: int = setting(64, "images per encoder call (the model's batch); both runners cut the same batches")
+
+
+@dataclass(frozen=True)
+class ImageStageConfig:
+    """The settings every eval stage that encodes images shares (zero-shot, retrieval, clipscore,
+    MVL-SIB); each stage's Config adds its own group's fields to these."""
+
+    common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
+    runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
+    profile: str = from_group(str, "profile", "the build profile")
+    paths: Paths = stage_paths()
 
 
 # ---------------------------------------------------------------- flags shared by the stages

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from builders.core.config import Paths, from_group, setting, stage_paths
-from eval.common import CommonConfig, EvalRunnerConfig, add_language_flag, add_model_flags, add_out_flag
+from builders.core.config import setting
+from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 # The package's copy, so a project folder without resources/ still finds them.
 ENGLISH_TEMPLATES = Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt"
@@ -15,7 +15,7 @@ COLUMNS = ("model", "lang", "prompt_set", "n_classes", "n_images", "top1", "top5
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ImageStageConfig):
     """The `eval.zeroshot` group of params.yaml."""
 
     GROUP = "eval.zeroshot"
@@ -33,10 +33,6 @@ class Config:
     control_repeats: int = setting(10, "seeded class subsets averaged in the control")
     english_templates: str | None = setting(None, "English CLIP templates, one per line (null: resources/clip_templates_en.txt)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/zeroshot.json)")
-    common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
-    runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
-    profile: str = from_group(str, "profile", "the build profile")
-    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
