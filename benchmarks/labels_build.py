@@ -29,9 +29,11 @@ def main() -> None:
         p = str(tmp / "params.yaml")
         steps = [
             ("wordnet", ["wordnet", "--params", p, "--out", str(tmp / "wordnet.parquet")]),
-            ("senses", ["senses", "--params", p, "--wordnet", str(tmp / "wordnet.parquet"), "--out-dir", str(tmp / "senses")]),
-            ("labels", ["labels", "--params", p, "--wordnet", str(tmp / "wordnet.parquet"), "--senses-dir",
-                        str(tmp / "senses"), "--out-dir", str(tmp / "bi"), "--quiet"]),
+            ("senses", ["senses", "--params", p, "--wordnet", str(tmp / "wordnet.parquet"), "--out", str(tmp / "senses")]),
+            ("labels", ["labels", "--params", p, "--wordnet", str(tmp / "wordnet.parquet"), "--senses",
+                        str(tmp / "senses"), "--out", str(tmp / "bi" / "labels.parquet"),
+                        "--languages", str(tmp / "bi" / "languages.parquet"),
+                        "--candidates", str(tmp / "bi" / "candidates.parquet"), "--metrics", str(tmp / "metrics")]),
         ]
         total = 0.0
         for name, argv in steps:

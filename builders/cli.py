@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mvl_sib_check": ("builders.mvl_sib.check_stage", "check MVL-SIB: rows, topic and label-position balance"),
     "geo_pool": ("builders.mvl_sib.geo_stage", "select geo-diverse image pools per language (XM3600 method)"),
     "captions_kiwi_model": ("builders.captions.kiwi_model_stage", "build the tiny COMETKiwi checkpoint (sample profile)"),
+    "captions_plan": ("builders.captions.plan_stage", "before captions_translate/tag: shards, pairs, hypotheses, output size, time"),
     "captions_translate": ("builders.captions.translate_stage", "translate English captions n-best with NLLB"),
     "captions_tag": ("builders.captions.tag_stage", "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi"),
     "captions_select": ("builders.captions.select_stage", "keep the best checked translation per caption; quality percentiles"),
@@ -168,12 +169,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(rest)
     try:
         if hasattr(module, "Config"):
-            return int(module.run(config_from_args(module, args)) or 0)
+            from builders.core.io import stage_lock, stage_outputs
+
+            config = config_from_args(module, args)
+            # one writer per output: a second run of the stage on the same outputs stops at once
+            with stage_lock(name, stage_outputs(name, config)):
+                return int(module.run(config) or 0)
         return int(module.run(args) or 0)
-    except BabelforgeError as error:
+    except (BabelforgeError, OSError) as error:   # OSError: a full disk, a folder that cannot be written
         if args.debug:
             raise
-        print(f"babelforge {name}: error: {error}", file=sys.stderr)
+        from builders.core.io import os_error_text
+
+        text = (f"{str(error.filename) + ': ' if error.filename else ''}{os_error_text(error)}"
+                if isinstance(error, OSError) else str(error))
+        print(f"babelforge {name}: error: {text}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"babelforge {name}: interrupted; nothing partial was written", file=sys.stderr)

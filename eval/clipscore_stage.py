@@ -7,14 +7,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, from_group, setting, stage_paths
-from eval.common import CommonConfig, add_language_flag, add_model_flags, add_out_flag
+from builders.core.config import setting
+from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore", "pairwise_accuracy")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ImageStageConfig):
     """The `eval.clipscore` group of params.yaml."""
 
     GROUP = "eval.clipscore"
@@ -26,9 +26,6 @@ class Config:
     reference_lang: str | None = setting("en", "RefCLIPScore reference: this caption-set language's captions "
                                                "of the same image (null: no RefCLIPScore)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/clipscore.json)")
-    common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
-    profile: str = from_group(str, "profile", "the build profile")
-    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

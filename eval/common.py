@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from builders.core.config import setting
+from builders.core.config import Paths, from_group, setting, stage_paths
 from builders.core.errors import BabelforgeError
+from builders.core.runners import RunnerConfig
 
 # XTD10 names Japanese `jp`; every other caption-set code is ISO 639-1.
 CAPTION_CODE_ALIASES = {"jp": "ja"}
@@ -44,6 +45,27 @@ class CommonConfig:
         "models to evaluate, one at a time (sample: the tiny CLIPs; full: Hub ids with pinned revisions)")
 
 
+@dataclass(frozen=True)
+class EvalRunnerConfig(RunnerConfig):
+    """The `eval.runner` group: how the stages that encode images (zero-shot, retrieval, clipscore,
+    MVL-SIB) compute the embedding cache's shards; the runner settings with image-sized defaults."""
+
+    shard_size: int = setting(256, "images per shard of the embedding cache: the unit written, resumed and redone "
+                                   "(a multiple of batch_size keeps the model's batches whatever the shard size)")
+    batch_size: int = setting(64, "images per encoder call (the model's batch); both runners cut the same batches")
+
+
+@dataclass(frozen=True)
+class ImageStageConfig:
+    """The settings every eval stage that encodes images shares (zero-shot, retrieval, clipscore,
+    MVL-SIB); each stage's Config adds its own group's fields to these."""
+
+    common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
+    runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
+    profile: str = from_group(str, "profile", "the build profile")
+    paths: Paths = stage_paths()
+
+
 # ---------------------------------------------------------------- flags shared by the stages
 
 def model_spec(text: str) -> dict:
@@ -69,6 +91,8 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                         help="evaluate this model instead of eval.common.models (repeatable; a Hub id needs @<sha>)")
     parser.add_argument("--device", dest="eval.common.device", metavar="DEVICE",
                         help="auto, cpu, cuda or cuda:<n> (eval.common.device)")
+    parser.add_argument("--runner", dest="eval.runner.runner", choices=["local", "ray"], metavar="{local,ray}",
+                        help="where images are encoded: local (this process) or ray (eval.runner.runner)")
 
 
 def add_language_flag(parser: argparse.ArgumentParser, group: str) -> None:
@@ -170,10 +194,12 @@ def load_models(common: CommonConfig) -> Iterator:
         yield load_model(spec.id, spec.revision, device)
 
 
-def image_cache(common: CommonConfig):
+def image_cache(common: CommonConfig, runner: EvalRunnerConfig):
+    """The image-embedding cache of `common.cache`, encoding on the `eval.runner` runner; use it
+    as a context manager (a Ray it starts is shut down at the end)."""
     from eval.cache import ImageEmbeddingCache
 
-    return ImageEmbeddingCache(common.cache)
+    return ImageEmbeddingCache(common.cache, runner, threads=common.threads)
 
 
 # ---------------------------------------------------------------- results
@@ -304,12 +330,12 @@ def caption_task_rows(config, task: str, rows_for: Callable, helper_codes: Seque
     image_sets = {name: caption_image_set(config.images, name, data["images"], config.max_images,
                                           f"eval.{task}.images")
                   for name, data, _ in sets}
-    cache = image_cache(config.common)
     rows: list[dict] = []
-    for model in load_models(config.common):
-        for name, data, version in sets:
-            rows += rows_for(model, image_sets[name], cache, data["captions"], name, resolve,
-                             seed=config.common.seed, dataset_version=version, **options)
+    with image_cache(config.common, config.runner) as cache:
+        for model in load_models(config.common):
+            for name, data, version in sets:
+                rows += rows_for(model, image_sets[name], cache, data["captions"], name, resolve,
+                                 seed=config.common.seed, dataset_version=version, **options)
     if wanted is not None:
         rows = [row for row in rows if row["lang"] in wanted]
     return rows, {name: version for name, _, version in sets}

@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 from eval.common import CommonConfig, add_language_flag
 
 
@@ -33,7 +33,8 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_language_flag(parser, "eval.export")
-    parser.add_argument("--out-dir", dest="out_dir", metavar="DIR", help="folder to write (eval.export.out_dir)")
+    parser.add_argument("--out", dest="out_dir", metavar="DIR", help="folder to write (eval.export.out_dir)")
+    hidden_alias(parser, "--out-dir", "--out")
     parser.add_argument("--labels", dest="paths.labels", metavar="FILE", help="labels.parquet (paths.labels)")
     parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
 

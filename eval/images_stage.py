@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,9 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out-dir", dest="paths.eval_images", metavar="DIR",
+    parser.add_argument("--out", dest="paths.eval_images", metavar="DIR",
                         help="writes imagenet/<wnid>/ and captions/ here (paths.eval_images)")
+    hidden_alias(parser, "--out-dir", "--out")
 
 
 def chosen_classes(classes: list[tuple[int, str]], n_classes: int) -> list[tuple[int, str]]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, from_group, setting, stage_paths
-from eval.common import CommonConfig, add_language_flag, add_model_flags, add_out_flag
+from builders.core.config import setting
+from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "mvl_task", "k", "lang", "n", "accuracy")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ImageStageConfig):
     """The `eval.mvl_sib` group of params.yaml."""
 
     GROUP = "eval.mvl_sib"
@@ -20,9 +20,6 @@ class Config:
     languages: list[str] | None = setting(["eng_Latn", "deu_Latn", "swh_Latn", "zho_Hans", "arb_Arab"],
                                           "only these languages (per profile; null: all)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/mvl_sib.json)")
-    common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
-    profile: str = from_group(str, "profile", "the build profile")
-    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,11 +54,11 @@ def run(config: Config) -> int:
     missing = sorted(set(wanted or ()) - {lang for _, lang in tables})
     if missing:
         raise BabelforgeError(f"eval.mvl_sib.languages: {', '.join(missing)} have no tables under {root}")
-    cache = image_cache(config.common)
     version = dataset_version(root)
     rows = []
-    for model in load_models(config.common):
-        rows += mvl_sib_rows(model, tables, image_set, cache, seed=config.common.seed, dataset_version=version)
+    with image_cache(config.common, config.runner) as cache:
+        for model in load_models(config.common):
+            rows += mvl_sib_rows(model, tables, image_set, cache, seed=config.common.seed, dataset_version=version)
     write_run("mvl_sib", rows, config, {"mvl_sib": version}, results_path(config, "mvl_sib"))
     print_results(rows, COLUMNS)
     return 0

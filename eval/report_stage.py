@@ -1,11 +1,15 @@
-"""`babelforge eval_report`: every task's rows in one CSV, DVC metrics, and the plots (PNG, SVG, PDF)."""
+"""`babelforge eval_report`: every task's rows in one CSV, headline metrics, and the plots (PNG, SVG, PDF).
+
+The headline (per model, means over languages) goes to `<paths.metrics>/eval.json`, a DVC metric
+tracked by git; the per-language rows stay in `results.csv` and the plot data under `plots/`.
+"""
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 
 TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
 
@@ -22,15 +26,19 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out-dir", dest="paths.eval_reports", metavar="DIR",
-                        help="reads <task>.json and writes results.csv, metrics.json, plots/ here (paths.eval_reports)")
+    parser.add_argument("--out", dest="paths.eval_reports", metavar="DIR",
+                        help="reads <task>.json and writes results.csv and plots/ here (paths.eval_reports)")
+    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
+                        help="folder of the headline metrics; writes eval.json there (paths.metrics)")
+    hidden_alias(parser, "--out-dir", "--out")
 
 
 def run(config: Config) -> int:
     from pathlib import Path
 
     from builders.core.errors import BabelforgeError
-    from builders.core.io import read_json, read_table, write_json
+    from builders.core.io import read_json, read_table
+    from builders.core.metrics import write_metrics
     from builders.core.progress import info
     from eval import report
 
@@ -46,7 +54,7 @@ def run(config: Config) -> int:
     if frame.empty:
         raise BabelforgeError(f"no evaluation results under {out}; run the eval stages first")
     report.write_csv(frame, out / "results.csv")
-    write_json(report.summary_metrics(frame), out / "metrics.json")
+    metrics = write_metrics(report.summary_metrics(frame), config.paths.metrics, "eval")
 
     plots = out / "plots"
     zeroshot = frame[frame["task"] == "zeroshot"]
@@ -69,5 +77,5 @@ def run(config: Config) -> int:
         correlations = report.per_model_correlation(pairs, config.min_languages)
         report.write_csv(correlations, plots / "correlation_by_model.csv")
         report.plot_correlation_heatmap(correlations, plots / "correlation_by_model", config.min_languages)
-    info(f"eval_report: {len(frame)} rows -> {out / 'results.csv'}, metrics.json, plots/")
+    info(f"eval_report: {len(frame)} rows -> {out / 'results.csv'}, {out / 'plots'}, {metrics}")
     return 0

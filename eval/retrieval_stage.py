@@ -4,15 +4,15 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, from_group, setting, stage_paths
-from eval.common import CommonConfig, add_language_flag, add_model_flags, add_out_flag
+from builders.core.config import setting
+from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "dataset", "lang", "n_captions", "n_images", "t2i_r@1", "t2i_r@5", "i2t_r@1", "i2t_r@5",
            "mean_recall")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ImageStageConfig):
     """The `eval.retrieval` group of params.yaml."""
 
     GROUP = "eval.retrieval"
@@ -24,9 +24,6 @@ class Config:
     languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
     chunk: int = setting(1024, "queries scored at a time (bounds memory)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/retrieval.json)")
-    common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
-    profile: str = from_group(str, "profile", "the build profile")
-    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

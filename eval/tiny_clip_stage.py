@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -18,8 +18,9 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out-dir", dest="paths.tiny_clip", metavar="DIR",
+    parser.add_argument("--out", dest="paths.tiny_clip", metavar="DIR",
                         help="folder to write s<seed>/ models into (paths.tiny_clip)")
+    hidden_alias(parser, "--out-dir", "--out")
 
 
 def run(config: Config) -> int:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from builders.core.config import Paths, from_group, setting, stage_paths
-from eval.common import CommonConfig, add_language_flag, add_model_flags, add_out_flag
+from builders.core.config import setting
+from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 # The package's copy, so a project folder without resources/ still finds them.
 ENGLISH_TEMPLATES = Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt"
@@ -15,7 +15,7 @@ COLUMNS = ("model", "lang", "prompt_set", "n_classes", "n_images", "top1", "top5
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ImageStageConfig):
     """The `eval.zeroshot` group of params.yaml."""
 
     GROUP = "eval.zeroshot"
@@ -33,9 +33,6 @@ class Config:
     control_repeats: int = setting(10, "seeded class subsets averaged in the control")
     english_templates: str | None = setting(None, "English CLIP templates, one per line (null: resources/clip_templates_en.txt)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/zeroshot.json)")
-    common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
-    profile: str = from_group(str, "profile", "the build profile")
-    paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -86,18 +83,18 @@ def run(config: Config) -> int:
                                         {wnid: idx for idx, wnid in imagenet_classes()})
     image_set_hash = image_set.content_hash()
     labels_version = dataset_version(labels_path)
-    cache = image_cache(config.common)
     rows = []
-    for model in load_models(config.common):
-        rows += zeroshot_rows(
-            model, image_set, cache, labels, english, translated,
-            prompt_sets=config.prompt_sets, fallback=config.fallback, knowledge=knowledge,
-            max_templates=config.max_templates, control_classes=config.control_classes,
-            control_repeats=config.control_repeats, seed=config.common.seed,
-            dataset_version=labels_version, image_set_hash=image_set_hash,
-        )
-        info(f"eval_zeroshot: {model.name} done ({len(labels)} languages; "
-             f"image cache hits {cache.hits}, misses {cache.misses})")
+    with image_cache(config.common, config.runner) as cache:
+        for model in load_models(config.common):
+            rows += zeroshot_rows(
+                model, image_set, cache, labels, english, translated,
+                prompt_sets=config.prompt_sets, fallback=config.fallback, knowledge=knowledge,
+                max_templates=config.max_templates, control_classes=config.control_classes,
+                control_repeats=config.control_repeats, seed=config.common.seed,
+                dataset_version=labels_version, image_set_hash=image_set_hash,
+            )
+            info(f"eval_zeroshot: {model.name} done ({len(labels)} languages; image cache hits {cache.hits}, "
+                 f"misses {cache.misses}, images encoded {cache.encoded_images})")
     sources = {"labels": labels_version, "prompts": dataset_version(prompts_path), "images": "sha256:" + image_set_hash}
     write_run("zeroshot", rows, config, sources, results_path(config, "zeroshot"))
     print_results(rows, COLUMNS)

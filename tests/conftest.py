@@ -33,3 +33,17 @@ def tiny_nllb(tmp_path_factory, sib_dir) -> Path:
     from builders.translation.tiny import build_tiny_nllb
 
     return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), sib_dir=sib_dir, seed=0)
+
+
+def _tracked_metrics() -> dict[str, bytes]:
+    folder = REPO / "metrics"
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+
+
+@pytest.fixture(autouse=True)
+def metrics_folder_untouched():
+    """A stage run from a test writes its headline metrics under the test's own folder, never into the
+    repo's git-tracked `metrics/` (params.yaml's `paths.metrics` is relative to the working directory)."""
+    before = _tracked_metrics()
+    yield
+    assert _tracked_metrics() == before, "a test wrote into the repo's metrics/: give the stage --metrics <tmp>"

@@ -6,8 +6,9 @@ tests/mvl_sib: the topic images; tests/lexicon: the BabelNet API). Servers bind
 127.0.0.1 on a free port.
 
 `LoopbackServer` serves the files under a folder (or extra in-memory `files`) and can be
-told, per path, to fail in order (`failures[path] = [...]`): `503`, `429:<Retry-After value>`,
-`truncate` (sends half the body, then closes), `corrupt` (flips the bytes), `404`.
+told, per path, to fail in order (`failures[path] = [...]`): `500`, `503`, `429:<Retry-After value>`,
+`truncate` (sends half the body, then closes), `corrupt` (flips the bytes), `404`, `hang` (accepts,
+then answers nothing for `hang_seconds`). A mode ending in `*` is never used up (`500*`: 500 forever).
 It records every request (path + headers), honours `Range` unless told not to, and
 gzips a `.json` body when asked to and the client accepts it.
 """
@@ -62,11 +63,15 @@ class MirrorHandler(QuietHandler):
         with server.lock:
             server.requests.append((path, dict(self.headers)))
             plan = server.failures.get(path) or []
-            mode = plan.pop(0) if plan else None
+            mode = (plan[0] if plan[0].endswith("*") else plan.pop(0)) if plan else None
+            mode = mode.rstrip("*") if mode else None
+        if mode == "hang":
+            server.hung.wait(server.hang_seconds)
+            return
         if mode == "404" or (path not in server.files and not (server.root and (server.root / path).is_file())):
             return self.reply(404, b"not found")
-        if mode == "503":
-            return self.reply(503, b"busy")
+        if mode in ("500", "503"):
+            return self.reply(int(mode), b"busy")
         if mode and mode.startswith("429"):
             return self.reply(429, b"slow down", {"Retry-After": mode.partition(":")[2]})
         body = server.files[path] if path in server.files else (server.root / path).read_bytes()
@@ -104,10 +109,16 @@ class LoopbackServer(ThreadingHTTPServer):
         self.range_support = True
         self.gzip_json = False
         self.lock = threading.Lock()
+        self.hang_seconds = 30.0
+        self.hung = threading.Event()   # set it to release hanging requests at once
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def server_close(self):
+        self.hung.set()
+        super().server_close()
 
     def hits(self, path: str) -> list[dict]:
         return [headers for requested, headers in self.requests if requested == path]

@@ -72,7 +72,7 @@ def test_full_profile_without_key_fails_at_once_naming_the_variable(project):
     env = {k: v for k, v in env.items() if k != "BABELNET_KEY"}
     run(["babelforge", "wordnet", "--params", str(path), "--out", "data/wn-full.parquet"], copy, env)
     result = subprocess.run(["babelforge", "senses", "--params", str(path), "--wordnet", "data/wn-full.parquet",
-                             "--out-dir", "data/senses-full"],
+                             "--out", "data/senses-full"],
                             cwd=copy, env=env, capture_output=True, text=True)
     assert result.returncode == 1
     assert "BABELNET_KEY" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -118,7 +118,7 @@ def test_review_journey(project, tmp_path):
     assert f"deu_Latn 3 of {n_german} classes" in readme
 
     # babelforge diff: the review-made changes apart from the rule-made ones
-    run(["babelforge", "diff", str(before), str(labels_path), "--format", "json", "--output", str(tmp_path / "d.json")],
+    run(["babelforge", "diff", str(before), str(labels_path), "--format", "json", "--out", str(tmp_path / "d.json")],
         copy, env)
     diff = json.loads((tmp_path / "d.json").read_text())
     assert diff["summary"]["by_review"] == {"added": 0, "removed": 1, "relabelled": 1}

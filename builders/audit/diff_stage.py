@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 from builders.core.errors import BabelforgeError
 
 
@@ -47,7 +47,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", dest="path", help="labels file inside the repo for --rev (default: paths.labels)")
     parser.add_argument("--repo", dest="repo", help="git/DVC repository for --rev (default: here)")
     parser.add_argument("--format", dest="format", choices=("markdown", "json"), help="output format (markdown)")
-    parser.add_argument("--output", dest="output", help="write here instead of stdout")
+    parser.add_argument("--out", dest="output", metavar="FILE", help="write here instead of stdout")
+    hidden_alias(parser, "--output", "--out")
 
 
 def run(config: Config) -> int:

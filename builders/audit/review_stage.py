@@ -23,7 +23,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from builders.core.params import DEFAULT_PARAMS
 
     parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (its `paths:` group)")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="export|import")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="export|import",
+                                    help="export a language's review sheet, or import a filled-in one")
     export = actions.add_parser("export", help="write a language's review sheet (CSV)")
     export.add_argument("lang", help="language key, e.g. deu_Latn")
     export.add_argument("--out", default=None, help="sheet to write (default: <lang>.review.csv here)")

@@ -5,7 +5,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 from builders.lexicon.senses_stage import Config as SensesConfig
 
 TAGGERS = ("duplicate_v1",)
@@ -26,7 +26,7 @@ class Config:
     """The `labels` group of params.yaml."""
 
     GROUP = "labels"
-    min_classes: int = setting(10, "keep a language only with at least this many classes")
+    min_classes: int = setting(10, "keep a language only with at least this many classes", minimum=1)
     low_precision_sources: list[str] = setting(
         ["WIKIRED", "WIKIDATA_ALIAS"], "sense sources used only when nothing else is left")
     ranking: Literal["first", "agreement"] = setting(
@@ -46,16 +46,29 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wordnet", dest="paths.wordnet", help="output of `babelforge wordnet` (paths.wordnet)")
-    parser.add_argument("--senses-dir", dest="paths.senses", help="output of `babelforge senses` (paths.senses)")
-    parser.add_argument("--labels", dest="paths.labels", help="labels.parquet to write (paths.labels)")
-    parser.add_argument("--languages", dest="paths.languages", help="languages.parquet to write (paths.languages)")
-    parser.add_argument("--reviews", dest="paths.reviews", help="review files, <lang>.tsv each (paths.reviews)")
-    parser.add_argument("--candidates", dest="paths.candidates", help="candidates.parquet to write (paths.candidates)")
+    parser.add_argument("--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)")
+    parser.add_argument("--senses", dest="paths.senses", metavar="DIR",
+                        help="output folder of `babelforge senses` (paths.senses)")
+    parser.add_argument("--out", dest="paths.labels", metavar="FILE", help="labels.parquet to write (paths.labels)")
+    parser.add_argument("--languages", dest="paths.languages", metavar="FILE", help="languages.parquet to write (paths.languages)")
+    parser.add_argument("--reviews", dest="paths.reviews", metavar="DIR", help="review files, <lang>.tsv each (paths.reviews)")
+    parser.add_argument("--candidates", dest="paths.candidates", metavar="FILE", help="candidates.parquet to write (paths.candidates)")
+    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
+                        help="folder of the headline metrics; writes labels.json there (paths.metrics)")
+    hidden_alias(parser, "--senses-dir", "--senses")
+    hidden_alias(parser, "--labels", "--out")
 
 
 INT_COLUMNS = ("class_idx", "rank", "n_senses", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision",
                "n_sources")
+
+
+def headline(labels, languages, review_decisions: int) -> dict:
+    """labels.json of paths.metrics: what `dvc metrics diff` shows after a labels change."""
+    classes = languages["n_classes"]
+    return {"languages": int(len(languages)), "labels": int(len(labels)),
+            "classes_per_language": {"min": int(classes.min()), "median": float(classes.median())},
+            "review_decisions": int(review_decisions)}
 
 
 def labels_frame(choices, classes):
@@ -159,19 +172,17 @@ def run(config: Config) -> int:
     from builders.core.errors import BabelforgeError
     from builders.core.io import read_provenance, read_table, write_table
     from builders.core.languages import registry
+    from builders.core.metrics import write_metrics
     from builders.core.progress import info
     from builders.core.provenance import provenance
-    from builders.lexicon.senses import Sense
+    from builders.lexicon.senses import SENSE_COLUMNS, Sense
     paths = config.paths
-    classes = read_table(paths.wordnet)
-    if "taxa" not in classes.columns:
-        raise BabelforgeError(f"{paths.wordnet}: no `taxa` column (an older wordnet artifact); "
-                              "run `babelforge wordnet`")
+    classes = read_table(paths.wordnet, columns=["class_idx", "wnid", "synset", "clip_name", "lemmas", "taxa"])
     source, profile = config.senses.source, config.profile
     senses_path = Path(paths.senses) / f"{source}.parquet"
     if not senses_path.exists():
         raise BabelforgeError(f"{senses_path}: no senses for source {source!r}; run `babelforge senses` first")
-    senses_frame = read_table(senses_path)
+    senses_frame = read_table(senses_path, columns=list(SENSE_COLUMNS))
     senses = [Sense(*row) for row in senses_frame.itertuples(index=False, name=None)]
 
     english = english_lemma_keys(list(classes["lemmas"]) + [[name] for name in classes["clip_name"]])
@@ -210,6 +221,7 @@ def run(config: Config) -> int:
         info(f"labels: review {warning}")
     print(summary_table(languages))
     decided = sum(sum(r["decisions"].values()) for r in reviews.values())
+    write_metrics(headline(labels, languages, decided), paths.metrics, "labels")
     info(f"labels: {len(labels)} labels in {len(languages)} languages ({decided} review decisions applied) "
          f"-> {paths.labels}, {paths.languages}")
     return 0

@@ -26,29 +26,31 @@ class Config:
                                     "slot encodings, tried in this order")
     device: str = setting("auto", "cuda when a GPU is present, else cpu")
     compute_type: str = setting("auto", "int8_float16 on GPU, int8 on CPU")
-    beam_size: int = setting(4, "beam size of the translator")
-    max_batch_size: int = setting(4096, "tokens per batch (batch_type tokens)")
+    beam_size: int = setting(4, "beam size of the translator", minimum=1)
+    max_batch_size: int = setting(4096, "tokens per batch (batch_type tokens)", minimum=1)
     batch_type: str = setting("tokens", "tokens or examples")
-    max_decoding_length: int = setting(24, "output tokens (full: 64; the random tiny model hardly ever stops)")
-    min_valid: int = setting(40, "a language needs this many prompts that pass the checks, else the fallback sets")
+    max_decoding_length: int = setting(24, "output tokens (full: 64; the random tiny model hardly ever stops)", minimum=1)
+    min_valid: int = setting(40, "a language needs this many prompts that pass the checks, else the fallback sets", minimum=0)
     checks: Thresholds = setting(
         Thresholds(DEFAULT_CHECKS),
         "check -> {prompts.parquet column: {min: x} | {max: x} | {equals: x} [, missing: fail]} (`default`), "
         "per-language overrides (`languages`); null turns a check or bound off")
     templates: str = setting("resources/clip_templates_en.txt", "the English CLIP templates, one per line")
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    cache: str | None = setting(".cache/prompts", "translated templates per language and model, reused when "
+                                "only the language list changes (null: no cache; not a DVC output)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--languages", dest="paths.languages",
+    parser.add_argument("--languages", dest="paths.languages", metavar="FILE",
                         help="label languages, column `lang`: registry keys (paths.languages)")
-    parser.add_argument("--model", dest="paths.nllb_model", help="CTranslate2 NLLB model directory (paths.nllb_model)")
+    parser.add_argument("--model", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 NLLB model directory (paths.nllb_model)")
     parser.add_argument("--templates", dest="templates", help="English CLIP templates (prompts.templates)")
     parser.add_argument("--registry", dest="registry", help="languages.tsv (prompts.registry)")
-    parser.add_argument("--out", dest="paths.prompts", help="prompts.parquet to write (paths.prompts)")
-    parser.add_argument("--summary", dest="paths.prompts_summary",
+    parser.add_argument("--out", dest="paths.prompts", metavar="FILE", help="prompts.parquet to write (paths.prompts)")
+    parser.add_argument("--summary", dest="paths.prompts_summary", metavar="FILE",
                         help="per-language summary JSON to write (paths.prompts_summary)")
 
 
@@ -96,22 +98,34 @@ def run(config: Config) -> int:
     languages = [registry.get(key) for key in keys]
     to_translate = [lang for lang in languages if lang.nllb and not is_source(lang)]
 
-    translator = None
+    translator = cache = None
     if to_translate:
         from builders.translation.nllb import NllbTranslator
+        from builders.translation.template_cache import TemplateCache, model_fingerprint
 
         translator = NllbTranslator(
             paths.nllb_model, device=config.device, compute_type=config.compute_type, beam_size=config.beam_size,
             num_hypotheses=1, max_batch_size=config.max_batch_size, batch_type=config.batch_type,
             max_decoding_length=config.max_decoding_length)
+        if config.cache:
+            setup = {"model": model_fingerprint(translator.model_dir), "translator": translator.provenance(),
+                     "max_batch_size": config.max_batch_size, "batch_type": config.batch_type,
+                     "source_lang": SOURCE_LANG}
+            cache = TemplateCache(config.cache, setup)
     rank = langid_ranker()
+
+    def translate(language):
+        return translate_templates(translator.translate, templates, language.key, language.nllb, order,
+                                   source_lang=SOURCE_LANG)
 
     rows, summaries = [], []
     for language in progress(languages, desc="prompts", unit="lang"):
         translated = None
-        if language in to_translate:
-            translated = translate_templates(translator.translate, templates, language.key, language.nllb, order,
-                                             source_lang=SOURCE_LANG)
+        if language in to_translate and cache is not None:
+            translated = cache.translations(language.key, language.nllb, templates, [s.name for s in order],
+                                            lambda: translate(language))
+        elif language in to_translate:
+            translated = translate(language)
         language_rows, summary = assemble_language(language, templates, translated, config.checks,
                                                    config.min_valid, rank)
         rows += language_rows
@@ -135,6 +149,8 @@ def run(config: Config) -> int:
                 "languages": {s.lang: asdict(s) for s in summaries}}, paths.prompts_summary)
     for summary in summaries:
         print(summary.line())
+    if cache is not None:
+        info(f"prompts: {len(cache.misses)} languages translated, {len(cache.hits)} reused from {config.cache}")
     info(f"prompts: {len(rows)} prompts in {len(summaries)} languages ("
          + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())) + f") -> {paths.prompts}")
     return 0

@@ -1,6 +1,9 @@
-"""Caption sources: the XTD / xFlickrCO JSON layout and plain CSV / JSONL tables.
+"""Caption sources: the XTD / xFlickrCO JSON layout, plain CSV / TSV / JSONL / Parquet tables and
+img2dataset's Parquet output.
 
-Every reader returns a `CaptionSet`: one row per English (source) caption with
+`stream_captions` is what the translate stage reads: the caption set as a stream of pyarrow
+tables, so a caption set of millions of rows never sits in memory. The whole-set readers
+below return a `CaptionSet`: one row per English (source) caption with
 `caption_id, image, caption` plus any other input columns carried through untouched,
 and the human translations the source ships with (XTD has ten languages), keyed by the
 registry key of their language so chrF can be computed against them.
@@ -11,7 +14,7 @@ import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from builders.core.config import setting
 from builders.core.errors import BabelforgeError
@@ -47,7 +50,9 @@ REFERENCE_PREFIX = "ref_"
 class InputConfig:
     """The `captions.input` group of params.yaml: the English caption set to read."""
 
-    format: Literal["xtd", "table"] = setting("xtd", "xtd (XTD / xFlickrCO JSON) or table (CSV / TSV / JSONL)")
+    format: Literal["xtd", "table", "img2dataset"] = setting(
+        "xtd", "xtd (XTD / xFlickrCO JSON), table (CSV / TSV / JSONL / Parquet: id, image, caption, ...) or "
+               "img2dataset (its Parquet files or their folder: key, caption, url, status, ...)")
     path: str = setting("data/raw/xtd/xtd.json", "the caption file")
     source: str = setting("eng_Latn", "registry key of the captions' language")
     targets: list[str] = setting(
@@ -137,12 +142,16 @@ def _caption_list(value, path: Path, index: int) -> list[str]:
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a CSV (header line, RFC 4180 quoting) or JSONL (one object a line) file."""
+    """Rows of a CSV / TSV (header line, RFC 4180 quoting), JSONL (one object a line) or Parquet file."""
+    return list(stream_rows(path))
+
+
+def stream_rows(path: str | Path, batch_rows: int = 8192) -> Iterator[dict[str, Any]]:
+    """The rows of a caption table one at a time, never the whole file in memory."""
     path = Path(path)
     if not path.exists():
         raise BabelforgeError(f"{path}: caption file not found; check captions.input.path")
     if path.suffix == ".jsonl":
-        rows = []
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -153,12 +162,66 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
                     raise BabelforgeError(f"{path}:{number}: not a JSON object ({error})") from None
                 if not isinstance(row, dict):
                     raise BabelforgeError(f"{path}:{number}: expected a JSON object per line")
-                rows.append(row)
-        return rows
-    if path.suffix in (".csv", ".tsv"):
+                yield row
+    elif path.suffix in (".csv", ".tsv"):
         with path.open(encoding="utf-8", newline="") as handle:
-            return list(csv.DictReader(handle, delimiter="\t" if path.suffix == ".tsv" else ","))
-    raise BabelforgeError(f"{path}: unknown caption table type; use .csv, .tsv or .jsonl")
+            yield from csv.DictReader(handle, delimiter="\t" if path.suffix == ".tsv" else ",")
+    elif path.suffix == ".parquet" or path.is_dir():
+        for batch in _parquet_batches(path, batch_rows):
+            yield from batch.to_pylist()
+    else:
+        raise BabelforgeError(f"{path}: unknown caption table type; use .csv, .tsv, .jsonl or .parquet")
+
+
+def _parquet_batches(path: Path, batch_rows: int):
+    """Record batches of a Parquet file or of a folder of them (img2dataset writes one per shard)."""
+    import pyarrow.dataset as ds
+
+    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    if not files:
+        raise BabelforgeError(f"{path}: no .parquet files in the folder")
+    yield from ds.dataset([str(f) for f in files], format="parquet").to_batches(batch_size=batch_rows)
+
+
+def _table_caption(row: dict[str, Any], number: int, path: Path, id_column: str, image_column: str,
+                   registry) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """One input row as (caption row, [(reference lang, text)]); `id_column` becomes caption_id."""
+    caption_id = str(row[id_column])
+    if not isinstance(row.get("caption"), str):
+        raise BabelforgeError(f"{path}: row {number} ({caption_id}) has no caption text")
+    extras = {k: v for k, v in row.items() if k not in (id_column, image_column, "caption")}
+    reserved = [k for k in extras if k in CORE_COLUMNS or k == "source_lang"]
+    if reserved:
+        raise BabelforgeError(f"{path}: column(s) {', '.join(reserved)} are reserved; rename them")
+    references = [(column[len(REFERENCE_PREFIX):], value) for column, value in extras.items()
+                  if column.startswith(REFERENCE_PREFIX) and isinstance(value, str) and value.strip()]
+    return {"caption_id": caption_id, "image": row[image_column], "caption": row["caption"], **extras}, references
+
+
+def _table_captions(path: Path, registry, id_column: str = "id", image_column: str = "image",
+                    keep=lambda row: True) -> Iterator[tuple[dict[str, Any], list[tuple[str, str]]]]:
+    """(caption row, references) of every row of a table, streamed; ids unique (checked as it goes)."""
+    seen: set[str] = set()
+    checked = False
+    for number, row in enumerate(stream_rows(path), start=2):
+        if not checked:
+            missing = [column for column in (id_column, image_column, "caption") if column not in row]
+            if missing:
+                raise BabelforgeError(f"{path}: missing column(s) {', '.join(missing)} "
+                                      f"(need {id_column}, {image_column}, caption)")
+            for column in row:
+                if column.startswith(REFERENCE_PREFIX):
+                    registry.get(column[len(REFERENCE_PREFIX):])  # unknown key: an error naming it
+            checked = True
+        if not keep(row):
+            continue
+        caption, references = _table_caption(row, number, path, id_column, image_column, registry)
+        if caption["caption_id"] in seen:
+            raise BabelforgeError(f"{path}: id {caption['caption_id']!r} appears twice (row {number})")
+        seen.add(caption["caption_id"])
+        yield caption, references
+    if not checked:
+        raise BabelforgeError(f"{path}: no captions")
 
 
 def read_caption_table(path: str | Path, source_lang: str, registry) -> CaptionSet:
@@ -166,33 +229,62 @@ def read_caption_table(path: str | Path, source_lang: str, registry) -> CaptionS
 
     `id` becomes `caption_id`; columns `ref_<key>` are human translations into `<key>`.
     """
-    path = Path(path)
-    rows = read_rows(path)
-    if not rows:
-        raise BabelforgeError(f"{path}: no captions")
-    missing = [column for column in ("id", "image", "caption") if column not in rows[0]]
-    if missing:
-        raise BabelforgeError(f"{path}: missing column(s) {', '.join(missing)} (need id, image, caption)")
-    for column in rows[0]:
-        if column.startswith(REFERENCE_PREFIX):
-            registry.get(column[len(REFERENCE_PREFIX):])  # unknown key: an error naming it
-    captions, references, seen = [], [], set()
-    for number, row in enumerate(rows, start=2):
-        caption_id = str(row["id"])
-        if caption_id in seen:
-            raise BabelforgeError(f"{path}: id {caption_id!r} appears twice (row {number})")
-        seen.add(caption_id)
-        if not isinstance(row.get("caption"), str):
-            raise BabelforgeError(f"{path}: row {number} ({caption_id}) has no caption text")
-        extras = {k: v for k, v in row.items() if k not in ("id", "image", "caption")}
-        reserved = [k for k in extras if k in CORE_COLUMNS or k == "source_lang"]
-        if reserved:
-            raise BabelforgeError(f"{path}: column(s) {', '.join(reserved)} are reserved; rename them")
-        captions.append({"caption_id": caption_id, "image": row["image"], "caption": row["caption"], **extras})
-        for column, value in extras.items():
-            if column.startswith(REFERENCE_PREFIX) and isinstance(value, str) and value.strip():
-                references.append((caption_id, column[len(REFERENCE_PREFIX):], value))
+    captions, references = [], []
+    for caption, refs in _table_captions(Path(path), registry):
+        captions.append(caption)
+        references += [(caption["caption_id"], lang, text) for lang, text in refs]
     return CaptionSet(source_lang, captions, references)
+
+
+# The column of a streamed caption batch that holds the caption's human translations
+# (list of {lang, text}); the translate stage splits it off into `references/`.
+REFERENCES_COLUMN = "__references__"
+
+
+def stream_captions(config: InputConfig, registry, batch_rows: int = 8192) -> Iterator:
+    """The caption set `config` names as pyarrow tables of up to `batch_rows` captions.
+
+    Columns: `caption_id, image, caption`, the input's other columns, and `__references__`.
+    Tables and JSONL, CSV / TSV, Parquet and img2dataset's Parquet are read as a stream (memory
+    bounded by `batch_rows`); XTD's JSON is one small document and is read whole.
+    Caption ids must be unique: checked over the whole stream (a set of ids, the one thing kept).
+    """
+    registry.get(config.source)
+    path = Path(config.path)
+    if config.format == "xtd":
+        captions = read_xtd(path, config.source, registry)
+        by_id: dict[str, list] = {}
+        for caption_id, lang, text in captions.references:
+            by_id.setdefault(caption_id, []).append((lang, text))
+        pairs = ((row, by_id.get(row["caption_id"], [])) for row in captions.captions)
+    elif config.format == "table":
+        pairs = _table_captions(path, registry)
+    elif config.format == "img2dataset":
+        # img2dataset's rows: `key, caption, url, status, ...`; only images it downloaded count.
+        pairs = _table_captions(path, registry, id_column="key", image_column="url",
+                                keep=lambda row: row.get("status", "success") == "success")
+    else:
+        raise BabelforgeError(f"captions.input.format {config.format!r}: use 'xtd', 'table' or 'img2dataset'")
+    block: list = []
+    for count, (row, references) in enumerate(pairs):
+        if config.limit is not None and count >= config.limit:
+            break
+        block.append({**row, REFERENCES_COLUMN: [{"lang": lang, "text": text} for lang, text in references]})
+        if len(block) == batch_rows:
+            yield _caption_table(block)
+            block = []
+    if block:
+        yield _caption_table(block)
+
+
+def _caption_table(rows: list[dict[str, Any]]):
+    import pyarrow as pa
+
+    references = pa.list_(pa.struct([("lang", pa.string()), ("text", pa.string())]))
+    table = pa.Table.from_pylist([{k: v for k, v in row.items() if k != REFERENCES_COLUMN} for row in rows])
+    for column in ("caption_id", "caption"):
+        table = table.set_column(table.schema.get_field_index(column), column, table.column(column).cast(pa.string()))
+    return table.append_column(REFERENCES_COLUMN, pa.array([row[REFERENCES_COLUMN] for row in rows], references))
 
 
 def read_captions(fmt: str, path: str | Path, source_lang: str, registry) -> CaptionSet:
@@ -202,4 +294,4 @@ def read_captions(fmt: str, path: str | Path, source_lang: str, registry) -> Cap
         return read_xtd(path, source_lang, registry)
     if fmt == "table":
         return read_caption_table(path, source_lang, registry)
-    raise BabelforgeError(f"captions.input.format {fmt!r}: use 'xtd' or 'table'")
+    raise BabelforgeError(f"captions.input.format {fmt!r}: use 'xtd', 'table' or 'img2dataset'")

@@ -18,7 +18,7 @@ from builders.core.taggers import Rule, rejection_reasons
 
 KIWI_SCORE = "kiwi_v1__score"
 # Taggers run at selection time: instant facts of the hypothesis text itself (is it blank),
-# so attributes.parquet holds the scores that cost something to compute.
+# so attributes/ holds the scores that cost something to compute.
 SELECT_TAGGERS = ("blank_v1",)
 
 # The checks of the sample profile, in the order reasons are reported (params.yaml's
@@ -101,3 +101,21 @@ def quality_flags(percentile: float, bottom_percent: float = 25.0) -> tuple[bool
     """
     bottom = percentile < bottom_percent
     return bottom, not bottom
+
+
+def headline(quality: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """captions.json of paths.metrics from quality.json's per-language figures: totals and means
+    over languages (a per-language entry would be one `dvc exp show` column per language and figure)."""
+    def mean(key: str) -> float | None:
+        values = [figures[key] for figures in quality.values() if figures.get(key) is not None]
+        return round(sum(values) / len(values), 6) if values else None
+
+    return {
+        "languages": len(quality),
+        "captions": sum(figures["n_captions"] for figures in quality.values()),
+        "selected": sum(figures["n_selected"] for figures in quality.values()),
+        "without_translation": sum(figures["n_without_translation"] for figures in quality.values()),
+        "kiwi_mean": mean("kiwi_mean"),
+        "chrf_corpus_mean": mean("chrf_corpus"),
+        "chrf_corpus_top_hypothesis_mean": mean("chrf_corpus_top_hypothesis"),
+    }

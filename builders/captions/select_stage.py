@@ -47,19 +47,28 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", dest="paths.captions",
-                        help="folder of the caption artifacts; quality.json is written there too (paths.captions)")
+    from builders.core.config import hidden_alias
+
+    parser.add_argument("--out", dest="paths.captions", metavar="DIR",
+                        help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
+                             "quality.json (paths.captions)")
+    hidden_alias(parser, "--data-dir", "--out")
+    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
+                        help="folder of the headline metrics; writes captions.json there (paths.metrics)")
 
 
 def select_rows(
     scored: Sequence[Mapping[str, Any]],
     pairs: Sequence[tuple[str, str]],
     thresholds: Thresholds,
+    quality: bool = True,
 ) -> list[dict[str, Any]]:
     """One row per (caption_id, lang) in `pairs`, from scored hypothesis rows (pure).
 
     `scored` rows hold the hypothesis (`caption_id, lang, hyp_rank, text, mt_score`) and
     its attribute columns; a pair without any hypothesis gets reason `no_hypotheses`.
+    `quality=False` leaves out the per-language percentiles (`add_quality_flags`), for rows
+    chosen shard by shard whose percentiles are taken over all shards at the end.
     """
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for row in with_text_tags(scored):
@@ -75,7 +84,8 @@ def select_rows(
             "chrf": best.get("chrf_v1__score"), "n_hypotheses": choice.n_hypotheses,
             "n_passed": choice.n_passed, "reason": choice.reason,
         })
-    add_quality_flags(out)
+    if quality:
+        add_quality_flags(out)
     return out
 
 
@@ -147,30 +157,48 @@ def run(config: Config) -> int:
     import pandas as pd
 
     from builders.captions.settings import (
-        ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SELECTED_FILE, SOURCE_FILE,
+        ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SELECTED_FILE, SOURCE_DIR, shard_inputs,
     )
-    from builders.core import taggers
+    from builders.core import shards, taggers
     from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
-    from builders.core.io import read_table, sha256_file, write_json, write_table
-    from builders.core.progress import info
+    from builders.captions.select import headline
+    from builders.core.io import write_json, write_table
+    from builders.core.metrics import write_metrics
+    from builders.core.progress import info, progress
     from builders.core.provenance import provenance
 
     data = Path(config.paths.captions)
-    hypotheses = read_table(data / HYPOTHESES_FILE)
-    attributes = read_table(data / ATTRIBUTES_FILE)
-    source = read_table(data / SOURCE_FILE)
-    references = read_table(data / REFERENCES_FILE)
-    scored = hypotheses.merge(attributes, on=KEY, how="left", validate="one_to_one")
-    if len(attributes) != len(hypotheses) or scored[KIWI_SCORE].isna().any():
-        raise BabelforgeError(
-            f"{data / ATTRIBUTES_FILE} does not match {data / HYPOTHESES_FILE}; rerun `babelforge captions_tag`"
-        )
+    plan = shard_inputs(data, [HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR])
     selection_columns = [column for name in TAGGERS for column in taggers.get(name).stored_columns]
-    config.thresholds.check([*scored.columns, *selection_columns], Config.GROUP)
-    langs = sorted(hypotheses["lang"].unique())
-    pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
-    rows = select_rows(scored.to_dict("records"), pairs, config.thresholds)
+    attribute_columns = shards.dataset(data / ATTRIBUTES_DIR).schema.names
+    hypothesis_columns = shards.dataset(data / HYPOTHESES_DIR).schema.names
+    config.thresholds.check([*hypothesis_columns, *attribute_columns, *selection_columns], Config.GROUP)
+    langs = sorted(set(shards.read(data / HYPOTHESES_DIR, columns=["lang"]).column("lang").unique().to_pylist()))
+
+    # Shard by shard: a caption's hypotheses and attributes all lie in its shard, so the choice
+    # is made there; only the chosen rows (one per caption and language) are kept.
+    rows, top_hypotheses, sources, references = [], [], [], []
+    for shard in progress(plan, desc="captions_select", total=len(plan), unit="shard"):
+        def part(name):
+            return pd.read_parquet(shards.parquet_path(data / name, shard.index))
+        hypotheses, attributes = part(HYPOTHESES_DIR), part(ATTRIBUTES_DIR)
+        source = part(SOURCE_DIR)
+        scored = hypotheses.merge(attributes, on=KEY, how="left", validate="one_to_one")
+        if len(attributes) != len(hypotheses) or scored[KIWI_SCORE].isna().any():
+            raise BabelforgeError(f"{data / ATTRIBUTES_DIR}: {shard.name} does not match its hypotheses; "
+                                  "rerun `babelforge captions_tag`")
+        pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
+        rows += select_rows(scored.to_dict("records"), pairs, config.thresholds, quality=False)
+        top_hypotheses += hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records")
+        sources.append(source)
+        references.append(part(REFERENCES_DIR))
+    # The order a single table gave (language, then caption id): percentiles and sums see it.
+    rows.sort(key=lambda row: (row["lang"], row["caption_id"]))
+    top_hypotheses.sort(key=lambda row: (row["caption_id"], row["lang"]))
+    add_quality_flags(rows)
+    source = pd.concat(sources, ignore_index=True)
+    references = pd.concat(references, ignore_index=True)
 
     clashes = sorted(set(source.columns) & set(SELECTED_COLUMNS) - {"caption_id"})
     if clashes:
@@ -179,12 +207,12 @@ def run(config: Config) -> int:
     # The source row (image, English caption, any extra input column) rides along untouched.
     selected = selected.merge(source, on="caption_id", how="left")
     record = provenance("captions_select", params={"select": as_params(config)}, sources={
-        name: {"path": str(data / name), "sha256": sha256_file(data / name)}
-        for name in (HYPOTHESES_FILE, ATTRIBUTES_FILE, SOURCE_FILE, REFERENCES_FILE)})
+        name: shards.digest(data / name) for name in (HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR)})
     write_table(selected, data / SELECTED_FILE, sort_by=["lang", "caption_id"], provenance=record)
     refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
-    summary = summarise(rows, refs, hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records"))
+    summary = summarise(rows, refs, top_hypotheses)
     write_json(summary, data / QUALITY_FILE)
+    write_metrics(headline(summary), config.paths.metrics, "captions")
     for lang, figures in summary.items():
         info(f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
              f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "

@@ -1,33 +1,23 @@
-"""The `captions` params group, resolved for the active profile, and shared stage plumbing.
+"""Names and shared plumbing of the caption stages: the artifact layout under `paths.captions`.
 
-A leaf value may be given per profile as `{sample: ..., full: ...}` (the convention of the
-whole params.yaml); everything else applies to both profiles.
+`source/`, `references/`, `hypotheses/` (captions_translate) and `attributes/` (captions_tag)
+are shard directories (`builders.core.shards`): shard i of each covers the same input
+captions. `selected.parquet` and `quality.json` (captions_select) are single files.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from builders.core.errors import BabelforgeError
 
-DATA_DIR = Path("data/captions")
-SOURCE_FILE = "source.parquet"
-REFERENCES_FILE = "references.parquet"
-HYPOTHESES_FILE = "hypotheses.parquet"
-ATTRIBUTES_FILE = "attributes.parquet"
+SOURCE_DIR = "source"
+REFERENCES_DIR = "references"
+HYPOTHESES_DIR = "hypotheses"
+ATTRIBUTES_DIR = "attributes"
 SELECTED_FILE = "selected.parquet"
 KEY = ["caption_id", "lang", "hyp_rank"]
-
-
-def captions_params(params: dict, part: str) -> dict[str, Any]:
-    """`captions.<part>` with per-profile leaves resolved for `profile`."""
-    from builders.core.params import for_profile, profile_of, section
-
-    profile = profile_of(params)
-    group = section(params, "captions")
-    if part not in group:
-        raise BabelforgeError(f"params.yaml: captions has no '{part}' group (it has: {', '.join(sorted(group))})")
-    return for_profile(group[part] or {}, profile, f"captions.{part}")
 
 
 def load_registry(path: str | None):
@@ -44,9 +34,67 @@ def load_registry(path: str | None):
         ) from None
 
 
-def add_common_arguments(parser) -> None:
-    from builders.core.params import DEFAULT_PARAMS
+def split_references(table, source_lang: str):
+    """A streamed caption table (`readers.stream_captions`) as its two shard tables: the source
+    rows (`caption_id, image, caption, source_lang, <other input columns>`) and the references
+    (`caption_id, lang, text`, one row per human translation)."""
+    import pyarrow as pa
 
-    parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (groups `profile`, `captions`)")
-    parser.add_argument("--registry", default=None, help="language registry TSV (default: resources/languages.tsv)")
-    parser.add_argument("--data-dir", default=str(DATA_DIR), help="folder of the caption artifacts")
+    from builders.captions.readers import REFERENCES_COLUMN
+
+    nested = table.column(REFERENCES_COLUMN).to_pylist()
+    source = table.drop_columns([REFERENCES_COLUMN])
+    source = source.add_column(3, "source_lang", pa.array([source_lang] * source.num_rows, pa.string()))
+    ids = table.column("caption_id").to_pylist()
+    rows = [{"caption_id": caption_id, "lang": ref["lang"], "text": ref["text"]}
+            for caption_id, refs in zip(ids, nested) for ref in refs or []]
+    schema = pa.schema([("caption_id", pa.string()), ("lang", pa.string()), ("text", pa.string())])
+    return source, pa.Table.from_pylist(rows, schema=schema)
+
+
+def write_side_shards(directory: Path, shard, table, sort_by: Sequence[str], params: Mapping[str, Any]) -> bool:
+    """Write a shard that needs no model (source/, references/) unless it is current; True if written."""
+    from builders.core import shards
+
+    params_hash = shards.stable_hash(dict(params))
+    if shards.is_current(directory, shard, params_hash, ""):
+        return False
+    shards.write_shard(directory, shard, table, params_hash, "", sort_by=sort_by)
+    return True
+
+
+def directory_sha256(path: str | os.PathLike) -> str:
+    """One sha256 over a model folder's files (relative name and content hash, in name order)."""
+    import hashlib
+
+    from builders.core.io import sha256_file
+
+    root = Path(path)
+    if root.is_file():
+        return sha256_file(root)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(f"{file.relative_to(root).as_posix()}\t{sha256_file(file)}\n".encode("utf-8"))
+    return digest.hexdigest()
+
+
+def shard_inputs(data: Path, names: Sequence[str]) -> list:
+    """The plan of a stage that reads the shard directories `names` of `data` side by side:
+    one Shard per index they all have (an error if they disagree), whose input hash joins
+    their manifests' sha256 and whose rows are those of the first directory."""
+    from builders.core import shards
+
+    listings = {name: shards.committed_files(data / name) for name in names}
+    counts = {name: len(files) for name, files in listings.items()}
+    if len(set(counts.values())) != 1:
+        raise BabelforgeError(f"{data}: shard directories disagree ({counts}); rerun `babelforge captions_translate`")
+    plan, start = [], 0
+    for index in range(counts[names[0]]):
+        manifests = [shards.read_manifest(data / name, index) for name in names]
+        if any(manifest is None for manifest in manifests):
+            raise BabelforgeError(f"{data}: {shards.shard_name(index)} is missing in one of {', '.join(names)}")
+        rows = manifests[0].rows
+        plan.append(shards.Shard(index, start, start + rows,
+                                 shards.stable_hash([manifest.sha256 for manifest in manifests])))
+        start += rows
+    return plan

@@ -1,16 +1,22 @@
-"""`babelforge captions_tag`: score every hypothesis; write `attributes.parquet`.
+"""`babelforge captions_tag`: score every hypothesis; write the `attributes/` shard directory.
 
 One row per (caption_id, lang, hyp_rank) with the stored columns of every caption tagger
-(`builders.captions.taggers`: langid, script, copy, repetition, chrF and COMETKiwi). The Kiwi
-model is loaded first, so a missing or gated model stops the stage before any work.
+(`builders.captions.taggers`: langid, script, copy, repetition, chrF and COMETKiwi), in
+shard i for hypotheses shard i. Shards run on the `captions.runner` runner; a rerun redoes
+only missing or stale ones (their hypotheses, source or references changed, or the settings or
+Kiwi model did). The Kiwi model is checked first, so a missing or gated model stops the stage
+before any work. langid's "languages in play" are the source and target languages of
+`captions.input`, the same set for every shard.
 """
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 
+from builders.captions.readers import InputConfig
 from builders.captions.taggers import TAGGERS
 from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.runners import RunnerConfig
 
 
 @dataclass(frozen=True)
@@ -24,14 +30,22 @@ class Config:
     kiwi_batch_size: int = setting(64, "pairs per COMETKiwi batch")
     kiwi_device: str = setting("auto", "cuda, cpu or auto (cuda when present)")
     kiwi_length_sorted: bool = setting(True, "batch by length (less padding); scores come back in input order")
-    kiwi_threads: int | None = setting(1, "torch CPU threads for COMETKiwi (null: torch's default)")
     repeat_max_n: int = setting(4, "longest n-gram the repetition tagger looks for")
+    batch_size: int = setting(100000, "hypotheses per worker call (full: 4096; captions.runner.batch_size counts captions)")
+    threads: int = setting(0, "torch CPU threads per worker; 0: torch's default")
+    input: InputConfig = from_group(InputConfig, "captions.input", "the caption set: its languages are in play")
+    runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", dest="paths.captions", help="folder of the caption artifacts (paths.captions)")
+    from builders.core.config import hidden_alias
+
+    parser.add_argument("--out", dest="paths.captions", metavar="DIR",
+                        help="folder of the caption artifacts: reads hypotheses/, writes attributes/ (paths.captions); "
+                             "the runner: --set captions.runner.runner=ray")
+    hidden_alias(parser, "--data-dir", "--out")
 
 
 def languages_in_play(source_lang: str, target_langs, registry) -> dict[str, str | None]:
@@ -39,70 +53,128 @@ def languages_in_play(source_lang: str, target_langs, registry) -> dict[str, str
     return {key: registry.get(key).langid for key in sorted({source_lang, *target_langs})}
 
 
+def attribute_schema():
+    """The pyarrow schema of an `attributes/` shard: the key, then every stored tagger column."""
+    import pyarrow as pa
+
+    from builders.captions.taggers import ATTRIBUTES
+    from builders.core import taggers
+
+    arrow = {float: pa.float64(), int: pa.int64(), bool: pa.bool_(), str: pa.string()}
+    declared = {column: kind for name in TAGGERS for column, kind in taggers.get(name).stored_columns.items()}
+    return pa.schema([("caption_id", pa.string()), ("lang", pa.string()), ("hyp_rank", pa.int32())]
+                     + [(column, arrow[declared[column]]) for column in ATTRIBUTES])
+
+
+class TagWorker:
+    """The per-shard work: loads COMETKiwi and langid once, tags a chunk of hypothesis rows that
+    carry their English `source` and human `reference` (null where there is none)."""
+
+    def __init__(self, config: Config, in_play: dict[str, str | None]):
+        from builders.captions import langcheck
+        from builders.captions.qe import kiwi_scorer
+        from builders.captions.settings import load_registry
+
+        if config.threads:
+            import torch
+
+            torch.set_num_threads(config.threads)
+        self.kiwi, _ = kiwi_scorer(config.kiwi_model, config.kiwi_revision, config.kiwi_batch_size,
+                                   config.kiwi_device, config.kiwi_length_sorted)
+        registry = load_registry(None)
+        self.identifier = langcheck.LanguageIdentifier(in_play) if any(in_play.values()) else None
+        self.expected_scripts = {key: registry.get(key).expected_scripts for key in in_play}
+        self.repeat_max_n = config.repeat_max_n
+
+    def __call__(self, batch):
+        import pyarrow as pa
+
+        from builders.captions.taggers import ATTRIBUTES, TagContext, run_taggers
+
+        rows = batch.select(["caption_id", "lang", "hyp_rank", "text"]).to_pylist()
+        ids, langs = batch.column("caption_id").to_pylist(), batch.column("lang").to_pylist()
+        context = TagContext(
+            sources=dict(zip(ids, batch.column("source").to_pylist())),
+            expected_scripts=self.expected_scripts,
+            identifier=self.identifier,
+            references={(c, l): t for c, l, t in zip(ids, langs, batch.column("reference").to_pylist())
+                        if t is not None},
+            repeat_max_n=self.repeat_max_n,
+            kiwi=self.kiwi,
+        )
+        columns = run_taggers(rows, context)
+        schema = attribute_schema()
+        arrays = [batch.column(name).cast(schema.field(name).type) for name in ("caption_id", "lang", "hyp_rank")]
+        arrays += [pa.array(columns[column], schema.field(column).type, from_pandas=True) for column in ATTRIBUTES]
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def tag_inputs(data, index: int):
+    """Hypotheses shard `index` with each row's English source and human reference (or null)."""
+    import pyarrow as pa
+
+    from builders.captions.settings import HYPOTHESES_DIR, REFERENCES_DIR, SOURCE_DIR
+    from builders.core.shards import parquet_path
+
+    import pyarrow.parquet as pq
+
+    hypotheses = pq.read_table(parquet_path(data / HYPOTHESES_DIR, index), columns=["caption_id", "lang", "hyp_rank", "text"])
+    source = pq.read_table(parquet_path(data / SOURCE_DIR, index), columns=["caption_id", "caption"])
+    references = pq.read_table(parquet_path(data / REFERENCES_DIR, index), columns=["caption_id", "lang", "text"])
+    captions = dict(zip(source.column("caption_id").to_pylist(), source.column("caption").to_pylist()))
+    refs = {(c, l): t for c, l, t in zip(*(references.column(n).to_pylist() for n in ("caption_id", "lang", "text")))}
+    ids, langs = hypotheses.column("caption_id").to_pylist(), hypotheses.column("lang").to_pylist()
+    try:
+        sources = [captions[caption_id] for caption_id in ids]
+    except KeyError as missing:
+        raise BabelforgeError(f"{data}: hypotheses of caption {missing} but no source row; "
+                              "rerun `babelforge captions_translate`") from None
+    return hypotheses.append_column("source", pa.array(sources, pa.string())).append_column(
+        "reference", pa.array([refs.get(key) for key in zip(ids, langs)], pa.string()))
+
+
 def run(config: Config) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
-    import pandas as pd
-
-    from builders.captions import langcheck
-    from builders.captions.qe import kiwi_scorer
+    from builders.captions.qe import kiwi_scorer, pick_device
     from builders.captions.settings import (
-        ATTRIBUTES_FILE, HYPOTHESES_FILE, KEY, REFERENCES_FILE, SOURCE_FILE, load_registry,
+        ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR, load_registry, shard_inputs,
     )
-    from builders.captions.taggers import ATTRIBUTES, TagContext, run_taggers
-    from builders.core import taggers
+    from builders.core import shards
     from builders.core.config import as_params
     from builders.core.determinism import runtime
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import read_table, sha256_file, write_table
     from builders.core.progress import info
     from builders.core.provenance import provenance
+    from builders.core.runners import record_rate, run_sharded
 
-    if config.kiwi_threads:
-        import torch
-
-        torch.set_num_threads(config.kiwi_threads)
-    scorer, kiwi_record = kiwi_scorer(config.kiwi_model, config.kiwi_revision, config.kiwi_batch_size,
-                                      config.kiwi_device, config.kiwi_length_sorted)
-    languages = load_registry(None)
+    # Loaded here first so a missing or gated model stops the stage before any shard; the local
+    # runner's worker gets the same object back (kiwi_scorer keeps it per process).
+    _, kiwi_record = kiwi_scorer(config.kiwi_model, config.kiwi_revision, config.kiwi_batch_size,
+                                 config.kiwi_device, config.kiwi_length_sorted)
+    registry = load_registry(None)
+    in_play = languages_in_play(registry.get(config.input.source).key,
+                                [registry.get(key).key for key in config.input.targets], registry)
     data = Path(config.paths.captions)
-    hypotheses = read_table(data / HYPOTHESES_FILE)
-    source = read_table(data / SOURCE_FILE, columns=["caption_id", "caption", "source_lang"])
-    references = read_table(data / REFERENCES_FILE)
-    if source.empty:
-        raise BabelforgeError(f"{data / SOURCE_FILE}: no captions")
-    source_lang = source["source_lang"].iloc[0]
-    in_play = languages_in_play(source_lang, hypotheses["lang"].unique(), languages)
-    identifier = langcheck.LanguageIdentifier(in_play) if any(in_play.values()) else None
-    context = TagContext(
-        sources=dict(zip(source["caption_id"], source["caption"])),
-        expected_scripts={key: languages.get(key).expected_scripts for key in in_play},
-        identifier=identifier,
-        references={(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)},
-        repeat_max_n=config.repeat_max_n,
-        kiwi=scorer,
-    )
-    rows = hypotheses[KEY + ["text"]].to_dict("records")
-    info(f"captions_tag: {len(rows)} hypotheses, languages in play {', '.join(in_play)}")
-    columns = run_taggers(rows, context)
-    declared = {column: kind for name in TAGGERS for column, kind in taggers.get(name).stored_columns.items()}
-    frame = pd.DataFrame({column: pd.Series(columns[column], dtype=_dtype(declared[column]))
-                          for column in ATTRIBUTES})
-    attributes = pd.concat([hypotheses[KEY].reset_index(drop=True), frame], axis=1)
-    record = provenance(
-        "captions_tag",
-        params={"profile": config.profile, "tag": as_params(config)},
-        sources={name: {"path": str(data / name), "sha256": sha256_file(data / name)}
-                 for name in (HYPOTHESES_FILE, SOURCE_FILE, REFERENCES_FILE)},
-        models={"kiwi": {**kiwi_record, "runtime": runtime(scorer.device, "float32")}, "langid": {"package": "langid", "languages": in_play}},
-    )
-    record["taggers"] = sorted(TAGGERS)
-    write_table(attributes, data / ATTRIBUTES_FILE, sort_by=KEY, provenance=record)
-    info(f"captions_tag: {len(attributes.columns) - len(KEY)} attribute columns -> {data / ATTRIBUTES_FILE}")
+    plan = shard_inputs(data, [HYPOTHESES_DIR, SOURCE_DIR, REFERENCES_DIR])
+    info(f"captions_tag: {plan[-1].stop} hypotheses in {len(plan)} shards, languages in play {', '.join(in_play)}")
+
+    def rows(todo):
+        for shard in plan:
+            if shard.index in todo:
+                yield shard, tag_inputs(data, shard.index)
+
+    params = {**as_params(config), "in_play": in_play, "taggers": sorted(TAGGERS)}
+    for key in ("kiwi_model", "kiwi_revision"):  # the model hash below covers what they name
+        params.pop(key, None)
+    models = {"kiwi": {**kiwi_record, "runtime": runtime(pick_device(config.kiwi_device), "float32")},
+              "langid": {"package": "langid", "languages": in_play}}
+    record = provenance("captions_tag", params={"tag": params}, models=models)
+    runner = replace(config.runner, batch_size=config.batch_size)
+    stats = run_sharded(data / ATTRIBUTES_DIR, plan, rows, TagWorker, (config, in_play), runner,
+                        params_hash=shards.stable_hash(params), model_hash=shards.stable_hash(kiwi_record),
+                        sort_by=KEY, desc="captions_tag", provenance=record)
+    record_rate(data, "captions_tag", stats, runner, unit="hypotheses")
+    info(f"captions_tag: {len(attribute_schema()) - len(KEY)} attribute columns, {stats.shards} shards made now "
+         f"-> {data / ATTRIBUTES_DIR}")
     return 0
-
-
-def _dtype(kind: type) -> str | None:
-    """The pandas dtype of a declared column type (None in a float column is NaN); text is left
-    to pandas' own inference (its string dtype)."""
-    return {float: "float64", int: "int64", bool: "bool"}.get(kind)

@@ -1,4 +1,4 @@
-"""The caption taggers: every attribute column of `attributes.parquet`.
+"""The caption taggers: every attribute column of the `attributes/` shards.
 
 A tagger reads hypothesis rows (`caption_id, lang, hyp_rank, text`) and the shared
 `TagContext`, and returns its columns aligned with the rows (`builders.core.taggers`).
@@ -20,7 +20,7 @@ from builders.core import taggers
 from builders.core.taggers import Rows, cached_by, tagger
 from builders.core.text_taggers import TextContext
 
-# The taggers of attributes.parquet, and the columns it stores (the script tagger's others,
+# The taggers of attributes/, and the columns it stores (the script tagger's others,
 # dominant script and Chinese standard, are what the audit needs, not selection).
 TAGGERS = ("langid_v1", "script_v1", "copy_v1", "repetition_v1", "chrf_v1", "kiwi_v1")
 ATTRIBUTES = (

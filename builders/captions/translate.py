@@ -1,12 +1,11 @@
 """N-best translation of captions: every hypothesis kept, with the model's score.
 
-Works with any translator that has NLLB's interface
+The settings are `captions_translate`'s Config. Works with any translator that has NLLB's interface
 `translate(texts, src_lang, tgt_langs) -> list[list[Hypothesis(text, score)]]` (one target
 per text, hypotheses best first), i.e. `builders.translation.nllb.NllbTranslator` or a stub.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Any, Iterator, Mapping, Sequence
 
 from builders.core.errors import BabelforgeError
@@ -14,44 +13,13 @@ from builders.core.errors import BabelforgeError
 HYPOTHESIS_COLUMNS = ("caption_id", "lang", "hyp_rank", "text", "mt_score")
 
 
-@dataclass(frozen=True)
-class TranslateSettings:
-    """`captions.translate` params. The paper's setting is beam_size 100, num_hypotheses 25."""
+def hypotheses_table(rows: Sequence[Mapping[str, Any]]):
+    """Hypothesis rows as the pyarrow table of a `hypotheses/` shard (fixed types, also when empty)."""
+    import pyarrow as pa
 
-    model: str = "models/nllb-ct2"
-    beam_size: int = 8
-    num_hypotheses: int = 8
-    max_decoding_length: int = 256
-    max_batch_size: int = 4096
-    batch_type: str = "tokens"
-    device: str = "auto"
-    compute_type: str = "auto"
-    # Pairs handed to the translator per call: bounds memory and paces the progress bar.
-    chunk_size: int = 512
-
-    def __post_init__(self):
-        if not 1 <= self.num_hypotheses <= self.beam_size:
-            raise BabelforgeError(
-                f"captions.translate: num_hypotheses ({self.num_hypotheses}) must be between 1 and "
-                f"beam_size ({self.beam_size})"
-            )
-
-    @classmethod
-    def from_params(cls, values: Mapping[str, Any]) -> "TranslateSettings":
-        """From the resolved `captions.translate` group; an unknown key is an error naming it."""
-        known = {field.name for field in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise BabelforgeError(
-                f"captions.translate: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return cls(**values)
-
-    def translator_kwargs(self) -> dict[str, Any]:
-        return dict(
-            device=self.device, compute_type=self.compute_type, beam_size=self.beam_size,
-            num_hypotheses=self.num_hypotheses, max_batch_size=self.max_batch_size,
-            batch_type=self.batch_type, max_decoding_length=self.max_decoding_length,
-        )
+    schema = pa.schema([("caption_id", pa.string()), ("lang", pa.string()), ("hyp_rank", pa.int32()),
+                        ("text", pa.string()), ("mt_score", pa.float64())])
+    return pa.Table.from_pylist(list(rows), schema=schema)
 
 
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:

@@ -1,100 +1,186 @@
-"""`babelforge captions_translate`: read English captions, translate them n-best with NLLB.
+"""`babelforge captions_translate`: read English captions as a stream, translate them n-best with NLLB.
 
-Writes into --data-dir: `source.parquet` (caption_id, image, caption, source_lang + the
-input's other columns, untouched), `references.parquet` (caption_id, lang, text: human
-translations the source ships with) and `hypotheses.parquet` (caption_id, lang,
-hyp_rank, text, mt_score). Nothing is written unless translation finished.
+Writes three shard directories into `paths.captions`, shard i of each covering the same
+`captions.runner.shard_size` input captions:
+  `source/`      caption_id, image, caption, source_lang + the input's other columns, untouched
+  `references/`  caption_id, lang, text: the human translations the source ships with
+  `hypotheses/`  caption_id, lang, hyp_rank, text, mt_score: every caption x target language
+Each shard is a Parquet file plus its manifest (`builders.core.shards`); a rerun redoes only
+shards that are missing or stale (input rows, settings or model changed), so a killed run
+loses at most the shards in flight. The translation runs on the `captions.runner` runner.
 """
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from builders.captions.readers import InputConfig
+from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.errors import BabelforgeError
+from builders.core.runners import RunnerConfig
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `captions.translate` group of params.yaml (the paper: beam_size 100, num_hypotheses 25)."""
+
+    GROUP = "captions.translate"
+    beam_size: int = setting(8, "beam size (full: 100)")
+    num_hypotheses: int = setting(8, "hypotheses kept per caption and language, best first (full: 25)")
+    max_decoding_length: int = setting(48, "output tokens (full: 256; the random tiny model of sample rarely stops)")
+    max_batch_size: int = setting(4096, "translator batch size (batch_type units)")
+    batch_type: str = setting("tokens", "tokens or examples")
+    device: str = setting("auto", "cuda when present, else cpu")
+    compute_type: str = setting("auto", "int8 on CPU, int8_float16 on GPU")
+    chunk_size: int = setting(512, "(text, target) pairs per translator call")
+    threads: int = setting(0, "CPU threads per translator (one per worker); 0: CTranslate2's default")
+    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    input: InputConfig = from_group(InputConfig, "captions.input", "the English caption set (captions.input)")
+    runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")
+    profile: str = from_group(str, "profile", "the build profile")
+    paths: Paths = stage_paths()
+
+    def __post_init__(self):
+        if not 1 <= self.num_hypotheses <= self.beam_size:
+            raise BabelforgeError(f"captions.translate: num_hypotheses ({self.num_hypotheses}) must be between 1 "
+                                  f"and beam_size ({self.beam_size})")
+
+    def translator_kwargs(self) -> dict[str, Any]:
+        return dict(device=self.device, compute_type=self.compute_type, beam_size=self.beam_size,
+                    num_hypotheses=self.num_hypotheses, max_batch_size=self.max_batch_size,
+                    batch_type=self.batch_type, max_decoding_length=self.max_decoding_length)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from builders.captions.settings import add_common_arguments
+    from builders.core.config import hidden_alias
 
-    add_common_arguments(parser)
-
-
-def load_input(params: dict, registry):
-    """The caption set and target language keys that `captions.input` names."""
-    from builders.captions.readers import read_captions
-    from builders.captions.settings import captions_params
-    from builders.core.errors import BabelforgeError
-
-    settings = captions_params(params, "input")
-    captions = read_captions(settings["format"], settings["path"], settings["source"], registry)
-    captions = captions.limited(settings.get("limit"))
-    targets = [registry.get(key).key for key in settings["targets"]]
-    if captions.source_lang in targets:
-        raise BabelforgeError(f"captions.input.targets contains the source language {captions.source_lang}")
-    return captions, targets, settings
+    parser.add_argument("--registry", dest="registry", metavar="FILE",
+                        help="language registry TSV (captions.translate.registry)")
+    parser.add_argument("--out", dest="paths.captions", metavar="DIR",
+                        help="folder of the caption artifacts: source/, references/, hypotheses/ (paths.captions); "
+                             "the runner: --set captions.runner.runner=ray")
+    hidden_alias(parser, "--data-dir", "--out")
 
 
-def make_translator(settings):
+def make_translator(config: Config):
     """The NLLB translator for `captions.translate` (the one place that names the class)."""
-    from builders.core.errors import BabelforgeError
-
-    try:
-        from builders.translation.nllb import NllbTranslator
-    except ImportError:
-        raise BabelforgeError(
-            "builders.translation.nllb is missing: the NLLB translator (prompts issue) is needed"
-        ) from None
-    return NllbTranslator(settings.model, **settings.translator_kwargs())
-
-
-def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import pandas as pd
+    from builders.translation.nllb import NllbTranslator
 
-    from builders.captions.settings import (
-        HYPOTHESES_FILE, KEY, REFERENCES_FILE, SOURCE_FILE, captions_params, load_registry,
-    )
-    from builders.captions.translate import HYPOTHESIS_COLUMNS, TranslateSettings, translate_nbest
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import sha256_file, write_table
-    from builders.core.params import load_params
-    from builders.core.progress import info, progress
-    from builders.core.provenance import provenance
+    if not Path(config.paths.nllb_model).exists():
+        raise BabelforgeError(f"{config.paths.nllb_model}: no NLLB model; run `babelforge nllb` first")
+    return NllbTranslator(config.paths.nllb_model, **config.translator_kwargs(), intra_threads=config.threads)
 
-    params = load_params(args.params)
-    registry = load_registry(args.registry)
-    captions, targets, input_settings = load_input(params, registry)
-    settings = TranslateSettings.from_params(captions_params(params, "translate"))
+
+class TranslateWorker:
+    """The per-shard work: loads NLLB once, maps a chunk of caption rows to their hypothesis rows."""
+
+    def __init__(self, config: Config, source_code: str, targets: dict[str, str]):
+        self.config, self.source_code, self.targets = config, source_code, targets
+        self.translator = make_translator(config)
+
+    def __call__(self, captions):
+        from builders.captions.translate import hypotheses_table, translate_nbest
+
+        rows = translate_nbest(
+            self.translator, list(zip(captions.column("caption_id").to_pylist(), captions.column("caption").to_pylist())),
+            self.source_code, self.targets, chunk_size=self.config.chunk_size)
+        return hypotheses_table(rows)
+
+
+def language_codes(config: Config, registry) -> tuple[str, dict[str, str]]:
+    """(NLLB code of the source language, {target key: NLLB code}); an error for a language NLLB lacks."""
+    targets = [registry.get(key).key for key in config.input.targets]
+    source = registry.get(config.input.source).key
+    if source in targets:
+        raise BabelforgeError(f"captions.input.targets contains the source language {source}")
     codes = {}
-    for key in targets + [captions.source_lang]:
+    for key in [*targets, source]:
         language = registry.get(key)
         if not language.nllb:
             raise BabelforgeError(f"{key} has no NLLB code in the language registry: NLLB cannot translate it")
         codes[key] = language.nllb
-    translator = make_translator(settings)
-    info(f"captions_translate: {len(captions.captions)} captions -> {len(targets)} languages, "
-         f"beam {settings.beam_size}, {settings.num_hypotheses} hypotheses")
-    rows = translate_nbest(
-        translator,
-        [(row["caption_id"], row["caption"]) for row in captions.captions],
-        codes[captions.source_lang],
-        {key: codes[key] for key in targets},
-        chunk_size=settings.chunk_size,
-        progress=lambda chunks, total: progress(chunks, desc="translate", total=total, unit="chunk"),
-    )
+    return codes.pop(source), dict(sorted(codes.items()))
 
-    model_record = translator.provenance() if hasattr(translator, "provenance") else {"model": settings.model}
-    record = provenance(
-        "captions_translate",
-        params={"profile": params.get("profile", "sample"), "input": input_settings, "translate": vars(settings)},
-        sources={"captions": {"path": str(input_settings["path"]), "sha256": sha256_file(input_settings["path"])}},
-        models={"translator": model_record},
+
+def model_record(config: Config) -> dict[str, Any]:
+    """What identifies the translator without loading it: its files' hashes and its settings
+    (no hash where the folder is missing: the translator then says so when it loads)."""
+    from pathlib import Path
+
+    from builders.captions.settings import directory_sha256
+
+    path = config.paths.nllb_model
+    return {"model": path, "sha256": directory_sha256(path) if Path(path).exists() else None,
+            **config.translator_kwargs()}
+
+
+def shard_params(config: Config, source_code: str, targets: dict[str, str]) -> dict[str, Any]:
+    """Everything besides the input rows and the model that decides a hypotheses shard's bytes."""
+    return {"source": source_code, "targets": targets, "chunk_size": config.chunk_size,
+            "batch_size": config.runner.batch_size, "threads": config.threads}
+
+
+def run(config: Config) -> int:
+    from pathlib import Path
+
+    from builders.captions.readers import stream_captions
+    from builders.captions.settings import (
+        HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR, load_registry, split_references, write_side_shards,
     )
-    out = Path(args.data_dir)
-    source = pd.DataFrame(captions.captions)
-    source.insert(3, "source_lang", captions.source_lang)
-    references = pd.DataFrame(captions.references, columns=["caption_id", "lang", "text"])
-    hypotheses = pd.DataFrame(rows, columns=list(HYPOTHESIS_COLUMNS)).astype({"hyp_rank": "int32"})
-    write_table(source, out / SOURCE_FILE, sort_by=["caption_id"], provenance=record)
-    write_table(references, out / REFERENCES_FILE, sort_by=["caption_id", "lang"], provenance=record)
-    write_table(hypotheses, out / HYPOTHESES_FILE, sort_by=KEY, provenance=record)
-    info(f"captions_translate: {len(hypotheses)} hypotheses, {len(references)} references -> {out}")
+    from builders.core import shards
+    from builders.core.progress import info
+    from builders.core.provenance import provenance
+    from builders.core.runners import record_rate, run_sharded
+
+    registry = load_registry(config.registry)
+    source_code, targets = language_codes(config, registry)
+    source_lang = registry.get(config.input.source).key
+    if not Path(config.paths.nllb_model).exists():  # before any shard is written
+        raise BabelforgeError(f"{config.paths.nllb_model}: no NLLB model; run `babelforge nllb` first")
+    data = Path(config.paths.captions)
+    shard_size = config.runner.shard_size
+
+    def stream():
+        return shards.iter_shards(stream_captions(config.input, registry, batch_rows=min(shard_size, 8192)),
+                                  shard_size)
+
+    # Pass 1 (no model): plan the shards and bring source/ and references/ up to date.
+    plan = []
+    for shard, table in stream():
+        plan.append(shard)
+        source, references = split_references(table, source_lang)
+        write_side_shards(data / SOURCE_DIR, shard, source, ["caption_id"], {"source_lang": source_lang})
+        write_side_shards(data / REFERENCES_DIR, shard, references, ["caption_id", "lang"], {})
+    if not plan:
+        raise BabelforgeError(f"{config.input.path}: no captions")
+    for name in (SOURCE_DIR, REFERENCES_DIR):
+        shards.remove_unplanned(data / name, plan)
+    captions = plan[-1].stop
+    info(f"captions_translate: {captions} captions -> {len(targets)} languages, beam {config.beam_size}, "
+         f"{config.num_hypotheses} hypotheses, {len(plan)} shards of {shard_size}")
+
+    # Pass 2: the pending shards' captions, through the runner.
+    def rows(todo):
+        for shard, table in stream():
+            if shard.index in todo:
+                yield shard, table.select(["caption_id", "caption"])
+
+    params = shard_params(config, source_code, targets)
+    model = model_record(config)
+    from builders.core.determinism import runtime
+    from builders.translation.nllb import resolve_compute_type, resolve_device
+
+    device = resolve_device(config.device)
+    record = provenance("captions_translate", params={"translate": params}, models={
+        "translator": {**model, "runtime": runtime(device, resolve_compute_type(config.compute_type, device))}})
+    stats = run_sharded(data / HYPOTHESES_DIR, plan, rows, TranslateWorker, (config, source_code, targets),
+                        config.runner, params_hash=shards.stable_hash(params), model_hash=shards.stable_hash(model),
+                        sort_by=KEY, desc="captions_translate", provenance=record)
+    record_rate(data, "captions_translate", stats, config.runner, unit="captions")
+    summary = shards.digest(data / HYPOTHESES_DIR)
+    info(f"captions_translate: {summary['rows']} hypotheses in {summary['shards']} shards "
+         f"({stats.shards} made now) -> {data / HYPOTHESES_DIR}")
     return 0

@@ -21,7 +21,10 @@ _MISSING = dataclasses.MISSING
 
 
 def setting(default: Any, help: str, **metadata: Any) -> Any:
-    """A config field with its one default and its one help text (lists/dicts are copied per instance)."""
+    """A config field with its one default and its one help text (lists/dicts are copied per instance).
+
+    `minimum=n` makes a smaller number a one-line error naming the key (sizes, counts).
+    """
     meta = {"help": help, **metadata}
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: _copy(default), metadata=meta)
@@ -63,6 +66,8 @@ class Paths:
     tiny_clip: str = setting("models/tiny_clip", "the tiny CLIP models of the sample profile")
     eval_images: str = setting("data/eval/images", "the sample profile's image sets")
     eval_reports: str = setting("reports/eval", "evaluation results")
+    metrics: str = setting("metrics", "headline metrics, one small JSON per stage (in git: DVC metrics compared "
+                           "across commits and experiments)")
 
 
 def load_config(cls: type[C], params: Mapping[str, Any], group: str | None = None) -> C:
@@ -99,6 +104,10 @@ def build(cls: type[C], values: Mapping[str, Any], where: str) -> C:
             + f"; {where} takes: {', '.join(fields)}"
         )
     kwargs = {key: _coerce(value, hints[key], f"{where}.{key}") for key, value in values.items()}
+    for key, value in kwargs.items():
+        least = fields[key].metadata.get("minimum")
+        if least is not None and isinstance(value, (int, float)) and value < least:
+            raise BabelforgeError(f"params.yaml: {where}.{key} is {value!r}; it must be at least {least}")
     return cls(**kwargs)
 
 
@@ -194,7 +203,8 @@ def describe(cls: type, prefix: str | None = None) -> str:
             lines.append(describe(kind, f"{prefix}.{f.name}"))
             continue
         shown = str(kind).replace("typing.", "") if get_origin(kind) else getattr(kind, "__name__", str(kind))
-        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}): {f.metadata.get('help', '')}")
+        least = f", at least {f.metadata['minimum']}" if "minimum" in f.metadata else ""
+        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}{least}): {f.metadata.get('help', '')}")
     return "\n".join(lines)
 
 
@@ -254,3 +264,26 @@ def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
         node[parts[-1]] = yaml.safe_load(text)
     return result
 
+
+
+# ---------------------------------------------------------------- flag vocabulary
+# One vocabulary across stages: a stage's main output is `--out` (a file or a folder), its inputs
+# and secondary outputs are named by what they are (`--labels`, `--summary`). Spellings from
+# before that rule stay accepted, hidden from --help, with a one-line note naming the new flag.
+
+def hidden_alias(parser, old: str, new: str) -> None:
+    """Accept `old` as a deprecated spelling of the existing flag `new` (not shown in --help)."""
+    import argparse
+    import sys
+
+    target = parser._option_string_actions[new]
+
+    class Deprecated(argparse.Action):
+        replacement = new
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            print(f"{parser.prog}: {option_string} is deprecated; use {new}", file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    parser.add_argument(old, dest=target.dest, metavar=target.metavar, type=target.type,
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, action=Deprecated)

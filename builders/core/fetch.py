@@ -12,8 +12,10 @@ Where the files come from, first match wins:
   otherwise         the upstream URLs, as with --upstream.
 
 Every file is verified before it is renamed into place; a file already there with the
-right hash is not touched. The source's manifest is removed first and written last, so
-a killed fetch leaves no manifest for an unfinished source, and never half a file.
+right hash is not touched. The source's manifest is removed before its first file is
+(re)written and written last, so a killed fetch leaves no manifest for an unfinished source,
+and never half a file; a rerun that finds everything in place rewrites nothing, the manifests
+included (their bytes and modification times stay as they were).
 """
 from __future__ import annotations
 
@@ -97,7 +99,7 @@ class Fetcher:
                       f"mirror {self.mirror_url}" if self.mirror_url else "upstream")
 
     def fetch(self, source: Source) -> dict[str, int]:
-        from builders.core.io import sha256_file, write_json
+        from builders.core.io import canonical_json, sha256_file, write_json
 
         if self.mirror is None and self.mirror_url is None and source.origin != "verbatim":
             raise BabelforgeError(
@@ -105,7 +107,6 @@ class Fetcher:
                 f"of the mirror copy, not of {source.url.split()[0]}; fetch it with --mirror or --mirror-url"
             )
         manifest_path = self.out / f"{source.name}.json"
-        manifest_path.unlink(missing_ok=True)
         counts = {"files": len(source.files), "copied": 0, "unchanged": 0, "pruned": 0}
         listed = []
         for file in source.files:
@@ -113,6 +114,7 @@ class Fetcher:
             if dest.is_file() and sha256_file(dest) == file.sha256:
                 counts["unchanged"] += 1
             else:
+                manifest_path.unlink(missing_ok=True)    # the source is changing: no manifest until it is whole
                 self._bring(source, file, dest)
                 counts["copied"] += 1
             listed.append({"path": file.path, "sha256": file.sha256, "size": dest.stat().st_size})
@@ -120,14 +122,13 @@ class Fetcher:
             counts["pruned"] = prune(self.out / source.path, {file.path for file in source.files})
         else:
             counts["pruned"] = clear_leftovers(self.out / source.path)
-        write_json(
-            {
-                "source": source.name, "kind": source.kind, "path": source.path, "origin": source.origin,
-                "version": source.version, "sha256": source.sha256, "url": source.url,
-                "licence": source.licence, "citation": source.citation, "files": listed,
-            },
-            manifest_path,
-        )
+        manifest = {
+            "source": source.name, "kind": source.kind, "path": source.path, "origin": source.origin,
+            "version": source.version, "sha256": source.sha256, "url": source.url,
+            "licence": source.licence, "citation": source.citation, "files": listed,
+        }
+        if not (manifest_path.is_file() and manifest_path.read_text(encoding="utf-8") == canonical_json(manifest)):
+            write_json(manifest, manifest_path)
         return counts
 
     def _bring(self, source: Source, file: SourceFile, dest: Path) -> None:

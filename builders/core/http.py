@@ -77,7 +77,31 @@ class RetryPolicy:
             raise BabelforgeError(f"retry attempts must be at least 1, got {self.attempts}")
 
 
-DEFAULT_POLICY = RetryPolicy()
+# `BABELFORGE_HTTP_POLICY=attempts=2,base_delay=0.01,timeout=1` overrides fields of the default
+# policy for a run: tests of a failing server (and a user on a flaky link) need no code change.
+POLICY_ENV = "BABELFORGE_HTTP_POLICY"
+
+
+def policy_from_text(text: str | None, base: RetryPolicy = RetryPolicy()) -> RetryPolicy:
+    """`base` with `name=value` pairs (comma-separated) applied; one line naming a bad pair."""
+    import dataclasses
+
+    if not text or not text.strip():
+        return base
+    names = {f.name: f.type for f in dataclasses.fields(RetryPolicy)}
+    changes: dict[str, Any] = {}
+    for pair in text.split(","):
+        name, _, value = pair.strip().partition("=")
+        try:
+            changes[name] = (int if names[name] in ("int", int) else float)(value)
+        except (KeyError, ValueError):
+            raise BabelforgeError(
+                f"{POLICY_ENV}: {pair.strip()!r} is not name=number with a name of {', '.join(names)}"
+            ) from None
+    return dataclasses.replace(base, **changes)
+
+
+DEFAULT_POLICY = policy_from_text(os.environ.get(POLICY_ENV))
 
 
 # --- secrets -----------------------------------------------------------------------------

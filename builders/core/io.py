@@ -1,36 +1,135 @@
-"""Deterministic, atomic artifact writes.
+"""Deterministic, atomic artifact writes, and one writer per output.
 
 Every artifact is written to a temporary file in the target directory and renamed
 into place, so a killed stage leaves the previous artifact or none, never half of one.
-Tables are sorted and written with fixed Parquet settings and no timestamps, so the
-same inputs give byte-identical files.
+Temporary names carry the writer's pid (`.<name>.<pid>.<random>.tmp`), so a later run
+can tell a dead writer's leftovers from a live one's and removes them. Tables are sorted
+and written with fixed Parquet settings and no timestamps, so the same inputs give
+byte-identical files. `stage_lock` lets one process at a time write an output.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
+
+from builders.core.errors import BabelforgeError
 
 PROVENANCE_KEY = b"babelforge.provenance"
+# what a writer leaves beside its target while it works: `.<name>.<pid>.<random>.tmp|old`
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.(?:tmp|old)$")
+_LEGACY_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.(?:tmp|old)$")   # before pids were in the name
+
+
+def os_error_text(error: OSError) -> str:
+    """An OSError as a short phrase (`File too large`, `Not a directory`), with a hint for a full disk."""
+    text = error.strerror or str(error)
+    if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        text += " (disk full or a file-size limit)"
+    return text
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_stale_leftover(path: Path) -> bool:
+    """A temp file or folder of a writer that is gone (its pid is not running), or from before pids."""
+    match = _LEFTOVER.match(path.name)
+    if match:
+        return not _pid_alive(int(match["pid"]))
+    return bool(_LEGACY_LEFTOVER.match(path.name))
+
+
+def clear_leftovers(path: str | os.PathLike, recursive: bool = False) -> int:
+    """Remove dead writers' temp files beside `path` (and inside it, when it is a folder and
+    `recursive`); count them. Live writers' temps are left alone."""
+    target = Path(path)
+    candidates = list(target.parent.glob(f".{_glob_escape(target.name)}.*")) if target.parent.is_dir() else []
+    if recursive and target.is_dir():
+        candidates += [item for item in target.rglob(".*") if item.name.endswith((".tmp", ".old"))]
+    removed = 0
+    for item in candidates:
+        if not is_stale_leftover(item):
+            continue
+        if item.is_dir() and not item.is_symlink():
+            shutil.rmtree(item, ignore_errors=True)
+        else:
+            item.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def _glob_escape(name: str) -> str:
+    """`name` with glob's special characters taken literally."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _make_parent(target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        blocking = next((p for p in target.parents if p.exists()), None)
+        reason = (f"{blocking} is a file, not a folder" if blocking is not None and not blocking.is_dir()
+                  else os_error_text(error))
+        raise BabelforgeError(f"cannot create the folder {target.parent}: {reason}") from None
+
+
+def _temp_prefix(target: Path) -> str:
+    return f".{target.name}.{os.getpid()}."
+
+
+@contextlib.contextmanager
+def _write_errors(target: Path) -> Iterator[None]:
+    """An OSError while writing `target` becomes one line naming it (a full disk, a read-only folder)."""
+    try:
+        yield
+    except OSError as error:
+        # name another file the error is about (not our own temp file): a read inside the write block
+        other = error.filename and not Path(str(error.filename)).name.startswith(f".{target.name}.")
+        detail = f"{error.filename}: " if other and str(error.filename) != str(target) else ""
+        raise BabelforgeError(f"cannot write {target}: {detail}{os_error_text(error)}; nothing was replaced") from None
+
+
+@contextlib.contextmanager
+def _named_as(tmp: Path, target: Path) -> Iterator[None]:
+    """A failed write inside a temporary folder is reported at the folder's final place."""
+    try:
+        yield
+    except BabelforgeError as error:
+        raise BabelforgeError(str(error).replace(str(tmp), str(target))) from None
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only on success."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    _make_parent(target)
+    clear_leftovers(target)
+    with _write_errors(target):
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent)
+        os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
-        os.chmod(tmp_path, 0o644)
-        os.replace(tmp_path, target)
+        with _write_errors(target):
+            yield tmp_path
+            os.chmod(tmp_path, 0o644)
+            os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -44,19 +143,22 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     are normalised (folders 755, files 644): a temporary folder is created private.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    _make_parent(target)
+    clear_leftovers(target)
+    with _write_errors(target):
+        tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
     try:
-        yield tmp
-        for item in [tmp, *tmp.rglob("*")]:
-            os.chmod(item, 0o755 if item.is_dir() else 0o644)
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-            os.replace(target, old / target.name)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old)
+        with _write_errors(target), _named_as(tmp, target):
+            yield tmp
+            for item in [tmp, *tmp.rglob("*")]:
+                os.chmod(item, 0o755 if item.is_dir() else 0o644)
+            old = None
+            if target.exists():
+                old = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".old", dir=target.parent))
+                os.replace(target, old / target.name)
+            os.replace(tmp, target)
+            if old is not None:
+                shutil.rmtree(old)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
@@ -125,10 +227,29 @@ def write_table(
 
 
 def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None):
-    """Read a Parquet artifact as a pandas DataFrame."""
+    """Read a Parquet artifact as a pandas DataFrame (only `columns`, which must all be there).
+
+    A missing, truncated or foreign file, or a missing column, is one line naming the file.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.read_table(path, columns=list(columns) if columns else None).to_pandas()
+    path = Path(path)
+    if not path.is_file():
+        raise BabelforgeError(f"{path}: no such artifact; run the stage that writes it first")
+    try:
+        parquet = pq.ParquetFile(path)
+        names = parquet.schema_arrow.names
+        missing = [column for column in columns or () if column not in names]
+        if missing:
+            raise BabelforgeError(f"{path}: no column {missing[0]!r} (it has {', '.join(names)}); "
+                                  "rebuild it with the stage that writes it")
+        table = parquet.read(columns=list(columns) if columns else None)
+    except (OSError, pa.ArrowException) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise BabelforgeError(f"{path}: not a readable Parquet file ({first}); "
+                              "rebuild it with the stage that writes it") from None
+    return table.to_pandas()
 
 
 def read_provenance(path: str | os.PathLike) -> dict:
@@ -137,3 +258,87 @@ def read_provenance(path: str | os.PathLike) -> dict:
     metadata = pq.read_schema(path).metadata or {}
     raw = metadata.get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}
+
+
+# --- one writer per output ---------------------------------------------------------------
+
+def lock_path(output: str | os.PathLike) -> Path:
+    """The lock file of an output: `.<name>.lock` beside it (never inside a DVC output folder)."""
+    output = Path(output)
+    return output.with_name(f".{output.name}.lock")
+
+
+def _take_lock(stage: str, output: Path) -> int:
+    """An exclusive flock on `output`'s lock file, holding its pid; one line naming the holder if taken."""
+    import fcntl
+
+    path = lock_path(output)
+    _make_parent(path)
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise BabelforgeError(f"cannot write beside {output}: {os_error_text(error)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise BabelforgeError(f"{output} is being written by {holder}; wait for it to finish "
+                                  f"(or stop it), then rerun") from None
+        # the holder before us may have removed the file after we opened it: lock the current one
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"babelforge {stage} (pid {os.getpid()})".encode("utf-8"), 0)
+            return fd
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def stage_lock(stage: str, outputs: Iterable[str | os.PathLike]) -> Iterator[None]:
+    """Hold every output of a stage for the whole run: a second writer of any of them stops at
+    once with one line naming the holder's pid. Dead writers' temp files are cleared on entry.
+
+    The lock is an advisory `flock` on `.<name>.lock` beside each output, released (and the file
+    removed) on exit; a killed holder's lock is released by the kernel, its file reused.
+    """
+    held: list[tuple[Path, int]] = []
+    try:
+        for output in sorted({Path(os.path.abspath(o)) for o in outputs}):
+            held.append((output, _take_lock(stage, output)))
+        for output, _ in held:
+            clear_leftovers(output, recursive=True)
+        yield
+    finally:
+        for output, fd in reversed(held):
+            with contextlib.suppress(OSError):
+                lock_path(output).unlink()
+            os.close(fd)
+
+
+def stage_outputs(stage: str, config: Any, dvc_file: str | os.PathLike | None = None) -> list[str]:
+    """The outputs `dvc.yaml` declares for `stage`, with `${paths.*}` (and a foreach stage's
+    `${key}`, from `config.dataset`) filled from the stage's config; [] for a stage it lacks."""
+    import yaml
+
+    dvc_file = Path(dvc_file) if dvc_file else Path(__file__).resolve().parents[2] / "dvc.yaml"
+    if not dvc_file.is_file():
+        return []
+    stages = (yaml.safe_load(dvc_file.read_text(encoding="utf-8")) or {}).get("stages", {})
+    definition = stages.get(stage) or {}
+    definition = definition.get("do", definition)
+    paths = getattr(config, "paths", None)  # a stage without paths (captions_plan) writes nothing
+    values = {f"paths.{key}": value for key, value in (vars(paths) if paths is not None else {}).items()}
+    if getattr(config, "dataset", None):
+        values["key"] = config.dataset
+    outputs = []
+    for entry in definition.get("outs", []):
+        text = next(iter(entry)) if isinstance(entry, dict) else str(entry)
+        filled = re.sub(r"\$\{([^}]+)\}", lambda m: str(values.get(m[1], m[0])), text)
+        if "${" not in filled:
+            outputs.append(filled)
+    return outputs

@@ -17,11 +17,25 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise BabelforgeError(f"{path}: no params file; run from the project root or pass --params")
-    with path.open(encoding="utf-8") as handle:
-        data = yaml.safe_load(handle) or {}
+    try:
+        with path.open(encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+    except yaml.YAMLError as error:
+        raise BabelforgeError(yaml_error_line(path, error)) from None
+    except UnicodeDecodeError as error:
+        raise BabelforgeError(f"{path}: not UTF-8 ({error.reason} at byte {error.start})") from None
     if not isinstance(data, dict):
         raise BabelforgeError(f"{path}: expected a mapping of stage groups at the top level")
     return data
+
+
+def yaml_error_line(path: Path, error: Exception) -> str:
+    """A YAML parse error as `file:line:column: problem` on one line (PyYAML's own text spans lines)."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    return f"{where}: YAML syntax error: {problem}" + (f" ({context})" if context else "")
 
 
 def profile_of(params: dict[str, Any]) -> str:

@@ -16,3 +16,46 @@ def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: s
 
 def info(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+class ShardProgress:
+    """Progress over the shards of a stage: a bar (done / total, rows/s, ETA) on a terminal and,
+    everywhere (CI logs too), one line per finished shard."""
+
+    def __init__(self, desc: str, total: int, done: int = 0):
+        import time
+
+        from tqdm.auto import tqdm
+
+        self.desc, self.total, self.done, self.initial = desc, total, done, done
+        self.rows = 0
+        self.started = time.monotonic()
+        self._bar = tqdm(total=total, initial=done, desc=desc, unit="shard", disable=None, file=sys.stderr,
+                         leave=False)
+
+    def shard_done(self, name: str, rows: int, seconds: float) -> None:
+        import time
+
+        self.done += 1
+        self.rows += rows
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        rate = self.rows / elapsed
+        # ETA from the shards this run made (the ones found current cost nothing)
+        eta = elapsed / (self.done - self.initial) * (self.total - self.done)
+        self._bar.set_postfix_str(f"{rate:,.0f} rows/s", refresh=False)
+        self._bar.update(1)
+        info(f"{self.desc}: {name} done ({self.done}/{self.total}), {rows} rows in {seconds:.1f} s, "
+             f"{rate:,.0f} rows/s, ETA {format_seconds(eta)}")
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def format_seconds(seconds: float) -> str:
+    """`42 s`, `3 min 5 s`, `2 h 10 min`: durations for log lines."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"

@@ -50,6 +50,13 @@ def normalise_tab_code(code: str) -> str:
     return "X" + code[1:] if code.startswith("*") else code
 
 
+def _decode(raw: bytes, path: Path, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BabelforgeError(f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start} of the line)") from None
+
+
 def parse_header(line: str, path: Path) -> tuple[str, str, str, str]:
     if not line.startswith("#"):
         raise BabelforgeError(f"{path}:1: expected an OMW header `# name<TAB>lang<TAB>url<TAB>licence`")
@@ -72,8 +79,8 @@ def discover_tab_files(root: str | Path, languages: LanguageRegistry | None = No
     for path in sorted(wns.glob("*/*.tab")):
         project = path.parent.name
         source = project if project in ("wikt", "cldr") else f"omw:{project}"
-        with path.open(encoding="utf-8") as handle:
-            name, code, url, licence = parse_header(handle.readline(), path)
+        with path.open("rb") as handle:
+            name, code, url, licence = parse_header(_decode(handle.readline(), path, 1), path)
         try:
             lang = languages.from_omw(code).key
         except UnknownLanguageError:
@@ -88,9 +95,13 @@ def discover_tab_files(root: str | Path, languages: LanguageRegistry | None = No
 
 def read_tab_lemmas(tab: TabFile) -> Iterator[tuple[str, str]]:
     """(synset, lemma) pairs of a `.tab` file, in file order."""
-    with tab.path.open(encoding="utf-8") as handle:
+    with tab.path.open("rb") as handle:
         next(handle)
-        for number, line in enumerate(handle, start=2):
+        for number, raw in enumerate(handle, start=2):
+            if not raw.endswith(b"\n"):   # every OMW file ends with a newline: this one was cut off
+                raise BabelforgeError(f"{tab.path}:{number}: the file ends in the middle of a row (truncated?); "
+                                      "fetch it again (`babelforge fetch --sources omw`)")
+            line = _decode(raw, tab.path, number)
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.rstrip("\n").split("\t")

@@ -9,14 +9,14 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
 class BabelNetConfig:
     base_url: str = setting("https://babelnet.io/v9", "BabelNet HTTP API root")
     cache_dir: str = setting(".cache/babelnet", "every response cached here: a rebuild makes zero requests")
-    batch_size: int = setting(3, "target languages per getSynset call (the API allows 3)")
+    batch_size: int = setting(3, "target languages per getSynset call (the API allows 3)", minimum=1)
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,9 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wordnet", dest="paths.wordnet", help="output of `babelforge wordnet` (paths.wordnet)")
-    parser.add_argument("--out-dir", dest="paths.senses", help="writes <out-dir>/<source>.parquet (paths.senses)")
+    parser.add_argument("--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)")
+    parser.add_argument("--out", dest="paths.senses", metavar="DIR", help="writes DIR/<source>.parquet (paths.senses)")
+    hidden_alias(parser, "--out-dir", "--out")
 
 
 def build_source(config: Config):

@@ -3,17 +3,18 @@ label-position balance, and whether the ids are identical to every other languag
 
 Prints one compact summary (the per-language lines only with --per-language, or for
 languages with a problem); the full per-language table goes to `<paths.mvl_sib_reports>/check.json`,
-the summary to `<paths.mvl_sib_reports>/summary.json` (a DVC metric). Exit 1 when any check fails.
+the headline figures to `<paths.metrics>/mvl_sib.json` (a DVC metric tracked by git). Exit 1 when
+any check fails.
 """
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 
 REPORT_FILE = "check.json"
-SUMMARY_FILE = "summary.json"
+METRICS_NAME = "mvl_sib"
 
 # Columns that must be identical in every language (everything except texts).
 ID_COLUMNS = ("instance_id", "sentence_id", "topic", "label", "ref_image_ids", "ref_sentence_ids",
@@ -36,11 +37,15 @@ class Config(CheckSettings):
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out-dir", dest="paths.mvl_sib", metavar="DIR", help="the assembled MVL-SIB (paths.mvl_sib)")
-    parser.add_argument("--reports", dest="paths.mvl_sib_reports", metavar="DIR",
-                        help=f"folder for {REPORT_FILE} and {SUMMARY_FILE} (paths.mvl_sib_reports)")
+    parser.add_argument("--mvl-sib", dest="paths.mvl_sib", metavar="DIR", help="the assembled MVL-SIB (paths.mvl_sib)")
+    parser.add_argument("--out", dest="paths.mvl_sib_reports", metavar="DIR",
+                        help=f"folder for {REPORT_FILE}, the per-language table (paths.mvl_sib_reports)")
+    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
+                        help=f"folder of the headline metrics; writes {METRICS_NAME}.json there (paths.metrics)")
     parser.add_argument("--per-language", dest="per_language", action="store_const", const=True,
                         help="print one line per language (mvl_sib.check.per_language)")
+    hidden_alias(parser, "--out-dir", "--mvl-sib")
+    hidden_alias(parser, "--reports", "--out")
 
 
 def check_config_file(path, n_options: int):
@@ -127,16 +132,22 @@ def check_all(out_dir) -> tuple[dict, dict, dict, list[str]]:
     return table, summary, variants, problems
 
 
+def headline(summary: dict) -> dict:
+    """The summary's scalar figures (the topic counts stay in check.json: one column each in `dvc exp show`)."""
+    return {key: value for key, value in summary.items() if not isinstance(value, dict)}
+
+
 def run(config: Config) -> int:
     from pathlib import Path
 
     from builders.core.io import write_json
+    from builders.core.metrics import write_metrics
 
     out_dir = Path(config.paths.mvl_sib)
     report = Path(config.paths.mvl_sib_reports) / REPORT_FILE
     table, summary, variants, problems = check_all(out_dir)
     write_json({"summary": summary, "label_positions": variants, "languages": table, "problems": problems}, report)
-    write_json(summary, Path(config.paths.mvl_sib_reports) / SUMMARY_FILE)
+    write_metrics(headline(summary), config.paths.metrics, METRICS_NAME)
 
     configs = sorted({name for per_lang in table.values() for name in per_lang})
     print(f"MVL-SIB check of {out_dir}: {summary['languages']} languages × {summary['configs']} task configs "

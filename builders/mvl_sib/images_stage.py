@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,9 @@ class Config(ImagesSettings):
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", dest="profile", choices=("sample", "full"), help="override the params profile")
     parser.add_argument("--manifest", dest="manifest", help="image manifest, full profile (mvl_sib.images.manifest)")
-    parser.add_argument("--out-dir", dest="paths.mvl_sib_images", metavar="DIR",
+    parser.add_argument("--out", dest="paths.mvl_sib_images", metavar="DIR",
                         help="output folder (paths.mvl_sib_images)")
+    hidden_alias(parser, "--out-dir", "--out")
 
 
 def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, provenance_record: dict):

@@ -155,6 +155,9 @@ def read_corpus(sib_dir: str | Path, languages: Iterable[str] | None = None) -> 
     for code in codes:
         if not CODE_PATTERN.match(code):
             raise BabelforgeError(f"{sib_dir / code}: {code!r} is not a SIB-200 code of the form xxx_Scrp")
+        if sib_dir.is_dir() and not (sib_dir / code).is_dir():
+            raise BabelforgeError(f"{code!r} is not a language of {sib_dir} (no folder {sib_dir / code}); "
+                                  "check mvl_sib.languages")
 
     reference: dict[str, tuple[Path, list[int], list[str]]] = {}
     texts: dict[str, list[str]] = {code: [] for code in codes}

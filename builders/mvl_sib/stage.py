@@ -14,7 +14,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 from builders.mvl_sib.check_stage import CheckSettings
 from builders.mvl_sib.images_stage import ImagesSettings
 
@@ -31,10 +31,10 @@ class Config:
     languages: str | list[str] = setting("all", "`all` folders under sib_dir, or SIB-200 codes "
                                                 "(a list or a comma list)")
     seed: int = setting(42, "seed of the instance sampling (the same instances in every language)")
-    instances_per_sentence: int = setting(3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)")
-    n_positive_images: int = setting(5, "same-topic images per instance")
-    n_positive_sentences: int = setting(4, "further same-topic sentences per instance")
-    n_negatives: int = setting(3, "other-topic images and sentences, from distinct other topics")
+    instances_per_sentence: int = setting(3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)", minimum=1)
+    n_positive_images: int = setting(5, "same-topic images per instance", minimum=1)
+    n_positive_sentences: int = setting(4, "further same-topic sentences per instance", minimum=1)
+    n_negatives: int = setting(3, "other-topic images and sentences, from distinct other topics", minimum=1)
     sentence_pool: Literal["split", "all"] = setting("split", "co-sentences from the sentence's own split or from all")
     tasks: dict[str, list[int]] = setting({"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
                                           "task -> k values (i2s images->sentence, s2i sentences->image, "
@@ -45,11 +45,16 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sib-dir", dest="sib_dir", help="SIB-200 annotated/ folder (mvl_sib.sib_dir)")
-    parser.add_argument("--images-dir", dest="paths.mvl_sib_images", metavar="DIR",
+    parser.add_argument("--sib200", dest="sib_dir", metavar="DIR", help="SIB-200 annotated/ folder (mvl_sib.sib_dir)")
+    parser.add_argument("--images", dest="paths.mvl_sib_images", metavar="DIR",
                         help="output of mvl_sib_images (paths.mvl_sib_images)")
-    parser.add_argument("--out-dir", dest="paths.mvl_sib", metavar="DIR", help="output folder (paths.mvl_sib)")
-    parser.add_argument("--languages", dest="languages", help="comma-separated SIB-200 codes (mvl_sib.languages)")
+    parser.add_argument("--out", dest="paths.mvl_sib", metavar="DIR", help="output folder (paths.mvl_sib)")
+    parser.add_argument("--language", dest="languages", metavar="CODES",
+                        help="comma-separated SIB-200 codes (mvl_sib.languages)")
+    hidden_alias(parser, "--sib-dir", "--sib200")
+    hidden_alias(parser, "--images-dir", "--images")
+    hidden_alias(parser, "--out-dir", "--out")
+    hidden_alias(parser, "--languages", "--language")
 
 
 def _languages(value) -> list[str] | None:

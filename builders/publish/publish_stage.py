@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.core.config import Paths, setting, stage_paths
+from builders.core.config import Paths, hidden_alias, setting, stage_paths
 from builders.core.datasets import names
 from builders.core.errors import BabelforgeError
 
@@ -45,10 +45,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="validate and list the operations; no network")
     parser.add_argument("--force", action="store_true", default=None, help="publish even when the audit has errors")
     parser.add_argument("--private", action="store_true", default=None, help="create the repo private (when it is new)")
-    parser.add_argument("--hub-dir", dest="paths.hub", metavar="DIR", help="where the built cards are (paths.hub)")
+    parser.add_argument("--hub", dest="paths.hub", metavar="DIR", help="where the built cards are (paths.hub)")
     parser.add_argument("--releases", dest="paths.releases", metavar="DIR", help="receipts folder (paths.releases)")
-    parser.add_argument("--audit-dir", dest="paths.audit", metavar="DIR",
+    parser.add_argument("--audit", dest="paths.audit", metavar="DIR",
                         help="audit report whose datasets/<dataset>.json gates publishing (paths.audit)")
+    hidden_alias(parser, "--hub-dir", "--hub")
+    hidden_alias(parser, "--audit-dir", "--audit")
 
 
 def run(config: Config, api=None) -> int:

@@ -47,7 +47,7 @@ def test_cli_on_two_label_files(tmp_path, capsys):
     assert cli(["diff", str(old), str(new)]) == 0
     text = capsys.readouterr().out
     assert text.startswith("# Label changes") and "## fin_Latn" in text and "tiikerihai" in text
-    assert cli(["diff", str(old), str(new), "--format", "json", "--output", str(tmp_path / "d.json")]) == 0
+    assert cli(["diff", str(old), str(new), "--format", "json", "--out", str(tmp_path / "d.json")]) == 0
     data = json.loads((tmp_path / "d.json").read_text())
     assert data["summary"]["classes_relabelled"] == 1 and data["old"] == str(old)
     assert cli(["diff", str(old)]) == 1

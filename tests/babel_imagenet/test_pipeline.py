@@ -14,15 +14,16 @@ def build(tmp, repo_root, shared_data, nltk_data, extra_params=None):
     params["profile"] = "sample"
     params["senses"]["omw_dir"] = str(shared_data / "omw")
     params["wordnet"]["nltk_data"] = str(nltk_data)
+    params["paths"]["metrics"] = str(tmp / "metrics")
     for group, values in (extra_params or {}).items():
         params[group].update(values)
     tmp.mkdir(parents=True, exist_ok=True)
     p = tmp / "params.yaml"
     p.write_text(yaml.safe_dump(params))
     assert cli(["wordnet", "--params", str(p), "--out", str(tmp / "wn.parquet")]) == 0
-    assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out-dir", str(tmp / "senses")]) == 0
-    assert cli(["labels", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--senses-dir", str(tmp / "senses"),
-                "--labels", str(tmp / "bi/labels.parquet"), "--languages", str(tmp / "bi/languages.parquet"),
+    assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
+    assert cli(["labels", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--senses", str(tmp / "senses"),
+                "--out", str(tmp / "bi/labels.parquet"), "--languages", str(tmp / "bi/languages.parquet"),
                 "--candidates", str(tmp / "bi/candidates.parquet")]) == 0
     return tmp
 
@@ -78,8 +79,8 @@ def first_rule(built, tmp_path_factory):
     first, _ = built
     out = tmp_path_factory.mktemp("first")
     assert cli(["labels", "--params", str(first / "params.yaml"), "--wordnet", str(first / "wn.parquet"),
-                "--senses-dir", str(first / "senses"), "--labels", str(out / "labels.parquet"),
-                "--languages", str(out / "languages.parquet"),
+                "--senses", str(first / "senses"), "--out", str(out / "labels.parquet"),
+                "--languages", str(out / "languages.parquet"), "--candidates", str(out / "candidates.parquet"),
                 "--set", "labels.ranking=first", "--set", "labels.resolve_duplicates=false"]) == 0
     return pd.read_parquet(out / "labels.parquet")
 
@@ -114,8 +115,8 @@ def test_min_classes_param_changes_kept_languages(tmp_path, repo_root, shared_da
 def test_summary_is_printed(tmp_path, repo_root, shared_data, built, capsys):
     first, _ = built
     p = first / "params.yaml"
-    assert cli(["labels", "--params", str(p), "--wordnet", str(first / "wn.parquet"), "--senses-dir",
-                str(first / "senses"), "--labels", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
+    assert cli(["labels", "--params", str(p), "--wordnet", str(first / "wn.parquet"), "--senses",
+                str(first / "senses"), "--out", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
                 "--candidates", str(tmp_path / "bi/candidates.parquet")]) == 0
     out = capsys.readouterr().out
     assert "en-drop" in out and "mt-drop" in out and "deu_Latn" in out

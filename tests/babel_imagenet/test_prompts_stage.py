@@ -24,6 +24,7 @@ def workdir(tmp_path_factory, sib_dir):
     params["nllb"]["sib_dir"] = str(sib_dir)
     params["nllb"]["templates"] = str(REPO / "resources" / "clip_templates_en.txt")
     params["prompts"]["max_decoding_length"]["sample"] = 16   # the random model rarely stops by itself
+    params["prompts"]["cache"] = str(root / "translations")
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     write_registry(root / "languages.tsv")
     write_table(pd.DataFrame({"lang": LABEL_LANGUAGES, "n_classes": [100] * len(LABEL_LANGUAGES)}),
@@ -78,6 +79,50 @@ def test_prompts_rerun_is_byte_identical(workdir):
     if not (workdir / "prompts.parquet").exists():
         assert run_prompts(workdir, "prompts.parquet") == 0
     assert sha256_file(workdir / "again.parquet") == sha256_file(workdir / "prompts.parquet")
+
+
+def test_a_changed_language_list_translates_only_the_new_languages(workdir, monkeypatch, capsys):
+    """`-S labels.min_classes=20` changes the language list: the languages kept are not translated again."""
+    import pandas as pd
+
+    from builders.translation.nllb import NllbTranslator
+
+    targets: list[str] = []
+    translate = NllbTranslator.translate
+
+    def counting(self, texts, src_lang, tgt_langs, *args, **kwargs):
+        targets.extend(sorted(set(tgt_langs)))
+        return translate(self, texts, src_lang, tgt_langs, *args, **kwargs)
+
+    monkeypatch.setattr(NllbTranslator, "translate", counting)
+    root = workdir / "changed"
+    root.mkdir()
+    (root / "params.yaml").write_text((workdir / "params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    (root / "languages.tsv").write_text((workdir / "languages.tsv").read_text(encoding="utf-8"), encoding="utf-8")
+    (root / "nllb-ct2").symlink_to(workdir / "nllb-ct2")
+    import yaml
+
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["prompts"]["cache"] = str(root / "translations")
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+
+    def with_languages(languages):
+        write_table(pd.DataFrame({"lang": languages, "n_classes": [100] * len(languages)}),
+                    root / "languages.parquet", sort_by=["lang"])
+        targets.clear()
+        assert run_prompts(root, "prompts.parquet") == 0
+        return list(targets)
+
+    assert with_languages(["eng_Latn", "deu_Latn", "zho_Hans", "kmr_Latn"]) == ["deu_Latn", "kmr_Latn", "zho_Hans"]
+    assert with_languages(["eng_Latn", "deu_Latn", "zho_Hans"]) == []      # a language dropped: nothing translated
+    assert with_languages(LABEL_LANGUAGES) == ["jpn_Jpan"]                 # one added: only it is translated
+    assert "reused from" in capsys.readouterr().err
+    # the reused translations give the same table as a build with an empty cache
+    fresh = read_table(root / "prompts.parquet")
+    params["prompts"]["cache"] = str(root / "empty")
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    assert run_prompts(root, "fresh.parquet") == 0
+    assert read_table(root / "fresh.parquet").equals(fresh)
 
 
 def test_missing_languages_file_fails_cleanly(workdir, capsys):

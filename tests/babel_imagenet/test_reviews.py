@@ -96,17 +96,18 @@ def senses_built(tmp_path_factory, repo_root, shared_data):
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["senses"]["omw_dir"] = str(shared_data / "omw")
     params["wordnet"]["nltk_data"] = str(tmp / "nltk")
+    params["paths"]["metrics"] = str(tmp / "metrics")
     (tmp / "params.yaml").write_text(yaml.safe_dump(params))
     p = str(tmp / "params.yaml")
     assert cli(["wordnet", "--params", p, "--out", str(tmp / "wn.parquet")]) == 0
-    assert cli(["senses", "--params", p, "--wordnet", str(tmp / "wn.parquet"), "--out-dir", str(tmp / "senses")]) == 0
+    assert cli(["senses", "--params", p, "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
     return tmp
 
 
 def labels(built, reviews_dir, out):
     return cli(["labels", "--params", str(built / "params.yaml"), "--wordnet", str(built / "wn.parquet"),
-                "--senses-dir", str(built / "senses"), "--reviews", str(reviews_dir),
-                "--labels", str(out / "labels.parquet"), "--languages", str(out / "languages.parquet"),
+                "--senses", str(built / "senses"), "--reviews", str(reviews_dir),
+                "--out", str(out / "labels.parquet"), "--languages", str(out / "languages.parquet"),
                 "--candidates", str(out / "candidates.parquet")])
 
 

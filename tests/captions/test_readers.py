@@ -92,3 +92,45 @@ def test_xtd_keys_exist_in_the_project_registry():
     for code, key in XTD_LANGUAGE_KEYS.items():
         language = project.get(key)
         assert language.nllb and language.langid and language.scripts, (code, key)
+
+
+def test_img2dataset_parquet_folders_stream_in_batches_and_skip_failed_downloads(tmp_path, registry, xtd):
+    """img2dataset's layout (`key, caption, url, status`, one Parquet file per shard) read as a
+    stream of bounded batches: ids from `key`, image from `url`, failed downloads left out."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from builders.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
+
+    texts = [row["caption"] for row in xtd.captions[:50]]
+    folder = tmp_path / "cc3m"
+    folder.mkdir()
+    for part in range(2):
+        rows = range(part * 25, part * 25 + 25)
+        pq.write_table(pa.table({
+            "key": [f"{i:09d}" for i in rows], "caption": [texts[i] for i in rows],
+            "url": [f"https://images.example/{i}.jpg" for i in rows],
+            "status": ["failed_to_download" if i % 10 == 3 else "success" for i in rows],
+            "width": [256] * 25,
+        }), folder / f"{part:05d}.parquet")
+    config = InputConfig(format="img2dataset", path=str(folder), targets=["deu_Latn"])
+    batches = list(stream_captions(config, registry, batch_rows=8))
+    assert [batch.num_rows for batch in batches] == [8, 8, 8, 8, 8, 5]
+    table = pa.concat_tables(batches)
+    assert table.column_names == ["caption_id", "image", "caption", "status", "width", REFERENCES_COLUMN]
+    assert table.column("caption_id").to_pylist()[:3] == ["000000000", "000000001", "000000002"]
+    assert "000000003" not in table.column("caption_id").to_pylist()
+    assert table.column("image")[0].as_py() == "https://images.example/0.jpg"
+    limited = pa.concat_tables(stream_captions(InputConfig(format="img2dataset", path=str(folder), limit=12),
+                                               registry, batch_rows=5))
+    assert limited.num_rows == 12
+
+
+def test_streamed_tables_carry_their_references(tmp_path, registry, xtd, xtd_path):
+    from builders.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
+
+    batches = list(stream_captions(InputConfig(path=str(xtd_path), limit=30), registry, batch_rows=16))
+    assert [batch.num_rows for batch in batches] == [16, 14]
+    first = batches[0].to_pylist()[0]
+    expected = sorted((lang, text) for cid, lang, text in xtd.references if cid == first["caption_id"])
+    assert sorted((ref["lang"], ref["text"]) for ref in first[REFERENCES_COLUMN]) == expected

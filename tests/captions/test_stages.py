@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from builders.cli import main
+from builders.core import shards
 from builders.core.io import read_json, read_table, sha256_file
 
 from tests.project import command_env, run
@@ -27,6 +28,9 @@ def write_params(path: Path, xtd_path: Path, kiwi_dir, **input_overrides) -> Pat
     params["profile"] = "full"
     params["captions"]["input"].update(path=str(xtd_path), limit=N_CAPTIONS, **input_overrides)
     params["captions"]["tag"]["kiwi_model"] = str(kiwi_dir)
+    # The stub translator needs no model; the stage only checks that the folder is there.
+    (path.parent / "nllb-stub").mkdir(exist_ok=True)
+    params["paths"]["nllb_model"] = str(path.parent / "nllb-stub")
     path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     return path
 
@@ -41,7 +45,7 @@ def translate(monkeypatch, params: Path, data: Path, translator) -> int:
     from builders.captions import translate_stage
 
     monkeypatch.setattr(translate_stage, "make_translator", lambda settings: translator)
-    return main(["captions_translate", "--params", str(params), "--registry", REGISTRY, "--data-dir", str(data)])
+    return main(["captions_translate", "--params", str(params), "--registry", REGISTRY, "--out", str(data)])
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +59,16 @@ def built(tmp_path_factory, xtd, xtd_path, tiny_kiwi_dir):
         assert translate(monkeypatch, params, data, stub_for(xtd)) == 0
     finally:
         monkeypatch.undo()
-    common = ["--params", str(params), "--data-dir", str(data)]
+    common = ["--params", str(params), "--out", str(data)]
     assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common]) == 0
+    assert main(["captions_select", *common, "--metrics", str(data.parent / "metrics")]) == 0
     return root, data
 
 
 def test_hypotheses_and_attributes_are_keyed_alike(built):
     _, data = built
-    hypotheses = read_table(data / "hypotheses.parquet")
-    attributes = read_table(data / "attributes.parquet")
+    hypotheses = shards.read(data / "hypotheses").to_pandas()
+    attributes = shards.read(data / "attributes").to_pandas()
     assert len(hypotheses) == N_CAPTIONS * 10 * 4
     assert list(hypotheses.columns) == ["caption_id", "lang", "hyp_rank", "text", "mt_score"]
     key = ["caption_id", "lang", "hyp_rank"]
@@ -109,8 +113,8 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
 def test_selection_rerun_is_byte_identical(built, tmp_path):
     root, data = built
     before = {name: sha256_file(data / name) for name in ("selected.parquet", "quality.json")}
-    common = ["--params", str(root / "params.yaml"), "--data-dir", str(data)]
-    assert main(["captions_select", *common]) == 0
+    common = ["--params", str(root / "params.yaml"), "--out", str(data)]
+    assert main(["captions_select", *common, "--metrics", str(data.parent / "metrics")]) == 0
     assert {name: sha256_file(data / name) for name in before} == before
 
 
@@ -127,9 +131,9 @@ def test_extra_input_columns_reach_the_selected_table(tmp_path, monkeypatch, tin
     known = {("a dog on the grass", "rus_Cyrl"): "собака на траве", ("two cats", "rus_Cyrl"): "две кошки"}
     data = tmp_path / "data"
     assert translate(monkeypatch, params, data, StubTranslator(known=known, num_hypotheses=3)) == 0
-    common = ["--params", str(params), "--data-dir", str(data)]
+    common = ["--params", str(params), "--out", str(data)]
     assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common]) == 0
+    assert main(["captions_select", *common, "--metrics", str(data.parent / "metrics")]) == 0
     selected = read_table(data / "selected.parquet").set_index("caption_id")
     assert selected.loc["a", "rating"] == "4.5" and selected.loc["b", "ref_rus_Cyrl"] == "две кошки"
     assert selected.loc["a", "text"] == "собака на траве"
@@ -143,10 +147,10 @@ def test_tag_stage_with_missing_kiwi_fails_before_writing(built, tmp_path, capsy
     bad.write_text(yaml.safe_dump(params))
     out = tmp_path / "data"
     shutil.copytree(data, out)
-    (out / "attributes.parquet").unlink()
-    assert main(["captions_tag", "--params", str(bad), "--data-dir", str(out)]) == 1
+    shutil.rmtree(out / "attributes")
+    assert main(["captions_tag", "--params", str(bad), "--out", str(out)]) == 1
     assert "captions_kiwi_model" in capsys.readouterr().err
-    assert not (out / "attributes.parquet").exists()
+    assert not (out / "attributes").exists()
 
 
 def _dvc(cwd: Path, *args: str) -> str:
@@ -170,8 +174,10 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
 
     _dvc(project, "repro", "-s", "captions_tag")
     _dvc(project, "repro", "-s", "captions_select")
-    attributes = project / "data" / "captions" / "attributes.parquet"
-    before = (sha256_file(attributes), attributes.stat().st_mtime_ns)
+    attributes = project / "data" / "captions" / "attributes"
+    def state():
+        return {path.name: (sha256_file(path), path.stat().st_mtime_ns) for path in sorted(attributes.iterdir())}
+    before = state()
     quality_before = read_json(project / "data" / "captions" / "quality.json")
 
     values = yaml.safe_load(params.read_text())
@@ -182,6 +188,6 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     result = _dvc(project, "repro", "-s", "captions_tag", "captions_select")
     assert "Running stage 'captions_select'" in result
     assert "Running stage 'captions_tag'" not in result
-    assert (sha256_file(attributes), attributes.stat().st_mtime_ns) == before
+    assert state() == before
     quality_after = read_json(project / "data" / "captions" / "quality.json")
     assert sum(q["n_selected"] for q in quality_after.values()) < sum(q["n_selected"] for q in quality_before.values())

@@ -1,8 +1,9 @@
 
 import pytest
 
-from builders.captions.settings import captions_params
-from builders.captions.translate import TranslateSettings, translate_nbest
+from builders.captions import select_stage, translate_stage
+from builders.captions.translate import translate_nbest
+from builders.core.config import load_config
 from builders.core.errors import BabelforgeError
 from builders.core.params import load_params
 
@@ -45,14 +46,15 @@ def test_translator_returning_too_few_results_is_an_error():
 
 def test_params_express_the_sample_default_and_the_papers_100_beams_25_hypotheses():
     params = load_params(REPO / "params.yaml")
-    sample = TranslateSettings.from_params(captions_params({**params, "profile": "sample"}, "translate"))
-    full = TranslateSettings.from_params(captions_params({**params, "profile": "full"}, "translate"))
+    sample = load_config(translate_stage.Config, {**params, "profile": "sample"})
+    full = load_config(translate_stage.Config, {**params, "profile": "full"})
     assert (sample.beam_size, sample.num_hypotheses) == (8, 8)
     assert (full.beam_size, full.num_hypotheses) == (100, 25)
+    assert (sample.runner.runner, sample.runner.shard_size, full.runner.shard_size) == ("local", 1000, 10000)
     with pytest.raises(BabelforgeError, match="num_hypotheses"):
-        TranslateSettings(beam_size=4, num_hypotheses=5)
+        translate_stage.Config(beam_size=4, num_hypotheses=5)
     with pytest.raises(BabelforgeError, match="beam_sise"):    # a typo is one clear line, not a TypeError
-        TranslateSettings.from_params({"beam_sise": 4})
+        load_config(translate_stage.Config, {"captions": {"translate": {"beam_sise": 4}}})
 
 
 def test_tiny_nllb_gives_n_best_rows(tiny_nllb):
@@ -70,11 +72,11 @@ def test_tiny_nllb_gives_n_best_rows(tiny_nllb):
 
 def test_profile_choices_resolve_at_any_depth():
     params = load_params(REPO / "params.yaml")
-    full = captions_params({**params, "profile": "full"}, "select")
-    sample = captions_params({**params, "profile": "sample"}, "select")
-    assert full["default"]["langid"]["langid_v1__prob"]["min"] == 0.5
-    assert sample["default"]["langid"]["langid_v1__prob"]["min"] is None
-    assert full["default"]["copy"] == sample["default"]["copy"]
+    full = load_config(select_stage.Config, {**params, "profile": "full"}).default
+    sample = load_config(select_stage.Config, {**params, "profile": "sample"}).default
+    assert full["langid"]["langid_v1__prob"]["min"] == 0.5
+    assert sample["langid"]["langid_v1__prob"]["min"] is None
+    assert full["copy"] == sample["copy"]
     with pytest.raises(BabelforgeError, match="captions.select.default.kiwi"):
-        captions_params({"profile": "full", "captions": {"select": {"default": {"kiwi": {"sample": 0.1}}}}},
-                        "select")
+        load_config(select_stage.Config,
+                    {"profile": "full", "captions": {"select": {"default": {"kiwi": {"sample": 0.1}}}}})

@@ -83,9 +83,13 @@ def test_fetch_everything_from_the_mirror_is_exact_and_idempotent(registry, mirr
         if source.kind == "dir":
             assert sources.manifest_hash(listed) == source.sha256
     before = tree(tmp_path / "raw")
+    manifests = {path.name: (path.stat().st_ino, path.stat().st_mtime_ns) for path in (tmp_path / "raw").glob("*.json")}
     second = {name: fetcher.fetch(source) for name, source in registry.items()}
     assert all(c["copied"] == 0 and c["unchanged"] == c["files"] for c in second.values())
     assert tree(tmp_path / "raw") == before  # byte-identical rerun, manifests included
+    # ... and nothing rewritten: a manifest is the same file, untouched (DVC need not rehash it)
+    assert {path.name: (path.stat().st_ino, path.stat().st_mtime_ns)
+            for path in (tmp_path / "raw").glob("*.json")} == manifests
     assert sources.fetched_record("sib-200", tmp_path / "raw")["sha256"] == registry["sib-200"].sha256
 
 
@@ -161,6 +165,12 @@ def test_a_killed_fetch_leaves_no_half_file_and_no_manifest(registry, mirror, tm
     monkeypatch.setattr(fetch, "copy_verified", real_copy)
     counts = fetcher.fetch(source)  # the rerun completes what is missing only
     assert counts["unchanged"] == 49 and counts["copied"] == len(source.files) - 49
+    # a repair of a complete source that is killed also leaves it without a manifest
+    present[0].write_bytes(b"damaged")
+    monkeypatch.setattr(fetch, "copy_verified", lambda *args, **kwargs: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        fetcher.fetch(source)
+    assert not (out / "sib-200.json").exists()
 
 
 # --- fetch over HTTP -------------------------------------------------------------------

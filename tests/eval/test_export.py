@@ -51,7 +51,7 @@ def test_export_reads_back_identically(built):
     from eval.runs import labels_by_language, translated_templates
     from eval.zeroshot_stage import ENGLISH_TEMPLATES
 
-    assert main(["eval_export", "--out-dir", "cb"]) == 0
+    assert main(["eval_export", "--out", "cb"]) == 0
     labels, prompts = read_layout(built / "cb")
     manifest = json.loads((built / "cb" / "export.json").read_text())
     code_to_key = {code: entry["key"] for code, entry in manifest["languages"].items()}
@@ -69,12 +69,12 @@ def test_export_reads_back_identically(built):
     assert manifest["provenance"]["stage"] == "eval_export"
     # a second export of the same build is the same bytes
     first = {p.name: p.read_bytes() for p in (built / "cb").iterdir()}
-    assert main(["eval_export", "--out-dir", "cb"]) == 0
+    assert main(["eval_export", "--out", "cb"]) == 0
     assert first == {p.name: p.read_bytes() for p in (built / "cb").iterdir()}
 
 
 def test_export_is_what_clip_benchmark_reads(built):
-    assert main(["eval_export", "--out-dir", "cb", "--language", "de"]) == 0
+    assert main(["eval_export", "--out", "cb", "--language", "de"]) == 0
     classnames = json.loads((built / "cb" / LABELS_FILE).read_text(encoding="utf-8"))
     templates = json.loads((built / "cb" / PROMPTS_FILE).read_text(encoding="utf-8"))
     language = "de"  # what a user types: `clip_benchmark eval --dataset babel_imagenet --language de`

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from builders.cli import main
+from builders.core import shards
 from eval.report import ROW_KEYS
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
@@ -46,8 +47,26 @@ def test_zeroshot_rows(project):
     assert by_lang["fry_Latn"]["prompt_set"] == "english-fallback"
     assert by_lang["eng_Latn"]["n_images"] == 12 and by_lang["deu_Latn"]["n_images"] == 8
     assert by_lang["eng_Latn"]["top1_100"] is not None  # 12 classes >= control size 5
-    # one cached embedding file per model and image set (zero-shot, caption, MVL-SIB images)
-    assert len(list((project / ".cache" / "eval").glob("*.npy"))) == 3 * 3
+    # one cache folder of committed shards per model and image set (zero-shot, caption, MVL-SIB images)
+    folders = [path for path in (project / ".cache" / "eval").iterdir() if path.is_dir()]
+    assert len(folders) == 3 * 3
+    assert all(shards.committed_files(folder) for folder in folders)
+
+
+def test_a_new_language_or_prompt_set_reads_the_cached_images(project, capsys):
+    """Languages and prompt sets the first run did not have: no image is encoded again."""
+    cache = project / ".cache" / "eval"
+    written = {path: path.stat().st_mtime_ns for path in cache.rglob("shard-*")}
+    capsys.readouterr()
+    assert main(["eval_zeroshot", "--model", "models/tiny_clip/s2", "--language", "fry_Latn",
+                 "--set", "eval.zeroshot.prompt_sets=[english, label]",
+                 "--out", str(project / "zeroshot_new.json")]) == 0
+    log = capsys.readouterr().err
+    assert "image cache hits 2, misses 0, images encoded 0" in log  # one per prompt set
+    assert "1 current, 0 to do" in log
+    assert {path: path.stat().st_mtime_ns for path in cache.rglob("shard-*")} == written
+    result = json.loads((project / "zeroshot_new.json").read_text())["rows"]
+    assert [(r["lang"], r["prompt_set"]) for r in result] == [("fry_Latn", "english"), ("fry_Latn", "label")]
 
 
 def test_run_records_its_typed_settings(project):
@@ -114,7 +133,7 @@ def test_report_outputs_and_determinism(project):
     frame = pd.read_csv(out / "results.csv")
     assert set(frame["task"]) == {"zeroshot", "retrieval", "clipscore", "mvl_sib"}
     assert frame[list(ROW_KEYS)].notna().all().all()
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((project / "metrics" / "eval.json").read_text())   # paths.metrics, tracked by git
     assert set(metrics) == {"models/tiny_clip/s0", "models/tiny_clip/s1", "models/tiny_clip/s2"}
     zeroshot = {k: v for k, v in metrics["models/tiny_clip/s0"].items() if k.startswith("zeroshot/babel_imagenet/")}
     assert zeroshot and all("top1" in values for values in zeroshot.values())

@@ -15,6 +15,7 @@ def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
     params["profile"] = "full"
     params["senses"]["babelnet"].update(base_url=api_url, cache_dir=str(tmp_path / "cache"))
     params["labels"]["min_classes"] = 1
+    params["paths"]["metrics"] = str(tmp_path / "metrics")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     # the wordnet artifact, reduced to the synsets the loopback API knows
     wanted = [c for c in read_imagenet_classes() if f"{c.wnid[1:]}-{c.wnid[0]}" in SYNSET_IDS]
@@ -27,7 +28,7 @@ def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
 
 
 def senses(params, tmp_path):
-    return cli(["senses", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"), "--out-dir", str(tmp_path / "senses")])
+    return cli(["senses", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"), "--out", str(tmp_path / "senses")])
 
 
 def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_reader, monkeypatch, capsys):
@@ -43,7 +44,7 @@ def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_
     assert API_KEY not in out.read_bytes().decode("latin-1")
 
     assert cli(["labels", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"),
-                "--senses-dir", str(tmp_path / "senses"), "--labels", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
+                "--senses", str(tmp_path / "senses"), "--out", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
                 "--candidates", str(tmp_path / "bi/candidates.parquet")]) == 0
     labels = read_table(tmp_path / "bi" / "labels.parquet").set_index(["lang", "wnid"])
     # German tench: WIKI "Schleie" first; WIKIRED "Schlei" passed over; WNTR "tench" is English anyway

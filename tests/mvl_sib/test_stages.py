@@ -18,7 +18,7 @@ def _write_params(folder: Path, sib_dir: Path, **images) -> Path:
     params = {
         "profile": "sample",
         "paths": {"mvl_sib": str(folder / "mvl_sib"), "mvl_sib_images": str(folder / "images"),
-                  "mvl_sib_reports": str(folder)},
+                  "mvl_sib_reports": str(folder), "metrics": str(folder / "metrics")},
         "mvl_sib": {"sib_dir": str(sib_dir), "languages": LANGUAGES.split(","), "images": images},
     }
     path = folder / "params.yaml"
@@ -106,7 +106,8 @@ def test_check_passes_then_catches_a_damaged_file(built, capsys):
     assert "3 languages × 10 task configs" in output and "753/753/753/753" in output
     report = read_json(folder / "check.json")
     assert report["languages"]["ace_Arab"]["s2i_k3"]["rows"] == 3012
-    assert read_json(folder / "summary.json")["problems"] == 0
+    metrics = read_json(folder / "metrics" / "mvl_sib.json")    # headline only: no per-topic columns
+    assert metrics["problems"] == 0 and metrics["languages"] == 3 and "topics_per_language" not in metrics
 
     import pyarrow.parquet as pq
 

@@ -52,8 +52,8 @@ def publish_args(tmp, *extra):
 
     parser = stage_parser("publish", publish_stage)
     args = parser.parse_args(["babel-imagenet", "--repo", "org/babel-imagenet", "--params", str(REPO / "params.yaml"),
-                              "--hub-dir", str(tmp / "build" / "hub"), "--releases", str(tmp / "releases"),
-                              "--audit-dir", str(tmp / "audit"), *extra])
+                              "--hub", str(tmp / "build" / "hub"), "--releases", str(tmp / "releases"),
+                              "--audit", str(tmp / "audit"), *extra])
     return config_from_args(publish_stage, args)
 
 
@@ -94,7 +94,7 @@ def test_dry_run_through_the_cli_diffs_against_the_last_receipt(built_card, card
     readme.write_text(readme.read_text().replace("path: data/fin_Latn/test.parquet", "path: data/eng_Latn/test.parquet"))
     capsys.readouterr()
     assert cli(["publish", "babel-imagenet", "--repo", "org/babel-imagenet", "--dry-run",
-                "--hub-dir", str(card_inputs / "build" / "hub"), "--releases", str(card_inputs / "releases")]) == 0
+                "--hub", str(card_inputs / "build" / "hub"), "--releases", str(card_inputs / "releases")]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("add", "delete"))]
     assert [line.split()[:2] for line in lines] == [["add", "README.md"], ["delete", "data/fin_Latn/test.parquet"]]
 

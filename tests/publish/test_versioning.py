@@ -85,7 +85,7 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     os.chdir(clone)
     try:
         assert cli(["diff", "--rev", "babel-imagenet/v1.0", "--rev", "babel-imagenet/v1.1", "--format", "json",
-                    "--output", str(tmp_path / "changes.json")]) == 0
+                    "--out", str(tmp_path / "changes.json")]) == 0
     finally:
         os.chdir(here)
     changes = json.loads((tmp_path / "changes.json").read_text())

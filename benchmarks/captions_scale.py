@@ -1,0 +1,287 @@
+"""The sharded MT captions stages at scale: memory, Ray throughput and overhead, kill -9 and resume.
+
+    python benchmarks/captions_scale.py [--small 10000] [--factor 10] [--throughput 32000] [--skip-ray]
+
+Needs the tiny models of the sample profile (`babelforge nllb`, `babelforge captions_kiwi_model`:
+models/nllb-ct2, models/cometkiwi-tiny). Inputs are synthetic caption ids over the real XTD
+English captions (data/raw/xtd/xtd.json, or the mirror's copy), written as CSV. To run in
+minutes on a laptop the translation is cut down: one target language, beam 1, one hypothesis,
+8 output tokens, one CPU thread per worker. Every figure is printed; nothing is asserted.
+
+1. Peak RSS of `captions_translate` + `captions_tag` (one process, `ru_maxrss`) at N and
+   factor x N captions, shards of 10,000: the ratio says whether memory follows the shard or
+   the input.
+2. Throughput of `captions_translate`: the `ray` runner with 2 actors (a local Ray of 2 CPUs)
+   against `local` with 1 worker, and whether both wrote the same bytes.
+3. Ray's overhead per shard: a worker that does nothing, 100 shards, Ray against local.
+4. kill -9 at a random moment of `captions_translate`, then a rerun: shards redone, and the
+   output compared byte for byte with an uninterrupted run.
+5. Bytes per hypothesis row with real text, for projections.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from builders.core import shards  # noqa: E402
+
+STAGE = """
+import resource, sys, time
+from builders.cli import main
+began = time.monotonic()
+for name in sys.argv[2:]:
+    assert main([name, "--params", sys.argv[1]]) == 0, name
+print("RESULT", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic() - began)
+"""
+
+
+def xtd_texts() -> list[str]:
+    for path in (REPO / "data/raw/xtd/xtd.json", REPO / "../shared/data/xtd/xtd.json"):
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return [c[0] if isinstance(c, list) else c for c in data["captions"]["en"]]
+    sys.exit("no XTD captions: run `babelforge fetch` (or put the source mirror at ../shared/data)")
+
+
+def write_input(path: Path, n: int, texts: list[str]) -> Path:
+    import csv
+
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "image", "caption"])
+        for i in range(n):
+            writer.writerow([f"syn{i:08d}", f"{i}.jpg", texts[i % len(texts)]])
+    return path
+
+
+def write_params(root: Path, captions: Path, shard_size: int, runner: str = "local", batch_size: int = 2000,
+                 concurrency: int = 2, beam: int = 1, length: int = 8) -> Path:
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params["profile"] = "sample"
+    params["paths"]["captions"] = str(root / "data")
+    params["paths"]["nllb_model"] = str(REPO / "models/nllb-ct2")
+    captions_group = params["captions"]
+    captions_group["input"].update(format="table", path=str(captions), targets=["deu_Latn"], limit=None)
+    captions_group["runner"].update(runner=runner, shard_size=shard_size, batch_size=batch_size,
+                                    concurrency=concurrency, num_gpus=0, num_cpus=1, local_cpus=2)
+    captions_group["translate"].update(beam_size=beam, num_hypotheses=1, max_decoding_length=length,
+                                       threads=1)
+    captions_group["tag"].update(kiwi_model=str(REPO / "models/cometkiwi-tiny"), batch_size=10000, threads=1)
+    path = root / "params.yaml"
+    path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def run_stages(params: Path, *stages: str) -> tuple[int, float, str]:
+    """(peak RSS in KiB, seconds, stderr) of the stages run one after the other in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", STAGE, str(params), *stages], env=env, cwd=params.parent,
+                            capture_output=True, text=True)
+    if result.returncode:
+        sys.exit(f"stage failed:\n{result.stderr[-3000:]}")
+    rss, seconds = result.stdout.split("RESULT")[-1].split()
+    return int(rss), float(seconds), result.stderr
+
+
+def directory_bytes(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.name.startswith("shard-")}
+
+
+def memory(tmp: Path, texts: list[str], small: int, factor: int) -> None:
+    print(f"\n1. peak RSS, captions_translate + captions_tag, shards of 10,000 captions")
+    peaks = []
+    for n in (small, small * factor):
+        root = tmp / f"rss{n}"
+        root.mkdir()
+        params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=10000)
+        rss, seconds, _ = run_stages(params, "captions_translate", "captions_tag")
+        rows = shards.digest(root / "data" / "attributes")["rows"]
+        peaks.append(rss)
+        print(f"   {n:>9,} captions: peak RSS {rss / 1024:,.0f} MiB, {rows:,} hypotheses tagged, {seconds:,.0f} s")
+    print(f"   ratio {factor}x input: {peaks[1] / peaks[0]:.3f}")
+
+
+def throughput(tmp: Path, texts: list[str], n: int) -> None:
+    print(f"\n2. captions_translate throughput, {n:,} captions, shards of {n // 16:,}, beam 4, 24 tokens, "
+          "1 thread per worker")
+    results = {}
+    for runner in ("local", "ray"):
+        root = tmp / f"tp-{runner}"
+        root.mkdir()
+        params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=n // 16,
+                              runner=runner, batch_size=n // 64, beam=4, length=24)
+        _, seconds, _ = run_stages(params, "captions_translate")
+        rate = json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())
+        results[runner] = (seconds, rate["seconds"], root)
+        print(f"   {runner:>5}{' (2 actors)' if runner == 'ray' else ' (1 worker)'}: {seconds:,.1f} s wall "
+              f"(stage process: planning, ray.init, model loads), {rate['seconds']:,.1f} s in the runner "
+              f"({n / rate['seconds']:,.1f} captions/s)")
+    local, ray_ = results["local"], results["ray"]
+    print(f"   speed-up ray/local: {local[1] / ray_[1]:.2f}x in the runner, {local[0] / ray_[0]:.2f}x wall")
+    same = all(directory_bytes(local[2] / "data" / name) == directory_bytes(ray_[2] / "data" / name)
+               for name in ("source", "references", "hypotheses"))
+    print(f"   local and ray outputs byte-identical: {same}")
+
+
+class Passthrough:
+    """A worker that does nothing: what is left is the runner's own cost."""
+
+    def __init__(self):
+        pass
+
+    def __call__(self, batch):
+        return batch
+
+
+def overhead(texts: list[str]) -> None:
+    import pyarrow as pa
+
+    from builders.core.runners import RunnerConfig, connect_ray, run_sharded
+
+    print("\n3. the runner's own cost: XTD's 1,000 captions in 100 shards, a worker that does nothing")
+    table = pa.table({"id": [f"c{i:04d}" for i in range(len(texts))], "text": texts})
+    plan = shards.plan_shards([table], 10)
+
+    def rows(todo):
+        return ((shard, part) for shard, part in shards.iter_shards([table], 10) if shard.index in todo)
+
+    timings = {}
+    for runner in ("local", "ray"):
+        config = RunnerConfig(runner=runner, shard_size=10, batch_size=10, concurrency=2, local_cpus=2)
+        if runner == "ray":
+            began = time.monotonic()
+            connect_ray(config)
+            print(f"   ray.init (a local Ray, 2 CPUs): {time.monotonic() - began:.1f} s")
+        with tempfile.TemporaryDirectory() as out:
+            began = time.monotonic()
+            run_sharded(Path(out), plan, rows, Passthrough, (), config, "p", "m", ["id"], f"overhead-{runner}")
+            timings[runner] = time.monotonic() - began
+        print(f"   {runner:>5}: {timings[runner]:.2f} s for {len(plan)} shards")
+    import ray
+
+    ray.shutdown()
+    print(f"   ray's overhead: {(timings['ray'] - timings['local']) / len(plan) * 1000:.0f} ms per shard "
+          f"(actor pool start included)")
+
+
+def kill_and_resume(tmp: Path, texts: list[str], n: int, seed: int) -> None:
+    print(f"\n4. kill -9 during captions_translate ({n:,} captions, shards of {n // 8:,}, beam 4), then a rerun")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    clean = tmp / "clean"
+    clean.mkdir()
+    clean_params = write_params(clean, write_input(clean / "captions.csv", n, texts), shard_size=n // 8,
+                                batch_size=n // 32, beam=4, length=24)
+    _, clean_seconds, _ = run_stages(clean_params, "captions_translate")
+    killed = tmp / "killed"
+    killed.mkdir()
+    params = write_params(killed, write_input(killed / "captions.csv", n, texts), shard_size=n // 8,
+                          batch_size=n // 32, beam=4, length=24)
+    delay = random.Random(seed).uniform(0.2, 0.8) * clean_seconds
+    process = subprocess.Popen([sys.executable, "-c", STAGE, str(params), "captions_translate"], env=env,
+                               cwd=killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    hypotheses = killed / "data" / "hypotheses"
+    committed = len(list(hypotheses.glob("shard-*.json"))) if hypotheses.exists() else 0
+    _, _, log = run_stages(params, "captions_translate")
+    plan_line = next(line for line in log.splitlines() if "current," in line and "to do" in line)
+    total = len(shards.listed_shards(hypotheses))
+    made = int(plan_line.split(" current, ")[1].split(" to do")[0])
+    print(f"   killed after {delay:.1f} s of a {clean_seconds:.1f} s run: {committed} of {total} shards committed")
+    print(f"   rerun: {plan_line.split(': ', 1)[1]}: every committed shard kept, the one in flight lost"
+          if made == total - committed else f"   rerun: {plan_line.split(': ', 1)[1]}: committed shards redone!")
+    same = all(directory_bytes(killed / "data" / name) == directory_bytes(clean / "data" / name)
+               for name in ("source", "references", "hypotheses"))
+    print(f"   output byte-identical to the uninterrupted run: {same}")
+
+
+def row_sizes(seed: int) -> None:
+    """Bytes per row of hypotheses/ and attributes/ with real text: the tiny model's output ("EEEE…")
+    compresses far better than any real translation, so the projection uses this proxy."""
+    import random as rnd
+
+    import pyarrow as pa
+
+    from builders.captions.tag_stage import attribute_schema
+    from builders.captions.translate import hypotheses_table
+    from builders.core.io import write_table
+
+    print("\n5. bytes per row with real text (XTD's human translations as hypotheses, 10 languages)")
+    for path in (REPO / "data/raw/xtd/xtd.json", REPO / "../shared/data/xtd/xtd.json"):
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            break
+    rng = rnd.Random(seed)
+    rows = [{"caption_id": f"syn{i:08d}", "lang": code, "hyp_rank": 0, "text": caption[0],
+             "mt_score": -rng.random()} for code, captions in sorted(data["captions"].items()) if code != "en"
+            for i, caption in enumerate(captions)]
+    hypotheses = hypotheses_table(rows)
+    schema = attribute_schema()
+    columns = {}
+    for field in schema:
+        if field.name in ("caption_id", "lang", "hyp_rank"):
+            columns[field.name] = hypotheses.column(field.name)
+        elif pa.types.is_floating(field.type):
+            columns[field.name] = pa.array([rng.random() for _ in rows], field.type)
+        elif pa.types.is_integer(field.type):
+            columns[field.name] = pa.array([rng.randint(1, 3) for _ in rows], field.type)
+        elif pa.types.is_boolean(field.type):
+            columns[field.name] = pa.array([rng.random() < 0.05 for _ in rows], field.type)
+        else:
+            columns[field.name] = hypotheses.column("lang")
+    attributes = pa.table(columns, schema=schema)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, table in (("hypotheses", hypotheses), ("attributes", attributes)):
+            size = write_table(table, Path(tmp) / f"{name}.parquet", sort_by=["caption_id", "lang", "hyp_rank"]
+                               ).stat().st_size
+            print(f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows; attribute "
+                  f"scores random, so incompressible: an upper bound)" if name == "attributes" else
+                  f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=10000, help="captions of the smaller input (memory)")
+    parser.add_argument("--factor", type=int, default=10, help="the larger input is this many times bigger")
+    parser.add_argument("--throughput", type=int, default=32000, help="captions of the throughput run")
+    parser.add_argument("--kill-size", type=int, default=8000, help="captions of the kill -9 run")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the kill moment")
+    parser.add_argument("--skip-ray", action="store_true", help="no Ray parts (2 and 3)")
+    parser.add_argument("--only", choices=["memory", "throughput", "overhead", "kill", "sizes"],
+                        help="one part only")
+    args = parser.parse_args()
+    for model in ("models/nllb-ct2", "models/cometkiwi-tiny"):
+        if not (REPO / model).exists():
+            sys.exit(f"{model} missing: build it with `babelforge nllb` / `babelforge captions_kiwi_model`")
+    texts = xtd_texts()
+    print(f"captions_scale: {os.cpu_count()} CPUs; synthetic ids over {len(texts):,} XTD captions")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        if args.only in (None, "memory"):
+            memory(tmp, texts, args.small, args.factor)
+        if args.only in (None, "throughput") and not args.skip_ray:
+            throughput(tmp, texts, args.throughput)
+        if args.only in (None, "overhead") and not args.skip_ray:
+            overhead(texts)
+        if args.only in (None, "kill"):
+            kill_and_resume(tmp, texts, args.kill_size, args.seed)
+        if args.only in (None, "sizes"):
+            row_sizes(args.seed)
+
+
+if __name__ == "__main__":
+    main()

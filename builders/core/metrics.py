@@ -1,0 +1,50 @@
+"""Headline metrics: the few numbers per stage that runs are compared on.
+
+Each stage that measures something writes one small JSON under `paths.metrics` (`metrics/` by
+default). The folder is tracked by git and each file is a DVC metric with `cache: false`, so
+`dvc metrics diff main`, `dvc exp show` and `dvc exp diff` read every commit's and every
+experiment's numbers (a metric under a git-ignored folder exists only in the workspace, and shows
+as `!` everywhere else). Per-language detail stays in the stage's cached outputs under
+`data/` and `reports/`: every number here becomes a column of `dvc exp show`, so a metric file
+holds totals and means, never one entry per language.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+from builders.core.errors import BabelforgeError
+from builders.core.io import write_json
+
+# A headline file may nest by model or task; deeper means per-item detail crept in.
+MAX_DEPTH = 3
+
+
+def leaves(figures: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    """Every value by its key path: DVC shows each as one column (`a.b.c`)."""
+    flat: dict[tuple[str, ...], Any] = {}
+    for key, value in figures.items():
+        if isinstance(value, Mapping):
+            flat.update(leaves(value, (*prefix, str(key))))
+        else:
+            flat[(*prefix, str(key))] = value
+    return flat
+
+
+def check_headline(figures: Mapping[str, Any], name: str) -> None:
+    """Numbers (or null) only, nested at most MAX_DEPTH deep: what `dvc metrics diff` can compare."""
+    for path, value in leaves(figures).items():
+        key = ".".join(path)
+        if len(path) > MAX_DEPTH:
+            raise BabelforgeError(f"metrics/{name}.json: {key} is nested deeper than {MAX_DEPTH} levels")
+        if value is not None and (isinstance(value, (str, list)) or not isinstance(value, (int, float))):
+            raise BabelforgeError(f"metrics/{name}.json: {key} is {type(value).__name__}, not a number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise BabelforgeError(f"metrics/{name}.json: {key} is {value}; write null for a missing figure")
+
+
+def write_metrics(figures: Mapping[str, Any], folder: str | Path, name: str) -> Path:
+    """Write `<folder>/<name>.json` after checking it is a headline file."""
+    check_headline(figures, name)
+    return write_json(dict(figures), Path(folder) / f"{name}.json")

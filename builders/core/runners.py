@@ -1,0 +1,302 @@
+"""Runners: the one way a sharded stage runs its per-shard work, here or on a Ray cluster.
+
+A stage hands `run_shards` its pending shards (each a `Shard` with its input rows), a worker
+*class* and the arguments to build it, and a `write(shard, table)` callback. The worker's
+constructor loads its model once; `worker(table) -> table` maps a chunk of input rows to
+output rows. Both runners cut every shard into the same chunks of `batch_size` rows and hand
+the worker exactly those, so a worker whose output depends on its batch (padding in a GPU
+kernel) still gives the same bytes under either runner:
+
+- `local`: one worker in this process, one shard after the other, each written as it finishes.
+- `ray`: Ray Data. The chunks become rows of a dataset (`from_arrow_refs`, one block per shard),
+  mapped by an actor pool (`map_batches` with the worker class: `concurrency` actors, each with
+  `num_gpus` / `num_cpus`, one model load per actor); results stream back to this process
+  (`iter_batches`), which writes each shard as soon as all its chunks are back. Ray does the
+  distribution, retries and back-pressure; nothing here schedules.
+
+This process always does the writing, so the shard directory (a DVC output) lives where the
+stage runs, whichever machines did the work.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal
+
+from builders.core.config import setting
+from builders.core.errors import BabelforgeError
+
+# Measured throughput is kept for plans (`babelforge captions_plan`) in a `.rates/` folder beside
+# a stage's shard directories: never inside a DVC output (a timing would make identical runs differ).
+RATES_DIR = ".rates"
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """How a sharded stage runs (`<stage>.runner` in params.yaml)."""
+
+    runner: Literal["local", "ray"] = setting("local", "local (this process) or ray (Ray Data actor pool)")
+    shard_size: int = setting(1000, "input rows per shard: the unit written, checked and redone (and of memory)")
+    concurrency: int = setting(2, "ray: actors in the pool; each loads the model once")
+    num_gpus: float = setting(0.0, "ray: GPUs per actor (1 = one model per GPU; 0.5 packs two per GPU)")
+    num_cpus: float = setting(1.0, "ray: CPUs per actor")
+    batch_size: int = setting(256, "input rows per worker call; both runners hand the worker the same chunks")
+    address: str | None = setting(None, "ray: cluster address (auto, ray://head:10001); null: $RAY_ADDRESS, "
+                                        "else a local Ray started here")
+    local_cpus: int | None = setting(None, "ray: CPUs of a local Ray started here (null: every core)")
+
+    def __post_init__(self):
+        if min(self.batch_size, self.concurrency, self.shard_size) < 1:
+            raise BabelforgeError("runner: shard_size, batch_size and concurrency must be at least 1")
+
+
+@dataclass
+class RunStats:
+    shards: int = 0
+    rows_in: int = 0
+    rows_out: int = 0
+    seconds: float = 0.0          # the whole run: model loads and (ray) actor start included
+    started: float = 0.0          # time.monotonic() at the start
+    first_done: float = 0.0       # ... when the first shard was written
+    last_done: float = 0.0        # ... when the last one was
+    first_rows_in: int = 0        # input rows of the first shard written
+
+    def steady_rate(self) -> float | None:
+        """Input rows per second between the first and the last shard written: the throughput
+        once every worker is up (None with fewer than two shards)."""
+        if self.shards < 2 or self.last_done <= self.first_done:
+            return None
+        return (self.rows_in - self.first_rows_in) / (self.last_done - self.first_done)
+
+
+def chunks(table, size: int) -> list:
+    """The table cut into consecutive slices of `size` rows (the last one shorter)."""
+    return [table.slice(start, size) for start in range(0, table.num_rows, size)]
+
+
+def _concat(tables: list):
+    import pyarrow as pa
+
+    return pa.concat_tables(tables).combine_chunks() if len(tables) > 1 else tables[0]
+
+
+def run_shards(
+    pending: Iterable[tuple[Any, Any]],
+    worker: type,
+    args: tuple,
+    config: RunnerConfig,
+    write: Callable[[Any, Any], None],
+    progress=None,
+) -> RunStats:
+    """Run `worker(*args)` over every (Shard, input table) of `pending`; `write(shard, output)`
+    each shard as it completes; `progress.shard_done(name, rows, seconds)` after each."""
+    if config.runner == "local":
+        return _run_local(pending, worker, args, config, write, progress)
+    if config.runner == "ray":
+        return _run_ray(pending, worker, args, config, write, progress)
+    raise BabelforgeError(f"runner {config.runner!r}: use local or ray")
+
+
+def _run_local(pending, worker, args, config, write, progress) -> RunStats:
+    stats = RunStats(started=time.monotonic())
+    started = stats.started
+    instance = None
+    for shard, table in pending:
+        if instance is None:  # the model loads only when there is work
+            instance = worker(*args)
+        began = time.monotonic()
+        output = _concat([instance(chunk) for chunk in chunks(table, config.batch_size)])
+        write(shard, output)
+        _count(stats, shard, output, began, progress)
+    stats.seconds = time.monotonic() - started
+    return stats
+
+
+def _count(stats: RunStats, shard, output, began: float, progress) -> None:
+    now = time.monotonic()
+    if not stats.shards:
+        stats.first_done, stats.first_rows_in = now, shard.rows
+    stats.last_done = now
+    stats.shards += 1
+    stats.rows_in += shard.rows
+    stats.rows_out += output.num_rows
+    if progress is not None:
+        progress.shard_done(shard.name, output.num_rows, time.monotonic() - began)
+
+
+# ---------------------------------------------------------------- ray
+
+def _to_ipc(table) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _from_ipc(data: bytes):
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+class ChunkWorker:
+    """The Ray actor: builds the stage's worker once, then maps chunk rows (`shard, chunk, data`:
+    Arrow IPC bytes of the chunk's input rows) to rows holding the worker's output the same way."""
+
+    def __init__(self, worker: type, args: tuple):
+        self.worker = worker(*args)
+
+    def __call__(self, batch):
+        import pyarrow as pa
+
+        shards, numbers, data = (batch.column(name).to_pylist() for name in ("shard", "chunk", "data"))
+        results = [_to_ipc(self.worker(_from_ipc(item))) for item in data]
+        return pa.table({"shard": pa.array(shards, pa.int64()), "chunk": pa.array(numbers, pa.int64()),
+                         "data": pa.array(results, pa.large_binary())})
+
+
+def connect_ray(config: RunnerConfig) -> bool:
+    """`ray.init` to `config.address` or $RAY_ADDRESS, else a local Ray (no dashboard). True when
+    this call started Ray (the caller shuts it down again)."""
+    try:
+        import ray
+    except ImportError:
+        raise BabelforgeError("runner ray needs Ray: pip install -c constraints.txt '.[ray]'") from None
+    import logging
+
+    if ray.is_initialized():
+        return False
+    address = config.address or os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    else:
+        ray.init(num_cpus=config.local_cpus, include_dashboard=False, logging_level=logging.WARNING,
+                 log_to_driver=False)
+    return True
+
+
+def _run_ray(pending, worker, args, config, write, progress) -> RunStats:
+    import pyarrow as pa
+    import ray
+
+    started_ray = connect_ray(config)
+    try:
+        import ray.data
+
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        refs, shards = [], {}
+        for shard, table in pending:
+            parts = chunks(table, config.batch_size)
+            shards[shard.index] = (shard, len(parts))
+            refs.append(ray.put(pa.table({
+                "shard": pa.array([shard.index] * len(parts), pa.int64()),
+                "chunk": pa.array(range(len(parts)), pa.int64()),
+                "data": pa.array([_to_ipc(part) for part in parts], pa.large_binary()),
+            })))
+        stats = RunStats(started=time.monotonic())
+        started = stats.started
+        if not refs:
+            return stats
+        resources: dict[str, Any] = {"num_cpus": config.num_cpus}
+        if config.num_gpus:
+            resources["num_gpus"] = config.num_gpus
+        mapped = ray.data.from_arrow_refs(refs).map_batches(
+            ChunkWorker, fn_constructor_args=(worker, args), concurrency=config.concurrency,
+            batch_size=1, batch_format="pyarrow", **resources)
+        arrived: dict[int, dict[int, Any]] = {}
+        first_seen: dict[int, float] = {}
+        for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
+            for index, number, data in zip(*(batch.column(name).to_pylist() for name in ("shard", "chunk", "data"))):
+                first_seen.setdefault(index, time.monotonic())
+                arrived.setdefault(index, {})[number] = _from_ipc(data)
+                shard, expected = shards[index]
+                if len(arrived[index]) == expected:
+                    parts = arrived.pop(index)
+                    output = _concat([parts[n] for n in range(expected)])
+                    write(shard, output)
+                    _count(stats, shard, output, first_seen.pop(index), progress)
+        if arrived:
+            raise BabelforgeError(f"ray: shard(s) {sorted(arrived)} came back incomplete")
+        stats.seconds = time.monotonic() - started
+        return stats
+    finally:
+        if started_ray:
+            ray.shutdown()
+
+
+# ---------------------------------------------------------------- a sharded stage, start to end
+
+def run_sharded(
+    directory: str | os.PathLike,
+    plan: list,
+    rows: Callable[[set[int]], Iterable[tuple[Any, Any]]],
+    worker: type,
+    args: tuple,
+    config: RunnerConfig,
+    params_hash: str,
+    model_hash: str,
+    sort_by: tuple[str, ...] | list[str],
+    desc: str,
+    provenance: dict | None = None,
+) -> RunStats:
+    """Bring the shard directory up to date with `plan`: drop shards the plan no longer has,
+    keep the current ones, run the worker over the rest and write each as it completes.
+
+    `rows(todo)` yields (Shard, input table) for the shard indices in `todo`, in plan order (a
+    second pass over a streamed input, or the files of an upstream shard directory); a shard
+    whose input changed since planning stops the run with an error.
+    """
+    from builders.core.progress import ShardProgress, info
+    from builders.core.shards import pending_shards, remove_unplanned, write_shard
+
+    removed = remove_unplanned(directory, plan)
+    todo = {shard.index for shard in pending_shards(directory, plan, params_hash, model_hash)}
+    info(f"{desc}: {len(plan)} shards, {len(plan) - len(todo)} current, {len(todo)} to do"
+         + (f", {len(removed)} no longer planned removed" if removed else "")
+         + (f" (runner {config.runner})" if todo else ""))
+    planned = {shard.index: shard for shard in plan}
+
+    def checked():
+        for shard, table in rows(todo):
+            if planned[shard.index] != shard:
+                raise BabelforgeError(f"{desc}: the input of {shard.name} changed during the run; run it again")
+            yield shard, table
+
+    def write(shard, table):
+        write_shard(directory, shard, table, params_hash, model_hash, sort_by=sort_by, provenance=provenance)
+
+    progress = ShardProgress(desc, len(plan), done=len(plan) - len(todo))
+    try:
+        return run_shards(checked(), worker, args, config, write, progress)
+    finally:
+        progress.close()
+
+
+# ---------------------------------------------------------------- measured rates
+
+def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, config: RunnerConfig, unit: str) -> None:
+    """Keep this run's throughput (input rows per second) for the next plan of `stage`, in
+    `directory/.rates/<stage>.json` (directory: the folder holding the stage's shard directories)."""
+    from builders.core.io import write_json
+
+    if stats.rows_in == 0 or stats.seconds <= 0:
+        return
+    write_json({"stage": stage, "runner": config.runner, "concurrency": config.concurrency if config.runner == "ray"
+                else 1, "unit": unit, "rows_in": stats.rows_in, "rows_out": stats.rows_out,
+                "seconds": round(stats.seconds, 3), "rows_in_per_second": stats.rows_in / stats.seconds,
+                "steady_rows_in_per_second": stats.steady_rate(),
+                "rows_out_per_input_row": stats.rows_out / stats.rows_in},
+               Path(directory) / RATES_DIR / f"{stage}.json")
+
+
+def measured_rate(directory: str | os.PathLike, stage: str) -> dict | None:
+    """The throughput the last run of `stage` on this machine recorded, or None."""
+    from builders.core.io import read_json
+
+    path = Path(directory) / RATES_DIR / f"{stage}.json"
+    return read_json(path) if path.is_file() else None

@@ -1,0 +1,25 @@
+"""Workers for the shard tests (a module, so Ray's actors can import them by name)."""
+from __future__ import annotations
+
+import time
+
+
+class TextStats:
+    """A cheap deterministic worker: per input row its id, upper-cased text and word count.
+    `delay` seconds per chunk make a run slow enough to be killed in the middle."""
+
+    def __init__(self, suffix: str = "", delay: float = 0.0):
+        self.suffix = suffix
+        self.delay = delay
+
+    def __call__(self, batch):
+        import pyarrow as pa
+
+        if self.delay:
+            time.sleep(self.delay)
+        texts = batch.column("text").to_pylist()
+        return pa.table({
+            "id": batch.column("id"),
+            "upper": pa.array([text.upper() + self.suffix for text in texts], pa.string()),
+            "words": pa.array([len(text.split()) for text in texts], pa.int64()),
+        })

@@ -1,0 +1,80 @@
+"""The small pieces behind the fault table (tests/reliability): pid-named temps and their cleanup,
+one-line read and write errors, YAML syntax errors with file:line, the HTTP policy from the environment."""
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from builders.core.errors import BabelforgeError
+from builders.core.http import RetryPolicy, policy_from_text
+from builders.core.io import atomic_directory, atomic_path, clear_leftovers, read_table, write_table
+from builders.core.params import load_params
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_temp_names_carry_the_pid_and_a_dead_writers_temps_are_cleared(tmp_path):
+    target = tmp_path / "a.parquet"
+    with atomic_path(target) as tmp:
+        assert tmp.name.startswith(f".a.parquet.{os.getpid()}.") and tmp.name.endswith(".tmp")
+        tmp.write_text("x")
+    stale_file = tmp_path / f".a.parquet.{dead_pid()}.k2j4h5g6.tmp"
+    stale_dir = tmp_path / f".out.{dead_pid()}.k2j4h5g6.old"
+    live = tmp_path / f".a.parquet.{os.getppid()}.k2j4h5g6.tmp"   # a running process: not ours to remove
+    for path in (stale_file, live):
+        path.write_text("half")
+    stale_dir.mkdir()
+    with atomic_path(target) as tmp:
+        tmp.write_text("y")
+    assert not stale_file.exists() and live.exists() and target.read_text() == "y"
+    with atomic_directory(tmp_path / "out") as folder:
+        (folder / "f").write_text("z")
+    assert not stale_dir.exists() and (tmp_path / "out" / "f").read_text() == "z"
+    assert clear_leftovers(target) == 0
+
+
+def test_a_failed_write_is_one_line_and_replaces_nothing(tmp_path):
+    target = tmp_path / "t.txt"
+    target.write_text("old")
+    with pytest.raises(BabelforgeError, match=r"cannot write .*t\.txt: .*missing.*; nothing was replaced"):
+        with atomic_path(target) as tmp:
+            tmp.write_text("new")
+            (tmp_path / "missing").read_text()
+    assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]
+    with pytest.raises(BabelforgeError, match="is a file, not a folder"):
+        write_table(pd.DataFrame({"a": [1]}), target / "x.parquet")
+
+
+def test_read_table_names_the_file_and_the_missing_column(tmp_path):
+    path = tmp_path / "t.parquet"
+    write_table(pd.DataFrame({"a": [1], "b": ["x"]}), path)
+    assert list(read_table(path, columns=["b"]).columns) == ["b"]
+    with pytest.raises(BabelforgeError, match=r"t\.parquet: no column 'c' \(it has a, b\)"):
+        read_table(path, columns=["a", "c"])
+    path.write_bytes(path.read_bytes()[:20])
+    with pytest.raises(BabelforgeError, match=r"t\.parquet: not a readable Parquet file"):
+        read_table(path)
+    with pytest.raises(BabelforgeError, match="no such artifact"):
+        read_table(tmp_path / "none.parquet")
+
+
+def test_a_yaml_syntax_error_is_one_line_with_file_and_line(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("profile: sample\nlabels:\n  min_classes: [10\n  ranking: first\n")
+    with pytest.raises(BabelforgeError) as caught:
+        load_params(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:4:") and "YAML syntax error" in message and "\n" not in message
+
+
+def test_the_http_policy_from_the_environment():
+    assert policy_from_text("attempts=2, timeout=1.5") == RetryPolicy(attempts=2, timeout=1.5)
+    assert policy_from_text("") == RetryPolicy()
+    with pytest.raises(BabelforgeError, match="BABELFORGE_HTTP_POLICY: 'tries=2'"):
+        policy_from_text("tries=2")

@@ -1,0 +1,200 @@
+"""Shards and runners: planning, manifests, resume, stale and broken shards, local vs Ray."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pytest
+
+from builders.core import shards
+from builders.core.errors import BabelforgeError
+from builders.core.runners import RunnerConfig, run_sharded
+
+from .shard_workers import TextStats
+
+REPO = Path(__file__).resolve().parents[2]
+SHARD_SIZE = 40
+
+
+@pytest.fixture(scope="module")
+def captions(shared_data) -> pa.Table:
+    """The English XTD captions with synthetic ids: real texts, 1,000 rows."""
+    data = json.loads((shared_data / "xtd" / "xtd.json").read_text(encoding="utf-8"))
+    texts = [caption[0] if isinstance(caption, list) else caption for caption in data["captions"]["en"]]
+    return pa.table({"id": [f"c{i:06d}" for i in range(len(texts))], "text": texts})
+
+
+def batches_of(table: pa.Table, size: int):
+    return table.to_batches(max_chunksize=size)
+
+
+def stream(table: pa.Table):
+    """`rows(todo)` for run_sharded: a fresh pass over the input, only the shards asked for."""
+    def rows(todo):
+        for shard, part in shards.iter_shards(batches_of(table, 37), SHARD_SIZE):
+            if shard.index in todo:
+                yield shard, part
+    return rows
+
+
+def build(directory: Path, table: pa.Table, runner=RunnerConfig(batch_size=16), suffix="", params=None):
+    plan = shards.plan_shards(batches_of(table, 37), SHARD_SIZE)
+    return run_sharded(directory, plan, stream(table), TextStats, (suffix,), runner,
+                       params_hash=shards.stable_hash(params or {"suffix": suffix}), model_hash="m1",
+                       sort_by=["id"], desc="test")
+
+
+def directory_bytes(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+
+
+def test_planning_cuts_fixed_size_shards_whatever_the_input_batches(captions):
+    table = captions.slice(0, 130)
+    by_37 = shards.plan_shards(batches_of(table, 37), SHARD_SIZE)
+    by_1 = shards.plan_shards(batches_of(table, 1), SHARD_SIZE)
+    assert by_37 == by_1
+    assert [(s.index, s.start, s.stop) for s in by_37] == [(0, 0, 40), (1, 40, 80), (2, 80, 120), (3, 120, 130)]
+    assert by_37[0].input_hash == shards.table_hash(table.slice(0, 40))
+    assert len({s.input_hash for s in by_37}) == 4
+    # one changed row changes its shard's hash and no other
+    changed = table.set_column(1, "text", pa.array(["a new caption"] + table.column("text").to_pylist()[1:]))
+    replanned = shards.plan_shards(batches_of(changed, 50), SHARD_SIZE)
+    assert [a.input_hash == b.input_hash for a, b in zip(by_37, replanned)] == [False, True, True, True]
+    with pytest.raises(BabelforgeError):
+        shards.plan_shards(batches_of(table, 10), 0)
+
+
+def test_manifest_commits_a_shard_and_records_what_makes_it_current(tmp_path, captions):
+    (shard, rows), = list(shards.iter_shards([captions.slice(0, 10)], 10))
+    out = TextStats()(rows)
+    manifest = shards.write_shard(tmp_path, shard, out, params_hash="p", model_hash="m", sort_by=["id"])
+    assert json.loads((tmp_path / "shard-00000.json").read_text()) == {
+        "shard": 0, "input_rows": 10, "input_hash": shard.input_hash, "params_hash": "p", "model_hash": "m",
+        "rows": 10, "sha256": manifest.sha256}
+    assert shards.is_current(tmp_path, shard, "p", "m")
+    assert not shards.is_current(tmp_path, shard, "p2", "m")
+    assert not shards.is_current(tmp_path, shard, "p", "m2")
+    other = shards.Shard(0, 0, 10, "another input")
+    assert not shards.is_current(tmp_path, other, "p", "m")
+    # no manifest: not committed, even though the Parquet is there
+    (tmp_path / "shard-00000.json").unlink()
+    assert not shards.is_current(tmp_path, shard, "p", "m")
+    with pytest.raises(BabelforgeError, match="unfinished"):
+        shards.committed_files(tmp_path)
+
+
+def test_a_rerun_does_nothing_and_a_params_change_redoes_every_shard(tmp_path, captions):
+    table = captions.slice(0, 130)
+    first = build(tmp_path, table)
+    assert first.shards == 4 and first.rows_in == 130
+    before = directory_bytes(tmp_path)
+    assert build(tmp_path, table).shards == 0
+    assert directory_bytes(tmp_path) == before
+    assert build(tmp_path, table, suffix="!").shards == 4
+
+
+def test_a_changed_input_row_redoes_its_shard_and_no_other(tmp_path, captions):
+    table = captions.slice(0, 130)
+    build(tmp_path, table)
+    before = directory_bytes(tmp_path)
+    texts = table.column("text").to_pylist()
+    texts[85] = "a caption that changed"
+    stats = build(tmp_path, table.set_column(1, "text", pa.array(texts)))
+    assert stats.shards == 1
+    after = directory_bytes(tmp_path)
+    assert [name for name in after if after[name] != before[name]] == ["shard-00002.json", "shard-00002.parquet"]
+
+
+def test_a_truncated_shard_is_detected_and_redone(tmp_path, captions):
+    table = captions.slice(0, 130)
+    build(tmp_path, table)
+    before = directory_bytes(tmp_path)
+    broken = tmp_path / "shard-00001.parquet"
+    broken.write_bytes(broken.read_bytes()[: broken.stat().st_size // 2])
+    stats = build(tmp_path, table)
+    assert stats.shards == 1
+    assert directory_bytes(tmp_path) == before
+
+
+def test_a_shorter_input_removes_the_shards_it_no_longer_has(tmp_path, captions):
+    build(tmp_path, captions.slice(0, 130))
+    assert build(tmp_path, captions.slice(0, 80)).shards == 0
+    assert sorted(shards.listed_shards(tmp_path)) == [0, 1]
+
+
+def test_the_directory_reads_as_one_dataset_with_columns_and_filters(tmp_path, captions):
+    table = captions.slice(0, 130)
+    build(tmp_path, table)
+    whole = shards.read(tmp_path)
+    assert whole.num_rows == 130 and whole.column_names == ["id", "upper", "words"]
+    assert whole.column("id").to_pylist() == table.column("id").to_pylist()
+    some = shards.read(tmp_path, columns=["id", "words"], filter=pads.field("words") > 12)
+    assert some.column_names == ["id", "words"]
+    assert some.num_rows == sum(len(text.split()) > 12 for text in table.column("text").to_pylist())
+    assert sum(batch.num_rows for batch in shards.iter_batches(tmp_path, ["id"], batch_size=16)) == 130
+    summary = shards.digest(tmp_path)
+    assert summary["shards"] == 4 and summary["rows"] == 130
+    assert shards.digest(tmp_path) == summary
+
+
+KILLED_RUN = textwrap.dedent("""
+    import json, sys
+    import pyarrow as pa
+    from builders.core import shards
+    from builders.core.runners import RunnerConfig, run_sharded
+    from tests.core.shard_workers import TextStats
+
+    directory, source = sys.argv[1], sys.argv[2]
+    rows = json.loads(open(source).read())
+    table = pa.table({"id": [r[0] for r in rows], "text": [r[1] for r in rows]})
+    def stream(todo):
+        for shard, part in shards.iter_shards(table.to_batches(max_chunksize=37), 40):
+            if shard.index in todo:
+                yield shard, part
+    plan = shards.plan_shards(table.to_batches(max_chunksize=37), 40)
+    run_sharded(directory, plan, stream, TextStats, ("", 0.15), RunnerConfig(batch_size=16),
+                params_hash=shards.stable_hash({"suffix": ""}), model_hash="m1", sort_by=["id"], desc="killed")
+""")
+
+
+def test_after_sigkill_a_rerun_redoes_only_the_unfinished_shards(tmp_path, captions):
+    """A real subprocess killed with SIGKILL mid-run; the rerun redoes at most the shard that was
+    in flight beyond those never started, and ends byte-identical to an uninterrupted build."""
+    table = captions.slice(0, 400)   # 10 shards of 3 chunks, 0.45 s a shard
+    source = tmp_path / "rows.json"
+    source.write_text(json.dumps(list(zip(table.column("id").to_pylist(), table.column("text").to_pylist()))))
+    killed = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(killed), str(source)], env=env,
+                               stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list(killed.glob("shard-*.json"))) < 3:
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    committed = len(list(killed.glob("shard-*.json")))
+    assert 3 <= committed < 10, "the run was not killed in the middle"
+    stats = build(killed, table)
+    assert stats.shards == 10 - committed
+    clean = tmp_path / "clean"
+    build(clean, table)
+    assert directory_bytes(killed) == directory_bytes(clean)
+
+
+@pytest.mark.slow
+def test_local_and_ray_write_byte_identical_shards(tmp_path, captions):
+    """A local Ray (2 CPUs, no dashboard), two actors: the same bytes as the local runner."""
+    pytest.importorskip("ray")
+    table = captions.slice(0, 130)
+    build(tmp_path / "local", table)
+    stats = build(tmp_path / "ray", table, RunnerConfig(runner="ray", concurrency=2, batch_size=16, local_cpus=2))
+    assert stats.shards == 4 and stats.rows_out == 130
+    assert directory_bytes(tmp_path / "ray") == directory_bytes(tmp_path / "local")
