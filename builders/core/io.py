@@ -268,6 +268,16 @@ def lock_path(output: str | os.PathLike) -> Path:
     return output.with_name(f".{output.name}.lock")
 
 
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders above `path` that do not exist yet, deepest first."""
+    missing = []
+    for parent in path.parents:
+        if parent.exists():
+            break
+        missing.append(parent)
+    return missing
+
+
 def _take_lock(stage: str, output: Path) -> int:
     """An exclusive flock on `output`'s lock file, holding its pid; one line naming the holder if taken."""
     import fcntl
@@ -307,8 +317,12 @@ def stage_lock(stage: str, outputs: Iterable[str | os.PathLike]) -> Iterator[Non
     removed) on exit; a killed holder's lock is released by the kernel, its file reused.
     """
     held: list[tuple[Path, int]] = []
+    # Folders made only to hold a lock file go again when the stage wrote nothing into them, so a
+    # failed stage leaves no empty output folder behind.
+    made: list[Path] = []
     try:
         for output in sorted({Path(os.path.abspath(o)) for o in outputs}):
+            made += _missing_folders(lock_path(output))
             held.append((output, _take_lock(stage, output)))
         for output, _ in held:
             clear_leftovers(output, recursive=True)
@@ -318,6 +332,9 @@ def stage_lock(stage: str, outputs: Iterable[str | os.PathLike]) -> Iterator[Non
             with contextlib.suppress(OSError):
                 lock_path(output).unlink()
             os.close(fd)
+        for folder in sorted(set(made), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def stage_outputs(stage: str, config: Any, dvc_file: str | os.PathLike | None = None) -> list[str]:
