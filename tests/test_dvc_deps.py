@@ -168,3 +168,10 @@ def test_a_missing_dep_is_named():
     without_lexicon = [dep for dep in deps if dep != "builders/lexicon"]
     assert not all(covered(path, without_lexicon) for path in files)
     assert not covered(REPO / "builders" / "lexicon" / "senses_stage.py", without_lexicon)
+
+
+def test_bytecode_caches_are_no_dependency():
+    """Folder deps (`builders/core`, ...) hash every file in them; `__pycache__` appears when a stage
+    imports the code, so without the ignore a fresh clone's `dvc repro` records other hashes."""
+    patterns = {line.strip() for line in (REPO / ".dvcignore").read_text(encoding="utf-8").splitlines()}
+    assert {"__pycache__/", "*.pyc"} <= patterns
