@@ -3,13 +3,10 @@ other, bounded memory, and the plan printed before any work."""
 from __future__ import annotations
 
 import csv
-import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,8 @@ import yaml
 
 from builders.cli import main
 from builders.core import shards
+
+from tests.core.shard_workers import kill_after_shards
 
 from .conftest import REPO, StubTranslator
 
@@ -165,12 +164,7 @@ def test_translate_killed_with_sigkill_resumes_and_ends_byte_identical(tmp_path,
     command = [sys.executable, "-c", KILLED_TRANSLATE, "captions_translate", "--params", str(params)]
     process = subprocess.Popen(command, env=env, cwd=root, stderr=subprocess.DEVNULL)
     hypotheses = root / "data" / "hypotheses"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and len(list(hypotheses.glob("shard-*.json"))) < 2:
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    committed = len(list(hypotheses.glob("shard-*.json")))
+    committed = kill_after_shards(process, hypotheses, 2, timeout=240)
     assert 2 <= committed < 8, "not killed in the middle of the run"
     rerun = subprocess.run(command, env=env, cwd=root, capture_output=True, text=True, check=True)
     assert f"{committed} current, {8 - committed} to do" in rerun.stderr

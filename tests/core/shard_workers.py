@@ -1,6 +1,8 @@
 """Workers for the shard tests (a module, so Ray's actors can import them by name)."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 
@@ -23,3 +25,14 @@ class TextStats:
             "upper": pa.array([text.upper() + self.suffix for text in texts], pa.string()),
             "words": pa.array([len(text.split()) for text in texts], pa.int64()),
         })
+
+
+def kill_after_shards(process, directory, shards: int, timeout: float) -> int:
+    """SIGKILL `process` once `directory` holds `shards` committed shards (manifests), or at the
+    timeout; the number committed when it died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(list(directory.glob("shard-*.json"))) < shards:
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return len(list(directory.glob("shard-*.json")))

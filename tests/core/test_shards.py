@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,7 +16,7 @@ from builders.core import shards
 from builders.core.errors import BabelforgeError
 from builders.core.runners import RunnerConfig, run_sharded
 
-from .shard_workers import TextStats
+from .shard_workers import TextStats, kill_after_shards
 
 REPO = Path(__file__).resolve().parents[2]
 SHARD_SIZE = 40
@@ -175,12 +173,7 @@ def test_after_sigkill_a_rerun_redoes_only_the_unfinished_shards(tmp_path, capti
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(killed), str(source)], env=env,
                                stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(list(killed.glob("shard-*.json"))) < 3:
-        time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    committed = len(list(killed.glob("shard-*.json")))
+    committed = kill_after_shards(process, killed, 3, timeout=60)
     assert 3 <= committed < 10, "the run was not killed in the middle"
     stats = build(killed, table)
     assert stats.shards == 10 - committed
