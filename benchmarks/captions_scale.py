@@ -149,14 +149,11 @@ class Passthrough:
 def overhead(texts: list[str]) -> None:
     import pyarrow as pa
 
-    from builders.core.runners import RunnerConfig, connect_ray, run_sharded
+    from builders.core.runners import RunnerConfig, connect_ray, run_sharded, slice_reader
 
     print("\n3. the runner's own cost: XTD's 1,000 captions in 100 shards, a worker that does nothing")
     table = pa.table({"id": [f"c{i:04d}" for i in range(len(texts))], "text": texts})
     plan = shards.plan_shards([table], 10)
-
-    def rows(todo):
-        return ((shard, part) for shard, part in shards.iter_shards([table], 10) if shard.index in todo)
 
     timings = {}
     for runner in ("local", "ray"):
@@ -167,7 +164,7 @@ def overhead(texts: list[str]) -> None:
             print(f"   ray.init (a local Ray, 2 CPUs): {time.monotonic() - began:.1f} s")
         with tempfile.TemporaryDirectory() as out:
             began = time.monotonic()
-            run_sharded(Path(out), plan, rows, Passthrough, (), config, "p", "m", ["id"], f"overhead-{runner}")
+            run_sharded(Path(out), plan, slice_reader(table), Passthrough, (), config, "p", "m", ["id"], f"overhead-{runner}")
             timings[runner] = time.monotonic() - began
         print(f"   {runner:>5}: {timings[runner]:.2f} s for {len(plan)} shards")
     import ray

@@ -200,7 +200,7 @@ class ImageEmbeddingCache:
 
         from builders.core import shards
         from builders.core.io import read_json, write_json
-        from builders.core.runners import connect_ray, run_sharded
+        from builders.core.runners import connect_ray, run_sharded, slice_reader
 
         precision = getattr(model, "precision", None)
         described = {"model": model.name, "revision": model.revision, "precision": precision,
@@ -211,11 +211,6 @@ class ImageEmbeddingCache:
                             "file": pa.array(list(image_set.files), pa.string())})
         plan = shards.plan_shards([listing], self.shard_size)
 
-        def rows(todo):
-            for shard, table in shards.iter_shards([listing], self.shard_size):
-                if shard.index in todo:
-                    yield shard, table
-
         params_hash, model_hash = self._hashes(model, image_set_hash)
         worker_model = model  # the local runner shares the loaded model; Ray actors load their own
         if self.runner.runner == "ray":
@@ -223,7 +218,7 @@ class ImageEmbeddingCache:
             # Ray starts once per cache (not per model and image set), and only for work to do
             if not self._started_ray and shards.pending_shards(directory, plan, params_hash, model_hash):
                 self._started_ray = connect_ray(self.runner)
-        stats = run_sharded(directory, plan, rows, ImageEncoder, (worker_model, str(Path(image_set.root).resolve())),
+        stats = run_sharded(directory, plan, slice_reader(listing), ImageEncoder, (worker_model, str(Path(image_set.root).resolve())),
                             self.runner, params_hash=params_hash, model_hash=model_hash, sort_by=["row"],
                             desc=f"image embeddings {model.name}", provenance=described)
         self.encoded_shards += stats.shards

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from builders.captions.readers import InputConfig
 from builders.captions.taggers import TAGGERS
 from builders.core.config import Paths, from_group, setting, stage_paths
+from builders.core.errors import BabelforgeError
 from builders.core.runners import RunnerConfig
 
 
@@ -114,13 +115,11 @@ def tag_inputs(data, index: int):
     import pyarrow as pa
 
     from builders.captions.settings import HYPOTHESES_DIR, REFERENCES_DIR, SOURCE_DIR
-    from builders.core.shards import parquet_path
+    from builders.core.shards import read_shard
 
-    import pyarrow.parquet as pq
-
-    hypotheses = pq.read_table(parquet_path(data / HYPOTHESES_DIR, index), columns=["caption_id", "lang", "hyp_rank", "text"])
-    source = pq.read_table(parquet_path(data / SOURCE_DIR, index), columns=["caption_id", "caption"])
-    references = pq.read_table(parquet_path(data / REFERENCES_DIR, index), columns=["caption_id", "lang", "text"])
+    hypotheses = read_shard(data / HYPOTHESES_DIR, index, ["caption_id", "lang", "hyp_rank", "text"])
+    source = read_shard(data / SOURCE_DIR, index, ["caption_id", "caption"])
+    references = read_shard(data / REFERENCES_DIR, index, ["caption_id", "lang", "text"])
     captions = dict(zip(source.column("caption_id").to_pylist(), source.column("caption").to_pylist()))
     refs = {(c, l): t for c, l, t in zip(*(references.column(n).to_pylist() for n in ("caption_id", "lang", "text")))}
     ids, langs = hypotheses.column("caption_id").to_pylist(), hypotheses.column("lang").to_pylist()
@@ -134,6 +133,7 @@ def tag_inputs(data, index: int):
 
 
 def run(config: Config) -> int:
+    import functools
     from dataclasses import replace
     from pathlib import Path
 
@@ -159,10 +159,8 @@ def run(config: Config) -> int:
     plan = shard_inputs(data, [HYPOTHESES_DIR, SOURCE_DIR, REFERENCES_DIR])
     info(f"captions_tag: {plan[-1].stop} hypotheses in {len(plan)} shards, languages in play {', '.join(in_play)}")
 
-    def rows(todo):
-        for shard in plan:
-            if shard.index in todo:
-                yield shard, tag_inputs(data, shard.index)
+    def input_reader(shard):
+        return functools.partial(tag_inputs, data, shard.index)
 
     params = {**as_params(config), "in_play": in_play, "taggers": sorted(TAGGERS)}
     for key in ("kiwi_model", "kiwi_revision"):  # the model hash below covers what they name
@@ -171,7 +169,7 @@ def run(config: Config) -> int:
               "langid": {"package": "langid", "languages": in_play}}
     record = provenance("captions_tag", params={"tag": params}, models=models)
     runner = replace(config.runner, batch_size=config.batch_size)
-    stats = run_sharded(data / ATTRIBUTES_DIR, plan, rows, TagWorker, (config, in_play), runner,
+    stats = run_sharded(data / ATTRIBUTES_DIR, plan, input_reader, TagWorker, (config, in_play), runner,
                         params_hash=shards.stable_hash(params), model_hash=shards.stable_hash(kiwi_record),
                         sort_by=KEY, desc="captions_tag", provenance=record)
     record_rate(data, "captions_tag", stats, runner, unit="hypotheses")

@@ -124,6 +124,7 @@ def shard_params(config: Config, source_code: str, targets: dict[str, str]) -> d
 
 
 def run(config: Config) -> int:
+    import functools
     from pathlib import Path
 
     from builders.captions.readers import stream_captions
@@ -162,11 +163,10 @@ def run(config: Config) -> int:
     info(f"captions_translate: {captions} captions -> {len(targets)} languages, beam {config.beam_size}, "
          f"{config.num_hypotheses} hypotheses, {len(plan)} shards of {shard_size}")
 
-    # Pass 2: the pending shards' captions, through the runner.
-    def rows(todo):
-        for shard, table in stream():
-            if shard.index in todo:
-                yield shard, table.select(["caption_id", "caption"])
+    # Pass 2: the pending shards' captions, read back from source/ (in caption id order, the
+    # order a shard file has) by the runner: a reader per shard, so Ray reads them as it goes.
+    def input_reader(shard):
+        return functools.partial(shards.read_shard, data / SOURCE_DIR, shard.index, ("caption_id", "caption"))
 
     params = shard_params(config, source_code, targets)
     model = model_record(config)
@@ -176,7 +176,7 @@ def run(config: Config) -> int:
     device = resolve_device(config.device)
     record = provenance("captions_translate", params={"translate": params}, models={
         "translator": {**model, "runtime": runtime(device, resolve_compute_type(config.compute_type, device))}})
-    stats = run_sharded(data / HYPOTHESES_DIR, plan, rows, TranslateWorker, (config, source_code, targets),
+    stats = run_sharded(data / HYPOTHESES_DIR, plan, input_reader, TranslateWorker, (config, source_code, targets),
                         config.runner, params_hash=shards.stable_hash(params), model_hash=shards.stable_hash(model),
                         sort_by=KEY, desc="captions_translate", provenance=record)
     record_rate(data, "captions_translate", stats, config.runner, unit="captions")

@@ -74,6 +74,13 @@ def cpu_environment(cpu_isa: str) -> dict[str, str]:
     }
 
 
+def pinned_now(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The pinning variables this process has set (what `pin_cpu` set, for processes started
+    elsewhere, e.g. Ray's workers on other machines, to run under the same pin)."""
+    env = os.environ if environ is None else environ
+    return {name: env[name] for name in cpu_environment("GENERIC") if name in env}
+
+
 def check_isa_name(cpu_isa: str) -> str:
     isa = str(cpu_isa).upper()
     if isa not in CPU_ISAS:

@@ -1,18 +1,22 @@
 """Runners: the one way a sharded stage runs its per-shard work, here or on a Ray cluster.
 
-A stage hands `run_shards` its pending shards (each a `Shard` with its input rows), a worker
-*class* and the arguments to build it, and a `write(shard, table)` callback. The worker's
-constructor loads its model once; `worker(table) -> table` maps a chunk of input rows to
-output rows. Both runners cut every shard into the same chunks of `batch_size` rows and hand
-the worker exactly those, so a worker whose output depends on its batch (padding in a GPU
-kernel) still gives the same bytes under either runner:
+A stage hands `run_shards` its pending shards, a reader for each (`input_reader(shard)`: a
+picklable function of no arguments returning the shard's input rows: a shard file read back,
+a slice of a listing), a worker *class* and the arguments to build it, and a
+`write(shard, table)` callback. The worker's constructor loads its model once;
+`worker(table) -> table` maps a chunk of input rows to output rows. Both runners cut every
+shard into the same chunks of `batch_size` rows and hand the worker exactly those, so a worker
+whose output depends on its batch (padding in a GPU kernel) gives the same bytes under either:
 
-- `local`: one worker in this process, one shard after the other, each written as it finishes.
-- `ray`: Ray Data. The chunks become rows of a dataset (`from_arrow_refs`, one block per shard),
-  mapped by an actor pool (`map_batches` with the worker class: `concurrency` actors, each with
-  `num_gpus` / `num_cpus`, one model load per actor); results stream back to this process
-  (`iter_batches`), which writes each shard as soon as all its chunks are back. Ray does the
-  distribution, retries and back-pressure; nothing here schedules.
+- `local`: one worker in this process, one shard after the other: read, work, write.
+- `ray`: Ray Data. The pending shards are a datasource with one read task per shard, run on
+  this node (where the stage's files are) and only as fast as the pipeline drains them: Ray
+  Data's streaming executor holds back reads while the actors are busy, so the input never
+  sits whole in the object store. Each shard's chunks are rows of the dataset, mapped by an
+  actor pool (`map_batches` with the worker class: `concurrency` actors, each with `num_gpus` /
+  `num_cpus`, one model load per actor); results stream back here (`iter_batches`), and a shard
+  is written as soon as all its chunks are back. Ray does the distribution, retries and
+  back-pressure; nothing here schedules.
 
 This process always does the writing, so the shard directory (a DVC output) lives where the
 stage runs, whichever machines did the work.
@@ -71,9 +75,19 @@ class RunStats:
         return (self.rows_in - self.first_rows_in) / (self.last_done - self.first_done)
 
 
+# A shard's input: a picklable function of no arguments that reads its rows, wherever it runs.
+InputReader = Callable[[], Any]
+
+
+def chunk_count(rows: int, size: int) -> int:
+    """How many chunks `chunks` cuts `rows` rows into (an empty shard is one empty chunk)."""
+    return max(1, -(-rows // size))
+
+
 def chunks(table, size: int) -> list:
-    """The table cut into consecutive slices of `size` rows (the last one shorter)."""
-    return [table.slice(start, size) for start in range(0, table.num_rows, size)]
+    """The table cut into consecutive slices of `size` rows (the last one shorter); an empty
+    table is one empty chunk, so every shard gets at least one worker call and is written."""
+    return [table.slice(start, size) for start in range(0, max(table.num_rows, 1), size)]
 
 
 def _concat(tables: list):
@@ -82,20 +96,40 @@ def _concat(tables: list):
     return pa.concat_tables(tables).combine_chunks() if len(tables) > 1 else tables[0]
 
 
+def _read_input(shard, read: InputReader):
+    """The shard's input rows, checked against the plan (a file changed since planning would
+    otherwise give a shard whose manifest describes other rows)."""
+    table = read()
+    if table.num_rows != shard.rows:
+        raise BabelforgeError(f"the input of {shard.name} has {table.num_rows} rows, the plan {shard.rows}: "
+                              "it changed during the run; run it again")
+    return table
+
+
+def slice_reader(table) -> Callable[[Any], InputReader]:
+    """`input_reader` over an in-memory table (a file listing, a test's rows): each shard's
+    reader carries only its own rows (Arrow IPC bytes of the slice), not the whole table."""
+    import functools
+
+    def reader(shard) -> InputReader:
+        return functools.partial(_from_ipc, _to_ipc(table.slice(shard.start, shard.rows)))
+    return reader
+
+
 def run_shards(
-    pending: Iterable[tuple[Any, Any]],
+    pending: Iterable[tuple[Any, InputReader]],
     worker: type,
     args: tuple,
     config: RunnerConfig,
     write: Callable[[Any, Any], None],
     progress=None,
 ) -> RunStats:
-    """Run `worker(*args)` over every (Shard, input table) of `pending`; `write(shard, output)`
-    each shard as it completes; `progress.shard_done(name, rows, seconds)` after each."""
+    """Run `worker(*args)` over every (Shard, reader of its input) of `pending`; `write(shard,
+    output)` each shard as it completes; `progress.shard_done(name, rows, seconds)` after each."""
     if config.runner == "local":
         return _run_local(pending, worker, args, config, write, progress)
     if config.runner == "ray":
-        return _run_ray(pending, worker, args, config, write, progress)
+        return _run_ray(list(pending), worker, args, config, write, progress)
     raise BabelforgeError(f"runner {config.runner!r}: use local or ray")
 
 
@@ -103,10 +137,11 @@ def _run_local(pending, worker, args, config, write, progress) -> RunStats:
     stats = RunStats(started=time.monotonic())
     started = stats.started
     instance = None
-    for shard, table in pending:
+    for shard, read in pending:
         if instance is None:  # the model loads only when there is work
             instance = worker(*args)
         began = time.monotonic()
+        table = _read_input(shard, read)
         output = _concat([instance(chunk) for chunk in chunks(table, config.batch_size)])
         write(shard, output)
         _count(stats, shard, output, began, progress)
@@ -143,6 +178,43 @@ def _from_ipc(data: bytes):
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
+def _chunk_rows(shard, read: InputReader, batch_size: int) -> list:
+    """A Ray read task's block: the shard's input cut into chunks, one row each (`shard`,
+    `chunk`, `data`: Arrow IPC bytes of the chunk's rows)."""
+    import pyarrow as pa
+
+    parts = chunks(_read_input(shard, read), batch_size)
+    return [pa.table({
+        "shard": pa.array([shard.index] * len(parts), pa.int64()),
+        "chunk": pa.array(range(len(parts)), pa.int64()),
+        "data": pa.array([_to_ipc(part) for part in parts], pa.large_binary()),
+    })]
+
+
+def _pending_source(pending: list, batch_size: int):
+    """The pending shards as a Ray Data datasource: one read task per shard, on this node."""
+    import functools
+
+    from ray.data import Datasource, ReadTask
+    from ray.data.block import BlockMetadata
+
+    class PendingShards(Datasource):
+        @property
+        def supports_distributed_reads(self) -> bool:
+            return False  # the readers open this machine's files: Ray runs them on the driver's node
+
+        def estimate_inmemory_data_size(self):
+            return None
+
+        def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+            return [ReadTask(functools.partial(_chunk_rows, shard, read, batch_size),
+                             BlockMetadata(num_rows=chunk_count(shard.rows, batch_size), size_bytes=None,
+                                           exec_stats=None, input_files=None))
+                    for shard, read in pending]
+
+    return PendingShards()
+
+
 class ChunkWorker:
     """The Ray actor: builds the stage's worker once, then maps chunk rows (`shard, chunk, data`:
     Arrow IPC bytes of the chunk's input rows) to rows holding the worker's output the same way."""
@@ -168,19 +240,45 @@ def connect_ray(config: RunnerConfig) -> bool:
         raise BabelforgeError("runner ray needs Ray: pip install -c constraints.txt '.[ray]'") from None
     import logging
 
+    from builders.core.determinism import pinned_now
+
     if ray.is_initialized():
         return False
+    # The actors run under this process's CPU pin (builders/core/determinism.py) on every node,
+    # whatever the cluster's own environment: else a cluster gives other bytes than `local`.
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    pinned = pinned_now()
+    if pinned:
+        options["runtime_env"] = {"env_vars": pinned}
     address = config.address or os.environ.get("RAY_ADDRESS")
     if address:
-        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+        ray.init(address=address, **options)
     else:
-        ray.init(num_cpus=config.local_cpus, include_dashboard=False, logging_level=logging.WARNING,
-                 log_to_driver=False)
+        ray.init(num_cpus=config.local_cpus, include_dashboard=False, **options)
     return True
 
 
-def _run_ray(pending, worker, args, config, write, progress) -> RunStats:
-    import pyarrow as pa
+def _cause(error: BaseException | None) -> BabelforgeError | None:
+    """The BabelforgeError a Ray task raised, found in the chain Ray wraps it in, if any (Ray's
+    own error may itself be an instance of it, with a traceback for its text: the original
+    exception is its `cause`)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        inner = getattr(error, "cause", None)
+        if isinstance(inner, BaseException):
+            error = inner
+            continue
+        if isinstance(error, BabelforgeError):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
+    stats = RunStats(started=time.monotonic())
+    if not pending:
+        return stats
     import ray
 
     started_ray = connect_ray(config)
@@ -189,40 +287,40 @@ def _run_ray(pending, worker, args, config, write, progress) -> RunStats:
 
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
-        refs, shards = [], {}
-        for shard, table in pending:
-            parts = chunks(table, config.batch_size)
-            shards[shard.index] = (shard, len(parts))
-            refs.append(ray.put(pa.table({
-                "shard": pa.array([shard.index] * len(parts), pa.int64()),
-                "chunk": pa.array(range(len(parts)), pa.int64()),
-                "data": pa.array([_to_ipc(part) for part in parts], pa.large_binary()),
-            })))
-        stats = RunStats(started=time.monotonic())
-        started = stats.started
-        if not refs:
-            return stats
+        expected = {shard.index: (shard, chunk_count(shard.rows, config.batch_size)) for shard, _ in pending}
         resources: dict[str, Any] = {"num_cpus": config.num_cpus}
         if config.num_gpus:
             resources["num_gpus"] = config.num_gpus
-        mapped = ray.data.from_arrow_refs(refs).map_batches(
-            ChunkWorker, fn_constructor_args=(worker, args), concurrency=config.concurrency,
-            batch_size=1, batch_format="pyarrow", **resources)
+        # Reads take no CPU of their own (they are file reads beside the actors), and at most
+        # one more than the actors can take at once runs ahead of them.
+        source = ray.data.read_datasource(_pending_source(pending, config.batch_size), num_cpus=0,
+                                          concurrency=config.concurrency + 1, override_num_blocks=len(pending))
+        # Two chunks in flight per actor (one working, one waiting) keep it busy; more only
+        # lets the reads run further ahead of the writes.
+        pool = ray.data.ActorPoolStrategy(size=config.concurrency, max_tasks_in_flight_per_actor=2)
+        mapped = source.map_batches(ChunkWorker, fn_constructor_args=(worker, args), compute=pool,
+                                    batch_size=1, batch_format="pyarrow", **resources)
         arrived: dict[int, dict[int, Any]] = {}
         first_seen: dict[int, float] = {}
-        for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
-            for index, number, data in zip(*(batch.column(name).to_pylist() for name in ("shard", "chunk", "data"))):
-                first_seen.setdefault(index, time.monotonic())
-                arrived.setdefault(index, {})[number] = _from_ipc(data)
-                shard, expected = shards[index]
-                if len(arrived[index]) == expected:
-                    parts = arrived.pop(index)
-                    output = _concat([parts[n] for n in range(expected)])
-                    write(shard, output)
-                    _count(stats, shard, output, first_seen.pop(index), progress)
+        try:
+            for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
+                for index, number, data in zip(*(batch.column(name).to_pylist() for name in ("shard", "chunk", "data"))):
+                    first_seen.setdefault(index, time.monotonic())
+                    arrived.setdefault(index, {})[number] = _from_ipc(data)
+                    shard, count = expected[index]
+                    if len(arrived[index]) == count:
+                        parts = arrived.pop(index)
+                        output = _concat([parts[n] for n in range(count)])
+                        write(shard, output)
+                        _count(stats, shard, output, first_seen.pop(index), progress)
+        except Exception as error:
+            cause = _cause(error)
+            if cause is None:
+                raise
+            raise BabelforgeError(str(cause)) from None
         if arrived:
             raise BabelforgeError(f"ray: shard(s) {sorted(arrived)} came back incomplete")
-        stats.seconds = time.monotonic() - started
+        stats.seconds = time.monotonic() - stats.started
         return stats
     finally:
         if started_ray:
@@ -234,7 +332,7 @@ def _run_ray(pending, worker, args, config, write, progress) -> RunStats:
 def run_sharded(
     directory: str | os.PathLike,
     plan: list,
-    rows: Callable[[set[int]], Iterable[tuple[Any, Any]]],
+    input_reader: Callable[[Any], InputReader],
     worker: type,
     args: tuple,
     config: RunnerConfig,
@@ -247,32 +345,25 @@ def run_sharded(
     """Bring the shard directory up to date with `plan`: drop shards the plan no longer has,
     keep the current ones, run the worker over the rest and write each as it completes.
 
-    `rows(todo)` yields (Shard, input table) for the shard indices in `todo`, in plan order (a
-    second pass over a streamed input, or the files of an upstream shard directory); a shard
-    whose input changed since planning stops the run with an error.
+    `input_reader(shard)` gives the shard's reader: a picklable function of no arguments that
+    returns its input rows (a shard file of an upstream directory, `slice_reader` over a small
+    table); a shard whose input no longer has the planned rows stops the run with an error.
     """
     from builders.core.progress import ShardProgress, info
     from builders.core.shards import pending_shards, remove_unplanned, write_shard
 
     removed = remove_unplanned(directory, plan)
-    todo = {shard.index for shard in pending_shards(directory, plan, params_hash, model_hash)}
+    todo = pending_shards(directory, plan, params_hash, model_hash)
     info(f"{desc}: {len(plan)} shards, {len(plan) - len(todo)} current, {len(todo)} to do"
          + (f", {len(removed)} no longer planned removed" if removed else "")
          + (f" (runner {config.runner})" if todo else ""))
-    planned = {shard.index: shard for shard in plan}
-
-    def checked():
-        for shard, table in rows(todo):
-            if planned[shard.index] != shard:
-                raise BabelforgeError(f"{desc}: the input of {shard.name} changed during the run; run it again")
-            yield shard, table
 
     def write(shard, table):
         write_shard(directory, shard, table, params_hash, model_hash, sort_by=sort_by, provenance=provenance)
 
     progress = ShardProgress(desc, len(plan), done=len(plan) - len(todo))
     try:
-        return run_shards(checked(), worker, args, config, write, progress)
+        return run_shards(((shard, input_reader(shard)) for shard in todo), worker, args, config, write, progress)
     finally:
         progress.close()
 

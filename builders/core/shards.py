@@ -249,6 +249,14 @@ def read(directory: str | os.PathLike, columns: Sequence[str] | None = None, fil
     return dataset(directory).to_table(columns=list(columns) if columns else None, filter=filter)
 
 
+def read_shard(directory: str | os.PathLike, index: int, columns: Sequence[str] | None = None):
+    """One shard's rows as a pyarrow table (only `columns`): a runner's input reader for a stage
+    that works on an upstream shard directory (`functools.partial(read_shard, directory, i, columns)`)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(parquet_path(directory, index), columns=list(columns) if columns else None)
+
+
 def iter_batches(directory: str | os.PathLike, columns: Sequence[str] | None = None, batch_size: int = 65536):
     """The directory's rows as pyarrow record batches, shard after shard (bounded memory)."""
     yield from dataset(directory).to_batches(columns=list(columns) if columns else None, batch_size=batch_size)

@@ -75,6 +75,37 @@ def test_bad_tables_fail_with_a_clear_error(tmp_path, registry, content, message
         read_captions("table", path, "eng_Latn", registry)
 
 
+def test_a_repeated_id_is_found_blocks_apart_and_named_with_its_row(tmp_path, registry):
+    """Ids are checked a block at a time against digests of every earlier block: a repeat
+    9,000 rows later (three blocks on) names the id and the row of its second appearance."""
+    path = tmp_path / "captions.csv"
+    ids = [f"img{i}" for i in range(12000)]
+    ids[9000] = "img17"
+    path.write_text("id,image,caption\n" + "".join(f"{i},{i}.jpg,a caption\n" for i in ids), encoding="utf-8")
+    with pytest.raises(BabelforgeError, match=r"id 'img17' appears twice \(row 9002\)"):
+        read_captions("table", path, "eng_Latn", registry)
+
+
+def test_seen_ids_agree_with_a_set_over_many_blocks():
+    import random
+
+    from builders.captions.readers import SeenIds
+
+    generator = random.Random(7)
+    seen, reference = SeenIds(), set()
+    for _ in range(40):
+        block = [f"id{generator.randrange(10**9)}" for _ in range(generator.randrange(1, 300))]
+        block = list(dict.fromkeys(block))
+        if generator.random() < 0.3 and reference:
+            block.insert(generator.randrange(len(block) + 1), generator.choice(sorted(reference)))
+        expected = next((i for i, value in enumerate(block) if value in reference or value in block[:i]), None)
+        assert seen.add(block) == expected
+        if expected is None:
+            reference.update(block)
+    assert sum(len(run) for run in seen.runs) == len(reference)
+    assert len(seen.runs) <= len(reference).bit_length()
+
+
 def test_unknown_xtd_code_and_missing_source_language_are_errors(tmp_path, registry):
     path = tmp_path / "x.json"
     path.write_text(json.dumps({"images": ["a.jpg"], "captions": {"en": [["hi"]], "xx": [["?"]]}}))

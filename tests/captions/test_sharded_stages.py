@@ -221,3 +221,30 @@ def test_the_plan_is_printed_before_any_work(tmp_path, monkeypatch, capsys, xtd_
     assert "pairs           70 (2 target languages)" in out
     assert "a warm-up of 4 captions" in out
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.slow
+def test_translate_and_tag_on_ray_write_the_bytes_of_the_local_runner(tmp_path, xtd_texts, tiny_nllb, tiny_kiwi_dir):
+    """The real stages (tiny NLLB, tiny COMETKiwi) on a local Ray, two actors each loading its
+    model once, shards read as the actors take them: hypotheses/ and attributes/ byte-identical
+    to the local runner's (the actors run under the stage's CPU pin, passed to Ray's workers)."""
+    pytest.importorskip("ray")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    texts = xtd_texts[:12]
+    built = {}
+    for runner in ("local", "ray"):
+        root = tmp_path / runner
+        root.mkdir()
+        params = write_params(root, write_captions(root / "captions.csv", texts), tiny_kiwi_dir,
+                              nllb_dir=Path(tiny_nllb), shard_size=6, beam_size=2, num_hypotheses=2,
+                              max_decoding_length=10)
+        values = yaml.safe_load(params.read_text())
+        values["captions"]["runner"].update(runner=runner, concurrency=2, local_cpus=2)
+        params.write_text(yaml.safe_dump(values, sort_keys=False))
+        for name in ("captions_translate", "captions_tag"):  # as the CLI runs: CPU pinned before torch loads
+            subprocess.run([sys.executable, "-c", KILLED_TRANSLATE, name, "--params", str(params)], env=env,
+                           cwd=root, capture_output=True, check=True)
+        built[runner] = {f"{name}/{path.name}": path.read_bytes() for name in ("hypotheses", "attributes")
+                         for path in sorted((root / "data" / name).iterdir())}
+    assert len(built["ray"]) == 2 * 2 * 2   # two directories of two shards, a Parquet and a manifest each
+    assert built["ray"] == built["local"]

@@ -36,3 +36,11 @@ def kill_after_shards(process, directory, shards: int, timeout: float) -> int:
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     return len(list(directory.glob("shard-*.json")))
+
+
+def logged_read(log: str, read):
+    """An input reader that appends a line to `log` each time a shard's input is read (the
+    runner's readers run in other processes under Ray: a file is what they share with the test)."""
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write("read\n")
+    return read()

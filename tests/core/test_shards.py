@@ -14,7 +14,7 @@ import pytest
 
 from builders.core import shards
 from builders.core.errors import BabelforgeError
-from builders.core.runners import RunnerConfig, run_sharded
+from builders.core.runners import RunnerConfig, run_sharded, slice_reader
 
 from .shard_workers import TextStats, kill_after_shards
 
@@ -34,18 +34,9 @@ def batches_of(table: pa.Table, size: int):
     return table.to_batches(max_chunksize=size)
 
 
-def stream(table: pa.Table):
-    """`rows(todo)` for run_sharded: a fresh pass over the input, only the shards asked for."""
-    def rows(todo):
-        for shard, part in shards.iter_shards(batches_of(table, 37), SHARD_SIZE):
-            if shard.index in todo:
-                yield shard, part
-    return rows
-
-
 def build(directory: Path, table: pa.Table, runner=RunnerConfig(batch_size=16), suffix="", params=None):
     plan = shards.plan_shards(batches_of(table, 37), SHARD_SIZE)
-    return run_sharded(directory, plan, stream(table), TextStats, (suffix,), runner,
+    return run_sharded(directory, plan, slice_reader(table), TextStats, (suffix,), runner,
                        params_hash=shards.stable_hash(params or {"suffix": suffix}), model_hash="m1",
                        sort_by=["id"], desc="test")
 
@@ -147,18 +138,14 @@ KILLED_RUN = textwrap.dedent("""
     import json, sys
     import pyarrow as pa
     from builders.core import shards
-    from builders.core.runners import RunnerConfig, run_sharded
+    from builders.core.runners import RunnerConfig, run_sharded, slice_reader
     from tests.core.shard_workers import TextStats
 
     directory, source = sys.argv[1], sys.argv[2]
     rows = json.loads(open(source).read())
     table = pa.table({"id": [r[0] for r in rows], "text": [r[1] for r in rows]})
-    def stream(todo):
-        for shard, part in shards.iter_shards(table.to_batches(max_chunksize=37), 40):
-            if shard.index in todo:
-                yield shard, part
     plan = shards.plan_shards(table.to_batches(max_chunksize=37), 40)
-    run_sharded(directory, plan, stream, TextStats, ("", 0.15), RunnerConfig(batch_size=16),
+    run_sharded(directory, plan, slice_reader(table), TextStats, ("", 0.15), RunnerConfig(batch_size=16),
                 params_hash=shards.stable_hash({"suffix": ""}), model_hash="m1", sort_by=["id"], desc="killed")
 """)
 
@@ -191,3 +178,60 @@ def test_local_and_ray_write_byte_identical_shards(tmp_path, captions):
     stats = build(tmp_path / "ray", table, RunnerConfig(runner="ray", concurrency=2, batch_size=16, local_cpus=2))
     assert stats.shards == 4 and stats.rows_out == 130
     assert directory_bytes(tmp_path / "ray") == directory_bytes(tmp_path / "local")
+
+
+def reads_ahead_of_writes(tmp_path, runner: RunnerConfig, n_shards: int) -> list[int]:
+    """Run `n_shards` one-chunk shards, each read by a reader that logs its read; for each shard
+    written, how many shards had been read but not yet written at that moment."""
+    import functools
+
+    from builders.core.runners import run_shards
+
+    from .shard_workers import logged_read
+
+    log = tmp_path / "reads.log"
+    log.write_text("")
+    table = pa.table({"id": [f"c{i:05d}" for i in range(n_shards * 40)], "text": ["one two three"] * (n_shards * 40)})
+    plan = shards.plan_shards([table], 40)
+    reader = slice_reader(table)
+    ahead: list[int] = []
+
+    def write(shard, output):
+        assert output.num_rows == 40
+        ahead.append(len(log.read_text().splitlines()) - len(ahead) - 1)
+
+    run_shards([(shard, functools.partial(logged_read, str(log), reader(shard))) for shard in plan],
+               TextStats, ("", 0.05), runner, write)
+    assert len(ahead) == n_shards
+    return ahead
+
+
+def test_the_local_runner_reads_a_shard_only_when_it_works_on_it(tmp_path):
+    assert set(reads_ahead_of_writes(tmp_path, RunnerConfig(batch_size=40), 6)) == {0}
+
+
+@pytest.mark.slow
+def test_ray_reads_the_input_as_the_actors_take_it_not_all_at_once(tmp_path):
+    """Ray Data reads the pending shards as a stream: the input never sits whole in the object
+    store. 96 shards, 2 slow actors: at any write, a bounded number of shards have been read
+    ahead (Ray Data's back-pressure on what the actor pool has in flight: 9 to 29 measured on
+    this machine, idle to busy), where the old runner put all 96 into the object store before
+    the first actor started."""
+    pytest.importorskip("ray")
+    ahead = reads_ahead_of_writes(tmp_path, RunnerConfig(runner="ray", concurrency=2, batch_size=40, local_cpus=2), 96)
+    assert max(ahead) < 48, ahead
+
+
+@pytest.mark.parametrize("runner", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+def test_a_reader_giving_other_rows_than_planned_stops_the_run(tmp_path, captions, runner):
+    """An input that changed since planning: one error naming the shard (under Ray too, out of
+    the read task that found it), and no shard written for it."""
+    if runner == "ray":
+        pytest.importorskip("ray")
+    table = captions.slice(0, 80)
+    plan = shards.plan_shards([table], SHARD_SIZE)
+    shorter = slice_reader(captions.slice(0, 70))
+    with pytest.raises(BabelforgeError, match="^the input of shard-00001 has 30 rows, the plan 40"):
+        run_sharded(tmp_path, plan, shorter, TextStats, (), RunnerConfig(runner=runner, batch_size=16, local_cpus=2),
+                    params_hash="p", model_hash="m", sort_by=["id"], desc="test")
+    assert 1 not in shards.listed_shards(tmp_path)
