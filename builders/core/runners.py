@@ -179,16 +179,14 @@ def _from_ipc(data: bytes):
 
 
 def _chunk_rows(shard, read: InputReader, batch_size: int) -> list:
-    """A Ray read task's block: the shard's input cut into chunks, one row each (`shard`,
-    `chunk`, `data`: Arrow IPC bytes of the chunk's rows)."""
+    """A Ray read task's blocks: the shard's input cut into chunks, a block of one row each
+    (`shard`, `chunk`, `data`: Arrow IPC bytes of the chunk's rows), so the chunks of one
+    shard can go to different actors."""
     import pyarrow as pa
 
-    parts = chunks(_read_input(shard, read), batch_size)
-    return [pa.table({
-        "shard": pa.array([shard.index] * len(parts), pa.int64()),
-        "chunk": pa.array(range(len(parts)), pa.int64()),
-        "data": pa.array([_to_ipc(part) for part in parts], pa.large_binary()),
-    })]
+    return [pa.table({"shard": pa.array([shard.index], pa.int64()), "chunk": pa.array([number], pa.int64()),
+                      "data": pa.array([_to_ipc(part)], pa.large_binary())})
+            for number, part in enumerate(chunks(_read_input(shard, read), batch_size))]
 
 
 def _pending_source(pending: list, batch_size: int):
@@ -291,14 +289,13 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
         resources: dict[str, Any] = {"num_cpus": config.num_cpus}
         if config.num_gpus:
             resources["num_gpus"] = config.num_gpus
-        # Reads take no CPU of their own (they are file reads beside the actors), and at most
-        # one more than the actors can take at once runs ahead of them.
+        # Reads take no CPU slot of their own (a file read beside the actors) and one reader
+        # per four actors keeps a pool fed: reading a shard takes a fraction of a second, working
+        # on it minutes. More readers would only start more processes on this node.
         source = ray.data.read_datasource(_pending_source(pending, config.batch_size), num_cpus=0,
-                                          concurrency=config.concurrency + 1, override_num_blocks=len(pending))
-        # Two chunks in flight per actor (one working, one waiting) keep it busy; more only
-        # lets the reads run further ahead of the writes.
-        pool = ray.data.ActorPoolStrategy(size=config.concurrency, max_tasks_in_flight_per_actor=2)
-        mapped = source.map_batches(ChunkWorker, fn_constructor_args=(worker, args), compute=pool,
+                                          concurrency=max(1, config.concurrency // 4),
+                                          override_num_blocks=len(pending))
+        mapped = source.map_batches(ChunkWorker, fn_constructor_args=(worker, args), concurrency=config.concurrency,
                                     batch_size=1, batch_format="pyarrow", **resources)
         arrived: dict[int, dict[int, Any]] = {}
         first_seen: dict[int, float] = {}
