@@ -5,6 +5,12 @@ Reads hypotheses + attributes (never recomputes a score) and the `captions.selec
 kept translation, its Kiwi score, the score's percentile within the language and the
 bottom-25 % / top-75 % flags, or the reason nothing was kept — and `quality.json`
 (per language counts, rejection reasons, mean Kiwi, chrF against human translations).
+
+Memory follows the shard, not the input: a first pass chooses shard by shard and keeps only
+what the figures need (counts, and per language the kept Kiwi scores, 8 bytes each, for exact
+percentiles; chrF pairs only where a human reference exists); a second pass chooses again and
+writes each shard's rows, with their percentiles over all shards, into the one Parquet file
+(a row group per shard, rows in shard order, then language and caption id within a shard).
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from builders.captions.select import (
-    DEFAULT_CHECKS, KIWI_SCORE, SELECT_TAGGERS, choose, percentiles, quality_flags, with_text_tags,
+    DEFAULT_CHECKS, KIWI_SCORE, SELECT_TAGGERS, choose, quality_flags, with_text_tags,
 )
 from builders.core.config import Paths, setting, stage_paths
 from builders.core.taggers import Thresholds
@@ -89,81 +95,185 @@ def select_rows(
     return out
 
 
-def add_quality_flags(rows: list[dict[str, Any]], bottom_percent: float = BOTTOM_PERCENT) -> None:
-    """Per language: percentile of each kept translation's Kiwi score, and the two flags."""
-    by_lang: dict[str, list[dict]] = defaultdict(list)
+def add_quality_flags(rows: list[dict[str, Any]], ranks: Mapping[str, Any] | None = None,
+                      bottom_percent: float = BOTTOM_PERCENT) -> None:
+    """Per language: percentile of each kept translation's Kiwi score, and the two flags.
+
+    `ranks` holds each language's kept scores over all shards, sorted (`QualityTally.ranks`);
+    without it, the percentiles are taken within `rows`."""
+    import numpy as np
+
+    if ranks is None:
+        tally = QualityTally()
+        tally.add(rows, (), {})
+        ranks = tally.ranks()
     for row in rows:
         row.update(kiwi_percentile=None, is_bottom_25=False, is_top_75=False)
-        score = row["kiwi_score"]
-        if row["text"] is not None and score is not None and not math.isnan(score):
-            by_lang[row["lang"]].append(row)
-    for kept in by_lang.values():
-        for row, percentile in zip(kept, percentiles([row["kiwi_score"] for row in kept])):
+        if _kiwi(row) is not None:
+            ordered = ranks[row["lang"]]
+            # what select.percentiles computes: 100 * (scores strictly below) / n
+            percentile = 100.0 * int(np.searchsorted(ordered, row["kiwi_score"], side="left")) / len(ordered)
             bottom, top = quality_flags(percentile, bottom_percent)
             row.update(kiwi_percentile=percentile, is_bottom_25=bottom, is_top_75=top)
 
 
-def _corpus_chrf(rows: Sequence[Mapping[str, Any]], lang: str, references: Mapping[tuple[str, str], str]):
+def _kiwi(row: Mapping[str, Any]) -> float | None:
+    """The Kiwi score of a kept translation, or None (nothing kept, or no score)."""
+    score = row["kiwi_score"]
+    if row["text"] is None or score is None or math.isnan(score):
+        return None
+    return score
+
+
+class QualityTally:
+    """What quality.json and the percentiles need, gathered shard by shard: per language the
+    counts and rejection reasons, the kept Kiwi scores (8 bytes each) and chrF pairs (caption
+    id, translation, human reference) only where a reference exists."""
+
+    def __init__(self):
+        self.captions: Counter = Counter()
+        self.selected: Counter = Counter()
+        self.rejections: dict[str, Counter] = defaultdict(Counter)
+        self.scores: dict[str, list] = defaultdict(list)
+        self.kept_pairs: dict[str, list] = defaultdict(list)
+        self.top_pairs: dict[str, list] = defaultdict(list)
+
+    def add(self, rows: Sequence[Mapping[str, Any]], top_hypotheses: Sequence[Mapping[str, Any]],
+            references: Mapping[tuple[str, str], str]) -> None:
+        """One shard: its chosen rows, its translator-best hypotheses (hyp_rank 0) and its human
+        references by (caption_id, lang)."""
+        import numpy as np
+
+        scores: dict[str, list] = defaultdict(list)
+        for row in rows:
+            lang = row["lang"]
+            self.captions[lang] += 1
+            if row["reason"]:
+                self.rejections[lang].update(check.split("=")[0]
+                                             for check in row["reason"].removeprefix("rejected:").split(","))
+            if row["text"] is None:
+                continue
+            self.selected[lang] += 1
+            if _kiwi(row) is not None:
+                scores[lang].append(row["kiwi_score"])
+            reference = references.get((row["caption_id"], lang))
+            if reference is not None:
+                self.kept_pairs[lang].append((row["caption_id"], row["text"], reference))
+        for lang, values in scores.items():
+            self.scores[lang].append(np.asarray(values, dtype=np.float64))
+        for row in top_hypotheses:
+            reference = references.get((row["caption_id"], row["lang"]))
+            if reference is not None:
+                self.top_pairs[row["lang"]].append((row["caption_id"], row["text"], reference))
+
+    def ranks(self) -> dict[str, Any]:
+        """Each language's kept Kiwi scores over all shards, sorted (for percentiles)."""
+        import numpy as np
+
+        return {lang: np.sort(np.concatenate(self.scores[lang])) if self.scores.get(lang) else np.zeros(0)
+                for lang in self.captions}
+
+    def summary(self) -> dict[str, Any]:
+        """Per-language figures for quality.json.
+
+        `rejections` counts, per check, the captions left without translation where that
+        check failed at least one hypothesis. `chrf_corpus` is chrF of the kept translations
+        against the human ones; `chrf_corpus_top_hypothesis` that of the translator's own best
+        (hyp_rank 0) over all captions, the unfiltered baseline. The mean Kiwi score is an
+        exactly rounded sum (`math.fsum`): the same whatever the shard order.
+        """
+        summary = {}
+        for lang in sorted(self.captions):
+            scores = [float(value) for part in self.scores.get(lang, []) for value in part]
+            summary[lang] = {
+                "n_captions": self.captions[lang],
+                "n_selected": self.selected[lang],
+                "n_without_translation": self.captions[lang] - self.selected[lang],
+                "rejections": dict(sorted(self.rejections[lang].items())),
+                "kiwi_mean": round(math.fsum(scores) / len(scores), 6) if scores else None,
+                "n_with_reference": len(self.kept_pairs[lang]),
+                "chrf_corpus": _corpus_chrf(self.kept_pairs[lang]),
+                "chrf_corpus_top_hypothesis": _corpus_chrf(self.top_pairs[lang]),
+            }
+        return summary
+
+
+def _corpus_chrf(pairs: Sequence[tuple[str, str, str]]):
+    """Corpus chrF of (caption id, translation, reference) triples, in caption id order."""
     from builders.captions.chrf import corpus_chrf
 
-    pairs = [(row["text"], references[(row["caption_id"], lang)]) for row in rows
-             if (row["caption_id"], lang) in references]
     if not pairs:
         return None
-    return round(corpus_chrf([hyp for hyp, _ in pairs], [ref for _, ref in pairs]), 4)
+    ordered = sorted(pairs)
+    return round(corpus_chrf([hyp for _, hyp, _ in ordered], [ref for _, _, ref in ordered]), 4)
 
 
-def summarise(
-    rows: Sequence[Mapping[str, Any]],
-    references: Mapping[tuple[str, str], str],
-    top_hypotheses: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
-    """Per-language figures for quality.json.
+def selected_schema(source_schema):
+    """The Arrow schema of selected.parquet: its own columns, then the source rows' other
+    columns (fixed types, so every shard's row group has the same, whatever its nulls)."""
+    import pyarrow as pa
 
-    `rejections` counts, per check, the captions left without translation where that
-    check failed at least one hypothesis. `chrf_corpus` is chrF of the kept translations
-    against the human ones; `chrf_corpus_top_hypothesis` that of the translator's own best
-    (hyp_rank 0) over all captions, the unfiltered baseline.
-    """
-    by_lang: dict[str, list] = defaultdict(list)
-    for row in rows:
-        by_lang[row["lang"]].append(row)
-    top_by_lang: dict[str, list] = defaultdict(list)
-    for row in top_hypotheses:
-        top_by_lang[row["lang"]].append(row)
-    summary = {}
-    for lang, group in sorted(by_lang.items()):
-        kept = [row for row in group if row["text"] is not None]
-        reasons = Counter(check.split("=")[0] for row in group if row["reason"]
-                          for check in row["reason"].removeprefix("rejected:").split(","))
-        with_ref = [row for row in kept if (row["caption_id"], lang) in references]
-        scores = [row["kiwi_score"] for row in kept if row["kiwi_score"] is not None and not math.isnan(row["kiwi_score"])]
-        summary[lang] = {
-            "n_captions": len(group),
-            "n_selected": len(kept),
-            "n_without_translation": len(group) - len(kept),
-            "rejections": dict(sorted(reasons.items())),
-            "kiwi_mean": round(sum(scores) / len(scores), 6) if scores else None,
-            "n_with_reference": len(with_ref),
-            "chrf_corpus": _corpus_chrf(kept, lang, references),
-            "chrf_corpus_top_hypothesis": _corpus_chrf(top_by_lang.get(lang, []), lang, references),
-        }
-    return summary
+    text, number, flag, count = pa.large_string(), pa.float64(), pa.bool_(), pa.int64()
+    own = {"caption_id": text, "lang": text, "text": text, "hyp_rank": pa.int32(), "mt_score": number,
+           "kiwi_score": number, "kiwi_percentile": number, "is_bottom_25": flag, "is_top_75": flag,
+           "chrf": number, "n_hypotheses": count, "n_passed": count, "reason": text}
+    fields = [pa.field(name, own[name]) for name in SELECTED_COLUMNS]
+    for field in source_schema:
+        if field.name != "caption_id":
+            kind = pa.large_string() if pa.types.is_string(field.type) else field.type
+            fields.append(pa.field(field.name, kind))
+    return pa.schema(fields)
+
+
+def choose_shard(data, shard, langs: Sequence[str], thresholds: Thresholds):
+    """One shard's choices: (rows without percentiles, its hyp_rank-0 hypotheses, its source
+    rows, its references by (caption_id, lang)); one shard of each directory in memory."""
+    import pandas as pd
+
+    from builders.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR
+    from builders.core import shards
+    from builders.core.errors import BabelforgeError
+
+    def part(name):
+        return pd.read_parquet(shards.parquet_path(data / name, shard.index))
+    hypotheses, attributes, source = part(HYPOTHESES_DIR), part(ATTRIBUTES_DIR), part(SOURCE_DIR)
+    scored = hypotheses.merge(attributes, on=KEY, how="left", validate="one_to_one")
+    if len(attributes) != len(hypotheses) or scored[KIWI_SCORE].isna().any():
+        raise BabelforgeError(f"{data / ATTRIBUTES_DIR}: {shard.name} does not match its hypotheses; "
+                              "rerun `babelforge captions_tag`")
+    # a caption's hypotheses and attributes all lie in its shard, so the choice is made here
+    pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
+    rows = select_rows(scored.to_dict("records"), pairs, thresholds, quality=False)
+    top = hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records")
+    references = part(REFERENCES_DIR)
+    refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
+    return rows, top, source, refs
+
+
+def selected_part(rows: list[dict[str, Any]], source, schema):
+    """A shard's rows of selected.parquet as an Arrow table of `schema`: the chosen rows with
+    the source row (image, English caption, any extra input column) riding along untouched."""
+    import pandas as pd
+    import pyarrow as pa
+
+    selected = pd.DataFrame(rows, columns=list(SELECTED_COLUMNS)).astype({"hyp_rank": "Int32"})
+    selected = selected.merge(source, on="caption_id", how="left").sort_values(["lang", "caption_id"], kind="stable")
+    return pa.Table.from_pandas(selected, preserve_index=False).select(schema.names).cast(schema)
 
 
 def run(config: Config) -> int:
     from pathlib import Path
 
-    import pandas as pd
+    import pyarrow as pa
 
     from builders.captions.settings import (
-        ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SELECTED_FILE, SOURCE_DIR, shard_inputs,
+        ATTRIBUTES_DIR, HYPOTHESES_DIR, REFERENCES_DIR, SELECTED_FILE, SOURCE_DIR, shard_inputs,
     )
     from builders.core import shards, taggers
     from builders.core.config import as_params
     from builders.core.errors import BabelforgeError
     from builders.captions.select import headline
-    from builders.core.io import write_json, write_table
+    from builders.core.io import write_json, write_table_parts
     from builders.core.metrics import write_metrics
     from builders.core.progress import info, progress
     from builders.core.provenance import provenance
@@ -174,43 +284,30 @@ def run(config: Config) -> int:
     attribute_columns = shards.dataset(data / ATTRIBUTES_DIR).schema.names
     hypothesis_columns = shards.dataset(data / HYPOTHESES_DIR).schema.names
     config.thresholds.check([*hypothesis_columns, *attribute_columns, *selection_columns], Config.GROUP)
-    langs = sorted(set(shards.read(data / HYPOTHESES_DIR, columns=["lang"]).column("lang").unique().to_pylist()))
-
-    # Shard by shard: a caption's hypotheses and attributes all lie in its shard, so the choice
-    # is made there; only the chosen rows (one per caption and language) are kept.
-    rows, top_hypotheses, sources, references = [], [], [], []
-    for shard in progress(plan, desc="captions_select", total=len(plan), unit="shard"):
-        def part(name):
-            return pd.read_parquet(shards.parquet_path(data / name, shard.index))
-        hypotheses, attributes = part(HYPOTHESES_DIR), part(ATTRIBUTES_DIR)
-        source = part(SOURCE_DIR)
-        scored = hypotheses.merge(attributes, on=KEY, how="left", validate="one_to_one")
-        if len(attributes) != len(hypotheses) or scored[KIWI_SCORE].isna().any():
-            raise BabelforgeError(f"{data / ATTRIBUTES_DIR}: {shard.name} does not match its hypotheses; "
-                                  "rerun `babelforge captions_tag`")
-        pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
-        rows += select_rows(scored.to_dict("records"), pairs, config.thresholds, quality=False)
-        top_hypotheses += hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records")
-        sources.append(source)
-        references.append(part(REFERENCES_DIR))
-    # The order a single table gave (language, then caption id): percentiles and sums see it.
-    rows.sort(key=lambda row: (row["lang"], row["caption_id"]))
-    top_hypotheses.sort(key=lambda row: (row["caption_id"], row["lang"]))
-    add_quality_flags(rows)
-    source = pd.concat(sources, ignore_index=True)
-    references = pd.concat(references, ignore_index=True)
-
-    clashes = sorted(set(source.columns) & set(SELECTED_COLUMNS) - {"caption_id"})
+    langs = sorted(set().union(*(shards.read_shard(data / HYPOTHESES_DIR, shard.index, ["lang"]).column("lang")
+                                 .unique().to_pylist() for shard in plan)))
+    source_schema = pa.unify_schemas([shards.read_shard(data / SOURCE_DIR, shard.index).schema for shard in plan])
+    clashes = sorted(set(source_schema.names) & set(SELECTED_COLUMNS) - {"caption_id"})
     if clashes:
         raise BabelforgeError(f"input column(s) {', '.join(clashes)} clash with selected.parquet's own; rename them")
-    selected = pd.DataFrame(rows, columns=list(SELECTED_COLUMNS)).astype({"hyp_rank": "Int32"})
-    # The source row (image, English caption, any extra input column) rides along untouched.
-    selected = selected.merge(source, on="caption_id", how="left")
+    schema = selected_schema(source_schema)
+
+    tally = QualityTally()
+    for shard in progress(plan, desc="captions_select: choose", total=len(plan), unit="shard"):
+        rows, top, _, refs = choose_shard(data, shard, langs, config.thresholds)
+        tally.add(rows, top, refs)
+    ranks = tally.ranks()
+
+    def parts():
+        for shard in progress(plan, desc="captions_select: write", total=len(plan), unit="shard"):
+            rows, _, source, _ = choose_shard(data, shard, langs, config.thresholds)
+            add_quality_flags(rows, ranks)
+            yield selected_part(rows, source, schema)
+
     record = provenance("captions_select", params={"select": as_params(config)}, sources={
         name: shards.digest(data / name) for name in (HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR)})
-    write_table(selected, data / SELECTED_FILE, sort_by=["lang", "caption_id"], provenance=record)
-    refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
-    summary = summarise(rows, refs, top_hypotheses)
+    write_table_parts(parts(), data / SELECTED_FILE, schema, provenance=record)
+    summary = tally.summary()
     write_json(summary, data / QUALITY_FILE)
     write_metrics(headline(summary), config.paths.metrics, "captions")
     for lang, figures in summary.items():

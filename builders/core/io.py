@@ -226,6 +226,23 @@ def write_table(
     return Path(path)
 
 
+def write_table_parts(parts: Iterable, path: str | os.PathLike, schema, provenance: dict | None = None) -> Path:
+    """Write pyarrow tables one after the other into one Parquet file of `schema` (each part
+    cast to it), holding one part at a time: a table too big for memory, built piece by piece.
+    Same format, compression and metadata as `write_table`: one part gives the same bytes."""
+    import pyarrow.parquet as pq
+
+    metadata = {k: v for k, v in (schema.metadata or {}).items() if k != b"pandas"}
+    if provenance is not None:
+        metadata[PROVENANCE_KEY] = canonical_json(provenance).encode("utf-8")
+    schema = schema.with_metadata(metadata or None) if metadata else schema.remove_metadata()
+    with atomic_path(path) as tmp:
+        with pq.ParquetWriter(tmp, schema, compression="zstd", compression_level=9) as writer:
+            for part in parts:
+                writer.write_table(part.select(schema.names).cast(schema), row_group_size=1 << 20)
+    return Path(path)
+
+
 def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None):
     """Read a Parquet artifact as a pandas DataFrame (only `columns`, which must all be there).
 

@@ -118,7 +118,8 @@ def test_a_changed_caption_redoes_its_shard_in_both_stages_and_a_params_change_o
 def test_selection_over_shards_equals_selection_over_the_same_rows_in_one_shard(
         tmp_path, monkeypatch, xtd_texts, tiny_kiwi_dir):
     """Choices are made shard by shard, percentiles and chrF over all shards: the same rows
-    gathered into one shard give the same selected.parquet and quality.json."""
+    gathered into one shard give the same selected.parquet rows and quality.json, the file
+    written a row group per shard."""
     import pandas as pd
 
     captions = write_captions(tmp_path / "captions.csv", xtd_texts[:25])
@@ -139,7 +140,11 @@ def test_selection_over_shards_equals_selection_over_the_same_rows_in_one_shard(
     params.write_text(yaml.safe_dump(values, sort_keys=False))
     assert stage(monkeypatch, "captions_select", params) == 0
     assert (whole / "quality.json").read_text() == (data / "quality.json").read_text()
-    assert pd.read_parquet(whole / "selected.parquet").equals(pd.read_parquet(data / "selected.parquet"))
+    def rows(path):  # a row group per shard: rows in shard order, then language and caption id
+        return pd.read_parquet(path).sort_values(["lang", "caption_id"]).reset_index(drop=True)
+    assert rows(whole / "selected.parquet").equals(rows(data / "selected.parquet"))
+    import pyarrow.parquet as pq
+    assert pq.ParquetFile(data / "selected.parquet").metadata.num_row_groups == 4
 
 
 KILLED_TRANSLATE = "import sys; from builders.cli import main; sys.exit(main(sys.argv[1:]))"

@@ -7,7 +7,7 @@ import textwrap
 import pandas as pd
 import pytest
 
-from builders.core.io import atomic_path, read_provenance, read_table, write_json, write_table
+from builders.core.io import atomic_path, read_provenance, read_table, write_json, write_table, write_table_parts
 
 
 def test_write_table_is_sorted_and_byte_identical(tmp_path):
@@ -19,6 +19,27 @@ def test_write_table_is_sorted_and_byte_identical(tmp_path):
     back = read_table(first)
     assert back["class_idx"].tolist() == [1, 5, 2]
     assert read_provenance(first) == {"stage": "x"}
+
+
+def test_a_table_written_in_parts_is_one_file_of_one_schema(tmp_path):
+    """One part: the bytes `write_table` gives; several: a row group each, every part cast to
+    the schema (a part whose column is all null still gets the column's type)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("lang", pa.large_string()), ("score", pa.float64()), ("reason", pa.large_string())])
+    frame = pd.DataFrame({"lang": ["deu_Latn", "fra_Latn"], "score": [0.5, None], "reason": [None, "empty"]})
+    whole = write_table(pa.Table.from_pandas(frame, preserve_index=False).cast(schema), tmp_path / "whole.parquet",
+                        provenance={"stage": "x"})
+    one = write_table_parts([pa.Table.from_pandas(frame, preserve_index=False)], tmp_path / "one.parquet", schema,
+                            provenance={"stage": "x"})
+    assert one.read_bytes() == whole.read_bytes()
+    parts = [pa.Table.from_pylist([row]) for row in frame.astype(object).where(frame.notna(), None).to_dict("records")]
+    assert parts[0].schema.field("reason").type == pa.null()
+    split = write_table_parts(parts, tmp_path / "split.parquet", schema, provenance={"stage": "x"})
+    assert pq.ParquetFile(split).metadata.num_row_groups == 2
+    assert pq.read_table(split).equals(pq.read_table(whole))
+    assert read_provenance(split) == {"stage": "x"}
 
 
 def test_failed_write_keeps_previous_artifact(tmp_path):
