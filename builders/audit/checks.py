@@ -295,8 +295,10 @@ def caption_summary(
         return {"status": "no captions for this language"}
     summary: dict[str, Any] = {"status": "built", "captions": len(rows)}
     if "reason" in rows[0]:
-        # the captions stage says why a caption got no translation; None/"" = one was kept
-        summary["not_translated"] = source_mix(str(row["reason"]).split(":")[0] for row in rows if row["reason"])
+        # the captions stage says why a caption got no translation; a missing value (None, or the
+        # NaN pandas reads for a null in a string column) or "" = one was kept
+        summary["not_translated"] = source_mix(row["reason"].split(":")[0] for row in rows
+                                               if isinstance(row["reason"], str) and row["reason"])
     if kiwi_column:
         summary["kiwi_column"] = kiwi_column
         summary["kiwi_percentiles"] = percentiles([row[kiwi_column] for row in rows])

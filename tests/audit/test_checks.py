@@ -175,7 +175,9 @@ def test_prompt_caption_and_mvl_sib_summaries():
     assert nllb["failed_checks"] == {"script": 1} and nllb["strategies"] == {"tag": 7, "append": 1}
     # prompts.parquet's own form: check names joined with commas
     assert checks.check_names("script,langid") == ["script", "langid"] and checks.check_names("") == []
-    captions = [{"kiwi": k, "chrf": c, "reason": None} for k, c in ((0.2, 40.0), (0.8, float("nan")), (0.5, 60.0))]
+    # a kept translation's reason is missing: None, or NaN as pandas reads a null of a string column
+    captions = [{"kiwi": k, "chrf": c, "reason": r} for k, c, r in
+                ((0.2, 40.0, None), (0.8, float("nan"), float("nan")), (0.5, 60.0, None))]
     captions.append({"kiwi": float("nan"), "chrf": float("nan"), "reason": "rejected:langid=8,script=3"})
     caption = checks.caption_summary(captions, "kiwi", "chrf")
     assert caption["not_translated"] == {"rejected": 1}
