@@ -8,9 +8,9 @@ English captions (data/raw/xtd/xtd.json, or the mirror's copy), written as CSV. 
 minutes on a laptop the translation is cut down: one target language, beam 1, one hypothesis,
 8 output tokens, one CPU thread per worker. Every figure is printed; nothing is asserted.
 
-1. Peak RSS of `captions_translate` + `captions_tag` (one process, `ru_maxrss`) at N and
-   factor x N captions, shards of 10,000: the ratio says whether memory follows the shard or
-   the input.
+1. Peak RSS of `captions_translate` + `captions_tag` (one process, `ru_maxrss`) and of
+   `captions_select` (another) at N and factor x N captions, shards of 10,000: the ratio says
+   whether memory follows the shard or the input.
 2. Throughput of `captions_translate`: the `ray` runner with 2 actors (a local Ray of 2 CPUs)
    against `local` with 1 worker, and whether both wrote the same bytes.
 3. Ray's overhead per shard: a worker that does nothing, 100 shards, Ray against local.
@@ -101,17 +101,22 @@ def directory_bytes(directory: Path) -> dict[str, bytes]:
 
 
 def memory(tmp: Path, texts: list[str], small: int, factor: int) -> None:
-    print(f"\n1. peak RSS, captions_translate + captions_tag, shards of 10,000 captions")
-    peaks = []
+    print("\n1. peak RSS, captions_translate + captions_tag (one process), then captions_select (another), "
+          "shards of 10,000 captions")
+    peaks: dict[str, list[int]] = {"translate + tag": [], "select": []}
     for n in (small, small * factor):
         root = tmp / f"rss{n}"
         root.mkdir()
         params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=10000)
         rss, seconds, _ = run_stages(params, "captions_translate", "captions_tag")
         rows = shards.digest(root / "data" / "attributes")["rows"]
-        peaks.append(rss)
-        print(f"   {n:>9,} captions: peak RSS {rss / 1024:,.0f} MiB, {rows:,} hypotheses tagged, {seconds:,.0f} s")
-    print(f"   ratio {factor}x input: {peaks[1] / peaks[0]:.3f}")
+        select_rss, select_seconds, _ = run_stages(params, "captions_select")
+        peaks["translate + tag"].append(rss)
+        peaks["select"].append(select_rss)
+        print(f"   {n:>9,} captions: translate + tag peak RSS {rss / 1024:,.0f} MiB, {rows:,} hypotheses tagged, "
+              f"{seconds:,.0f} s; select peak RSS {select_rss / 1024:,.0f} MiB, {select_seconds:,.0f} s")
+    for name, values in peaks.items():
+        print(f"   {name}: ratio at {factor}x input {values[1] / values[0]:.3f}")
 
 
 def throughput(tmp: Path, texts: list[str], n: int) -> None:

@@ -184,13 +184,16 @@ class QualityTally:
         """
         summary = {}
         for lang in sorted(self.captions):
-            scores = [float(value) for part in self.scores.get(lang, []) for value in part]
+            parts = self.scores.get(lang, [])
+            n_scores = sum(len(part) for part in parts)
+            # exactly rounded, part by part (no list of every score as Python floats)
+            total = math.fsum(value for part in parts for value in part.tolist())
             summary[lang] = {
                 "n_captions": self.captions[lang],
                 "n_selected": self.selected[lang],
                 "n_without_translation": self.captions[lang] - self.selected[lang],
                 "rejections": dict(sorted(self.rejections[lang].items())),
-                "kiwi_mean": round(math.fsum(scores) / len(scores), 6) if scores else None,
+                "kiwi_mean": round(total / n_scores, 6) if n_scores else None,
                 "n_with_reference": len(self.kept_pairs[lang]),
                 "chrf_corpus": _corpus_chrf(self.kept_pairs[lang]),
                 "chrf_corpus_top_hypothesis": _corpus_chrf(self.top_pairs[lang]),
