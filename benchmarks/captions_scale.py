@@ -1,6 +1,6 @@
 """The sharded MT captions stages at scale: memory, Ray throughput and overhead, kill -9 and resume.
 
-    python benchmarks/captions_scale.py [--small 10000] [--factor 10] [--throughput 32000] [--skip-ray]
+    python benchmarks/captions_scale.py [--small 10000] [--factor 10] [--throughput 128000] [--skip-ray]
 
 Needs the tiny models of the sample profile (`babelforge nllb`, `babelforge captions_kiwi_model`:
 models/nllb-ct2, models/cometkiwi-tiny). Inputs are synthetic caption ids over the real XTD
@@ -136,9 +136,36 @@ def throughput(tmp: Path, texts: list[str], n: int) -> None:
               f"({n / rate['seconds']:,.1f} captions/s)")
     local, ray_ = results["local"], results["ray"]
     print(f"   speed-up ray/local: {local[1] / ray_[1]:.2f}x in the runner, {local[0] / ray_[0]:.2f}x wall")
+    ceiling = side_by_side(tmp, texts, n)
+    print(f"   this machine's ceiling, no Ray: 2 `local` processes side by side, {n // 2:,} captions each: "
+          f"{ceiling:,.1f} s in the runners, {local[1] / ceiling:.2f}x one worker; ray reaches "
+          f"{(local[1] / ray_[1]) / (local[1] / ceiling):.0%} of it")
     same = all(directory_bytes(local[2] / "data" / name) == directory_bytes(ray_[2] / "data" / name)
                for name in ("source", "references", "hypotheses"))
     print(f"   local and ray outputs byte-identical: {same}")
+
+
+def side_by_side(tmp: Path, texts: list[str], n: int) -> float:
+    """Seconds until both of two `local` stage processes, started together on half the captions
+    each (shards as in the throughput run), are through their runners: what two workers reach on
+    this machine without any scheduler, against which Ray's speed-up is read."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    processes, roots = [], []
+    for half in ("a", "b"):
+        root = tmp / f"tp-half-{half}"
+        root.mkdir()
+        params = write_params(root, write_input(root / "captions.csv", n // 2, texts), shard_size=n // 16,
+                              batch_size=n // 64, beam=4, length=24)
+        roots.append(root)
+        processes.append(subprocess.Popen([sys.executable, "-c", STAGE, str(params), "captions_translate"], env=env,
+                                          cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+    for process in processes:
+        process.communicate()
+        if process.returncode:
+            sys.exit("a side-by-side stage failed")
+    # the runners started within moments of each other; the slower one decides
+    return max(json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())["seconds"]
+               for root in roots)
 
 
 class Passthrough:
@@ -259,7 +286,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=10000, help="captions of the smaller input (memory)")
     parser.add_argument("--factor", type=int, default=10, help="the larger input is this many times bigger")
-    parser.add_argument("--throughput", type=int, default=32000, help="captions of the throughput run")
+    parser.add_argument("--throughput", type=int, default=128000, help="captions of the throughput run")
     parser.add_argument("--kill-size", type=int, default=8000, help="captions of the kill -9 run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moment")
     parser.add_argument("--skip-ray", action="store_true", help="no Ray parts (2 and 3)")

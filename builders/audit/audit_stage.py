@@ -170,13 +170,9 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     }
     if reference is not None:
         summary["reference_only_languages"] = sorted(set(reference) - set(records))
-    kiwi_scores = None
-    captions = optional["captions"].table if optional.get("captions") else None
-    kiwi_column = caption_columns(captions)[0]
-    if captions is not None and kiwi_column:
-        kiwi_scores = {lang: captions.loc[captions["lang"] == lang, kiwi_column].dropna().tolist()
-                       for lang in sorted(captions["lang"].unique())}
-    report.write_report(Path(paths.audit), summary, records, pages, kiwi_scores, sections.slices(summary, records), sheets)
+    captions = optional.get("captions")
+    kiwi_boxes = captions.distribution() if captions is not None and captions.distribution else None
+    report.write_report(Path(paths.audit), summary, records, pages, kiwi_boxes, sections.slices(summary, records), sheets)
     return summary
 
 
@@ -247,11 +243,12 @@ def _per_language(table, lang: str, summarise) -> dict[str, Any]:
     return summarise(table[table["lang"] == lang].to_dict("records"))
 
 
-def caption_columns(captions) -> tuple[str | None, str | None]:
-    """The Kiwi score and chrF columns of selected.parquet, found by name (not percentiles/flags)."""
-    if captions is None:
-        return None, None
-    numeric = [c for c in captions.columns if captions[c].dtype.kind == "f"]
+def caption_columns(schema) -> tuple[str | None, str | None]:
+    """The Kiwi score and chrF columns of selected.parquet (its Arrow schema), found by name
+    among the floating-point ones (not percentiles/flags)."""
+    import pyarrow as pa
+
+    numeric = [field.name for field in schema if pa.types.is_floating(field.type)]
     kiwi = next((c for c in numeric if "kiwi" in c.lower() and "percentile" not in c.lower()), None)
     chrf = next((c for c in numeric if "chrf" in c.lower()), None)
     return kiwi, chrf

@@ -441,15 +441,25 @@ def plot_source_mix(languages: Mapping[str, Mapping[str, Any]], path: Path) -> N
     plt.close(fig)
 
 
-def plot_kiwi(scores: Mapping[str, Sequence[float]], path: Path) -> None:
+def box_stats(values, label: str) -> dict[str, Any]:
+    """What one box of a box plot draws (matplotlib's statistics: quartiles, 1.5 IQR whiskers),
+    without the outliers the plot leaves out: a few numbers per language, not every score."""
+    from matplotlib import cbook
+
+    stats = cbook.boxplot_stats(values, labels=[label])[0]
+    stats["fliers"] = []
+    return stats
+
+
+def plot_kiwi(boxes: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    langs = sorted(scores)
+    langs = sorted(boxes)
     fig, ax = plt.subplots(figsize=(max(6, len(langs) * 0.6), 4))
-    ax.boxplot([list(scores[lang]) for lang in langs], tick_labels=langs, showfliers=False)
+    ax.bxp([dict(boxes[lang]) for lang in langs], showfliers=False)
     ax.set_ylabel("COMETKiwi score")
     ax.set_title(PLOTS["kiwi.png"])
     ax.tick_params(axis="x", rotation=90)
@@ -465,7 +475,7 @@ def write_report(
     summary: dict[str, Any],
     records: Mapping[str, Mapping[str, Any]],
     pages: Mapping[str, str],
-    kiwi_scores: Mapping[str, Sequence[float]] | None,
+    kiwi_boxes: Mapping[str, Mapping[str, Any]] | None,
     slices: Mapping[str, Mapping[str, Any]] | None = None,
     sheets: Mapping[str, str] | None = None,
 ) -> None:
@@ -482,8 +492,8 @@ def write_report(
         plots = ["classes_per_language.png", "source_mix.png"]
         plot_classes_per_language(summary["languages"], staging / plots[0])
         plot_source_mix(summary["languages"], staging / plots[1])
-        if kiwi_scores:
-            plot_kiwi(kiwi_scores, staging / "kiwi.png")
+        if kiwi_boxes:
+            plot_kiwi(kiwi_boxes, staging / "kiwi.png")
             plots.append("kiwi.png")
         summary["plots"] = plots
         for lang, record in records.items():

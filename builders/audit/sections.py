@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from builders.audit.audit_stage import NOT_BUILT
+from builders.core.errors import BabelforgeError
 
 
 @dataclass
@@ -21,7 +22,8 @@ class Section:
 
     language: Callable[[str], dict[str, Any]]
     overview: Callable[[], dict[str, Any]] = dict
-    table: Any = None        # the input table, where the section reads one
+    # {lang: box-plot statistics} of the section's score, where it has one to plot (report.box_stats)
+    distribution: Callable[[], dict[str, dict[str, Any]]] | None = None
 
 
 def audited():
@@ -90,18 +92,37 @@ def prompts(path: str | Path | None) -> Section | None:
     table = audit_stage._read_optional(path)
     if table is None:
         return None
-    return Section(lambda lang: audit_stage._per_language(table, lang, checks.prompt_summary), table=table)
+    return Section(lambda lang: audit_stage._per_language(table, lang, checks.prompt_summary))
 
 
 def captions(path: str | Path | None) -> Section | None:
-    from builders.audit import audit_stage, checks
+    """selected.parquet holds every caption x language of a run (millions of rows at training
+    scale): each language's rows are read on their own, and only the columns the checks use."""
+    import pyarrow.parquet as pq
 
-    table = audit_stage._read_optional(path)
-    if table is None:
+    from builders.audit import audit_stage, checks, report
+    from builders.core.io import read_table, value_counts
+
+    if not path or not Path(path).exists():
         return None
-    kiwi, chrf = audit_stage.caption_columns(table)
-    return Section(lambda lang: audit_stage._per_language(
-        table, lang, lambda rows: checks.caption_summary(rows, kiwi, chrf)), table=table)
+    names = pq.read_schema(path).names
+    if "lang" not in names:
+        raise BabelforgeError(f"{path}: no `lang` column; check paths.captions")
+    kiwi, chrf = audit_stage.caption_columns(pq.read_schema(path))
+    columns = [column for column in ("reason", kiwi, chrf) if column in names]
+    languages = value_counts(path, "lang")
+
+    def language(lang: str) -> dict[str, Any]:
+        rows = read_table(path, columns, where=("lang", lang)).to_dict("records") if lang in languages else []
+        return checks.caption_summary(rows, kiwi, chrf)
+
+    def distribution() -> dict[str, dict[str, Any]]:
+        if kiwi is None:
+            return {}
+        return {lang: report.box_stats(read_table(path, [kiwi], where=("lang", lang))[kiwi].dropna().to_numpy(), lang)
+                for lang in sorted(languages)}
+
+    return Section(language, distribution=distribution)
 
 
 def mvl_sib(path: str | Path | None) -> Section | None:

@@ -2,7 +2,7 @@
 per language. Registered in builders/core/datasets.py."""
 from __future__ import annotations
 
-from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, Value, per_language, read_artifact
+from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, Value, per_language_lazy
 from builders.core.determinism import MACHINE_LIMITATION
 from builders.core.licences import Licence
 
@@ -25,13 +25,17 @@ MT_CAPTIONS = DatasetSpec(
 
 
 def read_captions(paths) -> DatasetTables:
-    from builders.core.datasets import artifact_path
+    """One config per language, each read from selected.parquet only when the card writes it
+    (the file holds every caption x language of a training-scale run)."""
+    import pyarrow.parquet as pq
+
+    from builders.core.datasets import artifact_path, artifact_provenance
 
     path = artifact_path(paths, MT_CAPTIONS.artifacts[0])
-    table, provenance = read_artifact(path, "selected captions")
-    columns = [c for c in table.columns if c != "lang"]
+    provenance = artifact_provenance(path, "selected captions")
+    columns = [c for c in pq.read_schema(path).names if c != "lang"]
     # `reason` (why a caption kept no translation) is null wherever one was kept: typed, it
     # stays a string column even when every value is null
     features = {"reason": Value("string")} if "reason" in columns else {}
-    return DatasetTables(per_language(table, MT_CAPTIONS.split, columns), provenance={str(path): provenance},
+    return DatasetTables(per_language_lazy(path, MT_CAPTIONS.split, columns), provenance={str(path): provenance},
                          sort_by=tuple(c for c in ("caption_id",) if c in columns), features=features)

@@ -16,7 +16,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from builders.core.errors import BabelforgeError
 from builders.core.licences import Licence
@@ -73,11 +73,24 @@ class AuditSection:
     overview: bool = False   # summary.json carries the section's overview under `key`
 
 
+@dataclass(frozen=True)
+class LazySplit:
+    """A config's split read only when the card writes it (`read()` -> Arrow table), so the card
+    of an artifact too big for memory holds one config at a time; its row count is known without
+    reading it."""
+
+    rows: int
+    read: Callable[[], Any]
+
+    def __len__(self) -> int:
+        return self.rows
+
+
 @dataclass
 class DatasetTables:
     """What a spec's `read` hands the card: tables per config and split, plus facts from the data."""
 
-    tables: dict[str, dict[str, Any]]                                   # config -> split -> DataFrame or Arrow table
+    tables: dict[str, dict[str, Any]]                                   # config -> split -> DataFrame, Arrow table or LazySplit
     sources: dict[str, dict[str, int]] = field(default_factory=dict)    # config -> row `source` -> rows
     groups: dict[str, str] = field(default_factory=dict)                # language -> resource group
     provenance: dict[str, dict] = field(default_factory=dict)           # artifact path -> provenance record
@@ -179,13 +192,38 @@ def citation(key: str, path: Path = CITATIONS) -> str:
     return entries[key]
 
 
-def read_artifact(path: str | Path, what: str):
-    """(DataFrame, provenance) of a built table; one line saying which stage to run when it is not built."""
-    from builders.core.io import read_provenance, read_table
+def artifact_provenance(path: str | Path, what: str) -> dict:
+    """The provenance record of a built table; one line saying which stage to run when it is not built."""
+    from builders.core.io import read_provenance
 
     if not Path(path).exists():
         raise BabelforgeError(f"{path}: {what} not built; run its stage first (`dvc repro`)")
-    return read_table(path), read_provenance(path)
+    return read_provenance(path)
+
+
+def read_artifact(path: str | Path, what: str):
+    """(DataFrame, provenance) of a built table; one line saying which stage to run when it is not built."""
+    from builders.core.io import read_table
+
+    provenance = artifact_provenance(path, what)
+    return read_table(path), provenance
+
+
+def per_language_lazy(path: str | Path, split: str, columns: list[str]) -> dict[str, dict[str, LazySplit]]:
+    """`per_language` of a Parquet artifact without reading it whole: the rows per language
+    counted from its `lang` column, each language's rows (only `columns`) read when written."""
+    from builders.core.io import value_counts
+
+    return {lang: {split: LazySplit(rows, functools.partial(_language_rows, path, columns, lang))}
+            for lang, rows in sorted(value_counts(path, "lang").items())}
+
+
+def _language_rows(path: str | Path, columns: list[str], lang: str):
+    """One language's rows of an artifact, without the artifact's schema metadata (its
+    provenance goes into the card once, not into every config's file)."""
+    from builders.core.io import read_arrow
+
+    return read_arrow(path, columns, ("lang", lang)).replace_schema_metadata(None)
 
 
 def per_language(table, split: str, columns: list[str]) -> dict[str, dict[str, Any]]:

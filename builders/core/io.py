@@ -243,30 +243,70 @@ def write_table_parts(parts: Iterable, path: str | os.PathLike, schema, provenan
     return Path(path)
 
 
-def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None):
-    """Read a Parquet artifact as a pandas DataFrame (only `columns`, which must all be there).
+def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, where: tuple[str, Any] | None = None):
+    """Read a Parquet artifact as a pandas DataFrame (only `columns`, which must all be there;
+    only the rows whose column `where[0]` equals `where[1]`, when given).
 
     A missing, truncated or foreign file, or a missing column, is one line naming the file.
     """
+    return read_arrow(path, columns, where).to_pandas()
+
+
+def read_arrow(path: str | os.PathLike, columns: Sequence[str] | None = None, where: tuple[str, Any] | None = None):
+    """`read_table` as a pyarrow Table. With `where`, the file is scanned row group by row
+    group and only the matching rows are kept: one language of a file of every language
+    without the others in memory."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(path)
-    if not path.is_file():
-        raise BabelforgeError(f"{path}: no such artifact; run the stage that writes it first")
-    try:
-        parquet = pq.ParquetFile(path)
+    with _readable_parquet(path) as parquet:
         names = parquet.schema_arrow.names
-        missing = [column for column in columns or () if column not in names]
+        missing = [column for column in [*(columns or ()), *(where[:1] if where else ())] if column not in names]
         if missing:
             raise BabelforgeError(f"{path}: no column {missing[0]!r} (it has {', '.join(names)}); "
                                   "rebuild it with the stage that writes it")
-        table = parquet.read(columns=list(columns) if columns else None)
+        if where is None:
+            return parquet.read(columns=list(columns) if columns else None)
+        import pyarrow.dataset as ds
+
+        return ds.dataset(path, format="parquet").to_table(
+            columns=list(columns) if columns else None, filter=ds.field(where[0]) == pa.scalar(where[1]))
+
+
+def value_counts(path: str | os.PathLike, column: str, batch_size: int = 1 << 16) -> dict[Any, int]:
+    """{value: rows} of one column of a Parquet artifact, read in batches (bounded memory)."""
+    import collections
+
+    import pyarrow.compute as pc
+
+    path = Path(path)
+    counts: collections.Counter = collections.Counter()
+    with _readable_parquet(path) as parquet:
+        if column not in parquet.schema_arrow.names:
+            raise BabelforgeError(f"{path}: no column {column!r}; rebuild it with the stage that writes it")
+        for batch in parquet.iter_batches(columns=[column], batch_size=batch_size):
+            for entry in pc.value_counts(batch.column(0)).to_pylist():
+                counts[entry["values"]] += entry["counts"]
+    return dict(counts)
+
+
+@contextlib.contextmanager
+def _readable_parquet(path: Path) -> Iterator[Any]:
+    """The open `pyarrow.parquet.ParquetFile`; any read error inside the block (a missing,
+    truncated or foreign file) becomes one line naming the file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise BabelforgeError(f"{path}: no such artifact; run the stage that writes it first")
+    try:
+        with pq.ParquetFile(path) as parquet:
+            yield parquet
     except (OSError, pa.ArrowException) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise BabelforgeError(f"{path}: not a readable Parquet file ({first}); "
                               "rebuild it with the stage that writes it") from None
-    return table.to_pandas()
 
 
 def read_provenance(path: str | os.PathLike) -> dict:

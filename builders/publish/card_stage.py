@@ -49,7 +49,7 @@ def build_card(spec, paths: Paths, languages) -> Path:
     """Build the card folder of the dataset `spec` under `paths.hub`; returns it. Validates it before swapping it in."""
     import time
 
-    from builders.core.datasets import resolve, slice_path
+    from builders.core.datasets import LazySplit, resolve, slice_path
     from builders.core.io import atomic_directory, read_json, write_text
     from builders.core.progress import info, progress
     from builders.publish import card
@@ -74,6 +74,7 @@ def build_card(spec, paths: Paths, languages) -> Path:
             files = {}
             for split, table in sorted(data.tables[name].items()):
                 path = f"data/{name}/{split}.parquet"
+                table = table.read() if isinstance(table, LazySplit) else table
                 write_config_table(table, staging / path, data.features, data.sort_by)
                 files[split] = path
             language = data.language(name)
