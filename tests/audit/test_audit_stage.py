@@ -239,3 +239,35 @@ def test_reviews_alternatives_and_the_sheet_reach_the_report(label_inputs):
     sheet = (out / "fin_Latn.review.csv").read_text(encoding="utf-8")
     assert sheet.startswith("\ufefflang,class_idx") and len(sheet.splitlines()) == 1 + 9
     assert (out / "eng_Latn.review.csv").exists()
+
+
+def test_the_caption_section_reads_each_language_alone_and_plots_box_statistics(tmp_path):
+    """A language's summary from its own rows (only the columns the checks use) is the summary
+    of that language in the whole table; the Kiwi plot's boxes are matplotlib's statistics of
+    its scores, missing scores left out."""
+    import numpy as np
+    from matplotlib import cbook
+
+    from builders.audit import checks, sections
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame([{"caption_id": f"c{i}", "lang": lang, "text": "t", "kiwi_score": float(rng.random()),
+                           "chrf": float(rng.random() * 100), "reason": None}
+                          for i in range(40) for lang in ("fin_Latn", "rus_Cyrl")])
+    frame.loc[3, ["kiwi_score", "chrf", "reason"]] = [None, None, "empty: all hypotheses dropped"]
+    frame.to_parquet(tmp_path / "selected.parquet", row_group_size=16)
+    section = sections.captions(tmp_path / "selected.parquet")
+    for lang in ("fin_Latn", "rus_Cyrl"):
+        rows = frame[frame["lang"] == lang].to_dict("records")
+        assert section.language(lang) == checks.caption_summary(rows, "kiwi_score", "chrf")
+    assert section.language("rus_Cyrl")["not_translated"] == {"empty": 1}
+    assert section.language("jpn_Jpan") == {"status": "no captions for this language"}
+    boxes = section.distribution()
+    scores = frame.loc[frame["lang"] == "rus_Cyrl", "kiwi_score"].dropna().to_numpy()
+    expected = cbook.boxplot_stats(scores, labels=["rus_Cyrl"])[0]
+    assert {key: boxes["rus_Cyrl"][key] for key in ("q1", "med", "q3", "whislo", "whishi", "label")} == {
+        key: expected[key] for key in ("q1", "med", "q3", "whislo", "whishi", "label")}
+    assert sorted(boxes) == ["fin_Latn", "rus_Cyrl"] and boxes["rus_Cyrl"]["fliers"] == []
+    frame.drop(columns="lang").to_parquet(tmp_path / "nolang.parquet")
+    with pytest.raises(BabelforgeError, match="no `lang` column"):
+        sections.captions(tmp_path / "nolang.parquet")

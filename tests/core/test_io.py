@@ -7,7 +7,9 @@ import textwrap
 import pandas as pd
 import pytest
 
-from builders.core.io import atomic_path, read_provenance, read_table, write_json, write_table, write_table_parts
+from builders.core.errors import BabelforgeError
+from builders.core.io import (atomic_path, read_arrow, read_provenance, read_table, value_counts, write_json, write_table,
+                             write_table_parts)
 
 
 def test_write_table_is_sorted_and_byte_identical(tmp_path):
@@ -40,6 +42,31 @@ def test_a_table_written_in_parts_is_one_file_of_one_schema(tmp_path):
     assert pq.ParquetFile(split).metadata.num_row_groups == 2
     assert pq.read_table(split).equals(pq.read_table(whole))
     assert read_provenance(split) == {"stage": "x"}
+
+
+def test_one_languages_rows_and_the_counts_per_language_of_a_file_in_row_groups(tmp_path):
+    """A row filter keeps exactly the matching rows of every row group, in file order; the
+    counts come from the one column; a missing filter column or a truncated file is one line."""
+    import pyarrow as pa
+
+    schema = pa.schema([("caption_id", pa.large_string()), ("lang", pa.large_string()), ("score", pa.float64())])
+    langs = ["deu_Latn", "fra_Latn", "deu_Latn", "jpn_Jpan"]
+    parts = [pa.table({"caption_id": [f"c{part}-{i}" for i in range(4)], "lang": langs,
+                       "score": [part + i / 10 for i in range(4)]}, schema=schema) for part in range(3)]
+    path = write_table_parts(parts, tmp_path / "selected.parquet", schema, provenance={"stage": "x"})
+    german = read_arrow(path, ["caption_id", "score"], ("lang", "deu_Latn"))
+    assert german.column_names == ["caption_id", "score"]
+    assert german.column("caption_id").to_pylist() == ["c0-0", "c0-2", "c1-0", "c1-2", "c2-0", "c2-2"]
+    assert read_table(path, ["score"], where=("lang", "jpn_Jpan"))["score"].tolist() == [0.3, 1.3, 2.3]
+    assert read_arrow(path, None, ("lang", "ell_Grek")).num_rows == 0
+    assert value_counts(path, "lang", batch_size=5) == {"deu_Latn": 6, "fra_Latn": 3, "jpn_Jpan": 3}
+    with pytest.raises(BabelforgeError, match="no column 'language'"):
+        read_arrow(path, ["score"], ("language", "deu_Latn"))
+    truncated = tmp_path / "truncated.parquet"
+    truncated.write_bytes(path.read_bytes()[:-40])
+    for read in (lambda: read_arrow(truncated, None, ("lang", "deu_Latn")), lambda: value_counts(truncated, "lang")):
+        with pytest.raises(BabelforgeError, match="truncated.parquet: not a readable Parquet file"):
+            read()
 
 
 def test_failed_write_keeps_previous_artifact(tmp_path):

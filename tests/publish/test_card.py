@@ -207,6 +207,53 @@ def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
     assert card.validate_card(prompts_card) == [] and card.validate_card(captions_card) == []
 
 
+def test_the_caption_card_reads_selected_captions_one_language_at_a_time(card_inputs, monkeypatch):
+    """selected.parquet as captions_select writes it (a row group per shard, every language in
+    each): each config is read alone, when written, with the artifact's column types (a
+    language with untranslated captions keeps an int32 hyp_rank) and without its provenance."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from builders.captions.dataset import read_captions
+    from builders.captions.select_stage import selected_schema
+    from builders.core import datasets
+    from builders.core.io import write_table_parts
+    from tests.publish.conftest import card_paths
+
+    schema = selected_schema(pa.schema([("caption_id", pa.string()), ("image", pa.string())]))
+
+    def shard(index):
+        rows = []
+        for i in range(3):
+            for lang in ("fin_Latn", "rus_Cyrl"):
+                kept = lang == "fin_Latn" or i != 1
+                rows.append({"caption_id": f"s{index}-{i}", "lang": lang, "text": f"{lang} {i}" if kept else None,
+                             "hyp_rank": 0 if kept else None, "kiwi_score": 0.5 if kept else None,
+                             "n_hypotheses": 4, "n_passed": 1 if kept else 0,
+                             "reason": None if kept else "empty: all hypotheses dropped", "image": f"{i}.jpg"})
+        return pa.Table.from_pylist(rows, schema=schema)
+
+    write_table_parts([shard(0), shard(1)], card_inputs / "selected.parquet", schema,
+                      provenance={"stage": "captions_select"})
+    data = read_captions(card_paths(card_inputs))
+    assert {lang: splits["test"].rows for lang, splits in data.tables.items()} == {"fin_Latn": 6, "rus_Cyrl": 6}
+    assert all(isinstance(splits["test"], datasets.LazySplit) for splits in data.tables.values())
+    assert data.provenance[str(card_inputs / "selected.parquet")] == {"stage": "captions_select"}
+    reads = []
+    original = datasets._language_rows
+    monkeypatch.setattr(datasets, "_language_rows", lambda *args: reads.append(args[2]) or original(*args))
+    folder = build("mt-captions", card_inputs)
+    assert reads == ["fin_Latn", "rus_Cyrl"]
+    for lang in ("fin_Latn", "rus_Cyrl"):
+        written = pq.read_table(folder / "data" / lang / "test.parquet")
+        assert written.schema.field("hyp_rank").type == pa.int32() and "lang" not in written.column_names
+        assert b"babelforge.provenance" not in written.schema.metadata
+    russian = pq.read_table(folder / "data" / "rus_Cyrl" / "test.parquet").to_pylist()
+    assert [(row["caption_id"], row["hyp_rank"], row["reason"]) for row in russian if row["reason"]] == [
+        ("s0-1", None, "empty: all hypotheses dropped"), ("s1-1", None, "empty: all hypotheses dropped")]
+    assert card.validate_card(folder) == []
+
+
 def test_knowledge_card_is_one_english_config_under_the_wordnet_licence(card_inputs):
     from tests.audit.conftest import wordnet_table
 
