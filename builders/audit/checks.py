@@ -288,23 +288,24 @@ def check_names(failed: Any) -> list[str]:
 
 
 def caption_summary(
-    rows: Sequence[Mapping[str, Any]], kiwi_column: str | None, chrf_column: str | None
+    captions: int, columns: Mapping[str, Sequence[Any]], kiwi_column: str | None, chrf_column: str | None
 ) -> dict[str, Any]:
-    """Kiwi score percentiles and mean chrF (over rows that have a reference)."""
-    if not rows:
+    """Kiwi score percentiles and mean chrF (over captions that have a reference) of one
+    language's `captions` rows, given as columns (a language of a training-scale run has
+    millions: a list per column, not a dict per row)."""
+    if not captions:
         return {"status": "no captions for this language"}
-    summary: dict[str, Any] = {"status": "built", "captions": len(rows)}
-    if "reason" in rows[0]:
+    summary: dict[str, Any] = {"status": "built", "captions": captions}
+    if "reason" in columns:
         # the captions stage says why a caption got no translation; a missing value (None, or the
         # NaN pandas reads for a null in a string column) or "" = one was kept
-        summary["not_translated"] = source_mix(row["reason"].split(":")[0] for row in rows
-                                               if isinstance(row["reason"], str) and row["reason"])
+        summary["not_translated"] = source_mix(reason.split(":")[0] for reason in columns["reason"]
+                                               if isinstance(reason, str) and reason)
     if kiwi_column:
         summary["kiwi_column"] = kiwi_column
-        summary["kiwi_percentiles"] = percentiles([row[kiwi_column] for row in rows])
+        summary["kiwi_percentiles"] = percentiles(columns[kiwi_column])
     if chrf_column:
-        scored = [float(row[chrf_column]) for row in rows
-                  if row[chrf_column] is not None and not math.isnan(float(row[chrf_column]))]
+        scored = [float(value) for value in columns[chrf_column] if value is not None and not math.isnan(float(value))]
         summary["chrf"] = {"with_reference": len(scored),
                            "mean": round(sum(scored) / len(scored), 2) if scored else None}
     return summary

@@ -113,8 +113,10 @@ def captions(path: str | Path | None) -> Section | None:
     languages = value_counts(path, "lang")
 
     def language(lang: str) -> dict[str, Any]:
-        rows = read_table(path, columns, where=("lang", lang)).to_dict("records") if lang in languages else []
-        return checks.caption_summary(rows, kiwi, chrf)
+        if lang not in languages:
+            return checks.caption_summary(0, {}, kiwi, chrf)
+        table = read_table(path, columns, where=("lang", lang)) if columns else None
+        return checks.caption_summary(languages[lang], {c: table[c].tolist() for c in columns}, kiwi, chrf)
 
     def distribution() -> dict[str, dict[str, Any]]:
         if kiwi is None:

@@ -176,10 +176,11 @@ def test_prompt_caption_and_mvl_sib_summaries():
     # prompts.parquet's own form: check names joined with commas
     assert checks.check_names("script,langid") == ["script", "langid"] and checks.check_names("") == []
     # a kept translation's reason is missing: None, or NaN as pandas reads a null of a string column
-    captions = [{"kiwi": k, "chrf": c, "reason": r} for k, c, r in
-                ((0.2, 40.0, None), (0.8, float("nan"), float("nan")), (0.5, 60.0, None))]
-    captions.append({"kiwi": float("nan"), "chrf": float("nan"), "reason": "rejected:langid=8,script=3"})
-    caption = checks.caption_summary(captions, "kiwi", "chrf")
+    captions = {"kiwi": [0.2, 0.8, 0.5, float("nan")], "chrf": [40.0, float("nan"), 60.0, float("nan")],
+                "reason": [None, float("nan"), None, "rejected:langid=8,script=3"]}
+    caption = checks.caption_summary(4, captions, "kiwi", "chrf")
+    assert caption["captions"] == 4 and checks.caption_summary(0, {}, "kiwi", "chrf")["status"] == \
+        "no captions for this language"
     assert caption["not_translated"] == {"rejected": 1}
     assert caption["kiwi_percentiles"]["p50"] == 0.5 and caption["chrf"] == {"with_reference": 2, "mean": 50.0}
     tasks = {"i2s_k1": [{"label": i % 4, "topic": "sports" if i % 2 else "travel"} for i in range(8)]}
