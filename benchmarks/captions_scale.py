@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -119,53 +120,89 @@ def memory(tmp: Path, texts: list[str], small: int, factor: int) -> None:
         print(f"   {name}: ratio at {factor}x input {values[1] / values[0]:.3f}")
 
 
+def start_logged(params: Path, stage: str) -> tuple[subprocess.Popen, list[float], threading.Thread]:
+    """`stage` in a fresh process, the moment (since its start) of each shard's log line kept."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    began = time.monotonic()
+    process = subprocess.Popen([sys.executable, "-c", STAGE, str(params), stage], env=env, cwd=params.parent,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    moments: list[float] = []
+
+    def follow():
+        for line in process.stderr:
+            if " done (" in line and ": shard-" in line:
+                moments.append(time.monotonic() - began)
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    return process, moments, reader
+
+
+def finish(process: subprocess.Popen, reader: threading.Thread) -> None:
+    process.wait()
+    reader.join()
+    if process.returncode:
+        sys.exit("a throughput stage failed")
+
+
+def steady_rate(moments: list[float], rows_per_shard: int) -> float:
+    """Input rows per second once a run is under way: the least-squares slope of rows written
+    against time over the second half of its shards (the start, model loads and Ray's own
+    actors left out; a constant amount of work in flight does not bias a slope)."""
+    tail = moments[len(moments) // 2:]
+    rows = [rows_per_shard * i for i in range(len(tail))]
+    mean_t, mean_r = sum(tail) / len(tail), sum(rows) / len(rows)
+    return (sum((t - mean_t) * (r - mean_r) for t, r in zip(tail, rows))
+            / sum((t - mean_t) ** 2 for t in tail))
+
+
 def throughput(tmp: Path, texts: list[str], n: int) -> None:
-    print(f"\n2. captions_translate throughput, {n:,} captions, shards of {n // 16:,}, beam 4, 24 tokens, "
+    shard = n // 16
+    print(f"\n2. captions_translate throughput, {n:,} captions, shards of {shard:,}, beam 4, 24 tokens, "
           "1 thread per worker")
     results = {}
     for runner in ("local", "ray"):
         root = tmp / f"tp-{runner}"
         root.mkdir()
-        params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=n // 16,
+        params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=shard,
                               runner=runner, batch_size=n // 64, beam=4, length=24)
-        _, seconds, _ = run_stages(params, "captions_translate")
+        process, moments, reader = start_logged(params, "captions_translate")
+        finish(process, reader)
         rate = json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())
-        results[runner] = (seconds, rate["seconds"], root)
-        print(f"   {runner:>5}{' (2 actors)' if runner == 'ray' else ' (1 worker)'}: {seconds:,.1f} s wall "
-              f"(stage process: planning, ray.init, model loads), {rate['seconds']:,.1f} s in the runner "
-              f"({n / rate['seconds']:,.1f} captions/s)")
+        results[runner] = (rate["seconds"], steady_rate(moments, shard), root)
+        print(f"   {runner:>5}{' (2 actors)' if runner == 'ray' else ' (1 worker)'}: {rate['seconds']:,.1f} s in "
+              f"the runner (ray.init, model loads included; {n / rate['seconds']:,.0f} captions/s), first shard "
+              f"written at {moments[0]:,.1f} s of the stage process; steady {results[runner][1]:,.0f} captions/s")
     local, ray_ = results["local"], results["ray"]
-    print(f"   speed-up ray/local: {local[1] / ray_[1]:.2f}x in the runner, {local[0] / ray_[0]:.2f}x wall")
-    ceiling = side_by_side(tmp, texts, n)
+    print(f"   speed-up ray/local: {local[0] / ray_[0]:.2f}x the whole run, {ray_[1] / local[1]:.2f}x steady")
+    ceiling_seconds, ceiling_rate = side_by_side(tmp, texts, n)
     print(f"   this machine's ceiling, no Ray: 2 `local` processes side by side, {n // 2:,} captions each: "
-          f"{ceiling:,.1f} s in the runners, {local[1] / ceiling:.2f}x one worker; ray reaches "
-          f"{(local[1] / ray_[1]) / (local[1] / ceiling):.0%} of it")
+          f"{ceiling_seconds:,.1f} s in the runners ({local[0] / ceiling_seconds:.2f}x one worker), steady "
+          f"{ceiling_rate:,.0f} captions/s ({ceiling_rate / local[1]:.2f}x); ray reaches "
+          f"{ceiling_seconds / ray_[0]:.0%} of it over the whole run, {ray_[1] / ceiling_rate:.0%} steady")
     same = all(directory_bytes(local[2] / "data" / name) == directory_bytes(ray_[2] / "data" / name)
                for name in ("source", "references", "hypotheses"))
     print(f"   local and ray outputs byte-identical: {same}")
 
 
-def side_by_side(tmp: Path, texts: list[str], n: int) -> float:
-    """Seconds until both of two `local` stage processes, started together on half the captions
-    each (shards as in the throughput run), are through their runners: what two workers reach on
-    this machine without any scheduler, against which Ray's speed-up is read."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    processes, roots = [], []
+def side_by_side(tmp: Path, texts: list[str], n: int) -> tuple[float, float]:
+    """Two `local` stage processes started together on half the captions each (shards as in
+    the throughput run): (seconds until both are through their runners, their steady rates
+    summed). What two workers reach on this machine without any scheduler, against which
+    Ray's speed-up is read."""
+    runs, roots = [], []
     for half in ("a", "b"):
         root = tmp / f"tp-half-{half}"
         root.mkdir()
         params = write_params(root, write_input(root / "captions.csv", n // 2, texts), shard_size=n // 16,
                               batch_size=n // 64, beam=4, length=24)
         roots.append(root)
-        processes.append(subprocess.Popen([sys.executable, "-c", STAGE, str(params), "captions_translate"], env=env,
-                                          cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
-    for process in processes:
-        process.communicate()
-        if process.returncode:
-            sys.exit("a side-by-side stage failed")
+        runs.append(start_logged(params, "captions_translate"))
+    for process, _, reader in runs:
+        finish(process, reader)
     # the runners started within moments of each other; the slower one decides
-    return max(json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())["seconds"]
-               for root in roots)
+    seconds = max(json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())["seconds"]
+                  for root in roots)
+    return seconds, sum(steady_rate(moments, n // 16) for _, moments, _ in runs)
 
 
 class Passthrough:

@@ -257,7 +257,6 @@ def read_arrow(path: str | os.PathLike, columns: Sequence[str] | None = None, wh
     group and only the matching rows are kept: one language of a file of every language
     without the others in memory."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     path = Path(path)
     with _readable_parquet(path) as parquet:
