@@ -12,7 +12,9 @@ minutes on a laptop the translation is cut down: one target language, beam 1, on
    `captions_select` (another) at N and factor x N captions, shards of 10,000: the ratio says
    whether memory follows the shard or the input.
 2. Throughput of `captions_translate`: the `ray` runner with 2 actors (a local Ray of 2 CPUs)
-   against `local` with 1 worker, and whether both wrote the same bytes.
+   against `local` with 1 worker, over the whole run and steady (once under way), against what
+   two plain `local` processes side by side reach (the machine's ceiling), and whether `local`
+   and `ray` wrote the same bytes.
 3. Ray's overhead per shard: a worker that does nothing, 100 shards, Ray against local.
 4. kill -9 at a random moment of `captions_translate`, then a rerun: shards redone, and the
    output compared byte for byte with an uninterrupted run.
