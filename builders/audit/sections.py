@@ -105,10 +105,11 @@ def captions(path: str | Path | None) -> Section | None:
 
     if not path or not Path(path).exists():
         return None
-    names = pq.read_schema(path).names
+    schema = pq.read_schema(path)
+    names = schema.names
     if "lang" not in names:
         raise BabelforgeError(f"{path}: no `lang` column; check paths.captions")
-    kiwi, chrf = audit_stage.caption_columns(pq.read_schema(path))
+    kiwi, chrf = audit_stage.caption_columns(schema)
     columns = [column for column in ("reason", kiwi, chrf) if column in names]
     languages = value_counts(path, "lang")
 
