@@ -98,32 +98,37 @@ def prompts(path: str | Path | None) -> Section | None:
 def captions(path: str | Path | None) -> Section | None:
     """selected.parquet holds every caption x language of a run (millions of rows at training
     scale): each language's rows are read on their own, and only the columns the checks use."""
-    import pyarrow.parquet as pq
-
     from builders.audit import audit_stage, checks, report
-    from builders.core.io import read_table, value_counts
+    from builders.core.io import read_schema, read_table, value_counts
 
     if not path or not Path(path).exists():
         return None
-    schema = pq.read_schema(path)
-    names = schema.names
-    if "lang" not in names:
+    schema = read_schema(path)
+    if "lang" not in schema.names:
         raise BabelforgeError(f"{path}: no `lang` column; check paths.captions")
     kiwi, chrf = audit_stage.caption_columns(schema)
-    columns = [column for column in ("reason", kiwi, chrf) if column in names]
+    columns = [column for column in ("reason", kiwi, chrf) if column in schema.names]
     languages = value_counts(path, "lang")
+    boxes: dict[str, dict[str, Any]] = {}   # the plot's few numbers, kept from each language's one read
+
+    def read(lang: str, names: list[str]):
+        table = read_table(path, names, where=("lang", lang))
+        if kiwi is not None and kiwi in names:
+            boxes[lang] = report.box_stats(table[kiwi].dropna().to_numpy(), lang)
+        return table
 
     def language(lang: str) -> dict[str, Any]:
-        if lang not in languages:
-            return checks.caption_summary(0, {}, kiwi, chrf)
-        table = read_table(path, columns, where=("lang", lang)) if columns else None
+        if lang not in languages or not columns:
+            return checks.caption_summary(languages.get(lang, 0), {}, kiwi, chrf)
+        table = read(lang, columns)
         return checks.caption_summary(languages[lang], {c: table[c].tolist() for c in columns}, kiwi, chrf)
 
     def distribution() -> dict[str, dict[str, Any]]:
         if kiwi is None:
             return {}
-        return {lang: report.box_stats(read_table(path, [kiwi], where=("lang", lang))[kiwi].dropna().to_numpy(), lang)
-                for lang in sorted(languages)}
+        for lang in sorted(set(languages) - set(boxes)):   # caption languages the audit has no labels for
+            read(lang, [kiwi])
+        return {lang: boxes[lang] for lang in sorted(languages)}
 
     return Section(language, distribution=distribution)
 

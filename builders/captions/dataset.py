@@ -27,13 +27,12 @@ MT_CAPTIONS = DatasetSpec(
 def read_captions(paths) -> DatasetTables:
     """One config per language, each read from selected.parquet only when the card writes it
     (the file holds every caption x language of a training-scale run)."""
-    import pyarrow.parquet as pq
-
     from builders.core.datasets import artifact_path, artifact_provenance
+    from builders.core.io import read_schema
 
     path = artifact_path(paths, MT_CAPTIONS.artifacts[0])
     provenance = artifact_provenance(path, "selected captions")
-    columns = [c for c in pq.read_schema(path).names if c != "lang"]
+    columns = [c for c in read_schema(path).names if c != "lang"]
     # `reason` (why a caption kept no translation) is null wherever one was kept: typed, it
     # stays a string column even when every value is null
     features = {"reason": Value("string")} if "reason" in columns else {}

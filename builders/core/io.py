@@ -273,6 +273,13 @@ def read_arrow(path: str | os.PathLike, columns: Sequence[str] | None = None, wh
             columns=list(columns) if columns else None, filter=ds.field(where[0]) == pa.scalar(where[1]))
 
 
+def read_schema(path: str | os.PathLike):
+    """The Arrow schema of a Parquet artifact (its footer only); a missing, truncated or foreign
+    file is one line naming the file."""
+    with _readable_parquet(Path(path)) as parquet:
+        return parquet.schema_arrow
+
+
 def value_counts(path: str | os.PathLike, column: str, batch_size: int = 1 << 16) -> dict[Any, int]:
     """{value: rows} of one column of a Parquet artifact, read in batches (bounded memory)."""
     import collections
@@ -309,9 +316,7 @@ def _readable_parquet(path: Path) -> Iterator[Any]:
 
 
 def read_provenance(path: str | os.PathLike) -> dict:
-    import pyarrow.parquet as pq
-
-    metadata = pq.read_schema(path).metadata or {}
+    metadata = read_schema(path).metadata or {}
     raw = metadata.get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}
 

@@ -241,14 +241,20 @@ def test_reviews_alternatives_and_the_sheet_reach_the_report(label_inputs):
     assert (out / "eng_Latn.review.csv").exists()
 
 
-def test_the_caption_section_reads_each_language_alone_and_plots_box_statistics(tmp_path):
+def test_the_caption_section_reads_each_language_alone_and_plots_box_statistics(tmp_path, monkeypatch):
     """A language's summary from its own rows (only the columns the checks use) is the summary
     of that language's part of the whole table; the Kiwi plot's boxes are matplotlib's statistics of
-    its scores, missing scores left out."""
+    its scores, missing scores left out, taken from the summary's read of each language."""
     import numpy as np
     from matplotlib import cbook
 
     from builders.audit import checks, sections
+    from builders.core import io
+
+    reads = []
+    original = io.read_table
+    monkeypatch.setattr(io, "read_table", lambda path, columns=None, where=None: reads.append(where[1])
+                        or original(path, columns, where))
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame([{"caption_id": f"c{i}", "lang": lang, "text": "t", "kiwi_score": float(rng.random()),
@@ -262,7 +268,9 @@ def test_the_caption_section_reads_each_language_alone_and_plots_box_statistics(
         assert section.language(lang) == checks.caption_summary(len(part), part.to_dict("list"), "kiwi_score", "chrf")
     assert section.language("rus_Cyrl")["not_translated"] == {"empty": 1}
     assert section.language("jpn_Jpan") == {"status": "no captions for this language"}
+    reads.clear()
     boxes = section.distribution()
+    assert reads == []   # both languages were read for their summaries already
     scores = frame.loc[frame["lang"] == "rus_Cyrl", "kiwi_score"].dropna().to_numpy()
     expected = cbook.boxplot_stats(scores, labels=["rus_Cyrl"])[0]
     assert {key: boxes["rus_Cyrl"][key] for key in ("q1", "med", "q3", "whislo", "whishi", "label")} == {

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from builders.core.errors import BabelforgeError
-from builders.core.io import (atomic_path, read_arrow, read_provenance, read_table, value_counts, write_json, write_table,
-                             write_table_parts)
+from builders.core.io import (atomic_path, read_arrow, read_provenance, read_schema, read_table, value_counts, write_json,
+                             write_table, write_table_parts)
 
 
 def test_write_table_is_sorted_and_byte_identical(tmp_path):
@@ -64,7 +64,8 @@ def test_one_languages_rows_and_the_counts_per_language_of_a_file_in_row_groups(
         read_arrow(path, ["score"], ("language", "deu_Latn"))
     truncated = tmp_path / "truncated.parquet"
     truncated.write_bytes(path.read_bytes()[:-40])
-    for read in (lambda: read_arrow(truncated, None, ("lang", "deu_Latn")), lambda: value_counts(truncated, "lang")):
+    for read in (lambda: read_arrow(truncated, None, ("lang", "deu_Latn")), lambda: value_counts(truncated, "lang"),
+                 lambda: read_schema(truncated), lambda: read_provenance(truncated)):
         with pytest.raises(BabelforgeError, match="truncated.parquet: not a readable Parquet file"):
             read()
 
