@@ -15,8 +15,10 @@ whose output depends on its batch (padding in a GPU kernel) gives the same bytes
   sits whole in the object store. Each shard's chunks are rows of the dataset, mapped by an
   actor pool (`map_batches` with the worker class: `concurrency` actors, each with `num_gpus` /
   `num_cpus`, one model load per actor); results stream back here (`iter_batches`), and a shard
-  is written as soon as all its chunks are back. Ray does the distribution, retries and
-  back-pressure; nothing here schedules.
+  is written as soon as all its chunks are back. Ray Data hands a read task's output to one actor
+  as one task (observed: every chunk of a shard on the same actor), so the shard is the unit an
+  actor works on: a pool needs at least as many pending shards as actors to keep them all busy.
+  Ray does the distribution, retries and back-pressure; nothing here schedules.
 
 This process always does the writing, so the shard directory (a DVC output) lives where the
 stage runs, whichever machines did the work.
@@ -27,7 +29,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from builders.core.config import setting
 from builders.core.errors import BabelforgeError
@@ -144,12 +146,13 @@ def _run_local(pending, worker, args, config, write, progress) -> RunStats:
         table = _read_input(shard, read)
         output = _concat([instance(chunk) for chunk in chunks(table, config.batch_size)])
         write(shard, output)
-        _count(stats, shard, output, began, progress)
+        _count(stats, shard, output, time.monotonic() - began, progress)
     stats.seconds = time.monotonic() - started
     return stats
 
 
-def _count(stats: RunStats, shard, output, began: float, progress) -> None:
+def _count(stats: RunStats, shard, output, seconds: float, progress) -> None:
+    """Count a written shard; `seconds`: the worker's time on it (the progress log's figure)."""
     now = time.monotonic()
     if not stats.shards:
         stats.first_done, stats.first_rows_in = now, shard.rows
@@ -158,7 +161,7 @@ def _count(stats: RunStats, shard, output, began: float, progress) -> None:
     stats.rows_in += shard.rows
     stats.rows_out += output.num_rows
     if progress is not None:
-        progress.shard_done(shard.name, output.num_rows, time.monotonic() - began)
+        progress.shard_done(shard.name, output.num_rows, seconds)
 
 
 # ---------------------------------------------------------------- ray
@@ -180,8 +183,8 @@ def _from_ipc(data: bytes):
 
 def _chunk_rows(shard, read: InputReader, batch_size: int) -> list:
     """A Ray read task's blocks: the shard's input cut into chunks, a block of one row each
-    (`shard`, `chunk`, `data`: Arrow IPC bytes of the chunk's rows), so the chunks of one
-    shard can go to different actors."""
+    (`shard`, `chunk`, `data`: Arrow IPC bytes of the chunk's rows), so every worker call gets
+    one chunk, as under the local runner."""
     import pyarrow as pa
 
     return [pa.table({"shard": pa.array([shard.index], pa.int64()), "chunk": pa.array([number], pa.int64()),
@@ -215,7 +218,8 @@ def _pending_source(pending: list, batch_size: int):
 
 class ChunkWorker:
     """The Ray actor: builds the stage's worker once, then maps chunk rows (`shard, chunk, data`:
-    Arrow IPC bytes of the chunk's input rows) to rows holding the worker's output the same way."""
+    Arrow IPC bytes of the chunk's input rows) to rows holding the worker's output the same way,
+    with the seconds the worker took on it (`seconds`: the shard's time in the progress log)."""
 
     def __init__(self, worker: type, args: tuple):
         self.worker = worker(*args)
@@ -224,9 +228,33 @@ class ChunkWorker:
         import pyarrow as pa
 
         shards, numbers, data = (batch.column(name).to_pylist() for name in ("shard", "chunk", "data"))
-        results = [_to_ipc(self.worker(_from_ipc(item))) for item in data]
+        results, seconds = [], []
+        for item in data:
+            began = time.monotonic()
+            results.append(_to_ipc(self.worker(_from_ipc(item))))
+            seconds.append(time.monotonic() - began)
         return pa.table({"shard": pa.array(shards, pa.int64()), "chunk": pa.array(numbers, pa.int64()),
-                         "data": pa.array(results, pa.large_binary())})
+                         "data": pa.array(results, pa.large_binary()), "seconds": pa.array(seconds, pa.float64())})
+
+
+def ray_init_options(config: RunnerConfig, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`ray.init`'s arguments for `config`: an existing cluster (`config.address`, else
+    $RAY_ADDRESS) gets this process's CPU pin (builders/core/determinism.py) as the job's
+    environment, for every node's workers, whatever the cluster's own environment is (else a
+    cluster gives other bytes than `local`). A local Ray started here inherits this process's
+    environment, pin included, so it gets none: a job environment would keep Ray from handing
+    the actors the worker processes it starts ahead (measured: actors up 2-3 s later)."""
+    import logging
+
+    from builders.core.determinism import pinned_now
+
+    env = os.environ if environ is None else environ
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    address = config.address or env.get("RAY_ADDRESS")
+    if not address:
+        return {**options, "num_cpus": config.local_cpus, "include_dashboard": False}
+    pinned = pinned_now(env)
+    return {**options, "address": address, **({"runtime_env": {"env_vars": pinned}} if pinned else {})}
 
 
 def connect_ray(config: RunnerConfig) -> bool:
@@ -236,23 +264,9 @@ def connect_ray(config: RunnerConfig) -> bool:
         import ray
     except ImportError:
         raise BabelforgeError("runner ray needs Ray: pip install -c constraints.txt '.[ray]'") from None
-    import logging
-
-    from builders.core.determinism import pinned_now
-
     if ray.is_initialized():
         return False
-    # The actors run under this process's CPU pin (builders/core/determinism.py) on every node,
-    # whatever the cluster's own environment: else a cluster gives other bytes than `local`.
-    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
-    pinned = pinned_now()
-    if pinned:
-        options["runtime_env"] = {"env_vars": pinned}
-    address = config.address or os.environ.get("RAY_ADDRESS")
-    if address:
-        ray.init(address=address, **options)
-    else:
-        ray.init(num_cpus=config.local_cpus, include_dashboard=False, **options)
+    ray.init(**ray_init_options(config))
     return True
 
 
@@ -295,21 +309,23 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
         source = ray.data.read_datasource(_pending_source(pending, config.batch_size), num_cpus=0,
                                           concurrency=max(1, config.concurrency // 4),
                                           override_num_blocks=len(pending))
-        mapped = source.map_batches(ChunkWorker, fn_constructor_args=(worker, args), concurrency=config.concurrency,
+        mapped = source.map_batches(ChunkWorker, fn_constructor_args=(worker, args),
+                                    compute=ray.data.ActorPoolStrategy(size=config.concurrency),
                                     batch_size=1, batch_format="pyarrow", **resources)
         arrived: dict[int, dict[int, Any]] = {}
-        first_seen: dict[int, float] = {}
+        worked: dict[int, float] = {}  # the actors' seconds on each shard's chunks so far
         try:
             for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
-                for index, number, data in zip(*(batch.column(name).to_pylist() for name in ("shard", "chunk", "data"))):
-                    first_seen.setdefault(index, time.monotonic())
+                columns = (batch.column(name).to_pylist() for name in ("shard", "chunk", "data", "seconds"))
+                for index, number, data, seconds in zip(*columns):
+                    worked[index] = worked.get(index, 0.0) + seconds
                     arrived.setdefault(index, {})[number] = _from_ipc(data)
                     shard, count = expected[index]
                     if len(arrived[index]) == count:
                         parts = arrived.pop(index)
                         output = _concat([parts[n] for n in range(count)])
                         write(shard, output)
-                        _count(stats, shard, output, first_seen.pop(index), progress)
+                        _count(stats, shard, output, worked.pop(index), progress)
         except Exception as error:
             cause = _cause(error)
             if cause is None:

@@ -44,3 +44,17 @@ def logged_read(log: str, read):
     with open(log, "a", encoding="utf-8") as handle:
         handle.write("read\n")
     return read()
+
+
+class PinReport:
+    """A worker reporting, per input row, the CPU pin variables of the process it runs in (JSON)."""
+
+    def __call__(self, batch):
+        import json
+
+        import pyarrow as pa
+
+        from builders.core.determinism import pinned_now
+
+        pin = json.dumps(pinned_now(), sort_keys=True)
+        return pa.table({"id": batch.column("id"), "pin": pa.array([pin] * batch.num_rows, pa.string())})

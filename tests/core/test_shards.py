@@ -14,7 +14,8 @@ import pytest
 
 from builders.core import shards
 from builders.core.errors import BabelforgeError
-from builders.core.runners import RunnerConfig, run_sharded, slice_reader
+from builders.core.determinism import cpu_environment
+from builders.core.runners import RunnerConfig, ray_init_options, run_sharded, slice_reader
 
 from .shard_workers import TextStats, kill_after_shards
 
@@ -178,6 +179,63 @@ def test_local_and_ray_write_byte_identical_shards(tmp_path, captions):
     stats = build(tmp_path / "ray", table, RunnerConfig(runner="ray", concurrency=2, batch_size=16, local_cpus=2))
     assert stats.shards == 4 and stats.rows_out == 130
     assert directory_bytes(tmp_path / "ray") == directory_bytes(tmp_path / "local")
+
+
+def test_a_local_ray_inherits_the_pin_and_a_cluster_gets_it_as_the_job_environment():
+    """Ray started here spawns its workers with this process's environment (no job environment,
+    so Ray can hand the actors the workers it started ahead); a cluster gets the pin explicitly."""
+    pin = cpu_environment("AVX2")
+    local = ray_init_options(RunnerConfig(runner="ray", local_cpus=2), environ=pin)
+    assert local["num_cpus"] == 2 and not local["include_dashboard"]
+    assert "runtime_env" not in local and "address" not in local
+    cluster = ray_init_options(RunnerConfig(runner="ray"), environ={**pin, "RAY_ADDRESS": "ray://head:10001"})
+    assert cluster["address"] == "ray://head:10001" and cluster["runtime_env"] == {"env_vars": pin}
+    named = ray_init_options(RunnerConfig(runner="ray", address="auto"), environ={"PATH": "/bin"})
+    assert named["address"] == "auto" and "runtime_env" not in named   # nothing pinned, nothing sent
+
+
+@pytest.mark.slow
+def test_ray_actors_run_under_the_stages_cpu_pin(captions, monkeypatch):
+    """What makes `local` and `ray` write the same bytes: every actor's process has the pin."""
+    pytest.importorskip("ray")
+    from builders.core.runners import run_shards
+
+    from .shard_workers import PinReport
+
+    pin = cpu_environment("AVX2")
+    for name, value in pin.items():
+        monkeypatch.setenv(name, value)
+    table = captions.slice(0, 120)
+    reader = slice_reader(table)
+    outputs = []
+    run_shards([(shard, reader(shard)) for shard in shards.plan_shards([table], SHARD_SIZE)], PinReport, (),
+               RunnerConfig(runner="ray", concurrency=2, batch_size=16, local_cpus=2),
+               lambda shard, output: outputs.append(output))
+    reported = {value for output in outputs for value in output.column("pin").to_pylist()}
+    assert sum(output.num_rows for output in outputs) == 120
+    assert [json.loads(value) for value in reported] == [pin]
+
+
+@pytest.mark.parametrize("runner", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+def test_each_shard_logs_a_line_with_the_workers_time_on_it(tmp_path, captions, capsys, runner):
+    """One line per shard written, with the time the worker spent on it: under Ray the actors'
+    time, measured where the work ran (the chunks arrive here all at once, so the driver's
+    clock would say 0.0 s)."""
+    import re
+
+    if runner == "ray":
+        pytest.importorskip("ray")
+    table = captions.slice(0, 120)
+    plan = shards.plan_shards([table], SHARD_SIZE)
+    delay = 0.2   # per chunk: three chunks of at most 16 rows a shard, 0.6 s (the line rounds to 0.1 s)
+    run_sharded(tmp_path, plan, slice_reader(table), TextStats, ("", delay),
+                RunnerConfig(runner=runner, concurrency=2, batch_size=16, local_cpus=2),
+                params_hash="p", model_hash="m", sort_by=["id"], desc="test")
+    lines = re.findall(r"^test: (shard-\d+) done \((\d)/3\), 40 rows in ([\d.]+) s, [\d,]+ rows/s, ETA .+$",
+                       capsys.readouterr().err, flags=re.M)
+    assert sorted(name for name, _, _ in lines) == ["shard-00000", "shard-00001", "shard-00002"]
+    assert [done for _, done, _ in lines] == ["1", "2", "3"]
+    assert all(float(seconds) >= 3 * delay - 0.05 for _, _, seconds in lines), lines
 
 
 def reads_ahead_of_writes(tmp_path, runner: RunnerConfig, n_shards: int) -> list[int]:
