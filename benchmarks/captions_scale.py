@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -45,7 +46,8 @@ from builders.core import shards  # noqa: E402
 # Captions per worker call in the throughput runs, whatever the input's size: the synthetic input
 # repeats XTD's 1,000 captions and a worker call translates each distinct caption once, so a
 # chunk of 2,000 always holds the same share of repeats (a chunk growing with the input would make
-# a larger input cheaper per caption).
+# a larger input cheaper per caption). Runs compare from 32,000 captions up, where a shard (1/16 of
+# the input) holds at least one whole chunk.
 CHUNK = 2000
 
 STAGE = """
@@ -168,6 +170,14 @@ def steady_rate(moments: list[float], rows_per_shard: int) -> float:
             / sum((t - mean_t) ** 2 for t in tail))
 
 
+class Run(NamedTuple):
+    """One throughput run of `captions_translate`."""
+    wall: float      # the stage's process, start to end
+    runner: float    # of it, in the runner (ray.init and model loads included)
+    steady: float    # captions/s once under way
+    root: Path
+
+
 def throughput(tmp: Path, texts: list[str], n: int) -> None:
     shard = n // 16
     print(f"\n2. captions_translate throughput, {n:,} captions, shards of {shard:,}, beam 4, 24 tokens, "
@@ -181,21 +191,21 @@ def throughput(tmp: Path, texts: list[str], n: int) -> None:
         stage = LoggedStage(params, "captions_translate")
         wall = stage.finish()
         rate = json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())
-        results[runner] = (rate["seconds"], steady_rate(stage.moments, shard), root, wall)
+        results[runner] = Run(wall, rate["seconds"], steady_rate(stage.moments, shard), root)
         print(f"   {runner:>5}{' (2 actors)' if runner == 'ray' else ' (1 worker)'}: {wall:,.1f} s the stage's "
               f"process, {rate['seconds']:,.1f} s of it in the runner (ray.init, model loads included; "
               f"{n / rate['seconds']:,.0f} captions/s), first shard written at {stage.moments[0]:,.1f} s; "
-              f"steady {results[runner][1]:,.0f} captions/s")
+              f"steady {results[runner].steady:,.0f} captions/s")
     local, ray_ = results["local"], results["ray"]
-    print(f"   speed-up ray/local: {local[3] / ray_[3]:.2f}x the stage's process, {local[0] / ray_[0]:.2f}x the "
-          f"runner, {ray_[1] / local[1]:.2f}x steady")
+    print(f"   speed-up ray/local: {local.wall / ray_.wall:.2f}x the stage's process, {local.runner / ray_.runner:.2f}x "
+          f"the runner, {ray_.steady / local.steady:.2f}x steady")
     ceiling_wall, ceiling_seconds, ceiling_rate = side_by_side(tmp, texts, n)
     print(f"   this machine's ceiling, no Ray: 2 `local` processes side by side, {n // 2:,} captions each: "
-          f"{ceiling_wall:,.1f} s the processes ({local[3] / ceiling_wall:.2f}x one worker), {ceiling_seconds:,.1f} "
-          f"s in the runners ({local[0] / ceiling_seconds:.2f}x), steady {ceiling_rate:,.0f} captions/s "
-          f"({ceiling_rate / local[1]:.2f}x); ray reaches {ceiling_wall / ray_[3]:.0%} of it over the process, "
-          f"{ceiling_seconds / ray_[0]:.0%} over the runner, {ray_[1] / ceiling_rate:.0%} steady")
-    same = all(directory_bytes(local[2] / "data" / name) == directory_bytes(ray_[2] / "data" / name)
+          f"{ceiling_wall:,.1f} s the processes ({local.wall / ceiling_wall:.2f}x one worker), {ceiling_seconds:,.1f} "
+          f"s in the runners ({local.runner / ceiling_seconds:.2f}x), steady {ceiling_rate:,.0f} captions/s "
+          f"({ceiling_rate / local.steady:.2f}x); ray reaches {ceiling_wall / ray_.wall:.0%} of it over the process, "
+          f"{ceiling_seconds / ray_.runner:.0%} over the runner, {ray_.steady / ceiling_rate:.0%} steady")
+    same = all(directory_bytes(local.root / "data" / name) == directory_bytes(ray_.root / "data" / name)
                for name in ("source", "references", "hypotheses"))
     print(f"   local and ray outputs byte-identical: {same}")
 
