@@ -26,9 +26,9 @@ from urllib.parse import parse_qs, urlsplit
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from builders.core.languages import REGISTRY_PATH, read_registry, registry  # noqa: E402
-from builders.lexicon.babelnet import BabelNetSource  # noqa: E402
-from builders.lexicon.senses import wnid_to_synset  # noqa: E402
+from babelforge.core.languages import REGISTRY_PATH, read_registry, registry  # noqa: E402
+from babelforge.lexicon.babelnet import BabelNetSource  # noqa: E402
+from babelforge.lexicon.senses import wnid_to_synset  # noqa: E402
 
 BENCH_KEY = "benchmark-key-0000"
 

@@ -41,7 +41,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from builders.core import shards  # noqa: E402
+from babelforge.core import shards  # noqa: E402
 
 # Captions per worker call in the throughput runs, whatever the input's size: the synthetic input
 # repeats XTD's 1,000 captions and a worker call translates each distinct caption once, so a
@@ -52,7 +52,7 @@ CHUNK = 2000
 
 STAGE = """
 import resource, sys, time
-from builders.cli import main
+from babelforge.cli import main
 began = time.monotonic()
 for name in sys.argv[2:]:
     assert main([name, "--params", sys.argv[1]]) == 0, name
@@ -242,7 +242,7 @@ class Passthrough:
 def overhead(texts: list[str]) -> None:
     import pyarrow as pa
 
-    from builders.core.runners import RunnerConfig, connect_ray, run_sharded, slice_reader
+    from babelforge.core.runners import RunnerConfig, connect_ray, run_sharded, slice_reader
 
     print("\n3. the runner's own cost: XTD's 1,000 captions in 100 shards, a worker that does nothing")
     table = pa.table({"id": [f"c{i:04d}" for i in range(len(texts))], "text": texts})
@@ -306,9 +306,9 @@ def row_sizes(seed: int) -> None:
 
     import pyarrow as pa
 
-    from builders.captions.tag_stage import attribute_schema
-    from builders.captions.translate import hypotheses_table
-    from builders.core.io import write_table
+    from babelforge.captions.tag_stage import attribute_schema
+    from babelforge.captions.translate import hypotheses_table
+    from babelforge.core.io import write_table
 
     print("\n5. bytes per row with real text (XTD's human translations as hypotheses, 10 languages)")
     for path in (REPO / "data/raw/xtd/xtd.json", REPO / "../shared/data/xtd/xtd.json"):

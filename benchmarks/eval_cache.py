@@ -2,7 +2,7 @@
 
 Builds the tiny CLIP and a drawn image set in a temporary folder, then evaluates the
 same synthetic languages twice on the same model:
-  cached     - `eval.runs.zeroshot_rows` with an empty on-disk cache: the images are
+  cached     - `babelforge.eval.runs.zeroshot_rows` with an empty on-disk cache: the images are
                encoded once (cold cache, included in the time) and reused by every language;
   re-encode  - the same per-language evaluation, encoding the images again for each language
                (what an evaluation loop without the cache does).
@@ -35,11 +35,11 @@ def main() -> int:
     import numpy as np
     import torch
 
-    from eval.cache import ImageEmbeddingCache
-    from eval.images import ImageSet, draw_image
-    from eval.models import build_tiny_clip, load_model
-    from eval.runs import zeroshot_rows
-    from eval.zeroshot import evaluate_language
+    from babelforge.eval.cache import ImageEmbeddingCache
+    from babelforge.eval.images import ImageSet, draw_image
+    from babelforge.eval.models import build_tiny_clip, load_model
+    from babelforge.eval.runs import zeroshot_rows
+    from babelforge.eval.zeroshot import evaluate_language
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:

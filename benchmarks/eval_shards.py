@@ -34,11 +34,11 @@ def main() -> int:
     import numpy as np
     import torch
 
-    from builders.core.progress import info
-    from eval.cache import ImageEmbeddingCache
-    from eval.common import EvalRunnerConfig
-    from eval.images import ImageSet, draw_image
-    from eval.models import build_tiny_clip, load_model
+    from babelforge.core.progress import info
+    from babelforge.eval.cache import ImageEmbeddingCache
+    from babelforge.eval.common import EvalRunnerConfig
+    from babelforge.eval.images import ImageSet, draw_image
+    from babelforge.eval.models import build_tiny_clip, load_model
 
     torch.set_num_threads(args.threads)
     sizes = [int(size) for size in args.shard_sizes.split(",")]

@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--sample-log", default=None, help="log of a sample run with '<stage> <seconds>' lines")
     args = parser.parse_args()
 
-    from builders.captions.qe import KiwiScorer, build_tiny_kiwi, load_kiwi
+    from babelforge.captions.qe import KiwiScorer, build_tiny_kiwi, load_kiwi
 
     sources, translations, corpus = xtd_pairs(args.pairs)
     with tempfile.TemporaryDirectory() as scratch:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from builders.cli import main as cli
+from babelforge.cli import main as cli
 
 
 def main() -> None:

@@ -32,12 +32,12 @@ def main() -> int:
     parser.add_argument("--languages", type=int, help="only the first N languages (default: all)")
     args = parser.parse_args()
 
-    from builders.core.io import read_table
-    from builders.mvl_sib.images import generate_sample_set, manifest_text
-    from builders.mvl_sib.images_stage import build_images
-    from builders.core.sources import input_record
-    from builders.mvl_sib.sib200 import list_languages, read_corpus
-    from builders.mvl_sib.stage import Config, assemble_all, language_sha256
+    from babelforge.core.io import read_table
+    from babelforge.mvl_sib.images import generate_sample_set, manifest_text
+    from babelforge.mvl_sib.images_stage import build_images
+    from babelforge.core.sources import input_record
+    from babelforge.mvl_sib.sib200 import list_languages, read_corpus
+    from babelforge.mvl_sib.stage import Config, assemble_all, language_sha256
 
     load_before = os.getloadavg()
     languages = list_languages(args.sib_dir)[: args.languages] if args.languages else None

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from builders.cli import main as cli
+from babelforge.cli import main as cli
 
 
 def main() -> None:
@@ -27,9 +27,9 @@ def main() -> None:
 
     import pandas as pd
 
-    from builders.core.io import write_table
-    from builders.core.languages import read_registry, REGISTRY_PATH
-    from builders.translation.tiny import build_tiny_nllb
+    from babelforge.core.io import write_table
+    from babelforge.core.languages import read_registry, REGISTRY_PATH
+    from babelforge.translation.tiny import build_tiny_nllb
 
     registry = read_registry(REGISTRY_PATH)
     keys = sorted(key for key in registry.keys() if registry.get(key).nllb and not key.startswith("eng_"))

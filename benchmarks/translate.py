@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from builders.translation.placeholders import STRATEGIES, strategy_inputs  # noqa: E402
+from babelforge.translation.placeholders import STRATEGIES, strategy_inputs  # noqa: E402
 
 TARGETS = ["deu_Latn", "zho_Hans", "rus_Cyrl", "hin_Deva", "arb_Arab", "jpn_Jpan", "swh_Latn", "fra_Latn"]
 
@@ -72,8 +72,8 @@ def main(argv=None) -> int:
     import torch
     import transformers
 
-    from builders.translation.nllb import NllbTranslator, resolve_device
-    from builders.translation.tiny import build_tiny_nllb
+    from babelforge.translation.nllb import NllbTranslator, resolve_device
+    from babelforge.translation.tiny import build_tiny_nllb
 
     device = resolve_device(args.device)
     torch.set_num_threads(args.threads)

@@ -12,39 +12,39 @@ from pathlib import Path
 
 # name -> (module, one-line help). Keep in pipeline order.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "fetch": ("builders.core.fetch", "copy or download upstream sources into data/raw/ (sha256-checked)"),
-    "wordnet": ("builders.lexicon.wordnet_stage", "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge"),
-    "senses": ("builders.lexicon.senses_stage", "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)"),
-    "labels": ("builders.babel_imagenet.labels_stage", "filter and select Babel-ImageNet labels per language"),
-    "nllb": ("builders.translation.nllb_stage", "convert NLLB to CTranslate2 once (tiny local model in sample)"),
-    "prompts": ("builders.babel_imagenet.prompts_stage", "translate the 80 CLIP templates per label language"),
-    "mvl_sib_images": ("builders.mvl_sib.images_stage", "fetch, verify (sha256) and thumbnail the MVL-SIB topic images"),
-    "mvl_sib": ("builders.mvl_sib.stage", "assemble MVL-SIB tasks for every SIB-200 language"),
-    "mvl_sib_check": ("builders.mvl_sib.check_stage", "check MVL-SIB: rows, topic and label-position balance"),
-    "geo_pool": ("builders.mvl_sib.geo_stage", "select geo-diverse image pools per language (XM3600 method)"),
-    "captions_kiwi_model": ("builders.captions.kiwi_model_stage", "build the tiny COMETKiwi checkpoint (sample profile)"),
-    "captions_plan": ("builders.captions.plan_stage", "before captions_translate/tag: shards, pairs, hypotheses, output size, time"),
-    "captions_translate": ("builders.captions.translate_stage", "translate English captions n-best with NLLB"),
-    "captions_tag": ("builders.captions.tag_stage", "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi"),
-    "captions_select": ("builders.captions.select_stage", "keep the best checked translation per caption; quality percentiles"),
-    "audit": ("builders.audit.audit_stage", "per-language quality report of the labels (JSON + HTML + plots)"),
-    "card": ("builders.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
-    "diff": ("builders.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
-    "review": ("builders.audit.review_stage", "review sheet of a language: export <lang> | import <sheet> (into resources/reviews)"),
-    "publish": ("builders.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
-    "taggers": ("builders.core.taggers_stage", "list the registered taggers: versions, columns, the stages that run them"),
+    "fetch": ("babelforge.core.fetch", "copy or download upstream sources into data/raw/ (sha256-checked)"),
+    "wordnet": ("babelforge.lexicon.wordnet_stage", "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge"),
+    "senses": ("babelforge.lexicon.senses_stage", "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)"),
+    "labels": ("babelforge.babel_imagenet.labels_stage", "filter and select Babel-ImageNet labels per language"),
+    "nllb": ("babelforge.translation.nllb_stage", "convert NLLB to CTranslate2 once (tiny local model in sample)"),
+    "prompts": ("babelforge.babel_imagenet.prompts_stage", "translate the 80 CLIP templates per label language"),
+    "mvl_sib_images": ("babelforge.mvl_sib.images_stage", "fetch, verify (sha256) and thumbnail the MVL-SIB topic images"),
+    "mvl_sib": ("babelforge.mvl_sib.stage", "assemble MVL-SIB tasks for every SIB-200 language"),
+    "mvl_sib_check": ("babelforge.mvl_sib.check_stage", "check MVL-SIB: rows, topic and label-position balance"),
+    "geo_pool": ("babelforge.mvl_sib.geo_stage", "select geo-diverse image pools per language (XM3600 method)"),
+    "captions_kiwi_model": ("babelforge.captions.kiwi_model_stage", "build the tiny COMETKiwi checkpoint (sample profile)"),
+    "captions_plan": ("babelforge.captions.plan_stage", "before captions_translate/tag: shards, pairs, hypotheses, output size, time"),
+    "captions_translate": ("babelforge.captions.translate_stage", "translate English captions n-best with NLLB"),
+    "captions_tag": ("babelforge.captions.tag_stage", "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi"),
+    "captions_select": ("babelforge.captions.select_stage", "keep the best checked translation per caption; quality percentiles"),
+    "audit": ("babelforge.audit.audit_stage", "per-language quality report of the labels (JSON + HTML + plots)"),
+    "card": ("babelforge.publish.card_stage", "build a dataset's Hugging Face card folder (Parquet + README.md)"),
+    "diff": ("babelforge.audit.diff_stage", "changelog between two label releases (files or git revisions)"),
+    "review": ("babelforge.audit.review_stage", "review sheet of a language: export <lang> | import <sheet> (into resources/reviews)"),
+    "publish": ("babelforge.publish.publish_stage", "publish a built card to the Hugging Face Hub (outside dvc repro)"),
+    "taggers": ("babelforge.core.taggers_stage", "list the registered taggers: versions, columns, the stages that run them"),
     # eval/: one module per stage (`eval/<task>_stage.py`, command and DVC stage `eval_<task>`) and per tool.
-    "eval_tiny_clip": ("eval.tiny_clip_stage", "build the tiny random CLIP models of the sample profile (no network)"),
-    "eval_images": ("eval.images_stage", "draw the sample profile's image sets (ImageNet-style folder + caption images)"),
-    "eval_zeroshot": ("eval.zeroshot_stage", "Babel-ImageNet zero-shot classification per language"),
-    "eval_retrieval": ("eval.retrieval_stage", "text<->image recall@1/5/10 per caption set and language"),
-    "eval_clipscore": ("eval.clipscore_stage", "CLIPScore / RefCLIPScore / pairwise accuracy per caption set and language"),
-    "eval_mvl_sib": ("eval.mvl_sib_stage", "MVL-SIB accuracy per task, k and language"),
-    "eval_report": ("eval.report_stage", "merged results CSV, DVC metrics and the plots (PNG, SVG, PDF)"),
-    "eval_clipscore_pairs": ("eval.clipscore_pairs_stage", "CLIP-S (foil, RefCLIP-S) per row of a TSV of image-caption pairs"),
-    "eval_correlate": ("eval.correlate_stage", "Pearson / Spearman / Kendall tau-b / tau-c between two columns, with CIs"),
-    "eval_cider": ("eval.cider_stage", "CIDEr-D of candidate captions against references, tokenised by script"),
-    "eval_export": ("eval.export_stage", "Babel-ImageNet labels + prompts in CLIP_benchmark's layout"),
+    "eval_tiny_clip": ("babelforge.eval.tiny_clip_stage", "build the tiny random CLIP models of the sample profile (no network)"),
+    "eval_images": ("babelforge.eval.images_stage", "draw the sample profile's image sets (ImageNet-style folder + caption images)"),
+    "eval_zeroshot": ("babelforge.eval.zeroshot_stage", "Babel-ImageNet zero-shot classification per language"),
+    "eval_retrieval": ("babelforge.eval.retrieval_stage", "text<->image recall@1/5/10 per caption set and language"),
+    "eval_clipscore": ("babelforge.eval.clipscore_stage", "CLIPScore / RefCLIPScore / pairwise accuracy per caption set and language"),
+    "eval_mvl_sib": ("babelforge.eval.mvl_sib_stage", "MVL-SIB accuracy per task, k and language"),
+    "eval_report": ("babelforge.eval.report_stage", "merged results CSV, DVC metrics and the plots (PNG, SVG, PDF)"),
+    "eval_clipscore_pairs": ("babelforge.eval.clipscore_pairs_stage", "CLIP-S (foil, RefCLIP-S) per row of a TSV of image-caption pairs"),
+    "eval_correlate": ("babelforge.eval.correlate_stage", "Pearson / Spearman / Kendall tau-b / tau-c between two columns, with CIs"),
+    "eval_cider": ("babelforge.eval.cider_stage", "CIDEr-D of candidate captions against references, tokenised by script"),
+    "eval_export": ("babelforge.eval.export_stage", "Babel-ImageNet labels + prompts in CLIP_benchmark's layout"),
 }
 
 
@@ -60,9 +60,9 @@ PINNED_STAGES = frozenset({
 
 def pin_cpu_for(argv: list[str]) -> None:
     """Set the CPU-pinning environment from the params the stage will load (`--params`, `--set`)."""
-    from builders.core.config import override
-    from builders.core.determinism import cpu_isa_from_params, pin_cpu
-    from builders.core.params import DEFAULT_PARAMS, load_params
+    from babelforge.core.config import override
+    from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
+    from babelforge.core.params import DEFAULT_PARAMS, load_params
 
     early = argparse.ArgumentParser(add_help=False)
     early.add_argument("--params", default=DEFAULT_PARAMS)
@@ -93,13 +93,13 @@ def stage_parser(name: str, module) -> argparse.ArgumentParser:
     optional `configure(parser)` adds flags whose `dest` names a Config field (a flag given
     overrides params.yaml), or the older `configure(parser)` + `run(args)`.
     """
-    from builders.core.params import DEFAULT_PARAMS
+    from babelforge.core.params import DEFAULT_PARAMS
 
     help_text = COMMANDS[name][1]
     config_cls = getattr(module, "Config", None)
     epilog = None
     if config_cls is not None:
-        from builders.core.config import describe
+        from babelforge.core.config import describe
 
         epilog = f"settings (params.yaml group `{config_cls.GROUP}`, or --set KEY=VALUE):\n" + describe(config_cls)
     parser = argparse.ArgumentParser(prog=f"babelforge {name}", description=help_text, epilog=epilog,
@@ -121,8 +121,8 @@ def config_from_args(module, args: argparse.Namespace):
     A flag's `dest` is a key of the stage's group (`min_classes`) or a dotted key from the top
     of params.yaml (`paths.labels`), so every way in goes through the same typed loader.
     """
-    from builders.core.config import load_config, override
-    from builders.core.params import load_params
+    from babelforge.core.config import load_config, override
+    from babelforge.core.params import load_params
 
     config_cls = module.Config
     params = override(load_params(args.params), args.set)
@@ -144,16 +144,16 @@ def main(argv: list[str] | None = None) -> int:
         parser = _top_parser()
         args, _ = parser.parse_known_args(argv)
         if args.version:
-            import builders
+            import babelforge
 
-            print(builders.__version__)
+            print(babelforge.__version__)
             return 0
         parser.print_help()
         return 0 if not argv or argv[0] in ("-h", "--help") else 2
 
     import importlib
 
-    from builders.core.errors import BabelforgeError
+    from babelforge.core.errors import BabelforgeError
 
     name, rest = argv[0], argv[1:]
     if name in PINNED_STAGES:
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(rest)
     try:
         if hasattr(module, "Config"):
-            from builders.core.io import stage_lock, stage_outputs
+            from babelforge.core.io import stage_lock, stage_outputs
 
             config = config_from_args(module, args)
             # one writer per output: a second run of the stage on the same outputs stops at once
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     except (BabelforgeError, OSError) as error:   # OSError: a full disk, a folder that cannot be written
         if args.debug:
             raise
-        from builders.core.io import os_error_text
+        from babelforge.core.io import os_error_text
 
         text = (f"{str(error.filename) + ': ' if error.filename else ''}{os_error_text(error)}"
                 if isinstance(error, OSError) else str(error))

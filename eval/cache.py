@@ -6,10 +6,10 @@ later run. The key is the sha256 of model name + revision + image-set content ha
 precision, so a new checkpoint or a changed image never reuses stale vectors, and a CPU run
 (`float32`) never reads vectors a GPU run computed in half precision.
 
-`<cache root>/<key>/` holds the embeddings as shards (`builders.core.shards`):
+`<cache root>/<key>/` holds the embeddings as shards (`babelforge.core.shards`):
 `shard-NNNNN.parquet` with `row` (position in the image set), `file` and `embedding`
 (list<float32>), each committed by its manifest, plus `key.json` saying what the key stands
-for. The shards are encoded by the `eval.runner` runner (`builders.core.runners`: here, or on a
+for. The shards are encoded by the `eval.runner` runner (`babelforge.core.runners`: here, or on a
 Ray Data actor pool whose actors load the model once each), written as they finish, so an
 encode cut off by a kill or preemption keeps its finished shards and the next run encodes only
 the missing, stale or broken ones.
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.core.errors import BabelforgeError
-from eval.common import EvalRunnerConfig
+from babelforge.core.errors import BabelforgeError
+from babelforge.eval.common import EvalRunnerConfig
 
 COLUMNS = ("row", "file", "embedding")
 
@@ -56,7 +56,7 @@ class ModelSource:
     threads: int | None = None
 
     def load(self):
-        from eval.models import load_model
+        from babelforge.eval.models import load_model
 
         if self.threads:
             import torch
@@ -72,10 +72,10 @@ class ModelSource:
 
 
 def model_source(model, threads: int | None = None) -> ModelSource:
-    """A loaded `eval.models.DualEncoder` as what a Ray actor loads again."""
+    """A loaded `babelforge.eval.models.DualEncoder` as what a Ray actor loads again."""
     device = getattr(model, "device", None)
     if device is None:
-        raise BabelforgeError(f"model {model.name}: runner ray needs a model loaded by eval.models.load_model")
+        raise BabelforgeError(f"model {model.name}: runner ray needs a model loaded by babelforge.eval.models.load_model")
     local = Path(model.name)
     path = str(local.resolve()) if local.is_dir() else model.name
     return ModelSource(path=path, hub_revision=None if local.is_dir() else model.revision,
@@ -120,7 +120,7 @@ def read_embeddings(directory: Path, n_images: int) -> np.ndarray:
     """The (n_images, d) float32 matrix of a complete shard directory, in image-set order."""
     import pyarrow.compute as pc
 
-    from builders.core import shards
+    from babelforge.core import shards
 
     table = shards.read(directory, columns=["row", "embedding"])
     rows = table.column("row").to_numpy()
@@ -198,9 +198,9 @@ class ImageEmbeddingCache:
         """Encode the missing or stale shards of `directory`; the number encoded."""
         import pyarrow as pa
 
-        from builders.core import shards
-        from builders.core.io import read_json, write_json
-        from builders.core.runners import connect_ray, run_sharded, slice_reader
+        from babelforge.core import shards
+        from babelforge.core.io import read_json, write_json
+        from babelforge.core.runners import connect_ray, run_sharded, slice_reader
 
         precision = getattr(model, "precision", None)
         described = {"model": model.name, "revision": model.revision, "precision": precision,
@@ -228,7 +228,7 @@ class ImageEmbeddingCache:
     def _hashes(self, model, image_set_hash: str) -> tuple[str, str]:
         """(params hash, model hash) of the manifests: the batch size is part of what made the
         vectors (a model's batch can change their last bits), the key parts are the rest."""
-        from builders.core.shards import stable_hash
+        from babelforge.core.shards import stable_hash
 
         params = {"image_set": image_set_hash, "batch_size": self.runner.batch_size}
         identity = {"model": model.name, "revision": model.revision, "precision": getattr(model, "precision", None)}

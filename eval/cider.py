@@ -25,7 +25,7 @@ import unicodedata
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
-from builders.core.scripts import COMMON, INHERITED, UNKNOWN, script_of
+from babelforge.core.scripts import COMMON, INHERITED, UNKNOWN, script_of
 
 MAX_N = 4
 SIGMA = 6.0

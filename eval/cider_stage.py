@@ -1,6 +1,6 @@
 """`babelforge eval_cider`: CIDEr-D of candidate captions against references (TSV in, TSV + JSON out).
 
-A tool (outside `dvc repro`). Captions are tokenised by script (`eval.cider.TOKENIZATION`):
+A tool (outside `dvc repro`). Captions are tokenised by script (`babelforge.eval.cider.TOKENIZATION`):
 characters in unspaced scripts (Chinese, Japanese, Thai, ...), words elsewhere; the output
 states which scripts each group was split into characters and which into words.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +23,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.core.io import atomic_path, write_json
-    from eval.cider import TOKENIZATION, cider_d, tokenization_report
-    from eval.tsv import check_columns, key_columns, read_tsv
+    from babelforge.core.io import atomic_path, write_json
+    from babelforge.eval.cider import TOKENIZATION, cider_d, tokenization_report
+    from babelforge.eval.tsv import check_columns, key_columns, read_tsv
 
     keys = key_columns(args.on)
     group_column = args.group

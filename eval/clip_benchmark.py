@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 LABELS_FILE = "babel_imagenet.json"
 PROMPTS_FILE = "nllb_dist13b_prompts.json"
@@ -58,7 +58,7 @@ def layout(labels: Mapping[str, Mapping[int, str]], templates: Mapping[str, Sequ
 
 def write_layout(folder: str | Path, classnames: Mapping, prompts: Mapping, manifest: Mapping) -> Path:
     """The two CLIP_benchmark files plus `export.json`, written as one folder (atomic)."""
-    from builders.core.io import atomic_directory, canonical_json
+    from babelforge.core.io import atomic_directory, canonical_json
 
     with atomic_directory(folder) as tmp:
         # CLIP_benchmark's own files are compact JSON in code order; keep the same shape.

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from builders.core.errors import BabelforgeError
-from eval.common import model_spec
+from babelforge.core.errors import BabelforgeError
+from babelforge.eval.common import model_spec
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,14 +28,14 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from builders.core.config import load_config
-    from builders.core.device import resolve_device
-    from builders.core.io import atomic_path
-    from builders.core.params import load_params
-    from eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
-    from eval.common import CommonConfig
-    from eval.models import load_model
-    from eval.tsv import check_columns, read_tsv
+    from babelforge.core.config import load_config
+    from babelforge.core.device import resolve_device
+    from babelforge.core.io import atomic_path
+    from babelforge.core.params import load_params
+    from babelforge.eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
+    from babelforge.eval.common import CommonConfig
+    from babelforge.eval.models import load_model
+    from babelforge.eval.tsv import check_columns, read_tsv
 
     table = read_tsv(args.pairs)
     check_columns(table, ["image", "caption"], args.pairs)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import setting
-from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
+from babelforge.core.config import setting
+from babelforge.eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore", "pairwise_accuracy")
 
@@ -35,8 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from eval.common import caption_task_rows, print_results, results_path, write_run
-    from eval.runs import clipscore_rows
+    from babelforge.eval.common import caption_task_rows, print_results, results_path, write_run
+    from babelforge.eval.runs import clipscore_rows
 
     helpers = [config.reference_lang] if config.reference_lang else []
     rows, sources = caption_task_rows(config, "clipscore", clipscore_rows, helper_codes=helpers,

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from builders.core.config import Paths, from_group, setting, stage_paths
-from builders.core.errors import BabelforgeError
-from builders.core.runners import RunnerConfig
+from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.runners import RunnerConfig
 
 # XTD10 names Japanese `jp`; every other caption-set code is ISO 639-1.
 CAPTION_CODE_ALIASES = {"jp": "ja"}
@@ -114,7 +114,7 @@ def results_path(config, task: str) -> Path:
 # ---------------------------------------------------------------- languages
 
 def language_registry(common: CommonConfig):
-    from builders.core.languages import read_registry, registry
+    from babelforge.core.languages import read_registry, registry
 
     if common.registry is None:
         return registry()
@@ -127,7 +127,7 @@ def language_registry(common: CommonConfig):
 
 def language_resolver(common: CommonConfig) -> Callable[[str], str]:
     """code -> registry key, for a registry key (deu_Latn), ISO 639-1 (de), BabelNet (DE) or caption-set code (jp)."""
-    from builders.core.languages import UnknownLanguageError
+    from babelforge.core.languages import UnknownLanguageError
 
     languages = language_registry(common)
 
@@ -169,7 +169,7 @@ def require_images(path: str | Path, setting_name: str) -> Path:
 
 
 def imagenet_classes() -> list[tuple[int, str]]:
-    from builders.lexicon.wordnet import read_imagenet_classes
+    from babelforge.lexicon.wordnet import read_imagenet_classes
 
     return [(c.class_idx, c.wnid) for c in read_imagenet_classes()]
 
@@ -178,8 +178,8 @@ def imagenet_classes() -> list[tuple[int, str]]:
 
 def load_models(common: CommonConfig) -> Iterator:
     """Each model of `common.models`, loaded one at a time (a generator keeps one in memory)."""
-    from builders.core.device import resolve_device
-    from eval.models import load_model
+    from babelforge.core.device import resolve_device
+    from babelforge.eval.models import load_model
 
     if not common.models:
         raise BabelforgeError("params.yaml eval.common.models is empty; list models as {id: <hub id or path>, "
@@ -197,7 +197,7 @@ def load_models(common: CommonConfig) -> Iterator:
 def image_cache(common: CommonConfig, runner: EvalRunnerConfig):
     """The image-embedding cache of `common.cache`, encoding on the `eval.runner` runner; use it
     as a context manager (a Ray it starts is shut down at the end)."""
-    from eval.cache import ImageEmbeddingCache
+    from babelforge.eval.cache import ImageEmbeddingCache
 
     return ImageEmbeddingCache(common.cache, runner, threads=common.threads)
 
@@ -217,7 +217,7 @@ def plain(value: Any) -> Any:
 
 def stage_params(config) -> dict:
     """What a run records of its settings: the profile, `eval.common` and the task's own group."""
-    from builders.core.config import as_params
+    from babelforge.core.config import as_params
 
     return {"profile": config.profile, "eval.common": plain(as_params(config.common)),
             config.GROUP: plain(as_params(config))}
@@ -225,15 +225,15 @@ def stage_params(config) -> dict:
 
 def write_run(task: str, rows: list[dict], config, sources: Mapping[str, str], path: Path) -> Path:
     """The run JSON of one task: its rows and the provenance record."""
-    from builders.core.device import resolve_device
-    from builders.core.io import write_json
-    from builders.core.provenance import provenance
-    from builders.core.progress import info
-    from eval.report import run_document
+    from babelforge.core.device import resolve_device
+    from babelforge.core.io import write_json
+    from babelforge.core.provenance import provenance
+    from babelforge.core.progress import info
+    from babelforge.eval.report import run_document
 
     models = {r["model"]: r["revision"] for r in rows}
     record = provenance(f"eval_{task}", params=stage_params(config), sources=dict(sources), models=models)
-    from builders.core.determinism import runtime
+    from babelforge.core.determinism import runtime
 
     device = resolve_device(config.common.device)
     record["device"] = device
@@ -295,7 +295,7 @@ def read_caption_sets(caption_sets: Sequence[str], keep: Callable[[str], bool]) 
 def caption_image_set(images: str | Mapping[str, str], dataset: str, names: Sequence[str],
                       max_images: int | None, setting_name: str):
     """The images of caption set `dataset`: `images` is one folder, or {caption set: folder}."""
-    from eval.images import read_caption_images
+    from babelforge.eval.images import read_caption_images
 
     folder = images
     if not isinstance(folder, str):
@@ -314,7 +314,7 @@ def caption_task_rows(config, task: str, rows_for: Callable, helper_codes: Seque
     Captions of `helper_codes` (clipscore's reference language) are read even when `languages`
     leaves them out; their rows are then dropped. Inputs are checked before any model loads.
     """
-    from eval.report import dataset_version
+    from babelforge.eval.report import dataset_version
 
     resolve = language_resolver(config.common)
     wanted = requested_languages(config.languages, resolve)

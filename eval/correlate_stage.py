@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from builders.core.io import write_json
-    from eval.correlation import correlate, format_table, join_columns
-    from eval.tsv import check_columns, key_columns, read_tsv
+    from babelforge.core.io import write_json
+    from babelforge.eval.correlation import correlate, format_table, join_columns
+    from babelforge.eval.tsv import check_columns, key_columns, read_tsv
 
     if len(args.tables) > 2:
         raise BabelforgeError(f"correlate takes one or two tables, got {len(args.tables)}")
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"x = {args.x}, y = {args.y}{' (mirrored: every pair also negated)' if args.mirror else ''}")
     print(format_table(results))
     if args.json:
-        from eval.report import json_safe
+        from babelforge.eval.report import json_safe
 
         document = {
             "tables": list(args.tables), "x": args.x, "y": args.y, "on": keys, "mirror": args.mirror,

@@ -257,7 +257,7 @@ def join_columns(left, right, x: str, y: str, keys: Sequence[str]):
     Returns (DataFrame with columns keys + ["x", "y"], JoinReport). Duplicate keys on
     either side are an error: a many-to-many join would silently weight some pairs.
     """
-    from builders.core.errors import BabelforgeError
+    from babelforge.core.errors import BabelforgeError
 
     keys = list(keys)
     for name, table, column in (("X", left, x), ("Y", right, y)):

@@ -1,6 +1,6 @@
 """`babelforge eval_export`: Babel-ImageNet labels + prompts in CLIP_benchmark's layout.
 
-Writes `babel_imagenet.json` and `nllb_dist13b_prompts.json` (see `eval.clip_benchmark`)
+Writes `babel_imagenet.json` and `nllb_dist13b_prompts.json` (see `babelforge.eval.clip_benchmark`)
 and `export.json` (per language: its code, class count and which prompts it got; the
 provenance). Copy the two files into CLIP_benchmark's `clip_benchmark/datasets/` folder
 and run `clip_benchmark eval --dataset babel_imagenet --language <code>` on the built version.
@@ -11,8 +11,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
-from eval.common import CommonConfig, add_language_flag
+from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.eval.common import CommonConfig, add_language_flag
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ def export_templates(labels: dict, translated: dict[str, list[str]], english: li
     Translated templates CLIP_benchmark cannot fill (a brace besides the slot) are left out;
     a language left with none gets the fallback set, and says so.
     """
-    from eval.clip_benchmark import usable_template
-    from eval.zeroshot import ENGLISH
+    from babelforge.eval.clip_benchmark import usable_template
+    from babelforge.eval.zeroshot import ENGLISH
 
     templates, used = {}, {}
     for lang in sorted(labels):
@@ -66,15 +66,15 @@ def export_templates(labels: dict, translated: dict[str, list[str]], english: li
 def run(config: Config) -> int:
     from pathlib import Path
 
-    from builders.babel_imagenet.prompts import read_templates
-    from builders.core.io import read_table
-    from builders.core.progress import info
-    from builders.core.provenance import provenance
-    from eval.clip_benchmark import layout, write_layout
-    from eval.common import language_registry, language_resolver, require, requested_languages, stage_params
-    from eval.report import dataset_version
-    from eval.runs import labels_by_language, translated_templates
-    from eval.zeroshot_stage import ENGLISH_TEMPLATES, select_languages
+    from babelforge.babel_imagenet.prompts import read_templates
+    from babelforge.core.io import read_table
+    from babelforge.core.progress import info
+    from babelforge.core.provenance import provenance
+    from babelforge.eval.clip_benchmark import layout, write_layout
+    from babelforge.eval.common import language_registry, language_resolver, require, requested_languages, stage_params
+    from babelforge.eval.report import dataset_version
+    from babelforge.eval.runs import labels_by_language, translated_templates
+    from babelforge.eval.zeroshot_stage import ENGLISH_TEMPLATES, select_languages
 
     labels_path = require(config.paths.labels, "labels table", "labels")
     labels = labels_by_language(read_table(labels_path), config.drop_duplicate_labels)

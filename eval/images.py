@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
 
@@ -34,7 +34,7 @@ class ImageSet:
         return [self.root / name for name in self.files]
 
     def content_hash(self) -> str:
-        from builders.core.io import sha256_file
+        from babelforge.core.io import sha256_file
 
         digest = hashlib.sha256()
         for name in self.files:
@@ -120,7 +120,7 @@ def write_sample_images(
     size: int = 64,
 ) -> dict[str, int]:
     """`<out>/imagenet/<wnid>/<i>.png` per class and `<out>/captions/<name>` per caption image."""
-    from builders.core.io import atomic_path
+    from babelforge.core.io import atomic_path
 
     out = Path(out_dir)
     written = {"imagenet": 0, "captions": 0}

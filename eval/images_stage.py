@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,9 @@ def chosen_classes(classes: list[tuple[int, str]], n_classes: int) -> list[tuple
 def run(config: Config) -> int:
     import json
 
-    from builders.core.progress import info
-    from eval.common import imagenet_classes, require
-    from eval.images import write_sample_images
+    from babelforge.core.progress import info
+    from babelforge.eval.common import imagenet_classes, require
+    from babelforge.eval.images import write_sample_images
 
     chosen = chosen_classes(imagenet_classes(), config.n_classes)
     names: list[str] = []

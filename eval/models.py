@@ -4,7 +4,7 @@
 float32 numpy arrays, one row per input. A model is a Hub id with a pinned revision or
 a local directory (its revision is then a content hash of the directory, so results and
 caches change when the weights do). fp16 on a GPU, fp32 on CPU; `auto` (or no device)
-is resolved by `builders.core.device.resolve_device`.
+is resolved by `babelforge.core.device.resolve_device`.
 
 `build_tiny_clip` makes the tiny random CLIP of the `sample` profile and the tests,
 entirely offline: a byte-level CLIP tokenizer over the 256 byte symbols (any script
@@ -20,14 +20,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 SUPPORTED_TYPES = ("clip", "siglip", "vision-text-dual-encoder")
 
 
 def directory_hash(path: str | os.PathLike) -> str:
     """sha256 over the relative names and contents of every file below `path`."""
-    from builders.core.io import sha256_file
+    from babelforge.core.io import sha256_file
 
     root = Path(path)
     digest = hashlib.sha256()
@@ -126,7 +126,7 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
     """A local directory, or a Hub id at `revision` (required: results must be reproducible)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
 
-    from builders.core.device import resolve_device
+    from babelforge.core.device import resolve_device
 
     device = resolve_device(device)
     local = Path(spec)
@@ -136,7 +136,7 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
         raise BabelforgeError(f"model {spec}: not a model directory; build it (dvc repro tiny_clip) or fix params eval.models")
     else:
         if not revision:
-            raise BabelforgeError(f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.models entry")
+            raise BabelforgeError(f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.common.models entry")
         source, name, hub_args = spec, spec, _hub_access(spec, revision)
     try:
         config = AutoConfig.from_pretrained(source, **hub_args)
@@ -208,7 +208,7 @@ def build_tiny_clip(out_dir: str | os.PathLike, seed: int = 0, image_size: int =
     import torch
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPTokenizerFast
 
-    from builders.core.io import write_text
+    from babelforge.core.io import write_text
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from eval.clipscore import l2_normalize
+from babelforge.eval.clipscore import l2_normalize
 
 # task -> (reference column, option column); every table also carries `topic` and
 # `option_topics`, so the columns are named per task, not guessed from what is present.

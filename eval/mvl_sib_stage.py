@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import setting
-from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
+from babelforge.core.config import setting
+from babelforge.eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "mvl_task", "k", "lang", "n", "accuracy")
 
@@ -29,13 +29,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import read_table
-    from eval.common import (image_cache, language_resolver, load_models, print_results, require,
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import read_table
+    from babelforge.eval.common import (image_cache, language_resolver, load_models, print_results, require,
                              requested_languages, results_path, write_run)
-    from eval.images import IMAGE_SUFFIXES, ImageSet
-    from eval.report import dataset_version
-    from eval.runs import mvl_sib_rows
+    from babelforge.eval.images import IMAGE_SUFFIXES, ImageSet
+    from babelforge.eval.report import dataset_version
+    from babelforge.eval.runs import mvl_sib_rows
 
     root = require(config.paths.mvl_sib, "MVL-SIB folder", "mvl_sib")
     image_root = require(root / config.images, "MVL-SIB image folder", "mvl_sib")

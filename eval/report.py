@@ -23,8 +23,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from builders.core.determinism import METRIC_DECIMALS, rounded
-from builders.core.io import atomic_path, sha256_file
+from babelforge.core.determinism import METRIC_DECIMALS, rounded
+from babelforge.core.io import atomic_path, sha256_file
 
 ROW_KEYS = ("model", "revision", "dataset", "dataset_version", "lang", "prompt_set", "seed")
 GROUP_ORDER = ("very-low", "low", "mid", "high")
@@ -56,7 +56,7 @@ def dataset_version(path: str | Path, lock_path: str | Path = "dvc.lock") -> str
         if candidate.as_posix() in outs:
             return outs[candidate.as_posix()]
     if path.is_dir():
-        from eval.models import directory_hash
+        from babelforge.eval.models import directory_hash
 
         return "sha256:" + directory_hash(path)
     if path.is_file():
@@ -209,7 +209,7 @@ def _prompt_style(prompt_set: str) -> tuple[str, bool, str]:
 
 def _group_bands(ax, low: float, high: float) -> None:
     """Background bands of the resource groups on a class-count x axis, named on top."""
-    from builders.babel_imagenet.labels import GROUP_BOUNDS
+    from babelforge.babel_imagenet.labels import GROUP_BOUNDS
 
     start = 0
     for name, upper in GROUP_BOUNDS:

@@ -9,7 +9,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
 
 TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
 
@@ -36,11 +36,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(config: Config) -> int:
     from pathlib import Path
 
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import read_json, read_table
-    from builders.core.metrics import write_metrics
-    from builders.core.progress import info
-    from eval import report
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import read_json, read_table
+    from babelforge.core.metrics import write_metrics
+    from babelforge.core.progress import info
+    from babelforge.eval import report
 
     out = Path(config.paths.eval_reports)
     documents = []

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import setting
-from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
+from babelforge.core.config import setting
+from babelforge.eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 COLUMNS = ("model", "dataset", "lang", "n_captions", "n_images", "t2i_r@1", "t2i_r@5", "i2t_r@1", "i2t_r@5",
            "mean_recall")
@@ -33,8 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from eval.common import caption_task_rows, print_results, results_path, write_run
-    from eval.runs import retrieval_rows
+    from babelforge.eval.common import caption_task_rows, print_results, results_path, write_run
+    from babelforge.eval.runs import retrieval_rows
 
     rows, sources = caption_task_rows(config, "retrieval", retrieval_rows, chunk=config.chunk)
     write_run("retrieval", rows, config, sources, results_path(config, "retrieval"))

@@ -4,7 +4,7 @@ The stage modules (`eval/<task>_stage.py`) read files and params and write repor
 built artifacts arrive as DataFrames and the model as any object with `name`,
 `revision`, `encode_images` and `encode_texts`, so a test can pass a fake model and
 count its calls. Every row carries the model id and revision, the dataset and its
-version, the language, the prompt set and the seed (see `eval.report.ROW_KEYS`).
+version, the language, the prompt set and the seed (see `babelforge.eval.report.ROW_KEYS`).
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from eval import mvl_sib, retrieval, zeroshot
-from eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
+from babelforge.eval import mvl_sib, retrieval, zeroshot
+from babelforge.eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
 
 # prompts.parquet's name for the machine-translated templates.
 TRANSLATED_PROMPT_SET = "nllb"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(config: Config) -> int:
     from pathlib import Path
 
-    from builders.core.progress import info
-    from eval.models import build_tiny_clip
+    from babelforge.core.progress import info
+    from babelforge.eval.models import build_tiny_clip
 
     for seed in config.seeds:
         path = build_tiny_clip(Path(config.paths.tiny_clip) / f"s{seed}", seed=seed, image_size=config.image_size)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 
 def read_tsv(path: str | Path):

@@ -16,8 +16,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from eval.clipscore import l2_normalize
-from eval.retrieval import rank_of_best_positive
+from babelforge.eval.clipscore import l2_normalize
+from babelforge.eval.retrieval import rank_of_best_positive
 
 PROMPT_SETS = ("translated", "english", "label")
 FALLBACKS = ("english", "label", "both")

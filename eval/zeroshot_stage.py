@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from builders.core.config import setting
-from eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
+from babelforge.core.config import setting
+from babelforge.eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
 
 # The package's copy, so a project folder without resources/ still finds them.
 ENGLISH_TEMPLATES = Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt"
@@ -45,7 +45,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def select_languages(labels: dict[str, dict[int, str]], wanted: list[str] | None, where: str) -> dict:
     """`labels` restricted to the wanted registry keys (None: all); a wanted key without labels is an error."""
-    from builders.core.errors import BabelforgeError
+    from babelforge.core.errors import BabelforgeError
 
     if wanted is None:
         return labels
@@ -56,14 +56,14 @@ def select_languages(labels: dict[str, dict[int, str]], wanted: list[str] | None
 
 
 def run(config: Config) -> int:
-    from builders.babel_imagenet.prompts import read_templates
-    from builders.core.io import read_table
-    from builders.core.progress import info
-    from eval.common import (image_cache, imagenet_classes, language_resolver, load_models, print_results,
+    from babelforge.babel_imagenet.prompts import read_templates
+    from babelforge.core.io import read_table
+    from babelforge.core.progress import info
+    from babelforge.eval.common import (image_cache, imagenet_classes, language_resolver, load_models, print_results,
                              require, require_images, requested_languages, results_path, write_run)
-    from eval.images import read_classification_set
-    from eval.report import dataset_version
-    from eval.runs import labels_by_language, translated_templates, zeroshot_rows
+    from babelforge.eval.images import read_classification_set
+    from babelforge.eval.report import dataset_version
+    from babelforge.eval.runs import labels_by_language, translated_templates, zeroshot_rows
 
     paths = config.paths
     labels_path = require(paths.labels, "labels table", "labels")

@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builders.core.errors import BabelforgeError  # noqa: E402
-from builders.core.languages import COLUMNS, KEY_PATTERN  # noqa: E402
+from babelforge.core.errors import BabelforgeError  # noqa: E402
+from babelforge.core.languages import COLUMNS, KEY_PATTERN  # noqa: E402
 
 OVERRIDE_COLUMNS = ("system", "code", "key", "name", "scripts", "iso639_1", "nllb", "langid", "in_xlmr", "reason")
 OVERRIDES_PATH = ROOT / "resources" / "language_overrides.tsv"
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="source mirror (default ../shared/data)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="registry file to write")
     args = parser.parse_args(argv)
-    from builders.core.io import write_text
+    from babelforge.core.io import write_text
 
     try:
         text = build(args.data)

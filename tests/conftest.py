@@ -30,7 +30,7 @@ def sib_dir(shared_data) -> Path:
 @pytest.fixture(scope="session")
 def tiny_nllb(tmp_path_factory, sib_dir) -> Path:
     """The tiny NLLB-architecture model (HF + CTranslate2 int8), built once per session."""
-    from builders.translation.tiny import build_tiny_nllb
+    from babelforge.translation.tiny import build_tiny_nllb
 
     return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), sib_dir=sib_dir, seed=0)
 

@@ -1,6 +1,6 @@
 """Small language registries in the real file's format, for tests that need a few languages.
 
-Rows are tuples in `builders.core.languages.COLUMNS` order (a shorter tuple leaves the rest to
+Rows are tuples in `babelforge.core.languages.COLUMNS` order (a shorter tuple leaves the rest to
 `defaults`) or dicts by column name.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from builders.core.languages import COLUMNS
+from babelforge.core.languages import COLUMNS
 
 FLAGS = ("in_xlmr", "in_eval_100", "in_sib200", "in_babel_imagenet")
 

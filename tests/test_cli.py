@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from builders.cli import COMMANDS
+from babelforge.cli import COMMANDS
 
 HEAVY = ("torch", "transformers", "ctranslate2", "comet", "pandas", "pyarrow", "matplotlib", "datasets", "requests")
 
@@ -16,11 +16,11 @@ def imported_after(code: str) -> set[str]:
 
 
 def test_top_level_help_lists_every_stage_without_heavy_imports():
-    result = subprocess.run([sys.executable, "-m", "builders.cli", "--help"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "babelforge.cli", "--help"], capture_output=True, text=True)
     assert result.returncode == 0
     for name in COMMANDS:
         assert f"  {name} " in result.stdout
-    modules = imported_after("from builders.cli import main\nimport contextlib, io\n"
+    modules = imported_after("from babelforge.cli import main\nimport contextlib, io\n"
                              "with contextlib.redirect_stdout(io.StringIO()): main(['--help'])")
     assert not modules & set(HEAVY)
 
@@ -34,5 +34,5 @@ def test_stage_module_imports_lightly_and_configures(name):
 
 
 def test_unknown_stage_is_an_error():
-    result = subprocess.run([sys.executable, "-m", "builders.cli", "nosuchstage"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "babelforge.cli", "nosuchstage"], capture_output=True, text=True)
     assert result.returncode == 2

@@ -1,14 +1,13 @@
 """dvc.yaml's deps cover every repo module a stage imports, so a code change reruns the stage.
 
 For each stage of dvc.yaml, its `cmd` (`babelforge <name> ...`) names a module in
-builders.cli.COMMANDS; that module's imports are followed through the repo's own packages
+babelforge.cli.COMMANDS; that module's imports are followed through the repo's own packages
 (read with `ast`, nothing imported; imports inside functions count, and so does each
 package's `__init__.py`, which Python runs first). Every file reached must lie under one
 of the stage's deps (a folder dep covers the files under it).
 """
 from __future__ import annotations
 
-import ast
 import re
 import shlex
 from pathlib import Path
@@ -16,10 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.cli import COMMANDS
+from babelforge.cli import COMMANDS
+from tests.imports import REPO, imported_names, repo_files_run_by
 
-REPO = Path(__file__).resolve().parents[1]
-PACKAGES = sorted(p.parent.name for p in REPO.glob("*/__init__.py") if p.parent.name != "tests")
 
 # Stages whose deps other issue-11 helpers are rewriting: expected to fail until their branches
 # are merged. The lead empties this list after the merge (the test then holds for every stage).
@@ -74,56 +72,8 @@ def stage_module(cmd: str | list) -> str:
     words = shlex.split(cmd if isinstance(cmd, str) else cmd[0])
     assert "babelforge" in words, f"{cmd!r} does not run babelforge"
     name = words[words.index("babelforge") + 1]
-    assert name in COMMANDS, f"{cmd!r}: `{name}` is not in builders.cli.COMMANDS"
+    assert name in COMMANDS, f"{cmd!r}: `{name}` is not in babelforge.cli.COMMANDS"
     return COMMANDS[name][0]
-
-
-def module_file(module: str) -> Path | None:
-    """The repo file of a dotted module name (a module, or a package's __init__.py); None outside the repo."""
-    if module.split(".")[0] not in PACKAGES:
-        return None
-    base = REPO.joinpath(*module.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def imported_names(path: Path, module: str) -> set[str]:
-    """Every module name `path` may import (anywhere in the file), relative imports resolved."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            names.add(base)
-            # `from package import name`: name may be a submodule
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
-
-
-def repo_files_run_by(module: str) -> dict[Path, str]:
-    """{file: the module that imports it} for every repo file importing `module` runs."""
-    found: dict[Path, str] = {}
-    todo = [(module, "the stage command")]
-    while todo:
-        name, importer = todo.pop()
-        parts = name.split(".")
-        # importing a.b.c runs a/__init__.py and a/b/__init__.py first
-        for depth in range(1, len(parts) + 1):
-            dotted = ".".join(parts[:depth])
-            path = module_file(dotted)
-            if path is None or path in found:
-                continue
-            found[path] = importer
-            todo.extend((imported, dotted) for imported in imported_names(path, dotted))
-    return found
 
 
 def covered(path: Path, deps: list[str]) -> bool:
@@ -150,16 +100,16 @@ def test_stage_deps_cover_every_module_it_imports(name):
 
 def test_the_walk_follows_imports_inside_functions_and_relative_ones(tmp_path):
     """The walker on the real tree: the labels stage reaches senses_stage (module level) and
-    builders.core.io (inside `run`), and the package __init__ files Python runs on the way."""
-    files = {p.relative_to(REPO).as_posix() for p in repo_files_run_by("builders.babel_imagenet.labels_stage")}
+    babelforge.core.io (inside `run`), and the package __init__ files Python runs on the way."""
+    files = {p.relative_to(REPO).as_posix() for p in repo_files_run_by("babelforge.babel_imagenet.labels_stage")}
     assert {"builders/__init__.py", "builders/babel_imagenet/__init__.py", "builders/lexicon/senses_stage.py",
             "builders/core/io.py", "builders/babel_imagenet/labels.py"} <= files
     assert not any(name.startswith(("tests/", "eval/")) for name in files)
     source = tmp_path / "pkg" / "sub" / "mod.py"
     source.parent.mkdir(parents=True)
-    source.write_text("from . import sibling\nfrom ..other import thing\ndef f():\n    import builders.core.io\n")
+    source.write_text("from . import sibling\nfrom ..other import thing\ndef f():\n    import babelforge.core.io\n")
     assert imported_names(source, "pkg.sub.mod") == {"pkg.sub", "pkg.sub.sibling", "pkg.other", "pkg.other.thing",
-                                                     "builders.core.io"}
+                                                     "babelforge.core.io"}
 
 
 def test_a_missing_dep_is_named():

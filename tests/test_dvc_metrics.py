@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.core.errors import BabelforgeError
-from builders.core.metrics import check_headline, leaves, write_metrics
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.metrics import check_headline, leaves, write_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 DVC = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
@@ -93,8 +93,8 @@ def test_a_headline_file_holds_numbers_nested_at_most_three_deep(tmp_path):
 
 
 def test_the_headlines_leave_per_language_detail_out():
-    from builders.captions.select import headline as captions_headline
-    from builders.mvl_sib.check_stage import headline as mvl_sib_headline
+    from babelforge.captions.select import headline as captions_headline
+    from babelforge.mvl_sib.check_stage import headline as mvl_sib_headline
 
     quality = {lang: {"n_captions": 10, "n_selected": kept, "n_without_translation": 10 - kept,
                       "rejections": {"copy": 10 - kept}, "kiwi_mean": kiwi, "n_with_reference": 10,

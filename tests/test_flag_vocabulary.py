@@ -3,7 +3,7 @@
 The rule: a stage's main output is `--out` (a file or a folder); inputs and secondary outputs are
 named by what they are (`--labels`, `--summary`), never by their kind (`--out-dir`, `--data-dir`).
 Spellings from before the rule stay accepted as hidden, deprecated aliases
-(`builders.core.config.hidden_alias`). Each stage's parser is built as `babelforge <stage>` builds it.
+(`babelforge.core.config.hidden_alias`). Each stage's parser is built as `babelforge <stage>` builds it.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import importlib
 
 import pytest
 
-from builders.cli import COMMANDS, main, stage_parser
+from babelforge.cli import COMMANDS, main, stage_parser
 
 # Every visible flag, with what it means wherever it appears.
 VOCABULARY = {

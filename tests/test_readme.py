@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.cli import COMMANDS, stage_parser
+from babelforge.cli import COMMANDS, stage_parser
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -117,7 +117,7 @@ def test_every_babelforge_command_line_uses_flags_the_stage_has():
 
 def test_named_modules_functions_and_files_exist():
     missing = []
-    for dotted in sorted(set(re.findall(r"`(builders\.[\w.]+)", README))):
+    for dotted in sorted(set(re.findall(r"`(babelforge\.[\w.]+)", README))):
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):
             try:

@@ -40,7 +40,7 @@ STAGES = [
 # stages find the same pin. BABELFORGE_TEST_UNPINNED drops the pin (to measure what it changes).
 BUILD = """
 import sys
-from builders import cli
+from babelforge import cli
 if len(sys.argv) > 1 and sys.argv[1] == "unpinned":
     cli.PINNED_STAGES = frozenset()
 for stage in {stages!r}:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from builders.babel_imagenet.reviews import labels_review_coverage
+from babelforge.babel_imagenet.reviews import labels_review_coverage
 from tests.browser import CHROMIUM, chromium_page
 from tests.project import command_env, copy_project, run
 

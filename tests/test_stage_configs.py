@@ -13,8 +13,8 @@ import importlib
 import pytest
 import yaml
 
-from builders.cli import COMMANDS
-from builders.core.config import Paths, describe, load_config
+from babelforge.cli import COMMANDS
+from babelforge.core.config import Paths, describe, load_config
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_config_loads_and_defaults_equal_params_yaml(name, sample_params):
 
 
 def test_a_disagreeing_default_is_reported(sample_params):
-    from builders.lexicon.wordnet_stage import Config
+    from babelforge.lexicon.wordnet_stage import Config
 
     params = {**sample_params, "wordnet": {**sample_params["wordnet"], "dict_dir": "/elsewhere"},
               "paths": {**sample_params["paths"], "wordnet": "x.parquet"}}

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.audit.checks import AUDIT_TAGGERS, LangidPolicy
-from builders.core.config import Paths, setting, stage_paths
-from builders.core.errors import BabelforgeError
+from babelforge.audit.checks import AUDIT_TAGGERS, LangidPolicy
+from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
 
 TAGGERS = AUDIT_TAGGERS
 ENGLISH = "eng_Latn"
@@ -48,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from builders.core.progress import info
+    from babelforge.core.progress import info
 
     summary = build_audit(config, _registry(config.registry))
     info(f"audit: {len(summary['languages'])} languages, {summary['errors']} error rows, "
@@ -57,13 +57,13 @@ def run(config: Config) -> int:
 
 
 def _registry(path: str | None):
-    from builders.core.languages import read_registry, registry
+    from babelforge.core.languages import read_registry, registry
 
     return read_registry(path) if path else registry()
 
 
 def policy_of(config: Config):
-    from builders.audit.checks import AuditPolicy
+    from babelforge.audit.checks import AuditPolicy
 
     try:
         return AuditPolicy(
@@ -78,7 +78,7 @@ def policy_of(config: Config):
 
 def langid_ranking():
     """langid.py's ranking [(code, probability), ...] of a text, most likely first."""
-    from builders.core.langid import identifier
+    from babelforge.core.langid import identifier
 
     return identifier().rank
 
@@ -89,10 +89,10 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     `rank` (text -> [(code, probability), ...]) defaults to langid.py when
     `audit.langid.enabled` is true; tests pass a stub.
     """
-    from builders.audit import checks, report, review_sheet, sections
-    from builders.core.datasets import artifact_path
-    from builders.core.io import read_table
-    from builders.core.progress import progress
+    from babelforge.audit import checks, report, review_sheet, sections
+    from babelforge.core.datasets import artifact_path
+    from babelforge.core.io import read_table
+    from babelforge.core.progress import progress
 
     paths = config.paths
     labels_path = Path(paths.labels)
@@ -185,7 +185,7 @@ def _language_facts(path: str | None) -> tuple[dict[str, str], dict[str, dict[st
     classes left without a label}) from languages.parquet; the totals only when it has them."""
     import pyarrow.parquet as pq
 
-    from builders.core.io import read_table
+    from babelforge.core.io import read_table
 
     if not path or not Path(path).exists():
         return {}, {}
@@ -203,7 +203,7 @@ def _language_facts(path: str | None) -> tuple[dict[str, str], dict[str, dict[st
 def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, Any]]:
     """Per class: English name (the eng_Latn label, else the CLIP name in resources/),
     WordNet definition and every English lemma (for the look-alike check)."""
-    from builders.core.io import read_table
+    from babelforge.core.io import read_table
 
     names = {int(r.class_idx): str(r.label) for r in labels[labels["lang"] == ENGLISH].itertuples()}
     if not names:
@@ -228,7 +228,7 @@ def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, A
 
 
 def _read_optional(path: str | None):
-    from builders.core.io import read_table
+    from babelforge.core.io import read_table
 
     if not path or not Path(path).exists():
         return None
@@ -265,8 +265,8 @@ def _mvl_sib_files(root: Path | None) -> dict[str, dict[str, Path]]:
 
 
 def _mvl_sib_for(files: dict[str, dict[str, Path]], lang: str) -> dict[str, Any]:
-    from builders.audit.checks import mvl_sib_summary
-    from builders.core.io import read_table
+    from babelforge.audit.checks import mvl_sib_summary
+    from babelforge.core.io import read_table
 
     if not files:
         return {"status": NOT_BUILT}
@@ -304,7 +304,7 @@ def read_reference(path: str | None, languages_registry) -> dict[str, dict[int, 
 
     Its language keys may be registry keys or BabelNet codes (the original release uses `DE`).
     """
-    from builders.core.io import read_json
+    from babelforge.core.io import read_json
 
     if not path:
         return None

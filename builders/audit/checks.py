@@ -1,8 +1,8 @@
 """Per-language label checks: pure functions over plain data (no files, no models).
 
-The labels of one language are tagged by the shared taggers (`builders.core.text_taggers`:
+The labels of one language are tagged by the shared taggers (`babelforge.core.text_taggers`:
 blank, script, English look-alike, duplicate, langid ranking) and checked by the one
-threshold step of `builders.core.taggers` (`audit_rules`: check -> conditions on the tagger
+threshold step of `babelforge.core.taggers` (`audit_rules`: check -> conditions on the tagger
 columns). `audit_language` returns the flagged rows as `{class_idx: [[check, detail], ...]}`
 in a JSON-able record. Severities and the quality-score weights come from `params.yaml`
 (`audit:` group), so re-ranking never re-runs a check.
@@ -14,9 +14,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from builders.core.config import setting
-from builders.core.taggers import parse_rules, rejection_reasons, run_taggers
-from builders.core.text_taggers import LangidRanking, TextContext, duplicate_key, expand_scripts
+from babelforge.core.config import setting
+from babelforge.core.taggers import parse_rules, rejection_reasons, run_taggers
+from babelforge.core.text_taggers import LangidRanking, TextContext, duplicate_key, expand_scripts
 
 # name -> what a flagged row means (shown on the HTML pages).
 CHECKS: dict[str, str] = {

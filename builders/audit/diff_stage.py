@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from builders.core.config import Paths, hidden_alias, setting, stage_paths
-from builders.core.errors import BabelforgeError
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
 
 
 @dataclass(frozen=True)
@@ -52,10 +52,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from builders.audit.diff import (ROW_KEYS, diff_labels, diff_rows, labels_by_language, render_markdown,
+    from babelforge.audit.diff import (ROW_KEYS, diff_labels, diff_rows, labels_by_language, render_markdown,
                                      render_rows_markdown, review_made, table_kind)
-    from builders.babel_imagenet.reviews import review_record
-    from builders.core.io import canonical_json
+    from babelforge.babel_imagenet.reviews import review_record
+    from babelforge.core.io import canonical_json
 
     if config.rev and config.files:
         raise BabelforgeError("diff: give either two FILEs or two --rev, not both")
@@ -92,7 +92,7 @@ def run(config: Config) -> int:
 
 
 def _write(text: str, output: str | None) -> None:
-    from builders.core.io import write_text
+    from babelforge.core.io import write_text
 
     if output:
         write_text(text, output)
@@ -101,7 +101,7 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _check_columns(table, where: str):
-    from builders.audit.diff import table_kind
+    from babelforge.audit.diff import table_kind
 
     if table_kind(table.columns) is None:
         raise BabelforgeError(f"{where}: not a labels, prompts or captions table "
@@ -111,7 +111,7 @@ def _check_columns(table, where: str):
 
 def read_labels_file(path: Path):
     """(labels table, its provenance) of a labels.parquet."""
-    from builders.core.io import read_provenance, read_table
+    from babelforge.core.io import read_provenance, read_table
 
     if not path.exists():
         raise BabelforgeError(f"{path}: no such labels file")
@@ -126,7 +126,7 @@ def read_labels_at_revision(repo: str, path: str, rev: str):
     import pyarrow.parquet as pq
     from dvc.exceptions import DvcException
 
-    from builders.core.io import PROVENANCE_KEY
+    from babelforge.core.io import PROVENANCE_KEY
 
     try:
         with dvc.api.open(path, repo=repo, rev=rev, mode="rb") as handle:

@@ -11,9 +11,9 @@ from html import escape
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from builders.audit.checks import CHECKS
-from builders.audit.review_sheet import STALE, alternatives, label_agreement, review_text, row_flags
-from builders.babel_imagenet.candidates import SET_ASIDE
+from babelforge.audit.checks import CHECKS
+from babelforge.audit.review_sheet import STALE, alternatives, label_agreement, review_text, row_flags
+from babelforge.babel_imagenet.candidates import SET_ASIDE
 
 SCORE_DOC = (
     "quality score = 100 &times; coverage &times; (1 &minus; min(1, &Sigma;<sub>c</sub> w<sub>c</sub> "
@@ -330,7 +330,7 @@ def render_language(
         if langid.get("status") == "checked" else f"langid: {escape(str(langid.get('reason', 'not checked')))}."
     )
     sections = []
-    from builders.audit.sections import titles
+    from babelforge.audit.sections import titles
 
     for name, title in [*titles(), ("reference", "Reference release")]:
         sections.append(f"<h2>{title}</h2>\n{_optional_section(record.get(name))}")
@@ -383,7 +383,7 @@ def _optional_section(section: Mapping[str, Any] | None) -> str:
 
 def _save_png(fig, path: Path) -> None:
     """PNG without the matplotlib version/date metadata, so reruns are byte-identical."""
-    from builders.core.io import atomic_path
+    from babelforge.core.io import atomic_path
 
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
@@ -417,7 +417,7 @@ def plot_source_mix(languages: Mapping[str, Mapping[str, Any]], path: Path) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from builders.audit.checks import source_family
+    from babelforge.audit.checks import source_family
 
     totals: dict[str, dict[str, int]] = {group: {} for group in GROUP_ORDER}
     for entry in languages.values():
@@ -486,7 +486,7 @@ def write_report(
     The report is built in a folder beside `out_dir` and swapped in whole: a failed run leaves
     the previous report, and the folder holds exactly this run's files (no stale pages).
     """
-    from builders.core.io import atomic_directory, write_json, write_text
+    from babelforge.core.io import atomic_directory, write_json, write_text
 
     with atomic_directory(out_dir) as staging:
         plots = ["classes_per_language.png", "source_mix.png"]

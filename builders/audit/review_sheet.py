@@ -14,8 +14,8 @@ import csv
 import io
 from typing import Any, Iterable, Mapping, Sequence
 
-from builders.babel_imagenet.reviews import Review, ReviewContext, check_review, parse_row
-from builders.core.errors import BabelforgeError
+from babelforge.babel_imagenet.reviews import Review, ReviewContext, check_review, parse_row
+from babelforge.core.errors import BabelforgeError
 
 INFO_COLUMNS = ("lang", "class_idx", "wnid", "english", "gloss", "label", "source", "agreement", "reviewed",
                 "alternatives", "flags")
@@ -221,8 +221,8 @@ def audit_review_inputs(labels, labels_path, candidates_path) -> tuple[dict, dic
     """
     from pathlib import Path
 
-    from builders.babel_imagenet.reviews import review_coverage, review_record
-    from builders.core.io import read_provenance, read_table
+    from babelforge.babel_imagenet.reviews import review_coverage, review_record
+    from babelforge.core.io import read_provenance, read_table
 
     record = review_record(read_provenance(labels_path))
     coverage = review_coverage(labels.to_dict("records"), record)

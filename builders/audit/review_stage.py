@@ -16,11 +16,11 @@ import datetime
 import sys
 from pathlib import Path
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from builders.core.params import DEFAULT_PARAMS
+    from babelforge.core.params import DEFAULT_PARAMS
 
     parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (its `paths:` group)")
     actions = parser.add_subparsers(dest="action", required=True, metavar="export|import",
@@ -37,8 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.core.config import Paths, load_config
-    from builders.core.params import load_params
+    from babelforge.core.config import Paths, load_config
+    from babelforge.core.params import load_params
 
     paths = load_config(Paths, load_params(args.params), "paths")
     if args.action == "export":
@@ -53,9 +53,9 @@ def _need(path: str, what: str) -> Path:
 
 
 def export_sheet(paths, lang: str, out: Path) -> int:
-    from builders.audit.audit_stage import english_reference
-    from builders.audit.review_sheet import candidates_by_class, render_sheet, sheet_rows
-    from builders.core.io import read_json, read_table, write_text
+    from babelforge.audit.audit_stage import english_reference
+    from babelforge.audit.review_sheet import candidates_by_class, render_sheet, sheet_rows
+    from babelforge.core.io import read_json, read_table, write_text
 
     labels = read_table(_need(paths.labels, "labels"))
     rows = labels[labels["lang"] == lang].to_dict("records")
@@ -74,11 +74,11 @@ def export_sheet(paths, lang: str, out: Path) -> int:
 
 
 def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
-    from builders.audit.review_sheet import merge_reviews, sheet_reviews
-    from builders.babel_imagenet.labels import english_lemma_keys
-    from builders.babel_imagenet.reviews import (check_review, format_review_file, parse_review_file, review_context,
+    from babelforge.audit.review_sheet import merge_reviews, sheet_reviews
+    from babelforge.babel_imagenet.labels import english_lemma_keys
+    from babelforge.babel_imagenet.reviews import (check_review, format_review_file, parse_review_file, review_context,
                                                  review_file_lang)
-    from builders.core.io import read_table, write_text
+    from babelforge.core.io import read_table, write_text
 
     if not sheet.exists():
         raise BabelforgeError(f"{sheet}: no such sheet")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from builders.audit.audit_stage import NOT_BUILT
-from builders.core.errors import BabelforgeError
+from babelforge.audit.audit_stage import NOT_BUILT
+from babelforge.core.errors import BabelforgeError
 
 
 @dataclass
@@ -28,14 +28,14 @@ class Section:
 
 def audited():
     """(spec, its AuditSection) of every registered dataset the audit reports in a section, registry order."""
-    from builders.core.datasets import specs
+    from babelforge.core.datasets import specs
 
     return [(spec, spec.audit) for spec in specs() if spec.audit is not None and spec.audit.reader is not None]
 
 
 def read_all(path_of: Callable[[Any], Any]) -> dict[str, Section | None]:
     """{section key: Section, or None when its input is not built}; `path_of(section)` is its input's path."""
-    from builders.core.datasets import resolve
+    from babelforge.core.datasets import resolve
 
     return {section.key: resolve(section.reader)(path_of(section)) for _, section in audited()}
 
@@ -59,7 +59,7 @@ def slices(summary: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]])
     """What the audit found per registered dataset: the labels' error and warning counts and
     per-language figures; a section's per-language entries (and overview); for a dataset the
     audit does not report, only that."""
-    from builders.core.datasets import specs
+    from babelforge.core.datasets import specs
 
     found: dict[str, dict[str, Any]] = {}
     for spec in specs():
@@ -87,7 +87,7 @@ def titles() -> list[tuple[str, str]]:
 # Section readers, named by the dataset specs: input path -> Section, or None when it is not built.
 
 def prompts(path: str | Path | None) -> Section | None:
-    from builders.audit import audit_stage, checks
+    from babelforge.audit import audit_stage, checks
 
     table = audit_stage._read_optional(path)
     if table is None:
@@ -98,8 +98,8 @@ def prompts(path: str | Path | None) -> Section | None:
 def captions(path: str | Path | None) -> Section | None:
     """selected.parquet holds every caption x language of a run (millions of rows at training
     scale): each language's rows are read on their own, and only the columns the checks use."""
-    from builders.audit import audit_stage, checks, report
-    from builders.core.io import read_schema, read_table, value_counts
+    from babelforge.audit import audit_stage, checks, report
+    from babelforge.core.io import read_schema, read_table, value_counts
 
     if not path or not Path(path).exists():
         return None
@@ -134,7 +134,7 @@ def captions(path: str | Path | None) -> Section | None:
 
 
 def mvl_sib(path: str | Path | None) -> Section | None:
-    from builders.audit import audit_stage
+    from babelforge.audit import audit_stage
 
     files = audit_stage._mvl_sib_files(Path(path) if path else None)
     if not files:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from builders.babel_imagenet.cleaning import DROP_KINDS, clean_lemma
-from builders.babel_imagenet.labels import ENGLISH, Form, LabelChoice, Rules, ScriptRouter, english_key
+from babelforge.babel_imagenet.cleaning import DROP_KINDS, clean_lemma
+from babelforge.babel_imagenet.labels import ENGLISH, Form, LabelChoice, Rules, ScriptRouter, english_key
 
 # set_aside value -> what it means (the audit page and the review sheet show these).
 SET_ASIDE = {

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from builders.babel_imagenet.reviews import REVIEW_SOURCE
-from builders.core.determinism import MACHINE_LIMITATION
-from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, per_language, read_artifact
-from builders.core.licences import Licence, SourceInfo
+from babelforge.babel_imagenet.reviews import REVIEW_SOURCE
+from babelforge.core.determinism import MACHINE_LIMITATION
+from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, per_language, read_artifact
+from babelforge.core.licences import Licence, SourceInfo
 
 # Reviews are files of this repository: they are under the project's licence (pyproject.toml).
 REVIEW_LICENCE = Licence("Apache-2.0 (babelforge label reviews)", "apache-2.0",
@@ -24,12 +24,12 @@ LABELS = DatasetSpec(
              "one class of one language: `class_idx` (ImageNet-1k index), `wnid`, `label`, `source` (which "
              "resource gave the sense; it decides the row's licence)."),
     artifacts=("labels", "omw"),
-    read="builders.babel_imagenet.datasets:read_labels",
+    read="babelforge.babel_imagenet.datasets:read_labels",
     task_categories=("zero-shot-image-classification", "image-classification"),
     citations=("geigle-etal-2024-babel", "navigli-ponzetto-2012-babelnet", "bond-foster-2013-linking",
                "miller-1995-wordnet"),
-    source_licences="builders.babel_imagenet.datasets:label_source_licences",
-    audit_notes="builders.babel_imagenet.datasets:label_audit_notes",
+    source_licences="babelforge.babel_imagenet.datasets:label_source_licences",
+    audit_notes="babelforge.babel_imagenet.datasets:label_audit_notes",
     limitations=(
         "Labels are chosen by rules from the sources' senses; unless a person reviewed them (see the review "
         "coverage below), a sense may be rare, archaic or too general for the class.",
@@ -46,14 +46,14 @@ PROMPTS = DatasetSpec(
              "with the class slot `{}` kept; `strategy` says how the slot survived translation, `fallback` "
              "marks prompts where it was appended instead."),
     artifacts=("prompts",),
-    read="builders.babel_imagenet.datasets:read_prompts",
+    read="babelforge.babel_imagenet.datasets:read_prompts",
     task_categories=("zero-shot-image-classification",),
     citations=("geigle-etal-2024-babel", "nllb-2022"),
     licences=(("English templates", Licence("MIT (CLIP prompt templates)", "mit",
                                             "https://opensource.org/licenses/MIT")),),
     limitations=("Translations are machine output (NLLB-200, whose weights are CC-BY-NC-4.0); "
                  "check the validity flags before use.", MACHINE_LIMITATION),
-    audit=AuditSection(key="prompts", title="Prompts", artifact="prompts", reader="builders.audit.sections:prompts"),
+    audit=AuditSection(key="prompts", title="Prompts", artifact="prompts", reader="babelforge.audit.sections:prompts"),
 )
 
 
@@ -69,9 +69,9 @@ def review_coverage_sentence(coverage: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def read_labels(paths) -> DatasetTables:
-    from builders.babel_imagenet.labels import resource_group
-    from builders.babel_imagenet.reviews import labels_review_coverage
-    from builders.lexicon.dataset import imagenet_class_label
+    from babelforge.babel_imagenet.labels import resource_group
+    from babelforge.babel_imagenet.reviews import labels_review_coverage
+    from babelforge.lexicon.dataset import imagenet_class_label
 
     labels, provenance = read_artifact(paths.labels, "labels")
     columns = [c for c in LABEL_COLUMNS if c in labels.columns]
@@ -95,7 +95,7 @@ def read_labels(paths) -> DatasetTables:
 def label_source_licences(paths, sources: Sequence[str]) -> list[SourceInfo]:
     """Licence of every label source: reviews are the project's, the rest the lexical source's.
     Raises ValueError naming a source no rule knows."""
-    from builders.lexicon.licences import omw_sources, sense_source_info
+    from babelforge.lexicon.licences import omw_sources, sense_source_info
 
     omw_dir = Path(paths.omw)
     omw = omw_sources(omw_dir) if omw_dir.is_dir() else {}

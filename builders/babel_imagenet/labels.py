@@ -25,8 +25,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Literal, Mapping, Sequence
 
-from builders.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS, clean_lemma, normalise_lemma
-from builders.lexicon.senses import Sense
+from babelforge.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS, clean_lemma, normalise_lemma
+from babelforge.lexicon.senses import Sense
 
 DEFAULT_LOW_PRECISION_SOURCES = frozenset({"WIKIRED", "WIKIDATA_ALIAS"})
 # Resource groups by number of classes (upper bounds inclusive); reproduces the paper's
@@ -97,7 +97,7 @@ def clean_senses(senses: Iterable[Sense], tally: Counter) -> list[Form]:
 class ScriptRouter:
     """Where a form goes by its script: its own key, another key of the language, or nowhere.
 
-    A form's script is its dominant script (`builders.core.scripts`). It stays when that is the
+    A form's script is its dominant script (`babelforge.core.scripts`). It stays when that is the
     key's own script (`Hans` covers Han), or when it is a short Latin acronym (`GSM`, as the audit
     allows). Otherwise it goes to `routes[lang][script]` when given (macro-languages: `hbs_Latn`
     Cyrillic -> `srp_Cyrl`, `kur_Latn` Arabic -> `ckb_Arab`), else to the registry key with the
@@ -107,8 +107,8 @@ class ScriptRouter:
     """
 
     def __init__(self, languages, routes: Mapping[str, Mapping[str, str]] | None = None):
-        from builders.core.errors import BabelforgeError
-        from builders.core.scripts import expand_script
+        from babelforge.core.errors import BabelforgeError
+        from babelforge.core.scripts import expand_script
 
         self.languages = languages
         self.routes = {lang: dict(by_script) for lang, by_script in (routes or {}).items()}
@@ -131,8 +131,8 @@ class ScriptRouter:
 
     def route(self, lang: str, text: str) -> str | None:
         """The key the form belongs to (`lang` itself when it stays), None when it is dropped."""
-        from builders.core.text_taggers import is_latin_acronym
-        from builders.core.scripts import dominant_script, expand_script
+        from babelforge.core.text_taggers import is_latin_acronym
+        from babelforge.core.scripts import dominant_script, expand_script
 
         script = dominant_script(text)
         language = self.languages.get(lang)

@@ -5,8 +5,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
-from builders.lexicon.senses_stage import Config as SensesConfig
+from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.lexicon.senses_stage import Config as SensesConfig
 
 TAGGERS = ("duplicate_v1",)
 
@@ -75,7 +75,7 @@ def labels_frame(choices, classes):
     """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table."""
     import pandas as pd
 
-    from builders.core.text_taggers import duplicate_flags
+    from babelforge.core.text_taggers import duplicate_flags
 
     by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}
     rows = [
@@ -101,8 +101,8 @@ def languages_frame(choices, kept: dict[str, int], tally=None):
     cleaning and script routing did (`tally[(lang, column)]`, columns TALLY_COLUMNS)."""
     import pandas as pd
 
-    from builders.babel_imagenet.labels import TALLY_COLUMNS, resource_group
-    from builders.core.languages import registry
+    from babelforge.babel_imagenet.labels import TALLY_COLUMNS, resource_group
+    from babelforge.core.languages import registry
 
     tally = tally or {}
     totals: dict[str, list[int]] = {}
@@ -149,7 +149,7 @@ def summary_table(languages) -> str:
 
 
 def rules_of(config: Config):
-    from builders.babel_imagenet.labels import Rules
+    from babelforge.babel_imagenet.labels import Rules
 
     return Rules(
         ranking=config.ranking,
@@ -164,18 +164,18 @@ def run(config: Config) -> int:
     from collections import Counter
     from pathlib import Path
 
-    from builders.babel_imagenet.candidates import candidates_frame
-    from builders.babel_imagenet.labels import (ENGLISH, ScriptRouter, choose_labels, english_lemma_keys,
+    from babelforge.babel_imagenet.candidates import candidates_frame
+    from babelforge.babel_imagenet.labels import (ENGLISH, ScriptRouter, choose_labels, english_lemma_keys,
                                                 english_rows, kept_languages)
-    from builders.babel_imagenet.reviews import apply_review_folder
-    from builders.core.config import as_params
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import read_provenance, read_table, write_table
-    from builders.core.languages import registry
-    from builders.core.metrics import write_metrics
-    from builders.core.progress import info
-    from builders.core.provenance import provenance
-    from builders.lexicon.senses import SENSE_COLUMNS, Sense
+    from babelforge.babel_imagenet.reviews import apply_review_folder
+    from babelforge.core.config import as_params
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import read_provenance, read_table, write_table
+    from babelforge.core.languages import registry
+    from babelforge.core.metrics import write_metrics
+    from babelforge.core.progress import info
+    from babelforge.core.provenance import provenance
+    from babelforge.lexicon.senses import SENSE_COLUMNS, Sense
     paths = config.paths
     classes = read_table(paths.wordnet, columns=["class_idx", "wnid", "synset", "clip_name", "lemmas", "taxa"])
     source, profile = config.senses.source, config.profile

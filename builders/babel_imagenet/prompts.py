@@ -16,18 +16,18 @@ strategy marker, the share of letters in the registry's expected scripts (Tradit
 characters do not count for `zho_Hans` and vice versa), langid's top language and its rank of
 the language where langid knows it, repeats within the language, the length ratio to the
 English template), then checked by thresholds as data (`prompts.checks` in params.yaml), the
-one threshold step of `builders.core.taggers`.
+one threshold step of `babelforge.core.taggers`.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from builders.core.errors import BabelforgeError
-from builders.core.languages import Language
-from builders.core.taggers import Rows, Rule, Thresholds, rejection_reasons, run_tagger, tagger
-from builders.core.text_taggers import LangidRanking, TextContext
-from builders.translation.placeholders import MARKER_TOKENS, SLOT, TranslatedTemplate
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import Language
+from babelforge.core.taggers import Rows, Rule, Thresholds, rejection_reasons, run_tagger, tagger
+from babelforge.core.text_taggers import LangidRanking, TextContext
+from babelforge.translation.placeholders import MARKER_TOKENS, SLOT, TranslatedTemplate
 
 SOURCE_LANG = "eng_Latn"
 
@@ -76,7 +76,7 @@ def tag_length_ratio(rows: Rows, context: Any) -> dict[str, list]:
 
 def langid_ranker() -> LangidRanking:
     """langid.py's full ranking [(code, probability), ...] (loaded lazily: it takes a second)."""
-    from builders.core.langid import identifier
+    from babelforge.core.langid import identifier
 
     return identifier().rank
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.babel_imagenet.prompts import DEFAULT_CHECKS, PROMPT_TAGGERS
-from builders.core.config import Paths, from_group, setting, stage_paths
-from builders.core.taggers import Thresholds
+from babelforge.babel_imagenet.prompts import DEFAULT_CHECKS, PROMPT_TAGGERS
+from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.taggers import Thresholds
 
 TAGGERS = PROMPT_TAGGERS
 
@@ -73,15 +73,15 @@ def run(config: Config) -> int:
     from dataclasses import asdict
     from pathlib import Path
 
-    from builders.babel_imagenet.prompts import (SOURCE_LANG, assemble_language, is_source, langid_ranker,
+    from babelforge.babel_imagenet.prompts import (SOURCE_LANG, assemble_language, is_source, langid_ranker,
                                                  read_templates, rows_to_records)
-    from builders.core.config import as_params
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import read_table, sha256_file, write_json, write_table
-    from builders.core.languages import REGISTRY_PATH, read_registry
-    from builders.core.progress import info, progress
-    from builders.core.provenance import provenance
-    from builders.translation.placeholders import strategies, translate_templates
+    from babelforge.core.config import as_params
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import read_table, sha256_file, write_json, write_table
+    from babelforge.core.languages import REGISTRY_PATH, read_registry
+    from babelforge.core.progress import info, progress
+    from babelforge.core.provenance import provenance
+    from babelforge.translation.placeholders import strategies, translate_templates
 
     paths = config.paths
     # A typo in a check's column stops the stage before any translation.
@@ -100,8 +100,8 @@ def run(config: Config) -> int:
 
     translator = cache = None
     if to_translate:
-        from builders.translation.nllb import NllbTranslator
-        from builders.translation.template_cache import TemplateCache, model_fingerprint
+        from babelforge.translation.nllb import NllbTranslator
+        from babelforge.translation.template_cache import TemplateCache, model_fingerprint
 
         translator = NllbTranslator(
             paths.nllb_model, device=config.device, compute_type=config.compute_type, beam_size=config.beam_size,

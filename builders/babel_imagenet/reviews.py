@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from builders.babel_imagenet.labels import ENGLISH, english_key, normalise_lemma
-from builders.core.errors import BabelforgeError
-from builders.core.text_taggers import duplicate_flags
+from babelforge.babel_imagenet.labels import ENGLISH, english_key, normalise_lemma
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.text_taggers import duplicate_flags
 
 REVIEW_HEADER = ("wnid", "decision", "label", "reviewer", "date", "note")
 DECISIONS = ("accept", "reject", "replace")
@@ -62,7 +62,7 @@ class ReviewContext:
 
 def label_problem(label: str, lang: str, context: ReviewContext) -> str | None:
     """Why `label` cannot be a label of `lang` (None when it can): the rules' English test, the script."""
-    from builders.core.scripts import expected_script_share
+    from babelforge.core.scripts import expected_script_share
 
     if lang != ENGLISH and english_key(label) in context.english_keys:
         return f"label {label!r} equals an English lemma (the rules drop those); give the word in the language"
@@ -152,7 +152,7 @@ def read_reviews(folder: str | Path, context: ReviewContext, known_langs: Iterab
 
     A missing folder means no reviews. Raises on the first bad file name or row.
     """
-    from builders.core.io import sha256_text
+    from babelforge.core.io import sha256_text
 
     root = Path(folder)
     if not root.is_dir():
@@ -253,7 +253,7 @@ def reviewed_frame(labels, reviews: Mapping[str, Sequence[Review]], classes):
 
 def review_context(classes, english_keys: frozenset[str], languages=None) -> ReviewContext:
     """The context of a build: its class table (wordnet.parquet), its English keys, the registry."""
-    from builders.core.languages import registry
+    from babelforge.core.languages import registry
 
     languages = languages if languages is not None else registry()
     return ReviewContext(frozenset(str(w) for w in classes["wnid"]), english_keys,
@@ -266,7 +266,7 @@ def apply_review_folder(labels, classes, folder: str | Path, english_keys: froze
     Returns (labels with the review columns, provenance record {lang: file, sha256, decisions,
     rejected}, warnings). Raises before returning anything when a file or row is bad.
     """
-    from builders.core.languages import registry
+    from babelforge.core.languages import registry
 
     languages = languages if languages is not None else registry()
     reviews, hashes = read_reviews(folder, review_context(classes, english_keys, languages), languages.keys())
@@ -313,7 +313,7 @@ def review_coverage(rows: Iterable[Mapping[str, Any]], record: Mapping[str, Any]
 
 def labels_review_coverage(labels_path: str | Path) -> dict[str, dict[str, Any]]:
     """`review_coverage` of a built labels.parquet (what a dataset card states per language)."""
-    from builders.core.io import read_provenance, read_table
+    from babelforge.core.io import read_provenance, read_table
 
     columns = [c for c in ("lang", "label", "reviewed", "rule_label", "review_stale")
                if c in _column_names(labels_path)]

@@ -2,9 +2,9 @@
 per language. Registered in builders/core/datasets.py."""
 from __future__ import annotations
 
-from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, Value, per_language_lazy
-from builders.core.determinism import MACHINE_LIMITATION
-from builders.core.licences import Licence
+from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, Value, per_language_lazy
+from babelforge.core.determinism import MACHINE_LIMITATION
+from babelforge.core.licences import Licence
 
 MT_CAPTIONS = DatasetSpec(
     name="mt-captions",
@@ -12,7 +12,7 @@ MT_CAPTIONS = DatasetSpec(
     summary=("English captions machine-translated with n-best NLLB-200, hypotheses in the wrong language or "
              "script dropped, the one COMETKiwi scores highest kept, with its score and per-language percentile."),
     artifacts=("captions/selected.parquet",),
-    read="builders.captions.dataset:read_captions",
+    read="babelforge.captions.dataset:read_captions",
     task_categories=("image-to-text", "text-to-image"),
     citations=("nllb-2022",),
     licences=(("English source captions", Licence(
@@ -20,15 +20,15 @@ MT_CAPTIONS = DatasetSpec(
     limitations=("Translations are machine output; use the Kiwi percentile columns to split by quality.",
                  MACHINE_LIMITATION),
     audit=AuditSection(key="captions", title="MT captions",
-                       artifact="captions/selected.parquet", reader="builders.audit.sections:captions"),
+                       artifact="captions/selected.parquet", reader="babelforge.audit.sections:captions"),
 )
 
 
 def read_captions(paths) -> DatasetTables:
     """One config per language, each read from selected.parquet only when the card writes it
     (the file holds every caption x language of a training-scale run)."""
-    from builders.core.datasets import artifact_path, artifact_provenance
-    from builders.core.io import read_schema
+    from babelforge.core.datasets import artifact_path, artifact_provenance
+    from babelforge.core.io import read_schema
 
     path = artifact_path(paths, MT_CAPTIONS.artifacts[0])
     provenance = artifact_provenance(path, "selected captions")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.captions.readers import InputConfig
-from builders.core.config import Paths, from_group, setting, stage_paths
+from babelforge.captions.readers import InputConfig
+from babelforge.core.config import Paths, from_group, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from builders.captions.qe import build_tiny_kiwi
-    from builders.captions.readers import read_captions
-    from builders.core.config import as_params
-    from builders.core.languages import registry
-    from builders.core.progress import info
+    from babelforge.captions.qe import build_tiny_kiwi
+    from babelforge.captions.readers import read_captions
+    from babelforge.core.config import as_params
+    from babelforge.core.languages import registry
+    from babelforge.core.progress import info
 
     source = config.input
     captions = read_captions(source.format, source.path, source.source, registry()).limited(source.limit)

@@ -1,5 +1,5 @@
 """Cheap checks on one translation hypothesis: language, copy, repetition (the script share is
-the shared `script_v1` tagger of `builders.core.text_taggers`).
+the shared `script_v1` tagger of `babelforge.core.text_taggers`).
 
 Each check is a pure function of plain strings; the tag stage runs them over every
 hypothesis and stores the numbers, and selection thresholds them later.
@@ -27,7 +27,7 @@ class LanguageIdentifier:
             raise ValueError("no language in play has a langid code")
         # set_languages replaces (never mutates) the model arrays, so a shallow copy of
         # the decoded model (seconds to decode) serves each language set.
-        from builders.core.langid import identifier
+        from babelforge.core.langid import identifier
 
         self._identifier = copy.copy(identifier())
         self._identifier.set_languages(sorted(set(self._code_of.values())))

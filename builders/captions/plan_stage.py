@@ -11,9 +11,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from builders.captions.tag_stage import Config as TagConfig
-from builders.captions.translate_stage import Config as TranslateConfig
-from builders.core.config import from_group, setting
+from babelforge.captions.tag_stage import Config as TagConfig
+from babelforge.captions.translate_stage import Config as TranslateConfig
+from babelforge.core.config import from_group, setting
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def estimate(captions: int, targets: int, hypotheses_per_pair: float, translate_
 
 def shard_bytes_per_row(directory) -> float | None:
     """Mean Parquet bytes per row over a shard directory's committed shards, or None."""
-    from builders.core import shards
+    from babelforge.core import shards
 
     total = rows = 0
     for index in shards.listed_shards(directory):
@@ -66,10 +66,10 @@ def warm_up(config: Config, registry, source_code: str, targets: dict[str, str],
 
     import pyarrow as pa
 
-    from builders.captions.readers import stream_captions
-    from builders.captions.tag_stage import TagWorker, attribute_schema
-    from builders.captions.translate_stage import TranslateWorker
-    from builders.core.io import write_table
+    from babelforge.captions.readers import stream_captions
+    from babelforge.captions.tag_stage import TagWorker, attribute_schema
+    from babelforge.captions.translate_stage import TranslateWorker
+    from babelforge.core.io import write_table
 
     limited = replace(config.translate.input, limit=config.warmup)
     captions = pa.concat_tables(list(stream_captions(limited, registry))).select(["caption_id", "caption"])
@@ -100,13 +100,13 @@ def warm_up(config: Config, registry, source_code: str, targets: dict[str, str],
 def run(config: Config) -> int:
     from pathlib import Path
 
-    from builders.captions.readers import stream_captions
-    from builders.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, load_registry
-    from builders.captions.tag_stage import languages_in_play
-    from builders.captions.translate_stage import language_codes, model_record, shard_params
-    from builders.core import shards
-    from builders.core.progress import format_seconds
-    from builders.core.runners import measured_rate
+    from babelforge.captions.readers import stream_captions
+    from babelforge.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, load_registry
+    from babelforge.captions.tag_stage import languages_in_play
+    from babelforge.captions.translate_stage import language_codes, model_record, shard_params
+    from babelforge.core import shards
+    from babelforge.core.progress import format_seconds
+    from babelforge.core.runners import measured_rate
 
     translate = config.translate
     runner = translate.runner

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from builders.core.determinism import KIWI_DECIMALS, rounded
-from builders.core.errors import BabelforgeError
-from builders.core.io import atomic_directory
+from babelforge.core.determinism import KIWI_DECIMALS, rounded
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_directory
 
 KIWI_HUB_ID = "Unbabel/wmt22-cometkiwi-da"
 # The tiny checkpoint's encoder folder, relative to its directory (as hparams.yaml records it).
@@ -226,7 +226,7 @@ class KiwiScorer:
     def _score_unique(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch
 
-        from builders.core.progress import progress
+        from babelforge.core.progress import progress
 
         order = batch_order([len(src) + len(mt) for src, mt in pairs], self.length_sorted)
         scores: list[float] = [0.0] * len(order)

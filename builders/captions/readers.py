@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
-from builders.core.config import setting
-from builders.core.errors import BabelforgeError
+from babelforge.core.config import setting
+from babelforge.core.errors import BabelforgeError
 
 # Columns every caption row has; the rest of a row is carried through as it came.
 CORE_COLUMNS = ("caption_id", "image", "caption")

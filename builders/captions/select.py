@@ -2,7 +2,7 @@
 
 Pure functions over plain rows (dicts holding the hypothesis and its attribute columns).
 The checks are thresholds as data (`captions.select` in params.yaml, a default and
-per-language overrides), applied by the one threshold step of `builders.core.taggers`:
+per-language overrides), applied by the one threshold step of `babelforge.core.taggers`:
 re-thresholding never recomputes an attribute.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-import builders.core.text_taggers  # noqa: F401  (registers blank_v1)
-from builders.core import taggers
-from builders.core.taggers import Rule, rejection_reasons
+import babelforge.core.text_taggers  # noqa: F401  (registers blank_v1)
+from babelforge.core import taggers
+from babelforge.core.taggers import Rule, rejection_reasons
 
 KIWI_SCORE = "kiwi_v1__score"
 # Taggers run at selection time: instant facts of the hypothesis text itself (is it blank),

@@ -20,11 +20,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from builders.captions.select import (
+from babelforge.captions.select import (
     DEFAULT_CHECKS, KIWI_SCORE, SELECT_TAGGERS, choose, quality_flags, with_text_tags,
 )
-from builders.core.config import Paths, setting, stage_paths
-from builders.core.taggers import Thresholds
+from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.taggers import Thresholds
 
 TAGGERS = SELECT_TAGGERS
 BOTTOM_PERCENT = 25.0
@@ -53,7 +53,7 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from builders.core.config import hidden_alias
+    from babelforge.core.config import hidden_alias
 
     parser.add_argument("--out", dest="paths.captions", metavar="DIR",
                         help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
@@ -203,7 +203,7 @@ class QualityTally:
 
 def _corpus_chrf(pairs: Sequence[tuple[str, str, str]]):
     """Corpus chrF of (caption id, translation, reference) triples, in caption id order."""
-    from builders.captions.chrf import corpus_chrf
+    from babelforge.captions.chrf import corpus_chrf
 
     if not pairs:
         return None
@@ -233,9 +233,9 @@ def choose_shard(data, shard, langs: Sequence[str], thresholds: Thresholds):
     rows, its references by (caption_id, lang)); one shard of each directory in memory."""
     import pandas as pd
 
-    from builders.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR
-    from builders.core import shards
-    from builders.core.errors import BabelforgeError
+    from babelforge.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR
+    from babelforge.core import shards
+    from babelforge.core.errors import BabelforgeError
 
     def part(name):
         return pd.read_parquet(shards.parquet_path(data / name, shard.index))
@@ -269,17 +269,17 @@ def run(config: Config) -> int:
 
     import pyarrow as pa
 
-    from builders.captions.settings import (
+    from babelforge.captions.settings import (
         ATTRIBUTES_DIR, HYPOTHESES_DIR, REFERENCES_DIR, SELECTED_FILE, SOURCE_DIR, shard_inputs,
     )
-    from builders.core import shards, taggers
-    from builders.core.config import as_params
-    from builders.core.errors import BabelforgeError
-    from builders.captions.select import headline
-    from builders.core.io import write_json, write_table_parts
-    from builders.core.metrics import write_metrics
-    from builders.core.progress import info, progress
-    from builders.core.provenance import provenance
+    from babelforge.core import shards, taggers
+    from babelforge.core.config import as_params
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.captions.select import headline
+    from babelforge.core.io import write_json, write_table_parts
+    from babelforge.core.metrics import write_metrics
+    from babelforge.core.progress import info, progress
+    from babelforge.core.provenance import provenance
 
     data = Path(config.paths.captions)
     plan = shard_inputs(data, [HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR])

@@ -1,7 +1,7 @@
 """Names and shared plumbing of the caption stages: the artifact layout under `paths.captions`.
 
 `source/`, `references/`, `hypotheses/` (captions_translate) and `attributes/` (captions_tag)
-are shard directories (`builders.core.shards`): shard i of each covers the same input
+are shard directories (`babelforge.core.shards`): shard i of each covers the same input
 captions. `selected.parquet` and `quality.json` (captions_select) are single files.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 SOURCE_DIR = "source"
 REFERENCES_DIR = "references"
@@ -22,7 +22,7 @@ KEY = ["caption_id", "lang", "hyp_rank"]
 
 def load_registry(path: str | None):
     """The project registry, or the one at `path` (tests, or before resources/languages.tsv exists)."""
-    from builders.core.languages import read_registry, registry
+    from babelforge.core.languages import read_registry, registry
 
     if path:
         return read_registry(path)
@@ -40,7 +40,7 @@ def split_references(table, source_lang: str):
     (`caption_id, lang, text`, one row per human translation)."""
     import pyarrow as pa
 
-    from builders.captions.readers import REFERENCES_COLUMN
+    from babelforge.captions.readers import REFERENCES_COLUMN
 
     nested = table.column(REFERENCES_COLUMN).to_pylist()
     source = table.drop_columns([REFERENCES_COLUMN])
@@ -54,7 +54,7 @@ def split_references(table, source_lang: str):
 
 def write_side_shards(directory: Path, shard, table, sort_by: Sequence[str], params: Mapping[str, Any]) -> bool:
     """Write a shard that needs no model (source/, references/) unless it is current; True if written."""
-    from builders.core import shards
+    from babelforge.core import shards
 
     params_hash = shards.stable_hash(dict(params))
     if shards.is_current(directory, shard, params_hash, ""):
@@ -67,7 +67,7 @@ def directory_sha256(path: str | os.PathLike) -> str:
     """One sha256 over a model folder's files (relative name and content hash, in name order)."""
     import hashlib
 
-    from builders.core.io import sha256_file
+    from babelforge.core.io import sha256_file
 
     root = Path(path)
     if root.is_file():
@@ -82,7 +82,7 @@ def shard_inputs(data: Path, names: Sequence[str]) -> list:
     """The plan of a stage that reads the shard directories `names` of `data` side by side:
     one Shard per index they all have (an error if they disagree), whose input hash joins
     their manifests' sha256 and whose rows are those of the first directory."""
-    from builders.core import shards
+    from babelforge.core import shards
 
     listings = {name: shards.committed_files(data / name) for name in names}
     counts = {name: len(files) for name, files in listings.items()}

@@ -1,7 +1,7 @@
 """`babelforge captions_tag`: score every hypothesis; write the `attributes/` shard directory.
 
 One row per (caption_id, lang, hyp_rank) with the stored columns of every caption tagger
-(`builders.captions.taggers`: langid, script, copy, repetition, chrF and COMETKiwi), in
+(`babelforge.captions.taggers`: langid, script, copy, repetition, chrF and COMETKiwi), in
 shard i for hypotheses shard i. Shards run on the `captions.runner` runner; a rerun redoes
 only missing or stale ones (their hypotheses, source or references changed, or the settings or
 Kiwi model did). The Kiwi model is checked first, so a missing or gated model stops the stage
@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.captions.readers import InputConfig
-from builders.captions.taggers import TAGGERS
-from builders.core.config import Paths, from_group, setting, stage_paths
-from builders.core.errors import BabelforgeError
-from builders.core.runners import RunnerConfig
+from babelforge.captions.readers import InputConfig
+from babelforge.captions.taggers import TAGGERS
+from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.runners import RunnerConfig
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from builders.core.config import hidden_alias
+    from babelforge.core.config import hidden_alias
 
     parser.add_argument("--out", dest="paths.captions", metavar="DIR",
                         help="folder of the caption artifacts: reads hypotheses/, writes attributes/ (paths.captions); "
@@ -58,8 +58,8 @@ def attribute_schema():
     """The pyarrow schema of an `attributes/` shard: the key, then every stored tagger column."""
     import pyarrow as pa
 
-    from builders.captions.taggers import ATTRIBUTES
-    from builders.core import taggers
+    from babelforge.captions.taggers import ATTRIBUTES
+    from babelforge.core import taggers
 
     arrow = {float: pa.float64(), int: pa.int64(), bool: pa.bool_(), str: pa.string()}
     declared = {column: kind for name in TAGGERS for column, kind in taggers.get(name).stored_columns.items()}
@@ -72,9 +72,9 @@ class TagWorker:
     carry their English `source` and human `reference` (null where there is none)."""
 
     def __init__(self, config: Config, in_play: dict[str, str | None]):
-        from builders.captions import langcheck
-        from builders.captions.qe import kiwi_scorer
-        from builders.captions.settings import load_registry
+        from babelforge.captions import langcheck
+        from babelforge.captions.qe import kiwi_scorer
+        from babelforge.captions.settings import load_registry
 
         if config.threads:
             import torch
@@ -90,7 +90,7 @@ class TagWorker:
     def __call__(self, batch):
         import pyarrow as pa
 
-        from builders.captions.taggers import ATTRIBUTES, TagContext, run_taggers
+        from babelforge.captions.taggers import ATTRIBUTES, TagContext, run_taggers
 
         rows = batch.select(["caption_id", "lang", "hyp_rank", "text"]).to_pylist()
         ids, langs = batch.column("caption_id").to_pylist(), batch.column("lang").to_pylist()
@@ -114,8 +114,8 @@ def tag_inputs(data, index: int):
     """Hypotheses shard `index` with each row's English source and human reference (or null)."""
     import pyarrow as pa
 
-    from builders.captions.settings import HYPOTHESES_DIR, REFERENCES_DIR, SOURCE_DIR
-    from builders.core.shards import read_shard
+    from babelforge.captions.settings import HYPOTHESES_DIR, REFERENCES_DIR, SOURCE_DIR
+    from babelforge.core.shards import read_shard
 
     hypotheses = read_shard(data / HYPOTHESES_DIR, index, ["caption_id", "lang", "hyp_rank", "text"])
     source = read_shard(data / SOURCE_DIR, index, ["caption_id", "caption"])
@@ -137,16 +137,16 @@ def run(config: Config) -> int:
     from dataclasses import replace
     from pathlib import Path
 
-    from builders.captions.qe import kiwi_scorer, pick_device
-    from builders.captions.settings import (
+    from babelforge.captions.qe import kiwi_scorer, pick_device
+    from babelforge.captions.settings import (
         ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR, load_registry, shard_inputs,
     )
-    from builders.core import shards
-    from builders.core.config import as_params
-    from builders.core.determinism import runtime
-    from builders.core.progress import info
-    from builders.core.provenance import provenance
-    from builders.core.runners import record_rate, run_sharded
+    from babelforge.core import shards
+    from babelforge.core.config import as_params
+    from babelforge.core.determinism import runtime
+    from babelforge.core.progress import info
+    from babelforge.core.provenance import provenance
+    from babelforge.core.runners import record_rate, run_sharded
 
     # Loaded here first so a missing or gated model stops the stage before any shard; the local
     # runner's worker gets the same object back (kiwi_scorer keeps it per process).

@@ -1,10 +1,10 @@
 """The caption taggers: every attribute column of the `attributes/` shards.
 
 A tagger reads hypothesis rows (`caption_id, lang, hyp_rank, text`) and the shared
-`TagContext`, and returns its columns aligned with the rows (`builders.core.taggers`).
+`TagContext`, and returns its columns aligned with the rows (`babelforge.core.taggers`).
 Stored, a column is `<tagger>__<column>`, so a changed tagger gets a new version and never
 silently changes what an old column meant. The script tagger is the shared one
-(`builders.core.text_taggers`); the rest are the captions' own, COMETKiwi (`kiwi_v1`)
+(`babelforge.core.text_taggers`); the rest are the captions' own, COMETKiwi (`kiwi_v1`)
 included: its model is loaded once per process (`qe.kiwi_scorer`) and handed over in the context.
 
 `run_taggers(rows, context)` runs them all: the entry point of the tag stage and of any
@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from builders.captions import chrf, langcheck
-from builders.core import taggers
-from builders.core.taggers import Rows, cached_by, tagger
-from builders.core.text_taggers import TextContext
+from babelforge.captions import chrf, langcheck
+from babelforge.core import taggers
+from babelforge.core.taggers import Rows, cached_by, tagger
+from babelforge.core.text_taggers import TextContext
 
 # The taggers of attributes/, and the columns it stores (the script tagger's others,
 # dominant script and Chinese standard, are what the audit needs, not selection).

@@ -2,13 +2,13 @@
 
 The settings are `captions_translate`'s Config. Works with any translator that has NLLB's interface
 `translate(texts, src_lang, tgt_langs) -> list[list[Hypothesis(text, score)]]` (one target
-per text, hypotheses best first), i.e. `builders.translation.nllb.NllbTranslator` or a stub.
+per text, hypotheses best first), i.e. `babelforge.translation.nllb.NllbTranslator` or a stub.
 """
 from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 HYPOTHESIS_COLUMNS = ("caption_id", "lang", "hyp_rank", "text", "mt_score")
 

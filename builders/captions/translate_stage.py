@@ -5,7 +5,7 @@ Writes three shard directories into `paths.captions`, shard i of each covering t
   `source/`      caption_id, image, caption, source_lang + the input's other columns, untouched
   `references/`  caption_id, lang, text: the human translations the source ships with
   `hypotheses/`  caption_id, lang, hyp_rank, text, mt_score: every caption x target language
-Each shard is a Parquet file plus its manifest (`builders.core.shards`); a rerun redoes only
+Each shard is a Parquet file plus its manifest (`babelforge.core.shards`); a rerun redoes only
 shards that are missing or stale (input rows, settings or model changed), so a killed run
 loses at most the shards in flight. The translation runs on the `captions.runner` runner.
 """
@@ -15,10 +15,10 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from builders.captions.readers import InputConfig
-from builders.core.config import Paths, from_group, setting, stage_paths
-from builders.core.errors import BabelforgeError
-from builders.core.runners import RunnerConfig
+from babelforge.captions.readers import InputConfig
+from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.runners import RunnerConfig
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from builders.core.config import hidden_alias
+    from babelforge.core.config import hidden_alias
 
     parser.add_argument("--registry", dest="registry", metavar="FILE",
                         help="language registry TSV (captions.translate.registry)")
@@ -67,7 +67,7 @@ def make_translator(config: Config):
     """The NLLB translator for `captions.translate` (the one place that names the class)."""
     from pathlib import Path
 
-    from builders.translation.nllb import NllbTranslator
+    from babelforge.translation.nllb import NllbTranslator
 
     if not Path(config.paths.nllb_model).exists():
         raise BabelforgeError(f"{config.paths.nllb_model}: no NLLB model; run `babelforge nllb` first")
@@ -82,7 +82,7 @@ class TranslateWorker:
         self.translator = make_translator(config)
 
     def __call__(self, captions):
-        from builders.captions.translate import hypotheses_table, translate_nbest
+        from babelforge.captions.translate import hypotheses_table, translate_nbest
 
         rows = translate_nbest(
             self.translator, list(zip(captions.column("caption_id").to_pylist(), captions.column("caption").to_pylist())),
@@ -110,7 +110,7 @@ def model_record(config: Config) -> dict[str, Any]:
     (no hash where the folder is missing: the translator then says so when it loads)."""
     from pathlib import Path
 
-    from builders.captions.settings import directory_sha256
+    from babelforge.captions.settings import directory_sha256
 
     path = config.paths.nllb_model
     return {"model": path, "sha256": directory_sha256(path) if Path(path).exists() else None,
@@ -127,14 +127,14 @@ def run(config: Config) -> int:
     import functools
     from pathlib import Path
 
-    from builders.captions.readers import stream_captions
-    from builders.captions.settings import (
+    from babelforge.captions.readers import stream_captions
+    from babelforge.captions.settings import (
         HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR, load_registry, split_references, write_side_shards,
     )
-    from builders.core import shards
-    from builders.core.progress import info
-    from builders.core.provenance import provenance
-    from builders.core.runners import record_rate, run_sharded
+    from babelforge.core import shards
+    from babelforge.core.progress import info
+    from babelforge.core.provenance import provenance
+    from babelforge.core.runners import record_rate, run_sharded
 
     registry = load_registry(config.registry)
     source_code, targets = language_codes(config, registry)
@@ -170,8 +170,8 @@ def run(config: Config) -> int:
 
     params = shard_params(config, source_code, targets)
     model = model_record(config)
-    from builders.core.determinism import runtime
-    from builders.translation.nllb import resolve_compute_type, resolve_device
+    from babelforge.core.determinism import runtime
+    from babelforge.translation.nllb import resolve_compute_type, resolve_device
 
     device = resolve_device(config.device)
     record = provenance("captions_translate", params={"translate": params}, models={

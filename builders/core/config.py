@@ -14,7 +14,7 @@ import types
 import typing
 from typing import Any, Literal, Mapping, TypeVar, get_args, get_origin
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 C = TypeVar("C")
 _MISSING = dataclasses.MISSING
@@ -72,7 +72,7 @@ class Paths:
 
 def load_config(cls: type[C], params: Mapping[str, Any], group: str | None = None) -> C:
     """The stage config `cls` from params.yaml's group (`cls.GROUP` unless named), profile resolved."""
-    from builders.core.params import for_profile, profile_of
+    from babelforge.core.params import for_profile, profile_of
 
     name = group or getattr(cls, "GROUP")
     profile = profile_of(params)

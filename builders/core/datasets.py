@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from builders.core.errors import BabelforgeError
-from builders.core.licences import Licence
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.licences import Licence
 
 # name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec, in card order.
 REGISTRY: dict[str, str] = {
-    "babel-imagenet": "builders.babel_imagenet.datasets:LABELS",
-    "babel-imagenet-prompts": "builders.babel_imagenet.datasets:PROMPTS",
-    "mt-captions": "builders.captions.dataset:MT_CAPTIONS",
-    "mvl-sib": "builders.mvl_sib.dataset:MVL_SIB",
-    "knowledge": "builders.lexicon.dataset:KNOWLEDGE",
+    "babel-imagenet": "babelforge.babel_imagenet.datasets:LABELS",
+    "babel-imagenet-prompts": "babelforge.babel_imagenet.datasets:PROMPTS",
+    "mt-captions": "babelforge.captions.dataset:MT_CAPTIONS",
+    "mvl-sib": "babelforge.mvl_sib.dataset:MVL_SIB",
+    "knowledge": "babelforge.lexicon.dataset:KNOWLEDGE",
 }
 CITATIONS = Path(__file__).resolve().parents[2] / "resources" / "citations.bib"
 SLICES = "datasets"    # the audit writes <paths.audit>/datasets/<name>.json: what it found per dataset
@@ -194,7 +194,7 @@ def citation(key: str, path: Path = CITATIONS) -> str:
 
 def artifact_provenance(path: str | Path, what: str) -> dict:
     """The provenance record of a built table; one line saying which stage to run when it is not built."""
-    from builders.core.io import read_provenance
+    from babelforge.core.io import read_provenance
 
     if not Path(path).exists():
         raise BabelforgeError(f"{path}: {what} not built; run its stage first (`dvc repro`)")
@@ -203,7 +203,7 @@ def artifact_provenance(path: str | Path, what: str) -> dict:
 
 def read_artifact(path: str | Path, what: str):
     """(DataFrame, provenance) of a built table; one line saying which stage to run when it is not built."""
-    from builders.core.io import read_table
+    from babelforge.core.io import read_table
 
     provenance = artifact_provenance(path, what)
     return read_table(path), provenance
@@ -212,7 +212,7 @@ def read_artifact(path: str | Path, what: str):
 def per_language_lazy(path: str | Path, split: str, columns: list[str]) -> dict[str, dict[str, LazySplit]]:
     """`per_language` of a Parquet artifact without reading it whole: the rows per language
     counted from its `lang` column, each language's rows (only `columns`) read when written."""
-    from builders.core.io import value_counts
+    from babelforge.core.io import value_counts
 
     return {lang: {split: LazySplit(rows, functools.partial(_language_rows, path, columns, lang))}
             for lang, rows in sorted(value_counts(path, "lang").items())}
@@ -221,7 +221,7 @@ def per_language_lazy(path: str | Path, split: str, columns: list[str]) -> dict[
 def _language_rows(path: str | Path, columns: list[str], lang: str):
     """One language's rows of an artifact, without the artifact's schema metadata (its
     provenance goes into the card once, not into every config's file)."""
-    from builders.core.io import read_arrow
+    from babelforge.core.io import read_arrow
 
     return read_arrow(path, columns, ("lang", lang)).replace_schema_metadata(None)
 

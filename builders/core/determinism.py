@@ -39,7 +39,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 PARAM = "nllb.cpu_isa"
 # Lowest first. GENERIC: the plain C++ kernels every x86-64 CPU (and others) runs.
@@ -138,7 +138,7 @@ def loaded_too_early() -> list[str]:
 
 def cpu_isa_from_params(params: Mapping) -> str:
     """`nllb.cpu_isa` of loaded params.yaml (profile choices resolved); the default when absent."""
-    from builders.core.params import for_profile, profile_of
+    from babelforge.core.params import for_profile, profile_of
 
     value = (params.get("nllb") or {}).get("cpu_isa", DEFAULT_CPU_ISA)
     return check_isa_name(for_profile(value, profile_of(params), PARAM))

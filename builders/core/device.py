@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Literal
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 Runtime = Literal["torch", "ctranslate2"]
 _EXPLICIT = re.compile(r"^(cpu|cuda(:\d+)?)$")

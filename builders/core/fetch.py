@@ -25,9 +25,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.core.config import Paths, setting, stage_paths
-from builders.core.errors import BabelforgeError
-from builders.core.sources import Source, SourceFile
+from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.sources import Source, SourceFile
 
 COPY_CHUNK = 1 << 20
 
@@ -67,8 +67,8 @@ def origin(config: Config) -> tuple[str | None, str | None]:
 
 
 def run(config: Config) -> int:
-    from builders.core.progress import info
-    from builders.core.sources import read_sources, select_sources
+    from babelforge.core.progress import info
+    from babelforge.core.sources import read_sources, select_sources
 
     sources = select_sources(read_sources(), config.sources)
     mirror, mirror_url = origin(config)
@@ -85,7 +85,7 @@ class Fetcher:
 
     def __init__(self, out: str | os.PathLike, mirror: str | os.PathLike | None = None,
                  mirror_url: str | None = None, session=None, policy=None):
-        from builders.core.http import DEFAULT_POLICY
+        from babelforge.core.http import DEFAULT_POLICY
 
         self.out = Path(out)
         self.mirror = Path(mirror) if mirror else None
@@ -99,7 +99,7 @@ class Fetcher:
                       f"mirror {self.mirror_url}" if self.mirror_url else "upstream")
 
     def fetch(self, source: Source) -> dict[str, int]:
-        from builders.core.io import canonical_json, sha256_file, write_json
+        from babelforge.core.io import canonical_json, sha256_file, write_json
 
         if self.mirror is None and self.mirror_url is None and source.origin != "verbatim":
             raise BabelforgeError(
@@ -136,7 +136,7 @@ class Fetcher:
         if self.mirror is not None:
             copy_verified(self.mirror / relative, dest, file.sha256, what=f"source {source.name}")
             return
-        from builders.core.http import download, make_session
+        from babelforge.core.http import download, make_session
 
         if self.session is None:
             self.session = make_session()
@@ -148,8 +148,8 @@ def copy_verified(src: Path, dest: Path, sha256: str, what: str = "") -> None:
     """Copy `src` to `dest` through a temporary file, hashing on the way; rename only if it matches."""
     import hashlib
 
-    from builders.core.http import ChecksumMismatchError
-    from builders.core.io import atomic_path
+    from babelforge.core.http import ChecksumMismatchError
+    from babelforge.core.io import atomic_path
 
     if not src.is_file():
         raise BabelforgeError(f"{what}: {src} is missing from the mirror; the mirror is incomplete "
@@ -163,7 +163,7 @@ def copy_verified(src: Path, dest: Path, sha256: str, what: str = "") -> None:
         if digest.hexdigest() != sha256:
             raise ChecksumMismatchError(
                 f"{what}: {src} has sha256 {digest.hexdigest()}, expected {sha256}; "
-                f"the mirror copy changed (re-record with `python -m builders.core.sources --mirror ...` "
+                f"the mirror copy changed (re-record with `python -m babelforge.core.sources --mirror ...` "
                 f"only if the change is intended)",
                 expected=sha256, actual=digest.hexdigest(),
             )

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urlencode
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -156,9 +156,9 @@ def _install_log_filter() -> None:
 def default_user_agent() -> str:
     import platform
 
-    import builders
+    import babelforge
 
-    return f"babelforge/{builders.__version__} (benchmark builder; Python {platform.python_version()})"
+    return f"babelforge/{babelforge.__version__} (benchmark builder; Python {platform.python_version()})"
 
 
 def make_session(user_agent: str | None = None) -> "requests.Session":
@@ -325,8 +325,8 @@ def download(
     checksum it is deleted and `ChecksumMismatchError` names expected, actual and the URL.
     An existing `dest` with the right checksum is left alone (no request).
     """
-    from builders.core.io import sha256_file
-    from builders.core.progress import progress
+    from babelforge.core.io import sha256_file
+    from babelforge.core.progress import progress
 
     dest = Path(dest)
     shown = describe(url)

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 PROVENANCE_KEY = b"babelforge.provenance"
 # what a writer leaves beside its target while it works: `.<name>.<pid>.<random>.tmp|old`

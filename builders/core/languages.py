@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 REGISTRY_PATH = Path(__file__).resolve().parents[2] / "resources" / "languages.tsv"
 KEY_PATTERN = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}(-[a-z0-9]+)?$")

@@ -14,8 +14,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from builders.core.errors import BabelforgeError
-from builders.core.io import write_json
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import write_json
 
 # A headline file may nest by model or task; deeper means per-item detail crept in.
 MAX_DEPTH = 3

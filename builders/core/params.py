@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 DEFAULT_PARAMS = "params.yaml"
 # The one-line switch at the top of params.yaml; any setting may be a {sample: ..., full: ...} map.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import builders
+import babelforge
 
 
 def provenance(
@@ -24,7 +24,7 @@ def provenance(
     """
     return {
         "package": "babelforge",
-        "version": builders.__version__,
+        "version": babelforge.__version__,
         "stage": stage,
         "params": dict(params or {}),
         "sources": dict(sources or {}),

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Mapping
 
-from builders.core.config import setting
-from builders.core.errors import BabelforgeError
+from babelforge.core.config import setting
+from babelforge.core.errors import BabelforgeError
 
 # Measured throughput is kept for plans (`babelforge captions_plan`) in a `.rates/` folder beside
 # a stage's shard directories: never inside a DVC output (a timing would make identical runs differ).
@@ -246,7 +246,7 @@ def ray_init_options(config: RunnerConfig, environ: Mapping[str, str] | None = N
     the actors the worker processes it starts ahead (measured: actors up 2-3 s later)."""
     import logging
 
-    from builders.core.determinism import pinned_now
+    from babelforge.core.determinism import pinned_now
 
     env = os.environ if environ is None else environ
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
@@ -362,8 +362,8 @@ def run_sharded(
     returns its input rows (a shard file of an upstream directory, `slice_reader` over a small
     table); a shard whose input no longer has the planned rows stops the run with an error.
     """
-    from builders.core.progress import ShardProgress, info
-    from builders.core.shards import pending_shards, remove_unplanned, write_shard
+    from babelforge.core.progress import ShardProgress, info
+    from babelforge.core.shards import pending_shards, remove_unplanned, write_shard
 
     removed = remove_unplanned(directory, plan)
     todo = pending_shards(directory, plan, params_hash, model_hash)
@@ -386,7 +386,7 @@ def run_sharded(
 def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, config: RunnerConfig, unit: str) -> None:
     """Keep this run's throughput (input rows per second) for the next plan of `stage`, in
     `directory/.rates/<stage>.json` (directory: the folder holding the stage's shard directories)."""
-    from builders.core.io import write_json
+    from babelforge.core.io import write_json
 
     if stats.rows_in == 0 or stats.seconds <= 0:
         return
@@ -400,7 +400,7 @@ def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, confi
 
 def measured_rate(directory: str | os.PathLike, stage: str) -> dict | None:
     """The throughput the last run of `stage` on this machine recorded, or None."""
-    from builders.core.io import read_json
+    from babelforge.core.io import read_json
 
     path = Path(directory) / RATES_DIR / f"{stage}.json"
     return read_json(path) if path.is_file() else None

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 SHARD_PATTERN = re.compile(r"^shard-(\d{5,})\.(parquet|json)$")
 
@@ -153,7 +153,7 @@ def is_current(directory: str | os.PathLike, shard: Shard, params_hash: str, mod
                verify: bool = True) -> bool:
     """The shard's output exists, its manifest matches this input/params/model, and (verify) the
     Parquet's bytes still hash to what the manifest recorded: a truncated file is not current."""
-    from builders.core.io import sha256_file
+    from babelforge.core.io import sha256_file
 
     manifest = read_manifest(directory, shard.index)
     if manifest is None or not manifest.matches(shard, params_hash, model_hash):
@@ -174,7 +174,7 @@ def write_shard(directory: str | os.PathLike, shard: Shard, table, params_hash: 
                 sort_by: Sequence[str] = (), provenance: dict | None = None) -> Manifest:
     """Write the shard's output (sorted by `sort_by`, so the bytes do not depend on the order
     rows came back in), then its manifest. Both atomic; the manifest commits the shard."""
-    from builders.core.io import sha256_file, write_json, write_table
+    from babelforge.core.io import sha256_file, write_json, write_table
 
     path = parquet_path(directory, shard.index)
     # A stale manifest goes first: a kill between the two writes must not leave an old

@@ -13,7 +13,7 @@ of `../shared/data`, which is also the layout `fetch` writes under `data/raw/`).
   named in `url`). Only verbatim sources can be fetched from their upstream URL; the others
   come from a mirror (a directory, or an HTTP server with the same layout).
 
-`python -m builders.core.sources --mirror ../shared/data` re-records the hashes and file
+`python -m babelforge.core.sources --mirror ../shared/data` re-records the hashes and file
 lists from a mirror, leaving every other column as it is.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 SOURCES_PATH = RESOURCES / "sources.tsv"
@@ -72,7 +72,7 @@ def manifest_hash(files: Iterable[tuple[str, str]]) -> str:
 
 def scan_dir(root: str | os.PathLike) -> list[SourceFile]:
     """Every regular file under `root` with its sha256, sorted by relative path."""
-    from builders.core.io import sha256_file
+    from babelforge.core.io import sha256_file
 
     root = Path(root)
     found = [
@@ -93,7 +93,7 @@ def _read_file_list(name: str, files_dir: Path) -> tuple[SourceFile, ...]:
     path = files_dir / f"{name}.tsv"
     if not path.exists():
         raise BabelforgeError(f"source {name}: no file list {path}; record it with "
-                              f"`python -m builders.core.sources --mirror ../shared/data`")
+                              f"`python -m babelforge.core.sources --mirror ../shared/data`")
     _, rows = _read_tsv(path)
     return tuple(SourceFile(path=row["path"], sha256=row["sha256"]) for row in rows)
 
@@ -153,7 +153,7 @@ def select_sources(sources: dict[str, Source], names: str | Iterable[str] | None
 
 def fetched_record(name: str, raw_dir: str | os.PathLike = "data/raw") -> dict:
     """The `fetch` manifest of one source, for the provenance of the artifacts made from it."""
-    from builders.core.io import read_json
+    from babelforge.core.io import read_json
 
     path = Path(raw_dir) / f"{name}.json"
     if not path.exists():
@@ -187,7 +187,7 @@ def input_record(path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw
     name = fetched_source_at(path, raw_dir)
     if name is not None:
         return {"source": name, **fetched_record(name, raw_dir)}
-    from builders.core.io import sha256_file
+    from babelforge.core.io import sha256_file
 
     path = Path(path)
     if path.is_file():
@@ -203,7 +203,7 @@ def input_record(path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw
 
 def record_from_mirror(mirror: str | os.PathLike, path: str | os.PathLike = SOURCES_PATH) -> list[str]:
     """Rewrite the sha256 column and the file lists from the files in `mirror`."""
-    from builders.core.io import sha256_file, write_text
+    from babelforge.core.io import sha256_file, write_text
 
     mirror, path = Path(mirror), Path(path)
     files_dir = path.parent / SOURCE_FILES_DIR.name

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 Rows = Sequence[Mapping[str, Any]]
 Columns = dict[str, list]

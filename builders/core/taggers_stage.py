@@ -17,7 +17,7 @@ def used_by() -> dict[str, list[str]]:
     stage module also registers every tagger (a stage imports the taggers it runs)."""
     import importlib
 
-    from builders.cli import COMMANDS
+    from babelforge.cli import COMMANDS
 
     users: dict[str, list[str]] = {}
     for command, (module, _) in COMMANDS.items():
@@ -27,7 +27,7 @@ def used_by() -> dict[str, list[str]]:
 
 
 def listing() -> list[dict]:
-    from builders.core.taggers import REGISTRY
+    from babelforge.core.taggers import REGISTRY
 
     users = used_by()
     return [{"name": entry.name, "tagger": entry.base, "version": entry.version,

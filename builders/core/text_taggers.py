@@ -12,8 +12,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from builders.core.scripts import dominant_script, expand_script, expected_script_share, han_variant
-from builders.core.taggers import Rows, cached_by, run_tagger, tagger
+from babelforge.core.scripts import dominant_script, expand_script, expected_script_share, han_variant
+from babelforge.core.taggers import Rows, cached_by, run_tagger, tagger
 
 # text -> langid.py's ranking [(code, probability), ...], most likely first
 LangidRanking = Callable[[str], Sequence[tuple[str, float]]]

@@ -17,7 +17,7 @@ the cache, a message or a log line.
 BabelNet answers a spent daily quota (and an invalid key: it does not tell them apart)
 with `{"message": "Your key is not valid or the daily requests limit has been reached..."}`.
 That stops the run with `BabelNetQuotaError`; what is cached stays, and the next run
-resumes from it. 429 and 5xx are retried by `builders.core.http`, honouring `Retry-After`.
+resumes from it. 429 and 5xx are retried by `babelforge.core.http`, honouring `Retry-After`.
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from builders.core.errors import BabelforgeError
-from builders.lexicon.senses import Sense
+from babelforge.core.errors import BabelforgeError
+from babelforge.lexicon.senses import Sense
 
 DEFAULT_BASE_URL = "https://babelnet.io/v9"
 KEY_ENV = "BABELNET_KEY"
@@ -111,7 +111,7 @@ class BabelNetSource:
     languages: registry keys to collect (default: every registry language with a BabelNet code).
     batch_size: target languages per `getSynset` request (the API allows 3).
     base_url: the API root, `https://babelnet.io/v9` (a loopback server in tests).
-    session: a `requests.Session` (default: `builders.core.http.make_session()`).
+    session: a `requests.Session` (default: `babelforge.core.http.make_session()`).
     """
 
     name = "babelnet"
@@ -129,8 +129,8 @@ class BabelNetSource:
         wn_version: str = "WN_30",
         sleep: Callable[[float], None] = time.sleep,
     ):
-        from builders.core.http import DEFAULT_POLICY
-        from builders.core.languages import registry as project_registry
+        from babelforge.core.http import DEFAULT_POLICY
+        from babelforge.core.languages import registry as project_registry
 
         if int(batch_size) < 1:
             raise BabelforgeError(f"BabelNet batch_size must be at least 1, got {batch_size}")
@@ -156,7 +156,7 @@ class BabelNetSource:
     # --- SenseSource ---------------------------------------------------------------------
 
     def senses(self, synsets: Iterable[str], langs: Iterable[str] | None = None) -> Iterator[Sense]:
-        from builders.core.progress import info, progress
+        from babelforge.core.progress import info, progress
 
         synsets = list(synsets)
         batches = self._batches(langs)
@@ -203,7 +203,7 @@ class BabelNetSource:
 
     def cached_synsets(self, synsets: Iterable[str], langs: Iterable[str] | None = None) -> int:
         """How many of `synsets` are answered completely from the cache (no request, no key)."""
-        from builders.core.io import read_json
+        from babelforge.core.io import read_json
 
         batches = self._batches(langs, quiet=True)
         count = 0
@@ -259,7 +259,7 @@ class BabelNetSource:
         return ids
 
     def _synset_senses(self, synset: str, batches: list[list[tuple[str, str]]]) -> Iterator[Sense]:
-        from builders.core.languages import UnknownLanguageError
+        from babelforge.core.languages import UnknownLanguageError
 
         ids = self._babelnet_ids(synset)
         if not ids and synset not in self.unmapped:
@@ -300,20 +300,20 @@ class BabelNetSource:
                     rank[lang] += 1
 
     def _cache_path(self, endpoint: str, params: dict[str, Any]) -> Path:
-        from builders.core.io import canonical_json, sha256_text
+        from babelforge.core.io import canonical_json, sha256_text
 
         digest = sha256_text(canonical_json({"endpoint": endpoint, "params": params}))
         return self.cache_dir / endpoint / f"{digest}.json"
 
     def _shown(self, endpoint: str, params: dict[str, Any]) -> str:
-        from builders.core.http import describe
+        from babelforge.core.http import describe
 
         return describe(f"{self.base_url}/{endpoint}", params)
 
     def _get(self, endpoint: str, params: dict[str, Any], what: str) -> Any:
         """The API's answer to one request: from the cache, else from the network (then cached)."""
-        from builders.core import http
-        from builders.core.io import read_json, write_json
+        from babelforge.core import http
+        from babelforge.core.io import read_json, write_json
 
         path = self._cache_path(endpoint, params)
         if path.is_file():
@@ -358,7 +358,7 @@ class BabelNetSource:
 
 
 def _key_from_environment(needed_for: str) -> str:
-    from builders.core.http import register_secret
+    from babelforge.core.http import register_secret
 
     key = os.environ.get(KEY_ENV, "").strip()
     if not key:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from builders.core.datasets import ClassLabel, DatasetSpec, DatasetTables, read_artifact
-from builders.core.errors import BabelforgeError
-from builders.lexicon.licences import CLIP_NAMES, WORDNET
+from babelforge.core.datasets import ClassLabel, DatasetSpec, DatasetTables, read_artifact
+from babelforge.core.errors import BabelforgeError
+from babelforge.lexicon.licences import CLIP_NAMES, WORDNET
 
 KNOWLEDGE = DatasetSpec(
     name="knowledge",
@@ -14,7 +14,7 @@ KNOWLEDGE = DatasetSpec(
     summary=("Per ImageNet-1k class: WordNet 3.0 synset, English lemmas, definition and hypernym path "
              "(ELEVATER-style external knowledge), keyed by `class_idx`, `wnid` and synset id."),
     artifacts=("wordnet",),
-    read="builders.lexicon.dataset:read_knowledge",
+    read="babelforge.lexicon.dataset:read_knowledge",
     task_categories=("zero-shot-image-classification",),
     citations=("miller-1995-wordnet",),
     tags=("wordnet", "imagenet"),

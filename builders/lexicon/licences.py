@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from builders.core.licences import Licence, SourceInfo, licence_from_text
+from babelforge.core.licences import Licence, SourceInfo, licence_from_text
 
 BABELNET = Licence("BabelNet Non-Commercial License", "other", "https://babelnet.org/license")
 WIKTIONARY = Licence("CC BY-SA 3.0 (Wiktionary; also GFDL)", "cc-by-sa-3.0",
@@ -86,8 +86,8 @@ def sense_source_info(source: str, omw: Mapping[str, SourceInfo]) -> SourceInfo:
     """Licence and citation of one sense source: `clip` (the English names), the OMW ones from
     the OMW data, BabelNet's own source names (`WIKI`, `WN`, ...: `babelnet.KNOWN_SOURCES`)
     under BabelNet's licence. Anything else raises ValueError naming the source."""
-    from builders.core.datasets import citation
-    from builders.lexicon.babelnet import KNOWN_SOURCES
+    from babelforge.core.datasets import citation
+    from babelforge.lexicon.babelnet import KNOWN_SOURCES
 
     if source == CLIP_NAMES.source:
         return CLIP_NAMES

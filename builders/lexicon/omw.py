@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from builders.core.errors import BabelforgeError
-from builders.core.languages import LanguageRegistry, UnknownLanguageError, registry as default_registry
-from builders.lexicon.senses import Sense
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import LanguageRegistry, UnknownLanguageError, registry as default_registry
+from babelforge.lexicon.senses import Sense
 
 SYNSET_PATTERN = re.compile(r"(\d{8})-([nvasr])$")
 # OMW does not mark any of its senses as machine-translated; the expert wordnets were
@@ -170,7 +170,7 @@ class OmwSource:
 
     def source_records(self) -> dict[str, dict]:
         """Per file: the header's name, language, licence and the file's sha256 (for provenance and cards)."""
-        from builders.core.io import sha256_file
+        from babelforge.core.io import sha256_file
 
         base = self.root
         return {

@@ -9,7 +9,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -40,13 +40,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def build_source(config: Config):
     """The SenseSource the config names."""
-    from builders.core.languages import registry
+    from babelforge.core.languages import registry
 
     if config.source == "omw":
-        from builders.lexicon.omw import OmwSource
+        from babelforge.lexicon.omw import OmwSource
 
         return OmwSource(config.omw_dir, source_order=config.omw_source_order)
-    from builders.lexicon.babelnet import BabelNetSource
+    from babelforge.lexicon.babelnet import BabelNetSource
 
     languages = [lang.key for lang in registry() if lang.babelnet and lang.in_babel_imagenet]
     return BabelNetSource(cache_dir=config.babelnet.cache_dir, languages=languages,
@@ -58,12 +58,12 @@ def run(config: Config) -> int:
 
     import pandas as pd
 
-    from builders.core.config import as_params
-    from builders.core.io import read_table, write_table
-    from builders.core.progress import info
-    from builders.core.provenance import provenance
-    from builders.core.sources import input_record
-    from builders.lexicon.senses import SENSE_COLUMNS
+    from babelforge.core.config import as_params
+    from babelforge.core.io import read_table, write_table
+    from babelforge.core.progress import info
+    from babelforge.core.provenance import provenance
+    from babelforge.core.sources import input_record
+    from babelforge.lexicon.senses import SENSE_COLUMNS
 
     source = build_source(config)
     synsets = read_table(config.paths.wordnet, columns=["synset"])["synset"].tolist()

@@ -11,9 +11,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.core.errors import BabelforgeError
-from builders.core.io import sha256_file
-from builders.lexicon.senses import wnid_to_synset
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file
+from babelforge.lexicon.senses import wnid_to_synset
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 LEXNAMES = RESOURCES / "wordnet_lexnames.tsv"

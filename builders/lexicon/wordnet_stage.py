@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(config: Config) -> int:
     import pandas as pd
 
-    from builders.core.io import sha256_file, write_table
-    from builders.core.progress import info, progress
-    from builders.core.provenance import provenance
-    from builders.lexicon.wordnet import open_wordnet, read_imagenet_classes, resolve_class, wordnet_source_record
+    from babelforge.core.io import sha256_file, write_table
+    from babelforge.core.progress import info, progress
+    from babelforge.core.provenance import provenance
+    from babelforge.lexicon.wordnet import open_wordnet, read_imagenet_classes, resolve_class, wordnet_source_record
 
     classes = read_imagenet_classes(config.classes)
     reader = open_wordnet(config.dict_dir, config.nltk_data)

@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 N_OPTIONS = 4
 OPTION_LETTERS = ("A", "B", "C", "D")

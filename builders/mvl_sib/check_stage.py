@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
 
 REPORT_FILE = "check.json"
 METRICS_NAME = "mvl_sib"
@@ -70,9 +70,9 @@ def check_all(out_dir) -> tuple[dict, dict, dict, list[str]]:
     from collections import Counter
     from pathlib import Path
 
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import read_json, read_table
-    from builders.core.progress import progress
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import read_json, read_table
+    from babelforge.core.progress import progress
 
     out_dir = Path(out_dir)
     if not (out_dir / "instances.parquet").is_file():
@@ -140,8 +140,8 @@ def headline(summary: dict) -> dict:
 def run(config: Config) -> int:
     from pathlib import Path
 
-    from builders.core.io import write_json
-    from builders.core.metrics import write_metrics
+    from babelforge.core.io import write_json
+    from babelforge.core.metrics import write_metrics
 
     out_dir = Path(config.paths.mvl_sib)
     report = Path(config.paths.mvl_sib_reports) / REPORT_FILE

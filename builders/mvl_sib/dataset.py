@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builders.core.datasets import AuditSection, DatasetSpec, DatasetTables, Image
-from builders.core.errors import BabelforgeError
-from builders.core.licences import Licence, licence_from_text
+from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, Image
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.licences import Licence, licence_from_text
 
 SIB200 = Licence("CC BY-SA 4.0 (SIB-200 / Flores-200 text)", "cc-by-sa-4.0",
                  "https://creativecommons.org/licenses/by-sa/4.0/")
@@ -25,7 +25,7 @@ MVL_SIB = DatasetSpec(
              "`images = load_dataset(repo, \"images\", split=\"test\")`, then "
              "`by_id = dict(zip(images[\"image_id\"], images[\"image\"]))`."),
     artifacts=("mvl_sib",),
-    read="builders.mvl_sib.dataset:read_mvl_sib",
+    read="babelforge.mvl_sib.dataset:read_mvl_sib",
     task_categories=("image-text-to-text", "text-classification"),
     citations=("schmidt-etal-2025-mvlsib", "adelani-etal-2024-sib", "nllb-2022"),
     licences=(("SIB-200 / Flores-200 sentences", SIB200),),
@@ -33,15 +33,15 @@ MVL_SIB = DatasetSpec(
                  "largest); use the balanced `label` positions, not topic frequency, as chance level.",),
     config_unit="task and language, plus `images`",
     audit=AuditSection(key="mvl_sib", title="MVL-SIB", artifact="mvl_sib",
-                        reader="builders.audit.sections:mvl_sib", overview=True),
+                        reader="babelforge.audit.sections:mvl_sib", overview=True),
 )
 
 
 def read_mvl_sib(paths) -> DatasetTables:
     import pyarrow.parquet as pq
 
-    from builders.core.io import read_provenance
-    from builders.core.progress import progress
+    from babelforge.core.io import read_provenance
+    from babelforge.core.progress import progress
 
     root = Path(paths.mvl_sib)
     files = sorted(root.glob("*/*.parquet"))
@@ -78,7 +78,7 @@ def read_mvl_sib(paths) -> DatasetTables:
 
 def images_table(path: Path):
     """images.parquet with each listed file's bytes in an `image` column ({bytes, path}) instead of `file`."""
-    from builders.core.io import read_table
+    from babelforge.core.io import read_table
 
     images = read_table(path).sort_values("image_id", kind="stable").reset_index(drop=True)
     cells = []

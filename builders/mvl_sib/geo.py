@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 LEVELS: tuple[str, ...] = ("area", "country", "continent", "anywhere")
 

@@ -6,7 +6,7 @@
                 and matches only images of that region *in that country*)
   --out         Parquet: lang, image_id, level (area/country/continent/anywhere), rank
 
-Selection: `builders.mvl_sib.geo.select_geo_pool` (XM3600's greedy back-off). A tool run by
+Selection: `babelforge.mvl_sib.geo.select_geo_pool` (XM3600's greedy back-off). A tool run by
 hand (not a `dvc.yaml` stage): its settings have no params.yaml group unless one is added.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def _read_csv(path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]
     import csv
     from pathlib import Path
 
-    from builders.core.errors import BabelforgeError
+    from babelforge.core.errors import BabelforgeError
 
     path = Path(path)
     if not path.is_file():
@@ -62,8 +62,8 @@ def _read_csv(path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]
 
 
 def read_candidates(path):
-    from builders.core.errors import BabelforgeError
-    from builders.mvl_sib.geo import Candidate
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.mvl_sib.geo import Candidate
 
     candidates = []
     for line, row in _read_csv(path, ("image_id", "region", "country", "continent")):
@@ -80,8 +80,8 @@ def _region_key(row: dict[str, str]) -> str:
 
 
 def read_areas(path):
-    from builders.core.errors import BabelforgeError
-    from builders.mvl_sib.geo import LanguageArea
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.mvl_sib.geo import LanguageArea
 
     parts: dict[str, tuple[set, set, set]] = {}
     for line, row in _read_csv(path, ("lang", "region", "country", "continent")):
@@ -103,12 +103,12 @@ def read_areas(path):
 def run(config: Config) -> int:
     import pandas as pd
 
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import write_table
-    from builders.core.progress import info
-    from builders.core.provenance import provenance
-    from builders.core.sources import input_record
-    from builders.mvl_sib.geo import LEVELS, level_counts, select_geo_pool
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import write_table
+    from babelforge.core.progress import info
+    from babelforge.core.provenance import provenance
+    from babelforge.core.sources import input_record
+    from babelforge.mvl_sib.geo import LEVELS, level_counts, select_geo_pool
 
     missing = [flag for flag, value in (("--candidates", config.candidates), ("--areas", config.areas),
                                         ("--per-language", config.per_language), ("--out", config.out))

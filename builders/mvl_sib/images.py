@@ -2,7 +2,7 @@
 generated offline image set of the `sample` profile.
 
 Manifest (TSV, header required): `topic, image_id, url, licence, attribution, sha256`,
-10 images per SIB-200 topic. `url` is http(s) (downloaded through `builders.core.http`)
+10 images per SIB-200 topic. `url` is http(s) (downloaded through `babelforge.core.http`)
 or a path relative to the manifest's folder (a local mirror, or the generated set).
 Every file is verified against its sha256 before anything is written: a mismatch stops
 the stage and keeps nothing.
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from builders.core.errors import BabelforgeError
-from builders.core.io import sha256_file
-from builders.mvl_sib.sib200 import TOPICS
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file
+from babelforge.mvl_sib.sib200 import TOPICS
 
 MANIFEST_COLUMNS = ["topic", "image_id", "url", "licence", "attribution", "sha256"]
 IMAGE_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -105,11 +105,11 @@ def _refuse(entry: ImageEntry, manifest: Path | str, actual: str) -> BabelforgeE
 def fetch_image(entry: ImageEntry, dest: Path, base_dir: Path, manifest: Path | str = "manifest") -> None:
     """Put the image of `entry` at `dest` and verify its sha256; on mismatch delete it and stop.
 
-    http(s) URLs go through `builders.core.http.download` (retries, resume, checksum, atomic
+    http(s) URLs go through `babelforge.core.http.download` (retries, resume, checksum, atomic
     rename); any failure is reported with the manifest line of the image.
     """
     if entry.url.startswith(("http://", "https://")):
-        from builders.core.http import ChecksumMismatchError, download
+        from babelforge.core.http import ChecksumMismatchError, download
 
         try:
             download(entry.url, dest, entry.sha256)

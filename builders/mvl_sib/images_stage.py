@@ -1,7 +1,7 @@
 """`babelforge mvl_sib_images`: fetch, verify and thumbnail the topic images.
 
 `full` profile: the manifest `mvl_sib.images.manifest` (http(s) URLs, downloaded through
-builders.core.http). `sample` profile: a deterministic set drawn with PIL is written with
+babelforge.core.http). `sample` profile: a deterministic set drawn with PIL is written with
 its own manifest (real sha256 of the drawn files) and goes through the same verification.
 Output folder (`paths.mvl_sib_images`): `thumbnails/<image_id>.jpg`, `images.parquet`,
 and for the sample profile `generated/` (the drawn originals + `manifest.tsv`).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,9 @@ def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, p
 
     import pandas as pd
 
-    from builders.core.io import sha256_file, write_table
-    from builders.core.progress import progress
-    from builders.mvl_sib.images import THUMBNAIL_SUFFIX, fetch_image, make_thumbnail, read_manifest
+    from babelforge.core.io import sha256_file, write_table
+    from babelforge.core.progress import progress
+    from babelforge.mvl_sib.images import THUMBNAIL_SUFFIX, fetch_image, make_thumbnail, read_manifest
 
     manifest_path, out_dir = Path(manifest_path), Path(out_dir)
     entries = read_manifest(manifest_path, per_topic=per_topic)
@@ -80,13 +80,13 @@ def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, p
 def run(config: Config) -> int:
     from pathlib import Path
 
-    from builders.core.config import as_params
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import atomic_directory, write_text
-    from builders.core.progress import info
-    from builders.core.provenance import provenance
-    from builders.core.sources import input_record
-    from builders.mvl_sib.images import generate_sample_set, manifest_text
+    from babelforge.core.config import as_params
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import atomic_directory, write_text
+    from babelforge.core.progress import info
+    from babelforge.core.provenance import provenance
+    from babelforge.core.sources import input_record
+    from babelforge.mvl_sib.images import generate_sample_set, manifest_text
 
     out_dir = Path(config.paths.mvl_sib_images)
     with atomic_directory(out_dir) as tmp:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 SPLIT_SIZES: dict[str, int] = {"train": 701, "dev": 99, "test": 204}

@@ -14,9 +14,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.core.config import Paths, hidden_alias, setting, stage_paths
-from builders.mvl_sib.check_stage import CheckSettings
-from builders.mvl_sib.images_stage import ImagesSettings
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.mvl_sib.check_stage import CheckSettings
+from babelforge.mvl_sib.images_stage import ImagesSettings
 
 SAMPLING_KEYS = ("seed", "instances_per_sentence", "n_positive_images", "n_positive_sentences",
                  "n_negatives", "sentence_pool")
@@ -67,8 +67,8 @@ def _languages(value) -> list[str] | None:
 
 def language_sha256(sib_dir, lang: str) -> str:
     """One digest over a language's three split files (its source version)."""
-    from builders.core.io import sha256_file, sha256_text
-    from builders.mvl_sib.sib200 import SPLITS
+    from babelforge.core.io import sha256_file, sha256_text
+    from babelforge.mvl_sib.sib200 import SPLITS
 
     return sha256_text("".join(sha256_file(sib_dir / lang / f"{split}.tsv") for split in SPLITS))
 
@@ -77,7 +77,7 @@ def instances_table(instances):
     import numpy as np
     import pyarrow as pa
 
-    from builders.mvl_sib.assemble import list_column
+    from babelforge.mvl_sib.assemble import list_column
 
     return pa.table({
         "instance_id": pa.array(np.arange(len(instances), dtype=np.int32)),
@@ -107,14 +107,14 @@ def assemble_all(corpus, images, config: Config, out_dir, source_records: dict, 
 
     import pyarrow as pa
 
-    from builders.core.io import write_json, write_table
-    from builders.core.progress import progress
-    from builders.core.provenance import provenance
-    from builders.mvl_sib.assemble import (
+    from babelforge.core.io import write_json, write_table
+    from babelforge.core.progress import progress
+    from babelforge.core.provenance import provenance
+    from babelforge.mvl_sib.assemble import (
         N_OPTIONS, OPTION_LETTERS, TASKS, SamplingConfig, id_positions, plan_tasks, prompt_text,
         sample_instances, shared_columns, task_table,
     )
-    from builders.mvl_sib.sib200 import TOPICS
+    from babelforge.mvl_sib.sib200 import TOPICS
 
     out_dir = Path(out_dir)
     sampling = SamplingConfig(**{key: getattr(config, key) for key in SAMPLING_KEYS})
@@ -166,11 +166,11 @@ def run(config: Config) -> int:
     import time
     from pathlib import Path
 
-    from builders.core.errors import BabelforgeError
-    from builders.core.io import atomic_directory, read_provenance, read_table
-    from builders.core.progress import info
-    from builders.core.sources import input_record
-    from builders.mvl_sib.sib200 import read_corpus
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.io import atomic_directory, read_provenance, read_table
+    from babelforge.core.progress import info
+    from babelforge.core.sources import input_record
+    from babelforge.mvl_sib.sib200 import read_corpus
 
     started = time.perf_counter()
     sib_dir = Path(config.sib_dir)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from builders.core.datasets import ClassLabel, DatasetSpec, Feature, Image, Value, citation
-from builders.core.licences import HF_LICENSES, Licence, SourceInfo
+from babelforge.core.datasets import ClassLabel, DatasetSpec, Feature, Image, Value, citation
+from babelforge.core.licences import HF_LICENSES, Licence, SourceInfo
 
 SIZE_CATEGORIES = (
     (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),

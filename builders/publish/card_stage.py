@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.core.config import Paths, setting, stage_paths
-from builders.core.datasets import names
-from builders.core.errors import BabelforgeError
+from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.datasets import names
+from babelforge.core.errors import BabelforgeError
 
 
 @dataclass(frozen=True)
@@ -34,9 +34,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from builders.core.datasets import spec
-    from builders.core.languages import registry
-    from builders.core.progress import info
+    from babelforge.core.datasets import spec
+    from babelforge.core.languages import registry
+    from babelforge.core.progress import info
 
     if config.dataset is None:
         raise BabelforgeError("card: name the dataset, e.g. `babelforge card babel-imagenet`")
@@ -49,10 +49,10 @@ def build_card(spec, paths: Paths, languages) -> Path:
     """Build the card folder of the dataset `spec` under `paths.hub`; returns it. Validates it before swapping it in."""
     import time
 
-    from builders.core.datasets import LazySplit, resolve, slice_path
-    from builders.core.io import atomic_directory, read_json, write_text
-    from builders.core.progress import info, progress
-    from builders.publish import card
+    from babelforge.core.datasets import LazySplit, resolve, slice_path
+    from babelforge.core.io import atomic_directory, read_json, write_text
+    from babelforge.core.progress import info, progress
+    from babelforge.publish import card
 
     started = time.monotonic()
     data = resolve(spec.read)(paths)
@@ -97,7 +97,7 @@ def build_card(spec, paths: Paths, languages) -> Path:
 
 def _source_infos(spec, paths: Paths, data) -> list:
     """Licence of every row source in the data; a source the spec cannot license stops the card."""
-    from builders.core.datasets import resolve
+    from babelforge.core.datasets import resolve
 
     used = sorted({source for counts in data.sources.values() for source in counts})
     if not used:
@@ -118,8 +118,8 @@ def write_config_table(table, path: Path, features: dict[str, Any], sort_by: tup
 
     import pyarrow as pa
 
-    from builders.core.io import write_table
-    from builders.publish.card import arrow_type, hf_features
+    from babelforge.core.io import write_table
+    from babelforge.publish.card import arrow_type, hf_features
 
     arrow = table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False)
     declared = {column: feature for column, feature in features.items() if column in arrow.column_names}

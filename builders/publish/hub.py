@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from builders.core.errors import BabelforgeError
+from babelforge.core.errors import BabelforgeError
 
 RECEIPT_NAME = re.compile(r"^(\d{4})-(.+)\.json$")
 
@@ -33,7 +33,7 @@ class Operation:
 
 def manifest(folder: Path) -> dict[str, dict[str, Any]]:
     """{relative posix path: {size, sha256}} of every file in a built card folder."""
-    from builders.core.io import sha256_file
+    from babelforge.core.io import sha256_file
 
     if not folder.is_dir():
         raise BabelforgeError(f"{folder}: no built card; run `babelforge card <dataset>` (or dvc repro) first")
@@ -82,7 +82,7 @@ def receipts(releases: Path, dataset: str) -> list[tuple[int, Path]]:
 
 def last_receipt(releases: Path, dataset: str, repo: str) -> dict[str, Any] | None:
     """The newest receipt of `dataset` published to `repo`, or None."""
-    from builders.core.io import read_json
+    from babelforge.core.io import read_json
 
     for _, path in reversed(receipts(releases, dataset)):
         receipt = read_json(path)
@@ -94,7 +94,7 @@ def last_receipt(releases: Path, dataset: str, repo: str) -> dict[str, Any] | No
 def version_conflict(releases: Path, dataset: str, repo: str, version: str | None, digest: str) -> str | None:
     """Why `version` cannot be published with content `digest`: an earlier receipt for the
     same repo has that version with other content (a version is never moved). None if fine."""
-    from builders.core.io import read_json
+    from babelforge.core.io import read_json
 
     if version is None:
         return None
@@ -137,7 +137,7 @@ class PublishResult:
 def audit_errors(summary_path: Path | None) -> int | None:
     """Error rows the last audit counted for the dataset (its slice, `<paths.audit>/datasets/<name>.json`),
     or None when the audit wrote none."""
-    from builders.core.io import read_json
+    from babelforge.core.io import read_json
 
     if summary_path is None or not summary_path.exists():
         return None
@@ -160,7 +160,7 @@ def publish(
     Refuses (BabelforgeError) when the card is invalid, or the audit has errors and not
     `force`. Returns without any Hub call when the content hash equals the last receipt's.
     """
-    from builders.publish.card import validate_card
+    from babelforge.publish.card import validate_card
 
     problems = validate_card(folder)
     if problems:
@@ -209,7 +209,7 @@ def publish(
 def _write_receipt(releases: Path, dataset: str, repo: str, commit_sha: str | None, version: str | None,
                    digest: str, errors: int | None, force: bool, local: Mapping[str, Any]):
     """The next numbered receipt `releases/<dataset>/NNNN-<version>.json`; returns (receipt, path)."""
-    from builders.core.io import write_json
+    from babelforge.core.io import write_json
 
     receipt = {
         "dataset": dataset,

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.core.config import Paths, hidden_alias, setting, stage_paths
-from builders.core.datasets import names
-from builders.core.errors import BabelforgeError
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.datasets import names
+from babelforge.core.errors import BabelforgeError
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
@@ -54,10 +54,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config, api=None) -> int:
-    from builders.core.datasets import slice_path, spec
-    from builders.core.progress import info
-    from builders.publish import hub
-    from builders.publish.card import validate_card
+    from babelforge.core.datasets import slice_path, spec
+    from babelforge.core.progress import info
+    from babelforge.publish import hub
+    from babelforge.publish.card import validate_card
 
     if config.dataset is None or config.repo is None:
         raise BabelforgeError("publish: name the dataset and --repo ORG/NAME")
@@ -98,7 +98,7 @@ def run(config: Config, api=None) -> int:
 
     from requests import RequestException
 
-    from builders.core.http import redact, register_secret
+    from babelforge.core.http import redact, register_secret
 
     token = os.environ.get("HF_TOKEN")
     register_secret(token)   # masked in every message below, whoever produces it

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.core.determinism import NLLB_SCORE_DECIMALS, rounded
-from builders.core.errors import BabelforgeError
-from builders.core.io import atomic_directory, canonical_json, read_json
+from babelforge.core.determinism import NLLB_SCORE_DECIMALS, rounded
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_directory, canonical_json, read_json
 
 FULL_MODEL_ID = "facebook/nllb-200-distilled-1.3B"
 # Hub commit of FULL_MODEL_ID the project pins (the snapshot the public HF caches of this
@@ -217,7 +217,7 @@ class NllbTranslator:
 
     def runtime(self) -> dict[str, Any]:
         """Device, compute type, pinned CPU ISA or GPU name, library versions (determinism.runtime)."""
-        from builders.core.determinism import runtime
+        from babelforge.core.determinism import runtime
 
         return runtime(self.device, self.compute_type)
 

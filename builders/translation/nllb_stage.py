@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from builders.core.config import Paths, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,13 @@ def run(config: Config) -> int:
     import tempfile
     from pathlib import Path
 
-    from builders.core.errors import BabelforgeError
-    from builders.core.progress import info
-    from builders.translation.nllb import convert_to_ctranslate2
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.progress import info
+    from babelforge.translation.nllb import convert_to_ctranslate2
 
     out_dir, quantization = config.paths.nllb_model, config.quantization
     if config.source == "tiny":
-        from builders.translation.tiny import TINY_MODEL_ID, build_tiny_hf
+        from babelforge.translation.tiny import TINY_MODEL_ID, build_tiny_hf
 
         seed = config.tiny_seed
         with tempfile.TemporaryDirectory() as scratch:

@@ -15,8 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from builders.core.errors import BabelforgeError
-from builders.core.scripts import script_of
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.scripts import script_of
 
 SLOT = "{}"
 

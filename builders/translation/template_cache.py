@@ -15,8 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from builders.core.io import canonical_json, read_json, sha256_file, write_json
-from builders.translation.placeholders import TranslatedTemplate
+from babelforge.core.io import canonical_json, read_json, sha256_file, write_json
+from babelforge.translation.placeholders import TranslatedTemplate
 
 
 def model_fingerprint(model_dir: str | Path) -> str:

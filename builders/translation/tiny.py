@@ -20,8 +20,8 @@ import io
 import tempfile
 from pathlib import Path
 
-from builders.core.errors import BabelforgeError
-from builders.core.io import atomic_directory
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_directory
 
 
 
@@ -107,7 +107,7 @@ def build_tiny_nllb(out_dir, sib_dir, seed=0, templates=None) -> Path:
 
     `sib_dir` (SIB-200 `annotated/`) / `templates`: the vocabulary's text (templates default to the repo's).
     """
-    from builders.translation.nllb import convert_to_ctranslate2
+    from babelforge.translation.nllb import convert_to_ctranslate2
 
     out = Path(out_dir)
     with atomic_directory(out / "hf") as tmp:

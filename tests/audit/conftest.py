@@ -99,8 +99,8 @@ def audit_params(tmp: Path, **overrides) -> dict:
 
 
 def audit_config(tmp: Path, **overrides):
-    from builders.audit.audit_stage import Config
-    from builders.core.config import load_config
+    from babelforge.audit.audit_stage import Config
+    from babelforge.core.config import load_config
 
     return load_config(Config, audit_params(tmp, **overrides))
 

@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from builders.audit.audit_stage import build_audit
-from builders.cli import main as cli
-from builders.core.errors import BabelforgeError
-from builders.core.languages import read_registry
+from babelforge.audit.audit_stage import build_audit
+from babelforge.cli import main as cli
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import read_registry
 from tests.audit.conftest import audit_config, audit_params, stub_rank
 
 
@@ -114,7 +114,7 @@ def test_unknown_language_is_an_error(label_inputs):
 
 
 def test_a_failed_run_leaves_the_previous_report_whole(label_inputs, monkeypatch):
-    from builders.audit import report
+    from babelforge.audit import report
 
     run_audit(label_inputs)
     out = label_inputs / "reports" / "audit"
@@ -151,9 +151,9 @@ def test_dropped_senses_count_classes_the_filters_emptied(label_inputs):
 def test_prompt_failures_are_counted_per_check_name(label_inputs):
     """prompts.parquet joins a prompt's failed checks with commas; the audit counts check names
     (it used to count the characters of that text: `failed_checks.i`, `.t`, `.,`)."""
-    from builders.babel_imagenet.prompts import PromptRow, rows_to_records
-    from builders.babel_imagenet.prompts_stage import prompts_table
-    from builders.core.io import write_table
+    from babelforge.babel_imagenet.prompts import PromptRow, rows_to_records
+    from babelforge.babel_imagenet.prompts_stage import prompts_table
+    from babelforge.core.io import write_table
 
     failed = [["script", "langid"], ["langid"], [], ["slot_count", "script", "length_ratio"]]
     rows = [PromptRow("fin_Latn", "nllb", i, f"kuva {{}} {i}", "a photo of a {}.", "tag_noun", False, -0.1,
@@ -169,15 +169,15 @@ def test_prompt_failures_are_counted_per_check_name(label_inputs):
 
 
 def test_code_defaults_are_params_yaml(repo_root):
-    from builders.audit.audit_stage import Config
-    from builders.core.config import load_config
-    from builders.core.params import load_params
+    from babelforge.audit.audit_stage import Config
+    from babelforge.core.config import load_config
+    from babelforge.core.params import load_params
 
     assert load_config(Config, load_params(repo_root / "params.yaml")) == Config()
 
 
 def test_each_registered_dataset_gets_its_own_slice_that_other_datasets_leave_alone(label_inputs):
-    from builders.core.datasets import names
+    from babelforge.core.datasets import names
 
     out = label_inputs / "reports" / "audit" / "datasets"
     run_audit(label_inputs)
@@ -199,8 +199,8 @@ def test_each_registered_dataset_gets_its_own_slice_that_other_datasets_leave_al
 
 def test_reviews_alternatives_and_the_sheet_reach_the_report(label_inputs):
     """labels.parquet as the labels stage writes it after reviews, plus candidates.parquet."""
-    from builders.babel_imagenet.reviews import apply_reviews, parse_review_file
-    from builders.core.io import write_table
+    from babelforge.babel_imagenet.reviews import apply_reviews, parse_review_file
+    from babelforge.core.io import write_table
 
     tmp = label_inputs
     labels = pd.read_parquet(tmp / "labels.parquet")
@@ -248,8 +248,8 @@ def test_the_caption_section_reads_each_language_alone_and_plots_box_statistics(
     import numpy as np
     from matplotlib import cbook
 
-    from builders.audit import checks, sections
-    from builders.core import io
+    from babelforge.audit import checks, sections
+    from babelforge.core import io
 
     reads = []
     original = io.read_table

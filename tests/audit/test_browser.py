@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from builders.audit.audit_stage import build_audit
-from builders.core.languages import read_registry
+from babelforge.audit.audit_stage import build_audit
+from babelforge.core.languages import read_registry
 from tests.audit.conftest import audit_config, stub_rank
 from tests.browser import chromium_page
 

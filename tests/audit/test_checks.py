@@ -4,8 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders.audit import checks
-from builders.core.scripts import dominant_script
+from babelforge.audit import checks
+from babelforge.core.scripts import dominant_script
 from tests.audit.conftest import FIN_LABELS, KMR_LABELS, clip_names, stub_rank
 
 
@@ -107,7 +107,7 @@ def test_langid_flags_only_confident_long_disagreements():
 
 
 def test_real_langid_is_not_trusted_on_single_words():
-    from builders.audit.audit_stage import langid_ranking
+    from babelforge.audit.audit_stage import langid_ranking
 
     labels = {0: "koira", 1: "kissa", 2: "Dies ist ganz offensichtlich ein langer deutscher Satz über Hunde"}
     flags, summary = checks.flag_labels(labels, langid_code="fi", rank=langid_ranking(),

@@ -1,8 +1,8 @@
 """The label changelog: pure diff on two small label sets, and the CLI on two labels files."""
 import json
 
-from builders.audit.diff import diff_labels, labels_by_language, render_markdown
-from builders.cli import main as cli
+from babelforge.audit.diff import diff_labels, labels_by_language, render_markdown
+from babelforge.cli import main as cli
 from tests.audit.conftest import labels_table
 
 OLD = {"fin_Latn": {0: "suutari", 1: "kultakala", 2: "hai"}, "rus_Cyrl": {0: "линь"}, "deu_Latn": {0: "Schleie"}}
@@ -56,7 +56,7 @@ def test_cli_on_two_label_files(tmp_path, capsys):
 
 
 def test_review_made_changes_are_listed_apart_from_rule_made_ones():
-    from builders.audit.diff import review_made
+    from babelforge.audit.diff import review_made
 
     old_rows = [{"lang": "deu_Latn", "class_idx": i, "label": label} for i, label in
                 [(0, "Schleie"), (1, "Goldfisch"), (457, "Fliege"), (579, "Flügel"), (9, "Strauß")]]

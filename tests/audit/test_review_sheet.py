@@ -4,10 +4,10 @@ import io
 
 import pytest
 
-from builders.audit.review_sheet import (SHEET_COLUMNS, merge_reviews, read_sheet, render_sheet, sheet_reviews,
+from babelforge.audit.review_sheet import (SHEET_COLUMNS, merge_reviews, read_sheet, render_sheet, sheet_reviews,
                                          sheet_rows)
-from builders.babel_imagenet.reviews import Review, ReviewContext
-from builders.core.errors import BabelforgeError
+from babelforge.babel_imagenet.reviews import Review, ReviewContext
+from babelforge.core.errors import BabelforgeError
 
 TENCH, GOLDFISH, BOW_TIE = "n01440764", "n01443537", "n02883205"
 CONTEXT = ReviewContext(frozenset({TENCH, GOLDFISH, BOW_TIE}), frozenset({"tench", "goldfish", "bow tie"}),

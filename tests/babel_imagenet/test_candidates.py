@@ -1,7 +1,7 @@
 """Candidates: every sense of a class with the rule that set it aside, derived through labels.py's own rules."""
-from builders.babel_imagenet.candidates import SET_ASIDE, candidate_rows
-from builders.babel_imagenet.labels import Rules, choose_labels, english_lemma_keys, english_rows
-from builders.lexicon.senses import Sense
+from babelforge.babel_imagenet.candidates import SET_ASIDE, candidate_rows
+from babelforge.babel_imagenet.labels import Rules, choose_labels, english_lemma_keys, english_rows
+from babelforge.lexicon.senses import Sense
 
 ENGLISH = english_lemma_keys([["tench", "Tinca tinca"], ["goldfish", "Carassius auratus"]])
 WNIDS = {"01440764-n": (0, "n01440764"), "01443537-n": (1, "n01443537")}

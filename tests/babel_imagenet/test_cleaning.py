@@ -1,7 +1,7 @@
 """Lemma cleaning, rule by rule, on the forms the OMW mirror actually has."""
 import pytest
 
-from builders.babel_imagenet.cleaning import clean_lemma, normalise_lemma
+from babelforge.babel_imagenet.cleaning import clean_lemma, normalise_lemma
 
 
 def test_normalise_underscores_nfc_and_spaces():

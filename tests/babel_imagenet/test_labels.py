@@ -3,13 +3,13 @@ from collections import Counter
 
 import pytest
 
-from builders.babel_imagenet.labels import (
+from babelforge.babel_imagenet.labels import (
     Form, LabelChoice, Rules, ScriptRouter, choose_label, choose_labels, english_lemma_keys, english_rows,
     is_scientific_name, kept_languages, priority_index, rank_candidates, resolve_duplicates, resource_group,
 )
-from builders.core.errors import BabelforgeError
-from builders.core.languages import read_registry
-from builders.lexicon.senses import Sense
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import read_registry
+from babelforge.lexicon.senses import Sense
 from tests.registry import write_registry
 
 ENGLISH = english_lemma_keys([["tench", "Tinca tinca"], ["goldfish", "Carassius auratus"], ["jeep", "landrover"]])
@@ -261,7 +261,7 @@ def test_resource_group_bounds(n, group):
 def test_duplicates_are_flagged_not_dropped():
     import pandas as pd
 
-    from builders.babel_imagenet.labels_stage import labels_frame
+    from babelforge.babel_imagenet.labels_stage import labels_frame
 
     classes = pd.DataFrame({"class_idx": range(5), "wnid": [f"n{i}" for i in range(5)],
                             "synset": [f"{i:08d}-n" for i in range(5)]})

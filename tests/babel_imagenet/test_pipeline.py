@@ -3,10 +3,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from builders.cli import main as cli
-from builders.core.io import read_provenance
-from builders.core.languages import registry
-from builders.core.sources import read_sources
+from babelforge.cli import main as cli
+from babelforge.core.io import read_provenance
+from babelforge.core.languages import registry
+from babelforge.core.sources import read_sources
 
 
 def build(tmp, repo_root, shared_data, nltk_data, extra_params=None):
@@ -170,9 +170,9 @@ def test_named_markup_cases(built, first_rule):
 def test_every_label_is_in_a_script_its_language_expects(built):
     from types import SimpleNamespace
 
-    import builders.core.text_taggers  # noqa: F401  (registers script_v1)
-    from builders.core.scripts import dominant_script
-    from builders.core.taggers import run_tagger
+    import babelforge.core.text_taggers  # noqa: F401  (registers script_v1)
+    from babelforge.core.scripts import dominant_script
+    from babelforge.core.taggers import run_tagger
 
     labels, languages, _ = frames(built)
     rows = [{"text": label, "lang": lang} for lang, label in zip(labels["lang"], labels["label"])]

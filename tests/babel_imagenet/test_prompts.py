@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from builders.babel_imagenet import prompts as pr
-from builders.core.errors import BabelforgeError
-from builders.core.languages import read_registry
-from builders.core.taggers import Thresholds
-from builders.translation.placeholders import TranslatedTemplate
+from babelforge.babel_imagenet import prompts as pr
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import read_registry
+from babelforge.core.taggers import Thresholds
+from babelforge.translation.placeholders import TranslatedTemplate
 from tests.registry import write_registry as write_test_registry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -184,9 +184,9 @@ def test_checks_are_data_with_per_language_overrides(registry, rank):
 def test_prompts_config_is_params_yaml(tmp_path):
     import yaml
 
-    from builders.babel_imagenet.prompts_stage import Config
-    from builders.core.config import load_config
-    from builders.core.params import load_params
+    from babelforge.babel_imagenet.prompts_stage import Config
+    from babelforge.core.config import load_config
+    from babelforge.core.params import load_params
 
     params = load_params(REPO / "params.yaml")
     assert load_config(Config, params) == Config()          # code defaults = the sample profile's params

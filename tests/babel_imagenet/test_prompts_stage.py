@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.cli import main
-from builders.core.io import read_json, read_provenance, read_table, sha256_file, write_table
+from babelforge.cli import main
+from babelforge.core.io import read_json, read_provenance, read_table, sha256_file, write_table
 
 from .test_prompts import REPO, ROWS, write_registry
 
@@ -85,7 +85,7 @@ def test_a_changed_language_list_translates_only_the_new_languages(workdir, monk
     """`-S labels.min_classes=20` changes the language list: the languages kept are not translated again."""
     import pandas as pd
 
-    from builders.translation.nllb import NllbTranslator
+    from babelforge.translation.nllb import NllbTranslator
 
     targets: list[str] = []
     translate = NllbTranslator.translate

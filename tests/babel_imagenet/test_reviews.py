@@ -4,11 +4,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from builders.babel_imagenet.reviews import (Review, ReviewContext, apply_reviews, format_review_file,
+from babelforge.babel_imagenet.reviews import (Review, ReviewContext, apply_reviews, format_review_file,
                                              parse_review_file, review_coverage)
-from builders.cli import main as cli
-from builders.core.errors import BabelforgeError
-from builders.core.io import read_provenance
+from babelforge.cli import main as cli
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_provenance
 
 HEADER = "wnid\tdecision\tlabel\treviewer\tdate\tnote\n"
 BOW_TIE, FLY, GRAND_PIANO, TENCH, GOLDFISH = "n02883205", "n02190166", "n03452741", "n01440764", "n01443537"
@@ -172,7 +172,7 @@ def test_a_bad_header_names_line_one():
 
 
 def test_label_checks_follow_the_language():
-    from builders.babel_imagenet.reviews import check_review
+    from babelforge.babel_imagenet.reviews import check_review
 
     context = ReviewContext(frozenset({TENCH}), frozenset({"tench"}), {"eng_Latn": ("Latn",), "rus_Cyrl": ("Cyrl",)})
     check_review(review(TENCH, "replace", "tench", lang="eng_Latn"), context)   # English labels are English words
@@ -182,8 +182,8 @@ def test_label_checks_follow_the_language():
 
 
 def test_the_card_states_review_coverage_per_reviewed_language():
-    from builders.babel_imagenet.datasets import review_coverage_sentence
-    from builders.babel_imagenet.reviews import review_coverage
+    from babelforge.babel_imagenet.datasets import review_coverage_sentence
+    from babelforge.babel_imagenet.reviews import review_coverage
 
     rows = [{"lang": "deu_Latn", "label": "Querbinder", "rule_label": "Fliege", "reviewed": True},
             {"lang": "deu_Latn", "label": "Hai", "rule_label": "Hai", "reviewed": True},

@@ -18,14 +18,14 @@ def xtd_path(shared_data) -> Path:
 
 @pytest.fixture(scope="session")
 def registry():
-    from builders.core.languages import registry as project_registry
+    from babelforge.core.languages import registry as project_registry
 
     return project_registry()
 
 
 @pytest.fixture(scope="session")
 def xtd(xtd_path, registry):
-    from builders.captions.readers import read_xtd
+    from babelforge.captions.readers import read_xtd
 
     return read_xtd(xtd_path, "eng_Latn", registry)
 
@@ -74,14 +74,14 @@ def xtd_corpus(xtd_path) -> list[str]:
 
 @pytest.fixture(scope="session")
 def tiny_kiwi_dir(tmp_path_factory, xtd_corpus) -> Path:
-    from builders.captions.qe import build_tiny_kiwi
+    from babelforge.captions.qe import build_tiny_kiwi
 
     return build_tiny_kiwi(tmp_path_factory.mktemp("kiwi") / "cometkiwi-tiny", xtd_corpus, seed=0)
 
 
 @pytest.fixture(scope="session")
 def tiny_kiwi(tiny_kiwi_dir):
-    from builders.captions.qe import load_kiwi
+    from babelforge.captions.qe import load_kiwi
 
     model, _ = load_kiwi(str(tiny_kiwi_dir))
     return model

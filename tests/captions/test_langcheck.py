@@ -2,10 +2,10 @@ import math
 
 import pytest
 
-from builders.captions import langcheck
-from builders.captions.taggers import ATTRIBUTES, TAGGERS, TagContext, run_taggers
-from builders.core.taggers import run_tagger
-from builders.core.text_taggers import TextContext
+from babelforge.captions import langcheck
+from babelforge.captions.taggers import ATTRIBUTES, TAGGERS, TagContext, run_taggers
+from babelforge.core.taggers import run_tagger
+from babelforge.core.text_taggers import TextContext
 
 XTD_KEYS = ["eng_Latn", "deu_Latn", "spa_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang",
             "pol_Latn", "rus_Cyrl", "tur_Latn", "zho_Hans"]
@@ -139,7 +139,7 @@ def test_human_translations_pass_and_english_fails_the_language_check(xtd, ident
 
 
 def test_kiwi_is_a_registered_tagger_loaded_once_per_process(tiny_kiwi_dir):
-    from builders.captions.qe import kiwi_scorer, load_kiwi, KiwiScorer
+    from babelforge.captions.qe import kiwi_scorer, load_kiwi, KiwiScorer
 
     scorer, record = kiwi_scorer(str(tiny_kiwi_dir))
     assert kiwi_scorer(str(tiny_kiwi_dir)) == (scorer, record)          # the same model object, not a reload

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from builders.captions.qe import KiwiScorer, batch_order, is_hub_id, load_kiwi, resolve_checkpoint
-from builders.core.errors import BabelforgeError
-from builders.core.io import sha256_file
+from babelforge.captions.qe import KiwiScorer, batch_order, is_hub_id, load_kiwi, resolve_checkpoint
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_tiny_checkpoint_has_comets_layout_and_loads_with_comet_itself(tiny_kiwi
 
 
 def test_a_checkpoint_built_at_another_path_is_the_same_bytes(tiny_kiwi_dir, xtd_corpus, tmp_path):
-    from builders.captions.qe import build_tiny_kiwi
+    from babelforge.captions.qe import build_tiny_kiwi
 
     elsewhere = build_tiny_kiwi(tmp_path / "a" / "b" / "kiwi", xtd_corpus, seed=0)
     files = sorted(p.relative_to(tiny_kiwi_dir) for p in tiny_kiwi_dir.rglob("*") if p.is_file())
@@ -45,7 +45,7 @@ def test_a_checkpoint_built_at_another_path_is_the_same_bytes(tiny_kiwi_dir, xtd
 
 
 def test_weights_hash_is_the_same_for_a_checkpoint_built_elsewhere(tiny_kiwi, tiny_kiwi_dir, xtd_corpus, tmp_path):
-    from builders.captions.qe import build_tiny_kiwi, weights_sha256
+    from babelforge.captions.qe import build_tiny_kiwi, weights_sha256
 
     elsewhere = build_tiny_kiwi(tmp_path / "elsewhere" / "cometkiwi-tiny", xtd_corpus, seed=0)
     _, record = load_kiwi(str(elsewhere))
@@ -59,8 +59,8 @@ def test_the_stage_builds_the_same_weights_from_params(tiny_kiwi, xtd_path, repo
     `--out` for paths.kiwi_tiny; the same corpus and settings as the fixture give the same weights."""
     import yaml
 
-    from builders.captions.qe import weights_sha256
-    from builders.cli import main
+    from babelforge.captions.qe import weights_sha256
+    from babelforge.cli import main
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     params["captions"]["input"]["path"] = str(xtd_path)
@@ -118,7 +118,7 @@ def test_a_moved_checkpoint_still_loads_from_its_bundled_encoder(tiny_kiwi_dir, 
 
 
 def test_rebuild_is_byte_identical(tiny_kiwi_dir, xtd_corpus):
-    from builders.captions.qe import build_tiny_kiwi
+    from babelforge.captions.qe import build_tiny_kiwi
 
     before = {p.relative_to(tiny_kiwi_dir): sha256_file(p) for p in tiny_kiwi_dir.rglob("*") if p.is_file()}
     build_tiny_kiwi(tiny_kiwi_dir, xtd_corpus, seed=0)
@@ -165,8 +165,8 @@ def test_hub_ids_and_local_paths_are_told_apart():
 
 def test_importing_the_captions_modules_loads_no_heavy_library():
     code = (
-        "import sys, builders.cli, builders.captions.qe, builders.captions.select_stage, "
-        "builders.captions.tag_stage, builders.captions.translate_stage, builders.captions.kiwi_model_stage;"
+        "import sys, babelforge.cli, babelforge.captions.qe, babelforge.captions.select_stage, "
+        "babelforge.captions.tag_stage, babelforge.captions.translate_stage, babelforge.captions.kiwi_model_stage;"
         "heavy = [m for m in ('torch', 'comet', 'transformers', 'pandas', 'huggingface_hub', 'ctranslate2') "
         "if m in sys.modules]; print(heavy)"
     )

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from builders.captions.readers import XTD_LANGUAGE_KEYS, read_caption_table, read_captions, read_xtd
-from builders.core.errors import BabelforgeError
+from babelforge.captions.readers import XTD_LANGUAGE_KEYS, read_caption_table, read_captions, read_xtd
+from babelforge.core.errors import BabelforgeError
 
 
 def test_xtd_reader_gives_1000_english_captions_and_ten_reference_languages(xtd, xtd_path):
@@ -89,7 +89,7 @@ def test_a_repeated_id_is_found_blocks_apart_and_named_with_its_row(tmp_path, re
 def test_seen_ids_agree_with_a_set_over_many_blocks():
     import random
 
-    from builders.captions.readers import SeenIds
+    from babelforge.captions.readers import SeenIds
 
     generator = random.Random(7)
     seen, reference = SeenIds(), set()
@@ -117,7 +117,7 @@ def test_unknown_xtd_code_and_missing_source_language_are_errors(tmp_path, regis
 
 
 def test_xtd_keys_exist_in_the_project_registry():
-    from builders.core.languages import registry
+    from babelforge.core.languages import registry
 
     project = registry()
     for code, key in XTD_LANGUAGE_KEYS.items():
@@ -131,7 +131,7 @@ def test_img2dataset_parquet_folders_stream_in_batches_and_skip_failed_downloads
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from builders.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
+    from babelforge.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
 
     texts = [row["caption"] for row in xtd.captions[:50]]
     folder = tmp_path / "cc3m"
@@ -158,7 +158,7 @@ def test_img2dataset_parquet_folders_stream_in_batches_and_skip_failed_downloads
 
 
 def test_streamed_tables_carry_their_references(tmp_path, registry, xtd, xtd_path):
-    from builders.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
+    from babelforge.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
 
     batches = list(stream_captions(InputConfig(path=str(xtd_path), limit=30), registry, batch_rows=16))
     assert [batch.num_rows for batch in batches] == [16, 14]

@@ -2,10 +2,10 @@ import math
 
 import pytest
 
-from builders.captions.select import DEFAULT_CHECKS, choose, failed_checks, percentiles, quality_flags, with_text_tags
-from builders.captions.select_stage import Config, select_rows
-from builders.core.errors import BabelforgeError
-from builders.core.taggers import Thresholds
+from babelforge.captions.select import DEFAULT_CHECKS, choose, failed_checks, percentiles, quality_flags, with_text_tags
+from babelforge.captions.select_stage import Config, select_rows
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.taggers import Thresholds
 
 NAN = math.nan
 # The full profile's checks (params.yaml `captions.select.default`, profile full).
@@ -130,10 +130,10 @@ def test_select_rows_one_row_per_pair_with_percentiles_per_language():
 def test_code_defaults_are_the_sample_profiles_params(repo_root, stage):
     import importlib
 
-    from builders.core.config import load_config
-    from builders.core.params import load_params
+    from babelforge.core.config import load_config
+    from babelforge.core.params import load_params
 
-    config = importlib.import_module(f"builders.captions.{stage}").Config
+    config = importlib.import_module(f"babelforge.captions.{stage}").Config
     params = load_params(repo_root / "params.yaml")
     assert load_config(config, params) == config()
     assert load_config(config, {**params, "profile": "full"}) != config()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.cli import main
-from builders.core import shards
+from babelforge.cli import main
+from babelforge.core import shards
 
 from tests.core.shard_workers import kill_after_shards
 
@@ -52,7 +52,7 @@ def write_params(root: Path, captions: Path, kiwi_dir, nllb_dir: Path | None = N
 
 def stage(monkeypatch, name: str, params: Path, translator=None) -> int:
     if translator is not None:
-        from builders.captions import translate_stage
+        from babelforge.captions import translate_stage
 
         monkeypatch.setattr(translate_stage, "make_translator", lambda config: translator)
     return main([name, "--params", str(params)])
@@ -147,7 +147,7 @@ def test_selection_over_shards_equals_selection_over_the_same_rows_in_one_shard(
     assert pq.ParquetFile(data / "selected.parquet").metadata.num_row_groups == 4
 
 
-KILLED_TRANSLATE = "import sys; from builders.cli import main; sys.exit(main(sys.argv[1:]))"
+KILLED_TRANSLATE = "import sys; from babelforge.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.mark.slow
@@ -184,8 +184,8 @@ def test_translate_killed_with_sigkill_resumes_and_ends_byte_identical(tmp_path,
 
 PEAK_RSS = textwrap.dedent("""
     import resource, sys
-    from builders.captions import translate_stage
-    from builders.cli import main
+    from babelforge.captions import translate_stage
+    from babelforge.cli import main
     from tests.captions.conftest import StubTranslator
     translate_stage.make_translator = lambda config: StubTranslator(num_hypotheses=4)
     assert main(["captions_translate", "--params", sys.argv[1]]) == 0

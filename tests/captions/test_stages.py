@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.cli import main
-from builders.core import shards
-from builders.core.io import read_json, read_table, sha256_file
+from babelforge.cli import main
+from babelforge.core import shards
+from babelforge.core.io import read_json, read_table, sha256_file
 
 from tests.project import command_env, run
 
@@ -42,7 +42,7 @@ def stub_for(xtd):
 
 
 def translate(monkeypatch, params: Path, data: Path, translator) -> int:
-    from builders.captions import translate_stage
+    from babelforge.captions import translate_stage
 
     monkeypatch.setattr(translate_stage, "make_translator", lambda settings: translator)
     return main(["captions_translate", "--params", str(params), "--registry", REGISTRY, "--out", str(data)])

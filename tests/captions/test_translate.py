@@ -1,11 +1,11 @@
 
 import pytest
 
-from builders.captions import select_stage, translate_stage
-from builders.captions.translate import translate_nbest
-from builders.core.config import load_config
-from builders.core.errors import BabelforgeError
-from builders.core.params import load_params
+from babelforge.captions import select_stage, translate_stage
+from babelforge.captions.translate import translate_nbest
+from babelforge.core.config import load_config
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.params import load_params
 
 from .conftest import REPO
 
@@ -58,7 +58,7 @@ def test_params_express_the_sample_default_and_the_papers_100_beams_25_hypothese
 
 
 def test_tiny_nllb_gives_n_best_rows(tiny_nllb):
-    from builders.translation.nllb import NllbTranslator
+    from babelforge.translation.nllb import NllbTranslator
 
     translator = NllbTranslator(tiny_nllb, device="cpu", beam_size=4, num_hypotheses=3, max_decoding_length=12)
     rows = translate_nbest(translator, [("c1", "a dog on the grass"), ("c2", "two cats")], "eng_Latn",

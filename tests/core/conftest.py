@@ -40,7 +40,7 @@ def server(mirror):
 @pytest.fixture
 def fast_policy():
     """Retries with millisecond back-off and short timeouts, so failure tests run fast."""
-    from builders.core.http import RetryPolicy
+    from babelforge.core.http import RetryPolicy
 
     return RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01, max_retry_after=30, timeout=5)
 

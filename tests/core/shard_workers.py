@@ -54,7 +54,7 @@ class PinReport:
 
         import pyarrow as pa
 
-        from builders.core.determinism import pinned_now
+        from babelforge.core.determinism import pinned_now
 
         pin = json.dumps(pinned_now(), sort_keys=True)
         return pa.table({"id": batch.column("id"), "pin": pa.array([pin] * batch.num_rows, pa.string())})

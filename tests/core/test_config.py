@@ -4,9 +4,9 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from builders.cli import main as cli
-from builders.core.config import Paths, as_params, build, describe, from_group, load_config, override, setting, stage_paths
-from builders.core.errors import BabelforgeError
+from babelforge.cli import main as cli
+from babelforge.core.config import Paths, as_params, build, describe, from_group, load_config, override, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
 
 
 @dataclass(frozen=True)

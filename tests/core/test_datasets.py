@@ -1,6 +1,5 @@
 """The dataset registry: every spec is complete, and dvc.yaml's card stage has one entry per
 dataset whose deps are what its spec reads and imports."""
-import ast
 import dataclasses
 import re
 from pathlib import Path
@@ -8,11 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.core.config import Paths, load_config
-from builders.core.datasets import (REGISTRY, AuditSection, DatasetSpec, artifact_path, citation, names, resolve,
+from babelforge.core.config import Paths, load_config
+from babelforge.core.datasets import (REGISTRY, AuditSection, DatasetSpec, artifact_path, citation, names, resolve,
                                     slice_path, spec)
-from builders.core.errors import BabelforgeError
-from builders.core.licences import HF_LICENSES, Licence
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.licences import HF_LICENSES, Licence
+from tests.imports import repo_files_run_by
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = {"builders/core", "builders/publish"}     # every card's code: the card stage and the plumbing
@@ -68,27 +68,10 @@ def _interpolate(text: str, params: dict) -> str:
 
 
 def _imported_areas(module: str) -> set[str]:
-    """builders/<area> of every builders module `module` imports, at any depth, anywhere in its code."""
-    seen, todo, areas = set(), [module], set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        path = REPO / (name.replace(".", "/") + ".py")
-        if not path.exists():
-            path = REPO / name.replace(".", "/") / "__init__.py"
-        if not path.exists():
-            continue
-        if "." in name:                # builders/__init__.py holds only the version
-            areas.add("/".join(name.split(".")[:2]))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("builders"):
-                todo.append(node.module)
-                todo += [f"{node.module}.{alias.name}" for alias in node.names]
-            elif isinstance(node, ast.Import):
-                todo += [alias.name for alias in node.names if alias.name.startswith("builders")]
-    return areas
+    """builders/<area> of every package module `module` imports, at any depth, anywhere in its code
+    (builders/__init__.py holds only the version)."""
+    return {"/".join(path.relative_to(REPO).parts[:2]) for path in repo_files_run_by(module)
+            if path.relative_to(REPO).as_posix() != "builders/__init__.py"}
 
 
 def test_dvc_card_stage_has_one_entry_per_dataset_with_its_artifacts_and_code():

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from builders.core import determinism
-from builders.core.errors import BabelforgeError
+from babelforge.core import determinism
+from babelforge.core.errors import BabelforgeError
 
 
 @pytest.mark.parametrize("isa", determinism.CPU_ISAS)
@@ -71,7 +71,7 @@ def test_the_cli_pins_before_the_stage_imports_torch(tmp_path, repo_root):
     """A stage run by the CLI sees the pinned variables, and its libraries load after them."""
     params = tmp_path / "params.yaml"
     params.write_text((repo_root / "params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    code = ("import os, sys; from builders import cli; import builders.core.determinism as d;"
+    code = ("import os, sys; from babelforge import cli; import babelforge.core.determinism as d;"
             "cli.pin_cpu_for(['--params', sys.argv[1], '--set', 'nllb.cpu_isa=GENERIC']);"
             "print(os.environ['CT2_FORCE_CPU_ISA'], d.loaded_too_early());"
             "import torch; print(torch.backends.cpu.get_cpu_capability())")
@@ -83,7 +83,7 @@ def test_the_cli_pins_before_the_stage_imports_torch(tmp_path, repo_root):
 
 
 def test_a_cpu_isa_the_machine_lacks_stops_the_stage_with_one_line(tmp_path, repo_root, monkeypatch, capsys):
-    from builders import cli
+    from babelforge import cli
 
     monkeypatch.setattr(determinism, "cpu_flags", lambda: {"sse2"})
     monkeypatch.setattr(determinism.os, "environ", dict(determinism.os.environ))

@@ -1,8 +1,8 @@
 """`device: auto` is resolved in one place, for the runtime that will run the model."""
 import pytest
 
-from builders.core import device
-from builders.core.errors import BabelforgeError
+from babelforge.core import device
+from babelforge.core.errors import BabelforgeError
 
 
 def test_auto_follows_the_runtime_that_runs_the_model(monkeypatch):

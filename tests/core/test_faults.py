@@ -7,10 +7,10 @@ import sys
 import pandas as pd
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.core.http import RetryPolicy, policy_from_text
-from builders.core.io import atomic_directory, atomic_path, clear_leftovers, read_table, write_table
-from builders.core.params import load_params
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.http import RetryPolicy, policy_from_text
+from babelforge.core.io import atomic_directory, atomic_path, clear_leftovers, read_table, write_table
+from babelforge.core.params import load_params
 
 
 def dead_pid() -> int:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from builders.core import fetch, sources
-from builders.core.errors import BabelforgeError
-from builders.core.http import ChecksumMismatchError
-from builders.core.io import read_json, sha256_file
+from babelforge.core import fetch, sources
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.http import ChecksumMismatchError
+from babelforge.core.io import read_json, sha256_file
 
 SMALL = ["sib-200-nko", "sib-200-license", "imagenet-classes", "clip-templates", "flores200-sib-codes"]
 
@@ -206,7 +206,7 @@ def test_verbatim_sources_point_at_pinned_upstream_files(registry):
 # --- the CLI stage ---------------------------------------------------------------------
 
 def test_cli_reads_params_and_flags(mirror, tmp_path, monkeypatch, capsys):
-    from builders.cli import main
+    from babelforge.cli import main
 
     monkeypatch.chdir(tmp_path)
     Path("params.yaml").write_text(f"fetch:\n  mirror: {mirror}\n  sources: [clip-templates]\npaths:\n  raw: raw\n")
@@ -223,7 +223,7 @@ def test_cli_reads_params_and_flags(mirror, tmp_path, monkeypatch, capsys):
 
 
 def test_flags_override_the_params_group(tmp_path):
-    from builders.cli import config_from_args, stage_parser
+    from babelforge.cli import config_from_args, stage_parser
 
     params = tmp_path / "params.yaml"
     params.write_text("fetch:\n  mirror: ../shared/data\n  sources: [omw]\npaths:\n  raw: data/raw\n")

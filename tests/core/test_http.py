@@ -1,4 +1,4 @@
-"""builders.core.http against a loopback server serving the real source mirror."""
+"""babelforge.core.http against a loopback server serving the real source mirror."""
 from __future__ import annotations
 
 import email.utils
@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from builders.core import http
-from builders.core.errors import BabelforgeError
+from babelforge.core import http
+from babelforge.core.errors import BabelforgeError
 
 SIB_FILE = "sib-200/annotated/deu_Latn/train.tsv"
 XTD_FILE = "xtd/xtd.json"
@@ -231,7 +231,7 @@ def test_importing_the_module_imports_no_http_library():
     import subprocess
     import sys
 
-    code = "import sys, builders.core.http, builders.core.fetch; print('requests' in sys.modules)"
+    code = "import sys, babelforge.core.http, babelforge.core.fetch; print('requests' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 

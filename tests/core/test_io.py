@@ -7,8 +7,8 @@ import textwrap
 import pandas as pd
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.core.io import (atomic_path, read_arrow, read_provenance, read_schema, read_table, value_counts, write_json,
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import (atomic_path, read_arrow, read_provenance, read_schema, read_table, value_counts, write_json,
                              write_table, write_table_parts)
 
 
@@ -88,7 +88,7 @@ def test_process_killed_mid_write_leaves_old_artifact(tmp_path):
     # A writer that dies (SIGKILL, no cleanup) halfway through writing the new version.
     script = textwrap.dedent(f"""
         import os, signal
-        from builders.core.io import atomic_path
+        from babelforge.core.io import atomic_path
         with atomic_path({str(target)!r}) as tmp:
             with open(tmp, "wb") as handle:
                 handle.write(b"PAR1 half a parquet file")

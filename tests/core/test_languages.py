@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.core.languages import (
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import (
     KEY_PATTERN,
     REGISTRY_PATH,
     Language,

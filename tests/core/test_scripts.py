@@ -1,9 +1,9 @@
-"""builders.core.scripts: script of a character, shares, Han variants, expected-script share."""
+"""babelforge.core.scripts: script of a character, shares, Han variants, expected-script share."""
 from __future__ import annotations
 
 import pytest
 
-from builders.core import scripts as sc
+from babelforge.core import scripts as sc
 
 
 @pytest.mark.parametrize("char, script", [

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pytest
 
-from builders.core import shards
-from builders.core.errors import BabelforgeError
-from builders.core.determinism import cpu_environment
-from builders.core.runners import RunnerConfig, ray_init_options, run_sharded, slice_reader
+from babelforge.core import shards
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.determinism import cpu_environment
+from babelforge.core.runners import RunnerConfig, ray_init_options, run_sharded, slice_reader
 
 from .shard_workers import TextStats, kill_after_shards
 
@@ -138,8 +138,8 @@ def test_the_directory_reads_as_one_dataset_with_columns_and_filters(tmp_path, c
 KILLED_RUN = textwrap.dedent("""
     import json, sys
     import pyarrow as pa
-    from builders.core import shards
-    from builders.core.runners import RunnerConfig, run_sharded, slice_reader
+    from babelforge.core import shards
+    from babelforge.core.runners import RunnerConfig, run_sharded, slice_reader
     from tests.core.shard_workers import TextStats
 
     directory, source = sys.argv[1], sys.argv[2]
@@ -198,7 +198,7 @@ def test_a_local_ray_inherits_the_pin_and_a_cluster_gets_it_as_the_job_environme
 def test_ray_actors_run_under_the_stages_cpu_pin(captions, monkeypatch):
     """What makes `local` and `ray` write the same bytes: every actor's process has the pin."""
     pytest.importorskip("ray")
-    from builders.core.runners import run_shards
+    from babelforge.core.runners import run_shards
 
     from .shard_workers import PinReport
 
@@ -243,7 +243,7 @@ def reads_ahead_of_writes(tmp_path, runner: RunnerConfig, n_shards: int) -> list
     written, how many shards had been read but not yet written at that moment."""
     import functools
 
-    from builders.core.runners import run_shards
+    from babelforge.core.runners import run_shards
 
     from .shard_workers import logged_read
 

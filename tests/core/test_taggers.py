@@ -3,16 +3,16 @@ import math
 
 import pytest
 
-from builders.core import taggers
-from builders.core.errors import BabelforgeError
-from builders.core.taggers import Thresholds, parse_rules, rejection_reasons
+from babelforge.core import taggers
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.taggers import Thresholds, parse_rules, rejection_reasons
 
 ROWS = [{"text": "a"}, {"text": "bb"}, {"text": "ccc"}]
 
 
 def all_taggers() -> dict:
     """The registry once every stage module is imported (each imports the taggers it runs)."""
-    from builders.core.taggers_stage import used_by
+    from babelforge.core.taggers_stage import used_by
 
     used_by()
     return taggers.REGISTRY
@@ -26,7 +26,7 @@ def scratch_registry(monkeypatch):
 
 
 def test_every_project_tagger_is_versioned_typed_and_used_by_a_stage():
-    from builders.core.taggers_stage import used_by
+    from babelforge.core.taggers_stage import used_by
 
     used = used_by()
     registry = all_taggers()
@@ -113,7 +113,7 @@ def test_bad_thresholds_stop_with_one_line_naming_the_place(data, message):
 def test_taggers_command_lists_every_tagger_with_its_stages(capsys):
     import json
 
-    from builders.cli import main
+    from babelforge.cli import main
 
     assert main(["taggers", "--json"]) == 0
     listed = {entry["name"]: entry for entry in map(json.loads, capsys.readouterr().out.splitlines())}

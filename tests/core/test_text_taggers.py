@@ -1,8 +1,8 @@
 """The shared taggers: blank, script, duplicate, English look-alike, langid ranking."""
 import pytest
 
-from builders.core.taggers import run_tagger
-from builders.core.text_taggers import TextContext, duplicate_key
+from babelforge.core.taggers import run_tagger
+from babelforge.core.text_taggers import TextContext, duplicate_key
 
 
 def tag(name, texts, context=None, lang="x", **row):

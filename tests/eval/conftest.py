@@ -50,7 +50,7 @@ def counting_encoder():
 @pytest.fixture
 def digit_images(tmp_path):
     """An ImageSet of 6 files named by class (0..5), one per class."""
-    from eval.images import ImageSet
+    from babelforge.eval.images import ImageSet
 
     root = tmp_path / "imgs"
     root.mkdir()
@@ -63,7 +63,7 @@ def digit_images(tmp_path):
 
 @pytest.fixture(scope="session")
 def tiny_clip_dir(tmp_path_factory):
-    from eval.models import build_tiny_clip
+    from babelforge.eval.models import build_tiny_clip
 
     return build_tiny_clip(tmp_path_factory.mktemp("models") / "tiny_clip", seed=0)
 
@@ -84,8 +84,8 @@ def write_sample_project(root: Path) -> Path:
 
     import pandas as pd
 
-    from builders.core.io import write_table
-    from eval.images import draw_image
+    from babelforge.core.io import write_table
+    from babelforge.eval.images import draw_image
 
     write_registry(root / "resources" / "languages.tsv", REGISTRY_ROWS)
 
@@ -145,7 +145,7 @@ def write_babel_imagenet_tables(root: Path) -> None:
     """labels / languages / prompts over the classes the `images` task drew."""
     import pandas as pd
 
-    from builders.core.io import write_table
+    from babelforge.core.io import write_table
 
     wnids = sorted(p.name for p in (root / "data" / "eval" / "images" / "imagenet").iterdir())
     with (REPO / "resources" / "imagenet1k_classes.tsv").open() as handle:

@@ -7,10 +7,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from builders.core import shards
-from eval.cache import ImageEmbeddingCache, read_embeddings
-from eval.common import EvalRunnerConfig
-from eval.runs import retrieval_rows, zeroshot_rows
+from babelforge.core import shards
+from babelforge.eval.cache import ImageEmbeddingCache, read_embeddings
+from babelforge.eval.common import EvalRunnerConfig
+from babelforge.eval.runs import retrieval_rows, zeroshot_rows
 
 from .conftest import CountingEncoder
 
@@ -131,7 +131,7 @@ def test_a_new_language_or_prompt_set_never_re_encodes_images(counting_encoder, 
 @pytest.fixture
 def drawn_images(tmp_path):
     """40 drawn pictures of 4 families: a set the tiny CLIP really encodes."""
-    from eval.images import ImageSet, draw_image
+    from babelforge.eval.images import ImageSet, draw_image
 
     root = tmp_path / "drawn"
     root.mkdir()
@@ -144,7 +144,7 @@ def drawn_images(tmp_path):
 
 
 def test_the_tiny_clip_encodes_the_same_vectors_in_shards_as_in_one_call(tiny_clip_dir, drawn_images, tmp_path):
-    from eval.models import load_model
+    from babelforge.eval.models import load_model
 
     model = load_model(str(tiny_clip_dir), device="cpu")
     cache = ImageEmbeddingCache(tmp_path, EvalRunnerConfig(shard_size=16, batch_size=8))
@@ -160,7 +160,7 @@ def test_local_and_ray_write_byte_identical_embedding_shards(tiny_clip_dir, draw
     pytest.importorskip("ray")
     import torch
 
-    from eval.models import load_model
+    from babelforge.eval.models import load_model
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

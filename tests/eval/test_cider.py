@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from eval.cider import cider_d, document_frequency, tokenize
+from babelforge.eval.cider import cider_d, document_frequency, tokenize
 
 REFS = [["the cat sat"], ["the dog ran"]]
 
@@ -83,6 +83,6 @@ def test_unspaced_scripts_score_like_spaced_ones():
 
 
 def test_tokenization_report_names_the_scripts():
-    from eval.cider import tokenization_report
+    from babelforge.eval.cider import tokenization_report
 
     assert tokenization_report(["猫がソファで", "a cat 2"]) == {"characters": ["Hani", "Hira", "Kana"], "words": ["Latn"]}

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from builders.cli import main
+from babelforge.cli import main
 
 
 def write_tsv(path, header, rows):
@@ -78,8 +78,8 @@ def test_cider_cli_refuses_items_without_references(tmp_path, capsys):
 
 
 def test_profile_mappings_resolve_recursively():
-    from builders.core.errors import BabelforgeError
-    from builders.core.params import for_profile
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.core.params import for_profile
 
     def resolve_profile(value, profile):
         return for_profile(value, profile, "eval")

@@ -4,9 +4,9 @@ import importlib
 import pytest
 import yaml
 
-from builders.cli import COMMANDS, config_from_args, stage_parser
-from builders.core.config import load_config
-from builders.core.errors import BabelforgeError
+from babelforge.cli import COMMANDS, config_from_args, stage_parser
+from babelforge.core.config import load_config
+from babelforge.core.errors import BabelforgeError
 
 EVAL_COMMANDS = sorted(name for name in COMMANDS if name.startswith("eval_"))
 STAGES = [name for name in EVAL_COMMANDS if hasattr(importlib.import_module(COMMANDS[name][0]), "Config")]
@@ -33,8 +33,8 @@ def test_code_defaults_equal_params_yaml(name, repo_root):
 
 
 def test_the_defaults_that_used_to_disagree():
-    from eval.images_stage import Config as Images
-    from eval.tiny_clip_stage import Config as TinyClip
+    from babelforge.eval.images_stage import Config as Images
+    from babelforge.eval.tiny_clip_stage import Config as TinyClip
 
     assert (Images().n_classes, Images().per_class, TinyClip().seeds) == (1000, 1, [0, 1, 2])
 
@@ -58,7 +58,7 @@ def test_flags_override_params(tmp_path, repo_root):
 
 
 def test_full_profile_resolves_nested_choices(repo_root):
-    from eval.retrieval_stage import Config
+    from babelforge.eval.retrieval_stage import Config
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["profile"] = "full"
@@ -69,7 +69,7 @@ def test_full_profile_resolves_nested_choices(repo_root):
 
 
 def test_a_typo_in_an_eval_group_is_one_line(repo_root):
-    from eval.zeroshot_stage import Config
+    from babelforge.eval.zeroshot_stage import Config
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["eval"]["zeroshot"]["max_template"] = 3
@@ -78,7 +78,7 @@ def test_a_typo_in_an_eval_group_is_one_line(repo_root):
 
 
 def test_language_codes_resolve_through_the_registry():
-    from eval.common import CommonConfig, language_resolver, requested_languages
+    from babelforge.eval.common import CommonConfig, language_resolver, requested_languages
 
     resolve = language_resolver(CommonConfig())
     assert [resolve(c) for c in ("deu_Latn", "de", "DE", "jp", "zh")] == ["deu_Latn"] * 3 + ["jpn_Jpan", "zho_Hans"]

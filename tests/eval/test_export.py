@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from builders.cli import main
-from builders.core.io import write_table
-from eval.clip_benchmark import LABELS_FILE, PROMPTS_FILE, layout, read_layout
+from babelforge.cli import main
+from babelforge.core.io import write_table
+from babelforge.eval.clip_benchmark import LABELS_FILE, PROMPTS_FILE, layout, read_layout
 from tests.eval.conftest import REGISTRY_ROWS
 from tests.registry import write_registry
 
@@ -46,10 +46,10 @@ def built(tmp_path):
 
 
 def test_export_reads_back_identically(built):
-    from builders.babel_imagenet.prompts import read_templates
-    from builders.core.io import read_table
-    from eval.runs import labels_by_language, translated_templates
-    from eval.zeroshot_stage import ENGLISH_TEMPLATES
+    from babelforge.babel_imagenet.prompts import read_templates
+    from babelforge.core.io import read_table
+    from babelforge.eval.runs import labels_by_language, translated_templates
+    from babelforge.eval.zeroshot_stage import ENGLISH_TEMPLATES
 
     assert main(["eval_export", "--out", "cb"]) == 0
     labels, prompts = read_layout(built / "cb")
@@ -84,7 +84,7 @@ def test_export_is_what_clip_benchmark_reads(built):
 
 
 def test_layout_refuses_two_languages_with_one_code():
-    from builders.core.errors import BabelforgeError
+    from babelforge.core.errors import BabelforgeError
 
     with pytest.raises(BabelforgeError, match="both export as 'ZH'"):
         layout({"zho_Hans": {0: "猫"}, "zho_Hant": {0: "貓"}}, {"zho_Hans": ["{}"], "zho_Hant": ["{}"]},

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from builders.core.errors import BabelforgeError
-from eval.models import build_tiny_clip, directory_hash, load_model
+from babelforge.core.errors import BabelforgeError
+from babelforge.eval.models import build_tiny_clip, directory_hash, load_model
 
 
 def test_tiny_clip_is_deterministic_per_seed(tiny_clip_dir, tmp_path):
@@ -99,7 +99,7 @@ def test_model_errors_are_actionable(tmp_path):
 def test_fp16_on_gpu_fp32_on_cpu(tiny_clip_dir):
     import torch
 
-    from eval.models import dtype_for
+    from babelforge.eval.models import dtype_for
 
     assert dtype_for("cuda") == dtype_for("cuda:1") == torch.float16
     assert dtype_for("cpu") == torch.float32

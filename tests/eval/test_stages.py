@@ -5,9 +5,9 @@ import struct
 import pandas as pd
 import pytest
 
-from builders.cli import main
-from builders.core import shards
-from eval.report import ROW_KEYS
+from babelforge.cli import main
+from babelforge.core import shards
+from babelforge.eval.report import ROW_KEYS
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
 PLOTS = ("correlation_by_model", "zeroshot_by_language", "zeroshot_vs_retrieval")

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from eval.cache import ImageEmbeddingCache
-from eval.runs import labels_by_language, translated_templates, zeroshot_rows
-from eval.zeroshot import (choose_templates, class_embeddings, evaluate_language, fill_template,
+from babelforge.eval.cache import ImageEmbeddingCache
+from babelforge.eval.runs import labels_by_language, translated_templates, zeroshot_rows
+from babelforge.eval.zeroshot import (choose_templates, class_embeddings, evaluate_language, fill_template,
                            fixed_class_control, zeroshot_metrics)
 
 E = np.eye(5, dtype=np.float32)

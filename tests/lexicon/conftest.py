@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from builders.lexicon.wordnet import open_wordnet
+from babelforge.lexicon.wordnet import open_wordnet
 from tests.loopback import QuietHandler, serving
 from tests.registry import write_registry
 
@@ -63,7 +63,7 @@ REGISTRY_ROWS = [
 
 @pytest.fixture(scope="session")
 def small_registry(tmp_path_factory):
-    from builders.core.languages import read_registry
+    from babelforge.core.languages import read_registry
 
     rows = [{"key": key, "name": key, "babelnet": code, "nllb": key} for key, code in REGISTRY_ROWS]
     return read_registry(write_registry(tmp_path_factory.mktemp("registry") / "languages.tsv", rows))
@@ -166,8 +166,8 @@ def babelnet_key(monkeypatch):
 @pytest.fixture
 def make_source(babelnet_api, small_registry, tmp_path):
     """Build a BabelNetSource on the fake API with fast retries and recorded sleeps."""
-    from builders.core.http import RetryPolicy
-    from builders.lexicon.babelnet import BabelNetSource
+    from babelforge.core.http import RetryPolicy
+    from babelforge.lexicon.babelnet import BabelNetSource
 
     sleeps: list[float] = []
 

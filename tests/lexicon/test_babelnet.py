@@ -5,9 +5,9 @@ import logging
 
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.lexicon.babelnet import BabelNetQuotaError, BabelNetSource, is_translation, wordnet_resource_id
-from builders.lexicon.senses import Sense, SenseSource
+from babelforge.core.errors import BabelforgeError
+from babelforge.lexicon.babelnet import BabelNetQuotaError, BabelNetSource, is_translation, wordnet_resource_id
+from babelforge.lexicon.senses import Sense, SenseSource
 
 from .conftest import API_KEY, SENSES, SYNSET_IDS
 
@@ -200,7 +200,7 @@ def test_bad_synset_ids_and_batch_sizes_are_errors(make_source):
 
 
 def test_api_version_comes_from_the_base_url():
-    from builders.lexicon.babelnet import api_version
+    from babelforge.lexicon.babelnet import api_version
 
     assert api_version("https://babelnet.io/v9") == "v9"
     assert api_version("https://babelnet.io/v10/") == "v10"

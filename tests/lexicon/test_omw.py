@@ -2,11 +2,11 @@ from xml.sax.saxutils import quoteattr
 
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.core.languages import registry
-from builders.lexicon.omw import OmwSource, WnLmfSource, discover_tab_files, rank_senses, read_tab_lemmas
-from builders.lexicon.senses import SenseSource
-from builders.lexicon.wordnet import read_imagenet_classes
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import registry
+from babelforge.lexicon.omw import OmwSource, WnLmfSource, discover_tab_files, rank_senses, read_tab_lemmas
+from babelforge.lexicon.senses import SenseSource
+from babelforge.lexicon.wordnet import read_imagenet_classes
 
 SYNSETS = [f"{c.wnid[1:]}-{c.wnid[0]}" for c in read_imagenet_classes()]
 

@@ -2,14 +2,14 @@
 import pandas as pd
 import yaml
 
-from builders.cli import main as cli
-from builders.core.io import read_table, write_table
+from babelforge.cli import main as cli
+from babelforge.core.io import read_table, write_table
 
 from .conftest import API_KEY, SYNSET_IDS
 
 
 def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
-    from builders.lexicon.wordnet import read_imagenet_classes, resolve_class
+    from babelforge.lexicon.wordnet import read_imagenet_classes, resolve_class
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["profile"] = "full"
@@ -72,7 +72,7 @@ def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_
     import calendar
     import os
 
-    from builders.core.io import read_provenance
+    from babelforge.core.io import read_provenance
 
     assert read_provenance(out)["sources"]["babelnet"]["api_version"] == "v9"
     answers = sorted((tmp_path / "cache").rglob("*.json"))

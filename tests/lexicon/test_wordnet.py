@@ -1,8 +1,8 @@
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.lexicon.senses import synset_to_wnid, wnid_to_synset
-from builders.lexicon.wordnet import IMAGENET_CLASSES, ImageNetClass, provision_nltk_wordnet, read_imagenet_classes, resolve_class
+from babelforge.core.errors import BabelforgeError
+from babelforge.lexicon.senses import synset_to_wnid, wnid_to_synset
+from babelforge.lexicon.wordnet import IMAGENET_CLASSES, ImageNetClass, provision_nltk_wordnet, read_imagenet_classes, resolve_class
 
 
 def test_resource_class_list_is_the_mirror_list(shared_data):
@@ -41,7 +41,7 @@ def test_wnid_synset_round_trip():
 
 
 def test_hypernym_path_choice_is_by_content():
-    from builders.lexicon.wordnet import choose_hypernym_path
+    from babelforge.lexicon.wordnet import choose_hypernym_path
 
     short = ("entity.n.01", "animal.n.01", "domestic_animal.n.01", "dog.n.01")
     long = ("entity.n.01", "animal.n.01", "chordate.n.01", "mammal.n.01", "dog.n.01")
@@ -63,7 +63,7 @@ def test_wordnet_stage_is_byte_identical_across_hash_seeds(tmp_path, repo_root):
     outputs = []
     for seed in ("1", "2"):
         out = tmp_path / f"wn-{seed}.parquet"
-        subprocess.run([sys.executable, "-m", "builders.cli", "wordnet", "--params", str(tmp_path / "params.yaml"),
+        subprocess.run([sys.executable, "-m", "babelforge.cli", "wordnet", "--params", str(tmp_path / "params.yaml"),
                         "--out", str(out)], cwd=repo_root, check=True, capture_output=True,
                        env={**os.environ, "PYTHONHASHSEED": seed})
         outputs.append(out.read_bytes())

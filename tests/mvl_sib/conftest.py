@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def corpus(sib_dir):
-    from builders.mvl_sib.sib200 import read_corpus
+    from babelforge.mvl_sib.sib200 import read_corpus
 
     return read_corpus(sib_dir)
 
@@ -26,14 +26,14 @@ def small_sib(tmp_path, sib_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def images_by_topic() -> dict[str, list[str]]:
-    from builders.mvl_sib.images import topic_slug
-    from builders.mvl_sib.sib200 import TOPICS
+    from babelforge.mvl_sib.images import topic_slug
+    from babelforge.mvl_sib.sib200 import TOPICS
 
     return {topic: [f"{topic_slug(topic)}-{n:02d}" for n in range(10)] for topic in TOPICS}
 
 
 @pytest.fixture(scope="session")
 def instances(corpus, images_by_topic):
-    from builders.mvl_sib.assemble import SamplingConfig, sample_instances
+    from babelforge.mvl_sib.assemble import SamplingConfig, sample_instances
 
     return sample_instances(corpus.ids, corpus.splits, corpus.topics, images_by_topic, SamplingConfig(seed=7))

@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.mvl_sib.assemble import (
+from babelforge.core.errors import BabelforgeError
+from babelforge.mvl_sib.assemble import (
     SamplingConfig, balanced_labels, id_positions, place_options, plan_tasks, prompt_text, sample_instances,
     task_table,
 )
@@ -163,7 +163,7 @@ def test_tables_identical_across_languages_except_texts(instances, corpus):
 
 
 def test_prompts_list_every_topic_and_the_answer_format():
-    from builders.mvl_sib.sib200 import TOPICS
+    from babelforge.mvl_sib.sib200 import TOPICS
 
     for task, k in [("i2s", 1), ("i2s", 5), ("s2i", 3), ("t2s", 1), ("s2t", 5)]:
         text = prompt_text(task, k, TOPICS)

@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.mvl_sib.geo import Candidate, LanguageArea, level_counts, select_geo_pool
+from babelforge.core.errors import BabelforgeError
+from babelforge.mvl_sib.geo import Candidate, LanguageArea, level_counts, select_geo_pool
 
 
 def _images(prefix: str, n: int, region: str, country: str, continent: str) -> list[Candidate]:
@@ -76,8 +76,8 @@ def test_not_enough_candidates_and_duplicates_are_errors():
 
 
 def test_cli_on_csv(tmp_path):
-    from builders.cli import main
-    from builders.core.io import read_table
+    from babelforge.cli import main
+    from babelforge.core.io import read_table
 
     (tmp_path / "candidates.csv").write_text(
         "image_id,region,country,continent,url\n"
@@ -100,7 +100,7 @@ def test_cli_on_csv(tmp_path):
 
 
 def test_cli_names_the_missing_inputs(tmp_path, capsys):
-    from builders.cli import main
+    from babelforge.cli import main
 
     assert main(["geo_pool", "--candidates", str(tmp_path / "c.csv"), "--set", "geo_pool.seed=3"]) == 1
     assert capsys.readouterr().err.strip() == (
@@ -108,8 +108,8 @@ def test_cli_names_the_missing_inputs(tmp_path, capsys):
 
 
 def test_cli_region_names_are_qualified_by_country(tmp_path):
-    from builders.cli import main
-    from builders.core.io import read_table
+    from babelforge.cli import main
+    from babelforge.core.io import read_table
 
     # "Punjab" is a region of India and of Pakistan: pan_Guru (India) must not take Pakistan's as its area
     (tmp_path / "candidates.csv").write_text(

@@ -10,12 +10,12 @@ import pytest
 import yaml
 from PIL import Image
 
-from builders.cli import main
-from builders.core.errors import BabelforgeError
-from builders.core.io import read_table, sha256_file
-from builders.mvl_sib.images import fetch_image, generate_sample_set, make_thumbnail, manifest_text, read_manifest
-from builders.mvl_sib.images_stage import build_images
-from builders.mvl_sib.sib200 import TOPICS
+from babelforge.cli import main
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_table, sha256_file
+from babelforge.mvl_sib.images import fetch_image, generate_sample_set, make_thumbnail, manifest_text, read_manifest
+from babelforge.mvl_sib.images_stage import build_images
+from babelforge.mvl_sib.sib200 import TOPICS
 from tests.loopback import LoopbackServer, serving
 
 
@@ -87,7 +87,7 @@ def test_checksum_mismatch_is_refused_and_nothing_kept(sample_set, tmp_path):
     assert sha256_file(dest) == entries[3].sha256
 
 
-# --- the full profile over HTTP: the real builders.core.http.download on a loopback server ---
+# --- the full profile over HTTP: the real babelforge.core.http.download on a loopback server ---
 
 @pytest.fixture(scope="module")
 def image_server(sample_set):
@@ -116,7 +116,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def downloaded(image_server, tmp_path_factory):
     """`babelforge mvl_sib_images` (full profile) over HTTP; the 4th image answers 503 once."""
-    from builders.core import http
+    from babelforge.core import http
 
     httpd, manifest = image_server
     delays: list[float] = []

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.mvl_sib.sib200 import SPLIT_SIZES, SPLITS, TOPICS, read_corpus, read_split
+from babelforge.core.errors import BabelforgeError
+from babelforge.mvl_sib.sib200 import SPLIT_SIZES, SPLITS, TOPICS, read_corpus, read_split
 
 
 def _raw_rows(path):

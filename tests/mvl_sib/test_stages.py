@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.cli import main
-from builders.core.io import read_json, read_table
+from babelforge.cli import main
+from babelforge.core.io import read_json, read_table
 
 LANGUAGES = "eng_Latn,ace_Arab,nqo_Nkoo"
 CONFIGS = ["i2s_k1", "i2s_k3", "i2s_k5", "s2i_k1", "s2i_k3", "s2i_k5", "s2t_k1", "s2t_k3", "s2t_k5", "t2s_k1"]
@@ -71,9 +71,9 @@ def test_mvl_sib_stage_writes_every_config_and_language(built):
 
 
 def test_provenance_records_the_sources(built, sib_dir):
-    from builders.core.io import read_provenance
-    from builders.core.sources import read_sources
-    from builders.mvl_sib.stage import language_sha256
+    from babelforge.core.io import read_provenance
+    from babelforge.core.sources import read_sources
+    from babelforge.mvl_sib.stage import language_sha256
 
     folder, _ = built
     registry = read_sources()

@@ -7,12 +7,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from builders.core.config import Paths
-from builders.core.datasets import spec
-from builders.core.io import write_table
-from builders.core.languages import read_registry
-from builders.core.provenance import provenance
-from builders.publish.card_stage import build_card
+from babelforge.core.config import Paths
+from babelforge.core.datasets import spec
+from babelforge.core.io import write_table
+from babelforge.core.languages import read_registry
+from babelforge.core.provenance import provenance
+from babelforge.publish.card_stage import build_card
 from tests.audit.conftest import labels_table, write_registry
 
 REPO = Path(__file__).resolve().parents[2]

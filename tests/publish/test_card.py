@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from builders.core.errors import BabelforgeError
-from builders.core.io import write_table
-from builders.core.licences import licence_from_text
-from builders.core.provenance import provenance
-from builders.publish import card
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import write_table
+from babelforge.core.licences import licence_from_text
+from babelforge.core.provenance import provenance
+from babelforge.publish import card
 from tests.publish.conftest import LABELS, build
 
 
@@ -214,10 +214,10 @@ def test_the_caption_card_reads_selected_captions_one_language_at_a_time(card_in
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from builders.captions.dataset import read_captions
-    from builders.captions.select_stage import selected_schema
-    from builders.core import datasets
-    from builders.core.io import write_table_parts
+    from babelforge.captions.dataset import read_captions
+    from babelforge.captions.select_stage import selected_schema
+    from babelforge.core import datasets
+    from babelforge.core.io import write_table_parts
     from tests.publish.conftest import card_paths
 
     schema = selected_schema(pa.schema([("caption_id", pa.string()), ("image", pa.string())]))

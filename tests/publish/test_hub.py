@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from builders.cli import main as cli
-from builders.core.errors import BabelforgeError
-from builders.core.io import sha256_file
-from builders.publish import hub
-from builders.publish.publish_stage import run
+from babelforge.cli import main as cli
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file
+from babelforge.publish import hub
+from babelforge.publish.publish_stage import run
 from tests.project import REPO
 
 
@@ -47,8 +47,8 @@ class FakeHub:
 
 def publish_args(tmp, *extra):
     """The publish stage's Config from its command line, as `babelforge publish` builds it."""
-    from builders.cli import config_from_args, stage_parser
-    from builders.publish import publish_stage
+    from babelforge.cli import config_from_args, stage_parser
+    from babelforge.publish import publish_stage
 
     parser = stage_parser("publish", publish_stage)
     args = parser.parse_args(["babel-imagenet", "--repo", "org/babel-imagenet", "--params", str(REPO / "params.yaml"),
@@ -178,7 +178,7 @@ def test_real_run_needs_a_token_and_never_prints_it(built_card, card_inputs, mon
 def test_a_hub_error_is_one_line_without_the_token(built_card, card_inputs, monkeypatch, capsys):
     from huggingface_hub.errors import HfHubHTTPError
 
-    from builders.publish import publish_stage
+    from babelforge.publish import publish_stage
 
     secret = "hf_another_secret_for_test"
     monkeypatch.setenv("HF_TOKEN", secret)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.cli import main as cli
-from builders.core.io import sha256_file
+from babelforge.cli import main as cli
+from babelforge.core.io import sha256_file
 from tests.project import command_env, run
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 # A one-stage pipeline writing a labels table from params.yaml: the shape of the real one.
 MAKE_LABELS = """
 import sys, yaml, pandas as pd
-from builders.core.io import write_table
+from babelforge.core.io import write_table
 labels = yaml.safe_load(open("params.yaml"))["labels"]
 rows = [{"lang": lang, "class_idx": int(idx), "label": label, "source": "wikt"}
         for lang, per_class in labels.items() for idx, label in per_class.items()]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.core.io import read_table, write_table
+from babelforge.core.io import read_table, write_table
 from tests.lexicon.conftest import API_KEY, SYNSET_IDS, FakeBabelNet
 from tests.loopback import serving
 from tests.reliability.workspace import REPO, environment
@@ -48,7 +48,7 @@ def full_profile_inputs(workspace, folder: Path, api_url: str) -> None:
 
 
 def senses(folder: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "builders.cli", "senses", "--params", "params.yaml",
+    return subprocess.run([sys.executable, "-m", "babelforge.cli", "senses", "--params", "params.yaml",
                            "--wordnet", "wn.parquet", "--out-dir", "senses", *extra],
                           cwd=folder, env=environment(canary_env()), capture_output=True, text=True, timeout=300)
 
@@ -86,7 +86,7 @@ def test_babelnet_key_is_not_in_dvc_lock(workspace, tmp_path):
     with serving(FakeBabelNet()) as api:
         full_profile_inputs(workspace, folder, api.url)
         (folder / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"senses": {
-            "cmd": f"{sys.executable} -m builders.cli senses --params params.yaml --wordnet wn.parquet --out-dir senses",
+            "cmd": f"{sys.executable} -m babelforge.cli senses --params params.yaml --wordnet wn.parquet --out-dir senses",
             "deps": ["wn.parquet"], "params": [{"params.yaml": ["profile", "senses"]}], "outs": ["senses"]}}}))
         dvc = str(Path(sys.executable).parent / "dvc")
         env = environment(canary_env())
@@ -102,15 +102,15 @@ def test_babelnet_key_is_not_in_dvc_lock(workspace, tmp_path):
 def test_hf_token_leaves_no_trace_in_publish(tmp_path, monkeypatch, capsys):
     from huggingface_hub.errors import HfHubHTTPError
 
-    from builders.core.errors import BabelforgeError
-    from builders.publish.publish_stage import run
+    from babelforge.core.errors import BabelforgeError
+    from babelforge.publish.publish_stage import run
     from tests.publish.conftest import OMW_DIR
     from tests.publish.test_hub import FakeHub, publish_args
 
     if not OMW_DIR.is_dir():
         pytest.fail(f"the source mirror is missing: expected OMW data at {OMW_DIR}")
     from tests.publish.conftest import build, crafted_labels
-    from builders.core.provenance import provenance
+    from babelforge.core.provenance import provenance
     from tests.audit.conftest import write_registry
 
     record = provenance("labels", {"min_classes": 10}, {"omw": {"version": "1.4", "sha256": "0" * 64}})
@@ -119,7 +119,7 @@ def test_hf_token_leaves_no_trace_in_publish(tmp_path, monkeypatch, capsys):
     build("babel-imagenet", tmp_path)
 
     # the dry run, through the CLI as a user runs it
-    dry = subprocess.run([sys.executable, "-m", "builders.cli", "publish", "babel-imagenet", "--repo", "org/x",
+    dry = subprocess.run([sys.executable, "-m", "babelforge.cli", "publish", "babel-imagenet", "--repo", "org/x",
                           "--dry-run", "--params", str(REPO / "params.yaml"), "--hub-dir", str(tmp_path / "build" / "hub"),
                           "--releases", str(tmp_path / "releases"), "--audit-dir", str(tmp_path / "audit")],
                          cwd=tmp_path, env=environment(canary_env()), capture_output=True, text=True, timeout=300)

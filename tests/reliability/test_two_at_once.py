@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.core.errors import BabelforgeError
-from builders.core.io import lock_path, stage_lock, stage_outputs
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import lock_path, stage_lock, stage_outputs
 from tests.reliability.workspace import environment, leftovers
 
 
@@ -32,8 +32,8 @@ def test_a_held_output_stops_a_second_writer_naming_the_pid(tmp_path):
 
 
 def test_every_dvc_stage_locks_the_outputs_dvc_yaml_names(repo_root):
-    from builders.cli import COMMANDS
-    from builders.core.config import Paths
+    from babelforge.cli import COMMANDS
+    from babelforge.core.config import Paths
 
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     config = type("Config", (), {"paths": Paths(), "dataset": "babel-imagenet"})()
@@ -88,7 +88,7 @@ def test_two_dvc_repro_at_once(workspace_copy):
     clean = workspace_copy.digests()
     (root / "dvc.yaml").unlink()
     (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"mvl_sib": {
-        "cmd": f"{sys.executable} -m builders.cli mvl_sib",
+        "cmd": f"{sys.executable} -m babelforge.cli mvl_sib",
         "deps": ["sources/sib-200", "data/mvl_sib_images"], "params": ["mvl_sib"], "outs": ["data/mvl_sib"]}}}))
     dvc = str(Path(sys.executable).parent / "dvc")
     env = environment()

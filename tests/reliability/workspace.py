@@ -40,7 +40,7 @@ STAGES = {
 
 def babelforge() -> list[str]:
     """The CLI as this interpreter runs it (no reliance on PATH)."""
-    return [sys.executable, "-m", "builders.cli"]
+    return [sys.executable, "-m", "babelforge.cli"]
 
 
 def environment(extra: dict[str, str] | None = None) -> dict[str, str]:

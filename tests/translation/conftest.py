@@ -6,7 +6,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def tiny_translator(tiny_nllb):
-    from builders.translation.nllb import NllbTranslator
+    from babelforge.translation.nllb import NllbTranslator
 
     # Short decoding: the random model rarely emits </s>, and the tests only need the code paths.
     return NllbTranslator(tiny_nllb, device="cpu", beam_size=2, max_decoding_length=24)

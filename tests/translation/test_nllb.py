@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from builders.core.errors import BabelforgeError
-from builders.translation import nllb
-from builders.translation.nllb import Hypothesis, NllbTranslator
+from babelforge.core.errors import BabelforgeError
+from babelforge.translation import nllb
+from babelforge.translation.nllb import Hypothesis, NllbTranslator
 
 
 def test_tokenizer_contract_non_legacy_puts_source_code_first_and_eos_last(tiny_nllb):
@@ -109,7 +109,7 @@ def test_offline_full_model_fails_at_once_naming_it(tmp_path, monkeypatch):
 def test_missing_local_path_is_not_looked_up_on_the_hub(tmp_path, capsys):
     import yaml
 
-    from builders.cli import main
+    from babelforge.cli import main
 
     params = {"profile": "full", "nllb": {"source": {"full": nllb.FULL_MODEL_ID}, "quantization": "int8",
                                            "revision": nllb.FULL_MODEL_REVISION, "local_path": "models/nllb-hf"}}
@@ -134,8 +134,8 @@ def test_device_and_compute_type_resolution(monkeypatch):
 
 
 def test_tiny_model_is_byte_identical_for_the_same_seed(tiny_nllb, tmp_path, sib_dir):
-    from builders.core.io import sha256_file
-    from builders.translation.tiny import build_tiny_nllb
+    from babelforge.core.io import sha256_file
+    from babelforge.translation.tiny import build_tiny_nllb
 
     again = build_tiny_nllb(tmp_path / "again", sib_dir=sib_dir, seed=0)
     for name in ("hf/model.safetensors", "hf/sentencepiece.bpe.model", "ct2/model.bin", "ct2/shared_vocabulary.json"):

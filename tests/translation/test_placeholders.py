@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from builders.translation import placeholders as ph
-from builders.translation.nllb import Hypothesis
+from babelforge.translation import placeholders as ph
+from babelforge.translation.nllb import Hypothesis
 
 ORDER = ph.strategies(["tag_noun", "brace", "degree", "section", "reference"])
 
@@ -139,7 +139,7 @@ def test_append_slot_spacing():
 
 
 def test_unknown_strategy_is_an_error():
-    from builders.core.errors import BabelforgeError
+    from babelforge.core.errors import BabelforgeError
 
     with pytest.raises(BabelforgeError, match="nope"):
         ph.strategies(["tag_noun", "nope"])

@@ -1,0 +1,59 @@
+"""babelforge installs as one import package: `builders/` is `babelforge`, `eval/` is `babelforge.eval`."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+
+import pytest
+
+from tests.imports import REPO, module_file, module_name, package_dirs
+
+
+def _setuptools() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+
+
+def test_every_package_folder_is_listed_and_nothing_else():
+    folders = {module_name(init.parent / "__init__.py")
+               for root in package_dirs().values() for init in root.rglob("__init__.py")
+               if "__pycache__" not in init.parts}
+    assert set(_setuptools()["packages"]) == folders
+
+
+def test_module_names_map_to_the_two_folders():
+    assert module_file("babelforge.eval.zeroshot") == REPO / "eval" / "zeroshot.py"
+    assert module_file("babelforge.core.io") == REPO / "builders" / "core" / "io.py"
+    assert module_file("babelforge") == REPO / "builders" / "__init__.py"
+    assert module_file("babelforge.nosuchmodule") is None and module_file("eval") is None
+    assert module_name(REPO / "eval" / "__init__.py") == "babelforge.eval"
+
+
+def test_the_installed_package_is_the_working_tree(tmp_path):
+    """From a folder holding its own `eval.py` (common in ML projects), `babelforge.eval` is still ours."""
+    (tmp_path / "eval.py").write_text("raise SystemExit('the user eval.py was imported')\n")
+    code = "import babelforge.eval.zeroshot as z, babelforge.cli as c; print(z.__file__); print(c.__file__)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(REPO / "eval" / "zeroshot.py"), str(REPO / "builders" / "cli.py")]
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_nothing_but_babelforge(tmp_path):
+    # Built from a copy: setuptools writes build/ and *.egg-info into the source tree.
+    source = tmp_path / "source"
+    for folder in package_dirs().values():
+        shutil.copytree(folder, source / folder.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(tmp_path), str(source)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("babelforge-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {"babelforge", wheel.name.split("-py")[0] + ".dist-info"}
+    modules = {name for name in names if name.endswith(".py")}
+    assert "babelforge/eval/zeroshot.py" in modules and "babelforge/cli.py" in modules
+    expected = {f"{module_name(path).replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py"
+                for root in package_dirs().values() for path in root.rglob("*.py") if "__pycache__" not in path.parts}
+    assert modules == expected
