@@ -8,6 +8,7 @@ per class (two senses per language asked for). The first pass starts from an emp
 are the registry's BabelNet languages (resources/languages.tsv), or, before that file
 exists, the 298 BabelNet codes of the Babel-ImageNet release in the source mirror.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,11 +52,20 @@ class SyntheticBabelNet(BaseHTTPRequestHandler):
             body = [{"id": f"bn:{offset}n", "pos": "NOUN", "source": "BABELNET"}]
         else:
             bn_id = query["id"][0]
-            body = {"senses": [
-                {"type": "BabelSense", "properties": {"fullLemma": f"{code.lower()}_{bn_id[3:11]}_{n}",
-                                                      "language": code, "source": "WIKI" if n == 0 else "WNTR"}}
-                for code in query.get("targetLang", []) for n in range(2)
-            ]}
+            body = {
+                "senses": [
+                    {
+                        "type": "BabelSense",
+                        "properties": {
+                            "fullLemma": f"{code.lower()}_{bn_id[3:11]}_{n}",
+                            "language": code,
+                            "source": "WIKI" if n == 0 else "WNTR",
+                        },
+                    }
+                    for code in query.get("targetLang", [])
+                    for n in range(2)
+                ]
+            }
         data = json.dumps(body).encode("utf-8")
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -77,13 +87,45 @@ def mirror_registry(workdir: Path):
     mirror = REPO / ".." / "shared" / "data"
     with open(mirror / "languages" / "babel_imagenet_languages.tsv", encoding="utf-8") as handle:
         codes = [row["babelnet_code"] for row in csv.DictReader(handle, delimiter="\t")]
-    columns = ["key", "name", "iso639_3", "script", "scripts", "iso639_1", "babelnet", "omw", "nllb",
-               "langid", "in_xlmr", "in_eval_100", "in_sib200", "in_babel_imagenet"]
+    columns = [
+        "key",
+        "name",
+        "iso639_3",
+        "script",
+        "scripts",
+        "iso639_1",
+        "babelnet",
+        "omw",
+        "nllb",
+        "langid",
+        "in_xlmr",
+        "in_eval_100",
+        "in_sib200",
+        "in_babel_imagenet",
+    ]
     lines = ["\t".join(columns)]
     for number, code in enumerate(codes):
-        letters = "".join(chr(97 + (number // 26 ** i) % 26) for i in (2, 1, 0))
-        lines.append("\t".join([f"{letters}_Zyyy", code, letters, "Zyyy", "Zyyy", "", code, "", "", "",
-                                "False", "False", "False", "True"]))
+        letters = "".join(chr(97 + (number // 26**i) % 26) for i in (2, 1, 0))
+        lines.append(
+            "\t".join(
+                [
+                    f"{letters}_Zyyy",
+                    code,
+                    letters,
+                    "Zyyy",
+                    "Zyyy",
+                    "",
+                    code,
+                    "",
+                    "",
+                    "",
+                    "False",
+                    "False",
+                    "False",
+                    "True",
+                ]
+            )
+        )
     path = workdir / "languages.tsv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return read_registry(path)
@@ -113,22 +155,35 @@ def main() -> int:
             for run in ("cold", "warm"):
                 if run == "warm":
                     del os.environ["BABELNET_KEY"]  # a warm cache needs no key
-                source = BabelNetSource(Path(tmp) / "cache", languages=keys, batch_size=args.batch_size,
-                                        base_url=base_url, registry=languages_registry)
+                source = BabelNetSource(
+                    Path(tmp) / "cache",
+                    languages=keys,
+                    batch_size=args.batch_size,
+                    base_url=base_url,
+                    registry=languages_registry,
+                )
                 served_before, start = served.value, time.perf_counter()
                 n_senses = sum(1 for _ in source.senses(synsets))
-                results[run] = (source.requests_made, served.value - served_before,
-                                time.perf_counter() - start, n_senses)
+                results[run] = (
+                    source.requests_made,
+                    served.value - served_before,
+                    time.perf_counter() - start,
+                    n_senses,
+                )
         finally:
             process.terminate()
             process.join(timeout=5)
 
     expected = 1 + math.ceil(len(keys) / args.batch_size)
-    print(f"BabelNet requests, {len(synsets)} ImageNet classes x {len(keys)} languages, "
-          f"batch size {args.batch_size} (expected per class: 1 id lookup + {expected - 1} getSynset = {expected})")
+    print(
+        f"BabelNet requests, {len(synsets)} ImageNet classes x {len(keys)} languages, "
+        f"batch size {args.batch_size} (expected per class: 1 id lookup + {expected - 1} getSynset = {expected})"
+    )
     for run, (made, served, seconds, n_senses) in results.items():
-        print(f"  {run}: {made} requests ({made / len(synsets):.1f} per class; server saw {served}), "
-              f"{n_senses} senses, {seconds:.1f} s ({1000 * seconds / len(synsets):.1f} ms per class)")
+        print(
+            f"  {run}: {made} requests ({made / len(synsets):.1f} per class; server saw {served}), "
+            f"{n_senses} senses, {seconds:.1f} s ({1000 * seconds / len(synsets):.1f} ms per class)"
+        )
     cold, warm = results["cold"], results["warm"]
     print(f"  warm/cold time ratio: {warm[2] / cold[2]:.3f}; warm requests: {warm[0]} (must be 0)")
     return 0 if warm[0] == 0 and warm[3] == cold[3] else 1

@@ -21,6 +21,7 @@ minutes on a laptop the translation is cut down: one target language, beam 1, on
    output compared byte for byte with an uninterrupted run.
 5. Bytes per hypothesis row with real text, for projections.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,18 +80,32 @@ def write_input(path: Path, n: int, texts: list[str]) -> Path:
     return path
 
 
-def write_params(root: Path, captions: Path, shard_size: int, runner: str = "local", batch_size: int = 2000,
-                 concurrency: int = 2, beam: int = 1, length: int = 8) -> Path:
+def write_params(
+    root: Path,
+    captions: Path,
+    shard_size: int,
+    runner: str = "local",
+    batch_size: int = 2000,
+    concurrency: int = 2,
+    beam: int = 1,
+    length: int = 8,
+) -> Path:
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["profile"] = "sample"
     params["paths"]["captions"] = str(root / "data")
     params["paths"]["nllb_model"] = str(REPO / "models/nllb-ct2")
     captions_group = params["captions"]
     captions_group["input"].update(format="table", path=str(captions), targets=["deu_Latn"], limit=None)
-    captions_group["runner"].update(runner=runner, shard_size=shard_size, batch_size=batch_size,
-                                    concurrency=concurrency, num_gpus=0, num_cpus=1, local_cpus=2)
-    captions_group["translate"].update(beam_size=beam, num_hypotheses=1, max_decoding_length=length,
-                                       threads=1)
+    captions_group["runner"].update(
+        runner=runner,
+        shard_size=shard_size,
+        batch_size=batch_size,
+        concurrency=concurrency,
+        num_gpus=0,
+        num_cpus=1,
+        local_cpus=2,
+    )
+    captions_group["translate"].update(beam_size=beam, num_hypotheses=1, max_decoding_length=length, threads=1)
     captions_group["tag"].update(kiwi_model=str(REPO / "models/cometkiwi-tiny"), batch_size=10000, threads=1)
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
@@ -100,8 +115,9 @@ def write_params(root: Path, captions: Path, shard_size: int, runner: str = "loc
 def run_stages(params: Path, *stages: str) -> tuple[int, float, str]:
     """(peak RSS in KiB, seconds, stderr) of the stages run one after the other in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-c", STAGE, str(params), *stages], env=env, cwd=params.parent,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", STAGE, str(params), *stages], env=env, cwd=params.parent, capture_output=True, text=True
+    )
     if result.returncode:
         sys.exit(f"stage failed:\n{result.stderr[-3000:]}")
     rss, seconds = result.stdout.split("RESULT")[-1].split()
@@ -113,8 +129,10 @@ def directory_bytes(directory: Path) -> dict[str, bytes]:
 
 
 def memory(tmp: Path, texts: list[str], small: int, factor: int) -> None:
-    print("\n1. peak RSS, captions_translate + captions_tag (one process), then captions_select (another), "
-          "shards of 10,000 captions")
+    print(
+        "\n1. peak RSS, captions_translate + captions_tag (one process), then captions_select (another), "
+        "shards of 10,000 captions"
+    )
     peaks: dict[str, list[int]] = {"translate + tag": [], "select": []}
     for n in (small, small * factor):
         root = tmp / f"rss{n}"
@@ -125,8 +143,10 @@ def memory(tmp: Path, texts: list[str], small: int, factor: int) -> None:
         select_rss, select_seconds, _ = run_stages(params, "captions_select")
         peaks["translate + tag"].append(rss)
         peaks["select"].append(select_rss)
-        print(f"   {n:>9,} captions: translate + tag peak RSS {rss / 1024:,.0f} MiB, {rows:,} hypotheses tagged, "
-              f"{seconds:,.0f} s; select peak RSS {select_rss / 1024:,.0f} MiB, {select_seconds:,.0f} s")
+        print(
+            f"   {n:>9,} captions: translate + tag peak RSS {rss / 1024:,.0f} MiB, {rows:,} hypotheses tagged, "
+            f"{seconds:,.0f} s; select peak RSS {select_rss / 1024:,.0f} MiB, {select_seconds:,.0f} s"
+        )
     for name, values in peaks.items():
         print(f"   {name}: ratio at {factor}x input {values[1] / values[0]:.3f}")
 
@@ -137,9 +157,14 @@ class LoggedStage:
     def __init__(self, params: Path, stage: str):
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         self.began = time.monotonic()
-        self.process = subprocess.Popen([sys.executable, "-c", STAGE, str(params), stage], env=env,
-                                        cwd=params.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", STAGE, str(params), stage],
+            env=env,
+            cwd=params.parent,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.moments: list[float] = []
         self.reader = threading.Thread(target=self._follow, daemon=True)
         self.reader.start()
@@ -163,50 +188,67 @@ def steady_rate(moments: list[float], rows_per_shard: int) -> float:
     """Input rows per second once a run is under way: the least-squares slope of rows written
     against time over the second half of its shards (the start, model loads and Ray's own
     actors left out; a constant amount of work in flight does not bias a slope)."""
-    tail = moments[len(moments) // 2:]
+    tail = moments[len(moments) // 2 :]
     rows = [rows_per_shard * i for i in range(len(tail))]
     mean_t, mean_r = sum(tail) / len(tail), sum(rows) / len(rows)
-    return (sum((t - mean_t) * (r - mean_r) for t, r in zip(tail, rows))
-            / sum((t - mean_t) ** 2 for t in tail))
+    return sum((t - mean_t) * (r - mean_r) for t, r in zip(tail, rows)) / sum((t - mean_t) ** 2 for t in tail)
 
 
 class Run(NamedTuple):
     """One throughput run of `captions_translate`."""
-    wall: float      # the stage's process, start to end
-    runner: float    # of it, in the runner (ray.init and model loads included)
-    steady: float    # captions/s once under way
+
+    wall: float  # the stage's process, start to end
+    runner: float  # of it, in the runner (ray.init and model loads included)
+    steady: float  # captions/s once under way
     root: Path
 
 
 def throughput(tmp: Path, texts: list[str], n: int) -> None:
     shard = n // 16
-    print(f"\n2. captions_translate throughput, {n:,} captions, shards of {shard:,}, beam 4, 24 tokens, "
-          "1 thread per worker")
+    print(
+        f"\n2. captions_translate throughput, {n:,} captions, shards of {shard:,}, beam 4, 24 tokens, "
+        "1 thread per worker"
+    )
     results = {}
     for runner in ("local", "ray"):
         root = tmp / f"tp-{runner}"
         root.mkdir()
-        params = write_params(root, write_input(root / "captions.csv", n, texts), shard_size=shard,
-                              runner=runner, batch_size=CHUNK, beam=4, length=24)
+        params = write_params(
+            root,
+            write_input(root / "captions.csv", n, texts),
+            shard_size=shard,
+            runner=runner,
+            batch_size=CHUNK,
+            beam=4,
+            length=24,
+        )
         stage = LoggedStage(params, "captions_translate")
         wall = stage.finish()
         rate = json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())
         results[runner] = Run(wall, rate["seconds"], steady_rate(stage.moments, shard), root)
-        print(f"   {runner:>5}{' (2 actors)' if runner == 'ray' else ' (1 worker)'}: {wall:,.1f} s the stage's "
-              f"process, {rate['seconds']:,.1f} s of it in the runner (ray.init, model loads included; "
-              f"{n / rate['seconds']:,.0f} captions/s), first shard written at {stage.moments[0]:,.1f} s; "
-              f"steady {results[runner].steady:,.0f} captions/s")
+        print(
+            f"   {runner:>5}{' (2 actors)' if runner == 'ray' else ' (1 worker)'}: {wall:,.1f} s the stage's "
+            f"process, {rate['seconds']:,.1f} s of it in the runner (ray.init, model loads included; "
+            f"{n / rate['seconds']:,.0f} captions/s), first shard written at {stage.moments[0]:,.1f} s; "
+            f"steady {results[runner].steady:,.0f} captions/s"
+        )
     local, ray_ = results["local"], results["ray"]
-    print(f"   speed-up ray/local: {local.wall / ray_.wall:.2f}x the stage's process, {local.runner / ray_.runner:.2f}x "
-          f"the runner, {ray_.steady / local.steady:.2f}x steady")
+    print(
+        f"   speed-up ray/local: {local.wall / ray_.wall:.2f}x the stage's process, {local.runner / ray_.runner:.2f}x "
+        f"the runner, {ray_.steady / local.steady:.2f}x steady"
+    )
     ceiling_wall, ceiling_seconds, ceiling_rate = side_by_side(tmp, texts, n)
-    print(f"   this machine's ceiling, no Ray: 2 `local` processes side by side, {n // 2:,} captions each: "
-          f"{ceiling_wall:,.1f} s the processes ({local.wall / ceiling_wall:.2f}x one worker), {ceiling_seconds:,.1f} "
-          f"s in the runners ({local.runner / ceiling_seconds:.2f}x), steady {ceiling_rate:,.0f} captions/s "
-          f"({ceiling_rate / local.steady:.2f}x); ray reaches {ceiling_wall / ray_.wall:.0%} of it over the process, "
-          f"{ceiling_seconds / ray_.runner:.0%} over the runner, {ray_.steady / ceiling_rate:.0%} steady")
-    same = all(directory_bytes(local.root / "data" / name) == directory_bytes(ray_.root / "data" / name)
-               for name in ("source", "references", "hypotheses"))
+    print(
+        f"   this machine's ceiling, no Ray: 2 `local` processes side by side, {n // 2:,} captions each: "
+        f"{ceiling_wall:,.1f} s the processes ({local.wall / ceiling_wall:.2f}x one worker), {ceiling_seconds:,.1f} "
+        f"s in the runners ({local.runner / ceiling_seconds:.2f}x), steady {ceiling_rate:,.0f} captions/s "
+        f"({ceiling_rate / local.steady:.2f}x); ray reaches {ceiling_wall / ray_.wall:.0%} of it over the process, "
+        f"{ceiling_seconds / ray_.runner:.0%} over the runner, {ray_.steady / ceiling_rate:.0%} steady"
+    )
+    same = all(
+        directory_bytes(local.root / "data" / name) == directory_bytes(ray_.root / "data" / name)
+        for name in ("source", "references", "hypotheses")
+    )
     print(f"   local and ray outputs byte-identical: {same}")
 
 
@@ -219,13 +261,20 @@ def side_by_side(tmp: Path, texts: list[str], n: int) -> tuple[float, float, flo
     for half in ("a", "b"):
         root = tmp / f"tp-half-{half}"
         root.mkdir()
-        params = write_params(root, write_input(root / "captions.csv", n // 2, texts), shard_size=n // 16,
-                              batch_size=CHUNK, beam=4, length=24)
+        params = write_params(
+            root,
+            write_input(root / "captions.csv", n // 2, texts),
+            shard_size=n // 16,
+            batch_size=CHUNK,
+            beam=4,
+            length=24,
+        )
         roots.append(root)
         stages.append(LoggedStage(params, "captions_translate"))
-    wall = max(stage.finish() for stage in stages)   # started within moments: the slower one decides
-    seconds = max(json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())["seconds"]
-                  for root in roots)
+    wall = max(stage.finish() for stage in stages)  # started within moments: the slower one decides
+    seconds = max(
+        json.loads((root / "data" / ".rates" / "captions_translate.json").read_text())["seconds"] for root in roots
+    )
     return wall, seconds, sum(steady_rate(stage.moments, n // 16) for stage in stages)
 
 
@@ -257,14 +306,18 @@ def overhead(texts: list[str]) -> None:
             print(f"   ray.init (a local Ray, 2 CPUs): {time.monotonic() - began:.1f} s")
         with tempfile.TemporaryDirectory() as out:
             began = time.monotonic()
-            run_sharded(Path(out), plan, slice_reader(table), Passthrough, (), config, "p", "m", ["id"], f"overhead-{runner}")
+            run_sharded(
+                Path(out), plan, slice_reader(table), Passthrough, (), config, "p", "m", ["id"], f"overhead-{runner}"
+            )
             timings[runner] = time.monotonic() - began
         print(f"   {runner:>5}: {timings[runner]:.2f} s for {len(plan)} shards")
     import ray
 
     ray.shutdown()
-    print(f"   ray's overhead: {(timings['ray'] - timings['local']) / len(plan) * 1000:.0f} ms per shard "
-          f"(actor pool start included)")
+    print(
+        f"   ray's overhead: {(timings['ray'] - timings['local']) / len(plan) * 1000:.0f} ms per shard "
+        f"(actor pool start included)"
+    )
 
 
 def kill_and_resume(tmp: Path, texts: list[str], n: int, seed: int) -> None:
@@ -272,16 +325,23 @@ def kill_and_resume(tmp: Path, texts: list[str], n: int, seed: int) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     clean = tmp / "clean"
     clean.mkdir()
-    clean_params = write_params(clean, write_input(clean / "captions.csv", n, texts), shard_size=n // 8,
-                                batch_size=n // 32, beam=4, length=24)
+    clean_params = write_params(
+        clean, write_input(clean / "captions.csv", n, texts), shard_size=n // 8, batch_size=n // 32, beam=4, length=24
+    )
     _, clean_seconds, _ = run_stages(clean_params, "captions_translate")
     killed = tmp / "killed"
     killed.mkdir()
-    params = write_params(killed, write_input(killed / "captions.csv", n, texts), shard_size=n // 8,
-                          batch_size=n // 32, beam=4, length=24)
+    params = write_params(
+        killed, write_input(killed / "captions.csv", n, texts), shard_size=n // 8, batch_size=n // 32, beam=4, length=24
+    )
     delay = random.Random(seed).uniform(0.2, 0.8) * clean_seconds
-    process = subprocess.Popen([sys.executable, "-c", STAGE, str(params), "captions_translate"], env=env,
-                               cwd=killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-c", STAGE, str(params), "captions_translate"],
+        env=env,
+        cwd=killed,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(delay)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
@@ -292,10 +352,15 @@ def kill_and_resume(tmp: Path, texts: list[str], n: int, seed: int) -> None:
     total = len(shards.listed_shards(hypotheses))
     made = int(plan_line.split(" current, ")[1].split(" to do")[0])
     print(f"   killed after {delay:.1f} s of a {clean_seconds:.1f} s run: {committed} of {total} shards committed")
-    print(f"   rerun: {plan_line.split(': ', 1)[1]}: every committed shard kept, the one in flight lost"
-          if made == total - committed else f"   rerun: {plan_line.split(': ', 1)[1]}: committed shards redone!")
-    same = all(directory_bytes(killed / "data" / name) == directory_bytes(clean / "data" / name)
-               for name in ("source", "references", "hypotheses"))
+    print(
+        f"   rerun: {plan_line.split(': ', 1)[1]}: every committed shard kept, the one in flight lost"
+        if made == total - committed
+        else f"   rerun: {plan_line.split(': ', 1)[1]}: committed shards redone!"
+    )
+    same = all(
+        directory_bytes(killed / "data" / name) == directory_bytes(clean / "data" / name)
+        for name in ("source", "references", "hypotheses")
+    )
     print(f"   output byte-identical to the uninterrupted run: {same}")
 
 
@@ -316,9 +381,12 @@ def row_sizes(seed: int) -> None:
             data = json.loads(path.read_text(encoding="utf-8"))
             break
     rng = rnd.Random(seed)
-    rows = [{"caption_id": f"syn{i:08d}", "lang": code, "hyp_rank": 0, "text": caption[0],
-             "mt_score": -rng.random()} for code, captions in sorted(data["captions"].items()) if code != "en"
-            for i, caption in enumerate(captions)]
+    rows = [
+        {"caption_id": f"syn{i:08d}", "lang": code, "hyp_rank": 0, "text": caption[0], "mt_score": -rng.random()}
+        for code, captions in sorted(data["captions"].items())
+        if code != "en"
+        for i, caption in enumerate(captions)
+    ]
     hypotheses = hypotheses_table(rows)
     schema = attribute_schema()
     columns = {}
@@ -336,11 +404,17 @@ def row_sizes(seed: int) -> None:
     attributes = pa.table(columns, schema=schema)
     with tempfile.TemporaryDirectory() as tmp:
         for name, table in (("hypotheses", hypotheses), ("attributes", attributes)):
-            size = write_table(table, Path(tmp) / f"{name}.parquet", sort_by=["caption_id", "lang", "hyp_rank"]
-                               ).stat().st_size
-            print(f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows; attribute "
-                  f"scores random, so incompressible: an upper bound)" if name == "attributes" else
-                  f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows)")
+            size = (
+                write_table(table, Path(tmp) / f"{name}.parquet", sort_by=["caption_id", "lang", "hyp_rank"])
+                .stat()
+                .st_size
+            )
+            print(
+                f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows; attribute "
+                f"scores random, so incompressible: an upper bound)"
+                if name == "attributes"
+                else f"   {name}: {size / table.num_rows:.1f} bytes per row ({table.num_rows:,} rows)"
+            )
 
 
 def main() -> None:
@@ -351,8 +425,7 @@ def main() -> None:
     parser.add_argument("--kill-size", type=int, default=8000, help="captions of the kill -9 run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moment")
     parser.add_argument("--skip-ray", action="store_true", help="no Ray parts (2 and 3)")
-    parser.add_argument("--only", choices=["memory", "throughput", "overhead", "kill", "sizes"],
-                        help="one part only")
+    parser.add_argument("--only", choices=["memory", "throughput", "overhead", "kill", "sizes"], help="one part only")
     args = parser.parse_args()
     for model in ("models/nllb-ct2", "models/cometkiwi-tiny"):
         if not (REPO / model).exists():

@@ -11,6 +11,7 @@ ways give the same accuracies.
 
     python benchmarks/eval_cache.py [--languages 50] [--images 5000] [--classes 100] [--templates 4]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--languages", type=int, default=50)
-    parser.add_argument("--images", type=int, default=5000,
-                        help="images in the evaluation set (default: 50 per class, as in ImageNet val)")
+    parser.add_argument(
+        "--images",
+        type=int,
+        default=5000,
+        help="images in the evaluation set (default: 50 per class, as in ImageNet val)",
+    )
     parser.add_argument("--classes", type=int, default=100, help="classes with images; each language labels all")
     parser.add_argument("--templates", type=int, default=4, help="prompt templates per class")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
@@ -58,22 +63,40 @@ def main() -> int:
         start = time.perf_counter()
         image_set_hash = image_set.content_hash()  # the cache key reads every image once
         cache = ImageEmbeddingCache(tmp / "cache")
-        cached_rows = zeroshot_rows(model, image_set, cache, labels, templates, prompt_sets=["english"],
-                                    control_classes=args.classes, control_repeats=1, image_set_hash=image_set_hash)
+        cached_rows = zeroshot_rows(
+            model,
+            image_set,
+            cache,
+            labels,
+            templates,
+            prompt_sets=["english"],
+            control_classes=args.classes,
+            control_repeats=1,
+            image_set_hash=image_set_hash,
+        )
         cached = time.perf_counter() - start
 
         start = time.perf_counter()
         reencoded_top1 = []
         for lang in sorted(labels):
             image_emb = model.encode_images(image_set.paths)
-            metrics = evaluate_language(model.encode_texts, image_emb, targets, labels[lang], templates,
-                                        control_classes=args.classes, control_repeats=1)
+            metrics = evaluate_language(
+                model.encode_texts,
+                image_emb,
+                targets,
+                labels[lang],
+                templates,
+                control_classes=args.classes,
+                control_repeats=1,
+            )
             reencoded_top1.append(metrics["top1"])
         reencode = time.perf_counter() - start
 
     assert np.allclose([r["top1"] for r in cached_rows], reencoded_top1), "cache changed the results"
-    print(f"setup: {args.languages} languages x {args.classes} classes x {args.templates} templates, "
-          f"{args.images} images, tiny CLIP on CPU ({args.threads} thread)")
+    print(
+        f"setup: {args.languages} languages x {args.classes} classes x {args.templates} templates, "
+        f"{args.images} images, tiny CLIP on CPU ({args.threads} thread)"
+    )
     print(f"cached (images encoded once, cold cache):  {cached:8.2f} s  (image encodes: {cache.misses})")
     print(f"re-encoding images for every language:     {reencode:8.2f} s  (image encodes: {args.languages})")
     print(f"speed-up: {reencode / cached:.1f}x (target >= 10x)")

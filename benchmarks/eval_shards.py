@@ -10,6 +10,7 @@ Prints the times and the sharded cache's overhead, and checks every way gives th
 
     python benchmarks/eval_shards.py [--images 4096] [--shard-sizes 256,1024,4096] [--ray] [--actors 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,7 @@ def main() -> int:
     import torch
 
     from babelforge.core.progress import info
-    from babelforge.eval.cache import ImageEmbeddingCache
-    from babelforge.eval.common import EvalRunnerConfig
+    from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache
     from babelforge.eval.images import ImageSet, draw_image
     from babelforge.eval.models import build_tiny_clip, load_model
 
@@ -69,19 +69,28 @@ def main() -> int:
             warm = ImageEmbeddingCache(tmp / f"cache-{size}", runner).embeddings(model, images, image_set_hash)
             warm_s = time.perf_counter() - start
             assert vectors.tobytes() == whole.tobytes() == warm.tobytes(), "sharding changed the vectors"
-            lines.append(f"sharded, {cold.encoded_shards:4d} shards of {size:5d}: {cold_s:7.2f} s cold "
-                         f"({(cold_s - one_call) / one_call:+4.0%} vs one call), {warm_s:6.3f} s warm read")
+            lines.append(
+                f"sharded, {cold.encoded_shards:4d} shards of {size:5d}: {cold_s:7.2f} s cold "
+                f"({(cold_s - one_call) / one_call:+4.0%} vs one call), {warm_s:6.3f} s warm read"
+            )
 
         if args.ray:
-            runner = EvalRunnerConfig(runner="ray", shard_size=sizes[0], batch_size=args.batch_size,
-                                      concurrency=args.actors, local_cpus=args.actors)
+            runner = EvalRunnerConfig(
+                runner="ray",
+                shard_size=sizes[0],
+                batch_size=args.batch_size,
+                concurrency=args.actors,
+                local_cpus=args.actors,
+            )
             start = time.perf_counter()
             with ImageEmbeddingCache(tmp / "cache-ray", runner, threads=args.threads) as cache:
                 vectors = cache.embeddings(model, images, image_set_hash)
             ray_s = time.perf_counter() - start
             assert vectors.tobytes() == whole.tobytes(), "ray changed the vectors"
-            lines.append(f"ray, {args.actors} actors, shards of {sizes[0]}: {ray_s:7.2f} s "
-                         f"(Ray start and {args.actors} model loads included)")
+            lines.append(
+                f"ray, {args.actors} actors, shards of {sizes[0]}: {ray_s:7.2f} s "
+                f"(Ray start and {args.actors} model loads included)"
+            )
 
     print("\n".join(lines))
     print("every way gave byte-identical vectors")

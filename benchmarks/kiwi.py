@@ -8,6 +8,7 @@ warm-up batch; the scores of both settings are compared (order restored).
                               [--model DIR]          # default: build the tiny checkpoint in a temp dir
                               [--sample-log FILE]    # also print the stage times of a sample run log
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,12 @@ def xtd_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
 
     data = json.loads(XTD.read_text(encoding="utf-8"))
     english = [c[0] for c in data["captions"]["en"]]
-    pairs = [(english[i], caps[i][0]) for code, caps in sorted(data["captions"].items()) if code != "en"
-             for i in range(len(english))]
+    pairs = [
+        (english[i], caps[i][0])
+        for code, caps in sorted(data["captions"].items())
+        if code != "en"
+        for i in range(len(english))
+    ]
     random.Random(seed).shuffle(pairs)
     corpus = [c[0] for caps in data["captions"].values() for c in caps]
     return [s for s, _ in pairs[:n]], [t for _, t in pairs[:n]], corpus
@@ -61,9 +66,11 @@ def main() -> int:
             model_dir = str(build_tiny_kiwi(Path(scratch) / "cometkiwi-tiny", corpus))
             print(f"tiny checkpoint built in {time.perf_counter() - start:.1f} s")
         model, _ = load_kiwi(model_dir)
-        scorers = {flag: KiwiScorer(model, batch_size=args.batch_size, device=args.device, length_sorted=flag)
-                   for flag in (True, False)}
-        scorers[True].score(sources[: 4 * args.batch_size], translations[: 4 * args.batch_size])   # warm-up
+        scorers = {
+            flag: KiwiScorer(model, batch_size=args.batch_size, device=args.device, length_sorted=flag)
+            for flag in (True, False)
+        }
+        scorers[True].score(sources[: 4 * args.batch_size], translations[: 4 * args.batch_size])  # warm-up
         # Alternate the settings so a change in machine load hits both alike.
         runs = {True: [], False: []}
         for _ in range(args.repeats):
@@ -73,8 +80,10 @@ def main() -> int:
     n = len(sources)
     median = lambda results: sorted(results, key=lambda r: r[0])[len(results) // 2]  # noqa: E731
     (t_sorted, s_sorted), (t_plain, s_plain) = median(runs[True]), median(runs[False])
-    print(f"pairs: {n} (XTD en -> 10 languages), batch size {args.batch_size}, device {scorer.device}, "
-          f"median of {args.repeats} alternating runs")
+    print(
+        f"pairs: {n} (XTD en -> 10 languages), batch size {args.batch_size}, device {scorer.device}, "
+        f"median of {args.repeats} alternating runs"
+    )
     print(f"length-sorted: {n / t_sorted:8.1f} items/s ({t_sorted:.2f} s)")
     print(f"unsorted:      {n / t_plain:8.1f} items/s ({t_plain:.2f} s)")
     print(f"speed-up from length sorting: {t_plain / t_sorted:.2f}x")

@@ -4,6 +4,7 @@ Run from the repo root: `.venv/bin/python benchmarks/labels_build.py [--mirror .
 Prints each stage's wall time and the total (target: under 60 s on a 2-core machine).
 Builds into a temporary directory; nothing in data/ is touched.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,11 +30,30 @@ def main() -> None:
         p = str(tmp / "params.yaml")
         steps = [
             ("wordnet", ["wordnet", "--params", p, "--out", str(tmp / "wordnet.parquet")]),
-            ("senses", ["senses", "--params", p, "--wordnet", str(tmp / "wordnet.parquet"), "--out", str(tmp / "senses")]),
-            ("labels", ["labels", "--params", p, "--wordnet", str(tmp / "wordnet.parquet"), "--senses",
-                        str(tmp / "senses"), "--out", str(tmp / "bi" / "labels.parquet"),
-                        "--languages", str(tmp / "bi" / "languages.parquet"),
-                        "--candidates", str(tmp / "bi" / "candidates.parquet"), "--metrics", str(tmp / "metrics")]),
+            (
+                "senses",
+                ["senses", "--params", p, "--wordnet", str(tmp / "wordnet.parquet"), "--out", str(tmp / "senses")],
+            ),
+            (
+                "labels",
+                [
+                    "labels",
+                    "--params",
+                    p,
+                    "--wordnet",
+                    str(tmp / "wordnet.parquet"),
+                    "--senses",
+                    str(tmp / "senses"),
+                    "--out",
+                    str(tmp / "bi" / "labels.parquet"),
+                    "--languages",
+                    str(tmp / "bi" / "languages.parquet"),
+                    "--candidates",
+                    str(tmp / "bi" / "candidates.parquet"),
+                    "--metrics",
+                    str(tmp / "metrics"),
+                ],
+            ),
         ]
         total = 0.0
         for name, argv in steps:

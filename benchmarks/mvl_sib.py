@@ -7,6 +7,7 @@ temporary folder. Prints the time of each phase, the output size, and the machin
 
     python benchmarks/mvl_sib.py [--sib-dir ../shared/data/sib-200/annotated] [--languages N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,9 +34,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from babelforge.core.io import read_table
+    from babelforge.core.sources import input_record
     from babelforge.mvl_sib.images import generate_sample_set, manifest_text
     from babelforge.mvl_sib.images_stage import build_images
-    from babelforge.core.sources import input_record
     from babelforge.mvl_sib.sib200 import list_languages, read_corpus
     from babelforge.mvl_sib.stage import Config, assemble_all, language_sha256
 
@@ -56,8 +57,10 @@ def main() -> int:
 
         images = read_table(tmp / "images" / "images.parquet")
         images["path"] = [str(tmp / "images" / "thumbnails" / name) for name in images["file"]]
-        sources = {"sib200": input_record(args.sib_dir),
-                   "languages": {lang: {"sha256": language_sha256(args.sib_dir, lang)} for lang in corpus.languages}}
+        sources = {
+            "sib200": input_record(args.sib_dir),
+            "languages": {lang: {"sha256": language_sha256(args.sib_dir, lang)} for lang in corpus.languages},
+        }
         out = tmp / "mvl_sib"
         out.mkdir()
         cpu_started, started = time.process_time(), time.perf_counter()
@@ -71,17 +74,24 @@ def main() -> int:
     load_after = os.getloadavg()
 
     n_lang = len(corpus.languages)
-    print(f"MVL-SIB benchmark: {n_lang} languages × {len(configs)} task configs = {len(task_files)} files, "
-          f"{rows:,} rows")
+    print(
+        f"MVL-SIB benchmark: {n_lang} languages × {len(configs)} task configs = {len(task_files)} files, {rows:,} rows"
+    )
     print(f"  read + validate SIB-200     {read_s:6.2f} s  ({n_lang * 3} TSV files)")
     print(f"  sample images (70) verify+thumbnail {images_s:6.2f} s")
-    print(f"  assemble all tasks          {assemble_s:6.2f} s wall, {assemble_cpu:.2f} s CPU "
-          f"({assemble_s / n_lang * 1000:.0f} ms per language)")
-    print(f"  read + assemble             {read_s + assemble_s:6.2f} s  (target < {TARGET_SECONDS:.0f} s: "
-          f"{'met' if read_s + assemble_s < TARGET_SECONDS else 'MISSED'}, "
-          f"{TARGET_SECONDS / (read_s + assemble_s):.1f}× headroom)")
-    print(f"  output                      {size / 2**20:6.1f} MiB in {len(files)} files "
-          f"({size / max(1, len(task_files)) / 1024:.0f} KiB per task file, {size / rows:.1f} B per row)")
+    print(
+        f"  assemble all tasks          {assemble_s:6.2f} s wall, {assemble_cpu:.2f} s CPU "
+        f"({assemble_s / n_lang * 1000:.0f} ms per language)"
+    )
+    print(
+        f"  read + assemble             {read_s + assemble_s:6.2f} s  (target < {TARGET_SECONDS:.0f} s: "
+        f"{'met' if read_s + assemble_s < TARGET_SECONDS else 'MISSED'}, "
+        f"{TARGET_SECONDS / (read_s + assemble_s):.1f}× headroom)"
+    )
+    print(
+        f"  output                      {size / 2**20:6.1f} MiB in {len(files)} files "
+        f"({size / max(1, len(task_files)) / 1024:.0f} KiB per task file, {size / rows:.1f} B per row)"
+    )
     print(f"  load average (1 min) before/after: {load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} cores")
     return 0
 

@@ -6,6 +6,7 @@ N registry languages with an empty translation cache, then reruns the stage on N
 (what `-S labels.min_classes=20` does to the language list) with the cache and without it.
 Prints the three wall times. Nothing in data/ or .cache/ is touched.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,7 @@ def main() -> None:
     import pandas as pd
 
     from babelforge.core.io import write_table
-    from babelforge.core.languages import read_registry, REGISTRY_PATH
+    from babelforge.core.languages import REGISTRY_PATH, read_registry
     from babelforge.translation.tiny import build_tiny_nllb
 
     registry = read_registry(REGISTRY_PATH)
@@ -43,12 +44,27 @@ def main() -> None:
         def run(languages: list[str], cache: str | None) -> float:
             params["prompts"]["cache"] = cache
             (tmp / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-            write_table(pd.DataFrame({"lang": languages, "n_classes": [100] * len(languages)}),
-                        tmp / "languages.parquet", sort_by=["lang"])
+            write_table(
+                pd.DataFrame({"lang": languages, "n_classes": [100] * len(languages)}),
+                tmp / "languages.parquet",
+                sort_by=["lang"],
+            )
             start = time.perf_counter()
-            code = cli(["prompts", "--params", str(tmp / "params.yaml"), "--languages", str(tmp / "languages.parquet"),
-                        "--model", str(model), "--out", str(tmp / "prompts.parquet"),
-                        "--summary", str(tmp / "summary.json")])
+            code = cli(
+                [
+                    "prompts",
+                    "--params",
+                    str(tmp / "params.yaml"),
+                    "--languages",
+                    str(tmp / "languages.parquet"),
+                    "--model",
+                    str(model),
+                    "--out",
+                    str(tmp / "prompts.parquet"),
+                    "--summary",
+                    str(tmp / "summary.json"),
+                ]
+            )
             if code != 0:
                 raise SystemExit("prompts failed")
             return time.perf_counter() - start

@@ -11,6 +11,7 @@ checkout's code, DIR's built outputs), so nothing here is touched:
 3. the English audit page (1,000 classes): bytes, gzip bytes, and load time in headless Chromium
    (Navigation Timing loadEventEnd, median of 5 fresh loads).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,7 +84,7 @@ def main() -> None:
     built = Path(args.built).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         copy = copy_project(Path(tmp) / "project")
-        (Path(tmp) / "shared").mkdir()   # the source mirror where params.yaml expects it: ../shared/data
+        (Path(tmp) / "shared").mkdir()  # the source mirror where params.yaml expects it: ../shared/data
         (Path(tmp) / "shared" / "data").symlink_to((built / ".." / "shared" / "data").resolve())
         for name in BUILT:
             source = built / name
@@ -94,8 +95,9 @@ def main() -> None:
         # DVC counts an output missing from its cache as changed: without the cache every stage
         # reruns. Hard links cost no space, and DVC never rewrites a cache file, it adds new ones.
         if (built / ".dvc" / "cache").is_dir():
-            shutil.copytree(built / ".dvc" / "cache", copy / ".dvc" / "cache", copy_function=os.link,
-                            dirs_exist_ok=True)
+            shutil.copytree(
+                built / ".dvc" / "cache", copy / ".dvc" / "cache", copy_function=os.link, dirs_exist_ok=True
+            )
         env = command_env(copy)
         elapsed, out = sh(["dvc", "repro"], copy, env)
         print(f"catch-up dvc repro  {elapsed:7.1f} s  ({len(stages(out))} stages: {', '.join(stages(out)) or 'none'})")
@@ -114,9 +116,11 @@ def main() -> None:
         data = page.read_bytes()
         rows = data.count(b'id="class-')
         times = asyncio.run(page_load_ms(page, Path(tmp) / "chromium", args.runs))
-        print(f"eng_Latn.html       {len(data) / 1024:7.1f} KiB ({len(gzip.compress(data)) / 1024:.1f} KiB gzip), "
-              f"{rows} class rows; load {statistics.median(times):.0f} ms median of {len(times)} "
-              f"(min {min(times):.0f}, max {max(times):.0f})")
+        print(
+            f"eng_Latn.html       {len(data) / 1024:7.1f} KiB ({len(gzip.compress(data)) / 1024:.1f} KiB gzip), "
+            f"{rows} class rows; load {statistics.median(times):.0f} ms median of {len(times)} "
+            f"(min {min(times):.0f}, max {max(times):.0f})"
+        )
 
 
 if __name__ == "__main__":

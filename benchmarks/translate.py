@@ -12,6 +12,7 @@ Same beam size and maximum output length everywhere. Prints sentences/s and the 
 
     python benchmarks/translate.py [--languages 2] [--beam-size 4] [--max-length 32] [--device auto]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,13 @@ def hf_generate(model, tokenizer, texts, targets, beam_size, max_length, batch_s
             end += 1
         batch = tokenizer(texts[start:end], return_tensors="pt", padding=True).to(device)
         with torch.no_grad():
-            generated = model.generate(**batch, forced_bos_token_id=tokenizer.convert_tokens_to_ids(lang),
-                                       num_beams=beam_size, max_new_tokens=max_length, do_sample=False)
+            generated = model.generate(
+                **batch,
+                forced_bos_token_id=tokenizer.convert_tokens_to_ids(lang),
+                num_beams=beam_size,
+                max_new_tokens=max_length,
+                do_sample=False,
+            )
         outputs += tokenizer.batch_decode(generated, skip_special_tokens=True)
         start = end
     return outputs
@@ -62,10 +68,17 @@ def main(argv=None) -> int:
     parser.add_argument("--hf-batch-size", type=int, default=64)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--model-dir", default=None, help="a tiny-model root to reuse (default: build one)")
-    parser.add_argument("--sib-dir", default="../shared/data/sib-200/annotated",
-                        help="SIB-200 annotated/ (the tiny model's vocabulary text)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="CPU threads for torch and CTranslate2 alike (1 is fairest on a shared machine)")
+    parser.add_argument(
+        "--sib-dir",
+        default="../shared/data/sib-200/annotated",
+        help="SIB-200 annotated/ (the tiny model's vocabulary text)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="CPU threads for torch and CTranslate2 alike (1 is fairest on a shared machine)",
+    )
     args = parser.parse_args(argv)
 
     import ctranslate2
@@ -77,9 +90,13 @@ def main(argv=None) -> int:
 
     device = resolve_device(args.device)
     torch.set_num_threads(args.threads)
-    templates = [line.strip() for line in
-                 (Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt").read_text().splitlines()
-                 if line.strip()]
+    templates = [
+        line.strip()
+        for line in (Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt")
+        .read_text()
+        .splitlines()
+        if line.strip()
+    ]
     per_language = strategy_inputs(templates, list(STRATEGIES.values()))
     texts, targets = [], []
     for lang in TARGETS[: args.languages]:
@@ -90,25 +107,39 @@ def main(argv=None) -> int:
         root = Path(args.model_dir) if args.model_dir else build_tiny_nllb(Path(scratch) / "tiny", sib_dir=args.sib_dir)
         model = transformers.M2M100ForConditionalGeneration.from_pretrained(str(root / "hf")).eval().to(device)
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(root / "hf"), legacy_behaviour=False)
-        translator = NllbTranslator(root, device=device, beam_size=args.beam_size,
-                                    max_decoding_length=args.max_length, intra_threads=args.threads)
+        translator = NllbTranslator(
+            root,
+            device=device,
+            beam_size=args.beam_size,
+            max_decoding_length=args.max_length,
+            intra_threads=args.threads,
+        )
         # Warm-up (allocations, OpenMP pools, CUDA context), not timed.
         hf_generate(model, tokenizer, texts[:4], targets[:4], args.beam_size, args.max_length, 4, device)
         translator.translate(texts[:4], "eng_Latn", targets[:4])
 
-        _, t_single = timed(lambda: hf_generate(model, tokenizer, texts, targets, args.beam_size, args.max_length,
-                                                1, device))
-        _, t_batched = timed(lambda: hf_generate(model, tokenizer, texts, targets, args.beam_size, args.max_length,
-                                                 args.hf_batch_size, device))
+        _, t_single = timed(
+            lambda: hf_generate(model, tokenizer, texts, targets, args.beam_size, args.max_length, 1, device)
+        )
+        _, t_batched = timed(
+            lambda: hf_generate(
+                model, tokenizer, texts, targets, args.beam_size, args.max_length, args.hf_batch_size, device
+            )
+        )
         _, t_ct2 = timed(lambda: translator.translate(texts, "eng_Latn", targets))
 
     n = len(texts)
-    print(f"inputs: {n} sentences = {len(templates)} templates x {len(STRATEGIES) + 1} encodings x "
-          f"{args.languages} languages; beam {args.beam_size}, max {args.max_length} tokens; device {device}; "
-          f"torch {torch.__version__} ({torch.get_num_threads()} threads), ctranslate2 {ctranslate2.__version__} "
-          f"({translator.compute_type})")
-    rows = [("HF generate, one at a time", t_single), (f"HF generate, batched ({args.hf_batch_size})", t_batched),
-            (f"CTranslate2 batched {translator.compute_type}", t_ct2)]
+    print(
+        f"inputs: {n} sentences = {len(templates)} templates x {len(STRATEGIES) + 1} encodings x "
+        f"{args.languages} languages; beam {args.beam_size}, max {args.max_length} tokens; device {device}; "
+        f"torch {torch.__version__} ({torch.get_num_threads()} threads), ctranslate2 {ctranslate2.__version__} "
+        f"({translator.compute_type})"
+    )
+    rows = [
+        ("HF generate, one at a time", t_single),
+        (f"HF generate, batched ({args.hf_batch_size})", t_batched),
+        (f"CTranslate2 batched {translator.compute_type}", t_ct2),
+    ]
     for name, seconds in rows:
         print(f"{name:<34} {seconds:8.2f} s {n / seconds:10.1f} sentences/s  {t_single / seconds:6.1f}x")
     ratio = t_single / t_ct2

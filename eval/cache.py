@@ -14,6 +14,7 @@ Ray Data actor pool whose actors load the model once each), written as they fini
 encode cut off by a kill or preemption keeps its finished shards and the next run encodes only
 the missing, stale or broken ones.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,10 +24,28 @@ from pathlib import Path
 
 import numpy as np
 
+from babelforge.core import shards
+from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.common import EvalRunnerConfig
+from babelforge.core.io import read_json, write_json
+from babelforge.core.runners import RunnerConfig, connect_ray, run_sharded, slice_reader
+from babelforge.core.shards import stable_hash
+from babelforge.eval.models import load_model
 
 COLUMNS = ("row", "file", "embedding")
+
+
+@dataclass(frozen=True)
+class EvalRunnerConfig(RunnerConfig):
+    """The `eval.runner` group: how the stages that encode images (zero-shot, retrieval, clipscore,
+    MVL-SIB) compute the embedding cache's shards; the runner settings with image-sized defaults."""
+
+    shard_size: int = setting(
+        256,
+        "images per shard of the embedding cache: the unit written, resumed and redone "
+        "(a multiple of batch_size keeps the model's batches whatever the shard size)",
+    )
+    batch_size: int = setting(64, "images per encoder call (the model's batch); both runners cut the same batches")
 
 
 def cache_key(model_name: str, revision: str, image_set_hash: str, precision: str | None = None) -> str:
@@ -40,6 +59,7 @@ def cache_key(model_name: str, revision: str, image_set_hash: str, precision: st
 
 # ---------------------------------------------------------------- the worker the runners run
 
+
 @dataclass(frozen=True)
 class ModelSource:
     """What an actor elsewhere needs to load the model a cache key names (a loaded model stays here).
@@ -48,15 +68,14 @@ class ModelSource:
     hash) in the same precision, so its vectors are the ones the key promises.
     """
 
-    path: str                 # a local model directory (absolute) or a Hub id
+    path: str  # a local model directory (absolute) or a Hub id
     hub_revision: str | None  # the commit to load (Hub ids only)
-    device: str               # cpu or cuda: the device kind this process resolved
-    revision: str             # what the loaded model must report
+    device: str  # cpu or cuda: the device kind this process resolved
+    revision: str  # what the loaded model must report
     precision: str | None
     threads: int | None = None
 
     def load(self):
-        from babelforge.eval.models import load_model
 
         if self.threads:
             import torch
@@ -67,7 +86,8 @@ class ModelSource:
             raise BabelforgeError(
                 f"model {self.path}: this worker loaded revision {model.revision} in "
                 f"{getattr(model, 'precision', None)}, the cache key names {self.revision} in {self.precision}; "
-                "every node needs the same model files")
+                "every node needs the same model files"
+            )
         return model
 
 
@@ -75,12 +95,19 @@ def model_source(model, threads: int | None = None) -> ModelSource:
     """A loaded `babelforge.eval.models.DualEncoder` as what a Ray actor loads again."""
     device = getattr(model, "device", None)
     if device is None:
-        raise BabelforgeError(f"model {model.name}: runner ray needs a model loaded by babelforge.eval.models.load_model")
+        raise BabelforgeError(
+            f"model {model.name}: runner ray needs a model loaded by babelforge.eval.models.load_model"
+        )
     local = Path(model.name)
     path = str(local.resolve()) if local.is_dir() else model.name
-    return ModelSource(path=path, hub_revision=None if local.is_dir() else model.revision,
-                       device="cuda" if device.startswith("cuda") else device, revision=model.revision,
-                       precision=getattr(model, "precision", None), threads=threads)
+    return ModelSource(
+        path=path,
+        hub_revision=None if local.is_dir() else model.revision,
+        device="cuda" if device.startswith("cuda") else device,
+        revision=model.revision,
+        precision=getattr(model, "precision", None),
+        threads=threads,
+    )
 
 
 def embedding_table(rows, files, vectors: np.ndarray):
@@ -91,8 +118,7 @@ def embedding_table(rows, files, vectors: np.ndarray):
     count, dim = vectors.shape if vectors.ndim == 2 else (0, 0)
     offsets = pa.array(np.arange(0, count * dim + 1, max(dim, 1), dtype=np.int32)[: count + 1])
     embedding = pa.ListArray.from_arrays(offsets, pa.array(vectors.reshape(-1), pa.float32()))
-    return pa.table({"row": pa.array(rows, pa.int64()), "file": pa.array(files, pa.string()),
-                     "embedding": embedding})
+    return pa.table({"row": pa.array(rows, pa.int64()), "file": pa.array(files, pa.string()), "embedding": embedding})
 
 
 class ImageEncoder:
@@ -116,17 +142,17 @@ class ImageEncoder:
 
 # ---------------------------------------------------------------- reading the shards back
 
+
 def read_embeddings(directory: Path, n_images: int) -> np.ndarray:
     """The (n_images, d) float32 matrix of a complete shard directory, in image-set order."""
     import pyarrow.compute as pc
 
-    from babelforge.core import shards
-
     table = shards.read(directory, columns=["row", "embedding"])
     rows = table.column("row").to_numpy()
     if len(rows) != n_images or not np.array_equal(rows, np.arange(n_images)):
-        raise BabelforgeError(f"{directory}: the shards hold rows other than 0..{n_images - 1}; "
-                              "delete the folder and run again")
+        raise BabelforgeError(
+            f"{directory}: the shards hold rows other than 0..{n_images - 1}; delete the folder and run again"
+        )
     lists = table.column("embedding").combine_chunks()
     lengths = pc.list_value_length(lists)
     dim = pc.min(lengths).as_py() if n_images else 0
@@ -137,6 +163,7 @@ def read_embeddings(directory: Path, n_images: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- the cache
+
 
 class ImageEmbeddingCache:
     """Image embeddings per key, from memory, from the shard directory, or encoded into it.
@@ -158,7 +185,7 @@ class ImageEmbeddingCache:
         self.encoded_shards = 0
         self.encoded_images = 0
 
-    def __enter__(self) -> "ImageEmbeddingCache":
+    def __enter__(self) -> ImageEmbeddingCache:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -198,17 +225,22 @@ class ImageEmbeddingCache:
         """Encode the missing or stale shards of `directory`; the number encoded."""
         import pyarrow as pa
 
-        from babelforge.core import shards
-        from babelforge.core.io import read_json, write_json
-        from babelforge.core.runners import connect_ray, run_sharded, slice_reader
-
         precision = getattr(model, "precision", None)
-        described = {"model": model.name, "revision": model.revision, "precision": precision,
-                     "image_set": "sha256:" + image_set_hash, "n_images": len(image_set.files)}
+        described = {
+            "model": model.name,
+            "revision": model.revision,
+            "precision": precision,
+            "image_set": "sha256:" + image_set_hash,
+            "n_images": len(image_set.files),
+        }
         if not (directory / "key.json").is_file() or read_json(directory / "key.json") != described:
             write_json(described, directory / "key.json")
-        listing = pa.table({"row": pa.array(range(len(image_set.files)), pa.int64()),
-                            "file": pa.array(list(image_set.files), pa.string())})
+        listing = pa.table(
+            {
+                "row": pa.array(range(len(image_set.files)), pa.int64()),
+                "file": pa.array(list(image_set.files), pa.string()),
+            }
+        )
         plan = shards.plan_shards([listing], self.shard_size)
 
         params_hash, model_hash = self._hashes(model, image_set_hash)
@@ -218,9 +250,19 @@ class ImageEmbeddingCache:
             # Ray starts once per cache (not per model and image set), and only for work to do
             if not self._started_ray and shards.pending_shards(directory, plan, params_hash, model_hash):
                 self._started_ray = connect_ray(self.runner)
-        stats = run_sharded(directory, plan, slice_reader(listing), ImageEncoder, (worker_model, str(Path(image_set.root).resolve())),
-                            self.runner, params_hash=params_hash, model_hash=model_hash, sort_by=["row"],
-                            desc=f"image embeddings {model.name}", provenance=described)
+        stats = run_sharded(
+            directory,
+            plan,
+            slice_reader(listing),
+            ImageEncoder,
+            (worker_model, str(Path(image_set.root).resolve())),
+            self.runner,
+            params_hash=params_hash,
+            model_hash=model_hash,
+            sort_by=["row"],
+            desc=f"image embeddings {model.name}",
+            provenance=described,
+        )
         self.encoded_shards += stats.shards
         self.encoded_images += stats.rows_in
         return stats.shards
@@ -228,7 +270,6 @@ class ImageEmbeddingCache:
     def _hashes(self, model, image_set_hash: str) -> tuple[str, str]:
         """(params hash, model hash) of the manifests: the batch size is part of what made the
         vectors (a model's batch can change their last bits), the key parts are the rest."""
-        from babelforge.core.shards import stable_hash
 
         params = {"image_set": image_set_hash, "batch_size": self.runner.batch_size}
         identity = {"model": model.name, "revision": model.revision, "precision": getattr(model, "precision", None)}

@@ -18,12 +18,13 @@ signs never split a token. For Latin-script text this is the lower-cased, punctu
 word split close to the PTB tokeniser the coco code runs first; pass pre-tokenised text
 for a per-language segmenter instead.
 """
+
 from __future__ import annotations
 
 import math
 import unicodedata
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from babelforge.core.scripts import COMMON, INHERITED, UNKNOWN, script_of
 
@@ -32,10 +33,29 @@ SIGMA = 6.0
 SCALE = 10.0
 
 # ISO 15924 scripts whose writing puts no spaces between words: one token per character.
-UNSPACED_SCRIPTS = frozenset({"Hani", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt", "Java", "Bali",
-                              "Lana", "Tale", "Talu", "Bugi", "Yiii"})
-TOKENIZATION = ("NFC, lower-cased; punctuation and symbols split; whitespace-separated words, except one token "
-                "per character (with its combining marks) in unspaced scripts: " + ", ".join(sorted(UNSPACED_SCRIPTS)))
+UNSPACED_SCRIPTS = frozenset(
+    {
+        "Hani",
+        "Hira",
+        "Kana",
+        "Thai",
+        "Laoo",
+        "Khmr",
+        "Mymr",
+        "Tibt",
+        "Java",
+        "Bali",
+        "Lana",
+        "Tale",
+        "Talu",
+        "Bugi",
+        "Yiii",
+    }
+)
+TOKENIZATION = (
+    "NFC, lower-cased; punctuation and symbols split; whitespace-separated words, except one token "
+    "per character (with its combining marks) in unspaced scripts: " + ", ".join(sorted(UNSPACED_SCRIPTS))
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -108,8 +128,10 @@ def _similarity(candidate, reference, length_gap: int, max_n: int, sigma: float)
     penalty = math.exp(-(length_gap**2) / (2.0 * sigma**2))
     values = []
     for n in range(max_n):
-        dot = sum(min(weight, ref_vec[n].get(ngram, 0.0)) * ref_vec[n].get(ngram, 0.0)
-                  for ngram, weight in cand_vec[n].items())
+        dot = sum(
+            min(weight, ref_vec[n].get(ngram, 0.0)) * ref_vec[n].get(ngram, 0.0)
+            for ngram, weight in cand_vec[n].items()
+        )
         if cand_norm[n] != 0 and ref_norm[n] != 0:
             dot /= cand_norm[n] * ref_norm[n]
         values.append(dot * penalty)

@@ -4,11 +4,15 @@ A tool (outside `dvc repro`). Captions are tokenised by script (`babelforge.eval
 characters in unspaced scripts (Chinese, Japanese, Thai, ...), words elsewhere; the output
 states which scripts each group was split into characters and which into words.
 """
+
 from __future__ import annotations
 
 import argparse
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_path, write_json
+from babelforge.eval.cider import TOKENIZATION, cider_d, tokenization_report
+from babelforge.eval.tsv import check_columns, key_columns, read_tsv
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +27,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from babelforge.core.io import atomic_path, write_json
-    from babelforge.eval.cider import TOKENIZATION, cider_d, tokenization_report
-    from babelforge.eval.tsv import check_columns, key_columns, read_tsv
 
     keys = key_columns(args.on)
     group_column = args.group
@@ -47,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
         item_keys = [tuple(row) for row in candidates[keys].itertuples(index=False)]
         missing = [k for k in item_keys if k not in lookup]
         if missing:
-            raise BabelforgeError(f"{path}: {len(missing)} items have no reference in {args.references} "
-                                  f"(first: {'/'.join(map(str, missing[0]))})")
+            raise BabelforgeError(
+                f"{path}: {len(missing)} items have no reference in {args.references} "
+                f"(first: {'/'.join(map(str, missing[0]))})"
+            )
         per_item, corpus = {}, {}
         groups = sorted({k[keys.index(group_column)] for k in item_keys}) if group_column else [None]
         for group in groups:
@@ -63,8 +66,14 @@ def run(args: argparse.Namespace) -> int:
         return per_item, corpus
 
     per_item, corpus = score(args.candidates)
-    document = {"candidates": args.candidates, "references": args.references, "on": keys, "cider_d": corpus,
-                "tokenization": TOKENIZATION, "scripts": scripts}
+    document = {
+        "candidates": args.candidates,
+        "references": args.references,
+        "on": keys,
+        "cider_d": corpus,
+        "tokenization": TOKENIZATION,
+        "scripts": scripts,
+    }
     columns = {"cider": per_item}
     if args.baseline:
         base_items, base_corpus = score(args.baseline)

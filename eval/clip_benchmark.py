@@ -11,13 +11,15 @@ Every language of the labels gets a template list (CLIP_benchmark has no fallbac
 own): its usable translated prompts, else the fallback set, which `export.json` names per
 language beside the provenance. Pure functions over plain data; the stage module writes.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_directory, canonical_json
 
 LABELS_FILE = "babel_imagenet.json"
 PROMPTS_FILE = "nllb_dist13b_prompts.json"
@@ -29,8 +31,9 @@ def usable_template(text: str) -> bool:
     return text.count("{}") == 1 and text.count("{") == 1 and text.count("}") == 1
 
 
-def layout(labels: Mapping[str, Mapping[int, str]], templates: Mapping[str, Sequence[str]],
-           code_of: Mapping[str, str]) -> tuple[dict, dict]:
+def layout(
+    labels: Mapping[str, Mapping[int, str]], templates: Mapping[str, Sequence[str]], code_of: Mapping[str, str]
+) -> tuple[dict, dict]:
     """({CODE: [[idx...], [label...]]}, {CODE: [template...]}) for the languages of `labels`.
 
     `code_of` maps a registry key to the code CLIP_benchmark users type; two languages with
@@ -42,8 +45,9 @@ def layout(labels: Mapping[str, Mapping[int, str]], templates: Mapping[str, Sequ
     for lang in sorted(labels):
         code = code_of[lang].upper()
         if code in owner:
-            raise BabelforgeError(f"languages {owner[code]} and {lang} both export as {code!r}; "
-                                  "choose one with --language")
+            raise BabelforgeError(
+                f"languages {owner[code]} and {lang} both export as {code!r}; choose one with --language"
+            )
         owner[code] = lang
         if not templates.get(lang):
             raise BabelforgeError(f"language {lang}: no templates to export")
@@ -58,13 +62,13 @@ def layout(labels: Mapping[str, Mapping[int, str]], templates: Mapping[str, Sequ
 
 def write_layout(folder: str | Path, classnames: Mapping, prompts: Mapping, manifest: Mapping) -> Path:
     """The two CLIP_benchmark files plus `export.json`, written as one folder (atomic)."""
-    from babelforge.core.io import atomic_directory, canonical_json
 
     with atomic_directory(folder) as tmp:
         # CLIP_benchmark's own files are compact JSON in code order; keep the same shape.
         for name, document in ((LABELS_FILE, classnames), (PROMPTS_FILE, prompts)):
-            (tmp / name).write_text(json.dumps(dict(sorted(document.items())), ensure_ascii=False) + "\n",
-                                    encoding="utf-8")
+            (tmp / name).write_text(
+                json.dumps(dict(sorted(document.items())), ensure_ascii=False) + "\n", encoding="utf-8"
+            )
         (tmp / MANIFEST_FILE).write_text(canonical_json(dict(manifest)), encoding="utf-8")
     return Path(folder)
 
@@ -77,6 +81,8 @@ def read_layout(folder: str | Path) -> tuple[dict[str, dict[int, str]], dict[str
     labels = {}
     for code, (class_ids, names) in classnames.items():
         if len(class_ids) != len(names):
-            raise BabelforgeError(f"{folder / LABELS_FILE}: {code} has {len(class_ids)} classes but {len(names)} labels")
+            raise BabelforgeError(
+                f"{folder / LABELS_FILE}: {code} has {len(class_ids)} classes but {len(names)} labels"
+            )
         labels[code] = dict(zip(map(int, class_ids), names))
     return labels, {code: list(templates) for code, templates in prompts.items()}

@@ -4,9 +4,10 @@ CLIP-S(c, v) = w * max(cos(c, v), 0) with w = 2.5.
 RefCLIP-S(c, R, v) = harmonic mean of CLIP-S(c, v) and max(max_r cos(c, r), 0).
 Inputs are embeddings; they are L2-normalised here, so cosine = dot product.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -38,16 +39,20 @@ def ref_clip_score(
     clip_s = clip_score(image_emb, text_emb, w)
     text = l2_normalize(text_emb)
     best_ref = np.array(
-        [max(float((l2_normalize(refs) @ text[i]).max()), 0.0) if len(refs) else np.nan
-         for i, refs in enumerate(reference_emb)]
+        [
+            max(float((l2_normalize(refs) @ text[i]).max()), 0.0) if len(refs) else np.nan
+            for i, refs in enumerate(reference_emb)
+        ]
     )
     total = clip_s + best_ref
-    return np.where(total > 0, 2.0 * clip_s * best_ref / np.where(total > 0, total, 1.0),
-                    np.where(np.isnan(best_ref), np.nan, 0.0))
+    return np.where(
+        total > 0, 2.0 * clip_s * best_ref / np.where(total > 0, total, 1.0), np.where(np.isnan(best_ref), np.nan, 0.0)
+    )
 
 
-def encode_reference_sets(encode_texts: Callable[[Sequence[str]], np.ndarray],
-                          reference_sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
+def encode_reference_sets(
+    encode_texts: Callable[[Sequence[str]], np.ndarray], reference_sets: Sequence[Sequence[str]]
+) -> list[np.ndarray]:
     """One (n_refs_i, d) array per caption, from a single `encode_texts` call over all references."""
     flat = [ref for refs in reference_sets for ref in refs]
     emb = encode_texts(flat)

@@ -4,38 +4,42 @@ A tool (outside `dvc repro`) for VALSE-style foils or human-rating data: columns
 `caption`, optionally `foil` and `references` (' ||| '-separated). Prints the means; `--out`
 writes the per-row scores.
 """
+
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+import numpy as np
+
+from babelforge.core.config import load_config
+from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.common import model_spec
+from babelforge.core.io import atomic_path
+from babelforge.core.params import load_params
+from babelforge.eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
+from babelforge.eval.common import CommonConfig, model_spec
+from babelforge.eval.models import load_model
+from babelforge.eval.tsv import check_columns, read_tsv
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pairs", metavar="PAIRS.tsv",
-                        help="TSV with image, caption [, foil] [, references (' ||| '-separated)]")
+    parser.add_argument(
+        "pairs", metavar="PAIRS.tsv", help="TSV with image, caption [, foil] [, references (' ||| '-separated)]"
+    )
     parser.add_argument("--image-root", default=".", help="folder the TSV's image paths are relative to")
-    parser.add_argument("--model", type=model_spec, metavar="ID[@REVISION]",
-                        help="model directory or Hub id@sha (default: the first of eval.common.models)")
+    parser.add_argument(
+        "--model",
+        type=model_spec,
+        metavar="ID[@REVISION]",
+        help="model directory or Hub id@sha (default: the first of eval.common.models)",
+    )
     parser.add_argument("--device", help="auto, cpu, cuda or cuda:<n> (default: eval.common.device)")
     parser.add_argument("--params", default="params.yaml", help="params file for the defaults (default: params.yaml)")
     parser.add_argument("--out", metavar="FILE", help="per-row scores TSV")
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    import numpy as np
-
-    from babelforge.core.config import load_config
-    from babelforge.core.device import resolve_device
-    from babelforge.core.io import atomic_path
-    from babelforge.core.params import load_params
-    from babelforge.eval.clipscore import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
-    from babelforge.eval.common import CommonConfig
-    from babelforge.eval.models import load_model
-    from babelforge.eval.tsv import check_columns, read_tsv
 
     table = read_tsv(args.pairs)
     check_columns(table, ["image", "caption"], args.pairs)
@@ -57,8 +61,12 @@ def run(args: argparse.Namespace) -> int:
     image_emb = model.encode_images([Path(args.image_root) / p for p in table["image"]])
     text_emb = model.encode_texts(list(texts["caption"]))
     table["clipscore"] = clip_score(image_emb, text_emb)
-    summary = {"model": model.name, "revision": model.revision, "n": len(table),
-               "clipscore": float(table["clipscore"].mean())}
+    summary = {
+        "model": model.name,
+        "revision": model.revision,
+        "n": len(table),
+        "clipscore": float(table["clipscore"].mean()),
+    }
     if "foil" in texts:
         table["foil_clipscore"] = clip_score(image_emb, model.encode_texts(list(texts["foil"])))
         summary["pairwise_accuracy"] = pairwise_accuracy(table["clipscore"], table["foil_clipscore"])

@@ -21,12 +21,15 @@ sample, far too small, is reported only on request (`doubled_p=True`) and labell
 The bootstrap resamples the original pairs and mirrors each resample, so a pair and
 its mirror image stay together.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 import numpy as np
+
+from babelforge.core.errors import BabelforgeError
 
 METHODS = ("pearson", "spearman", "kendall_b", "kendall_c")
 
@@ -185,11 +188,11 @@ def correlate(
             p_value = p_value_at(method, tested, len(x))
         boot = []
         for index in samples:
-            bx, by = (mirrored(x[index], y[index]) if mirror else (x[index], y[index]))
+            bx, by = mirrored(x[index], y[index]) if mirror else (x[index], y[index])
             boot.append(_coefficient(method, bx, by, scale_m)[0])
         boot = np.asarray(boot, dtype=float)
         boot = boot[~np.isnan(boot)]
-        low, high = (np.quantile(boot, [tail, 1.0 - tail]) if len(boot) else (np.nan, np.nan))
+        low, high = np.quantile(boot, [tail, 1.0 - tail]) if len(boot) else (np.nan, np.nan)
         results[method] = Correlation(
             method=method,
             value=value,
@@ -220,11 +223,14 @@ def format_table(results: dict[str, Correlation]) -> str:
             line += f" {result.p_value_doubled:>17.3g}"
         lines.append(line)
     if any(r.mirrored for r in results.values()):
-        lines.append("mirrored: values on the pairs and their negated copies; n and p-value are those of the "
-                     "real pairs")
+        lines.append(
+            "mirrored: values on the pairs and their negated copies; n and p-value are those of the real pairs"
+        )
         if doubled:
-            lines.append(f"{DOUBLED_P_LABEL}: scipy's p-value treating the mirror copies as new pairs "
-                         "(anti-conservative; for comparison only)")
+            lines.append(
+                f"{DOUBLED_P_LABEL}: scipy's p-value treating the mirror copies as new pairs "
+                "(anti-conservative; for comparison only)"
+            )
     return "\n".join(lines)
 
 
@@ -257,7 +263,6 @@ def join_columns(left, right, x: str, y: str, keys: Sequence[str]):
     Returns (DataFrame with columns keys + ["x", "y"], JoinReport). Duplicate keys on
     either side are an error: a many-to-many join would silently weight some pairs.
     """
-    from babelforge.core.errors import BabelforgeError
 
     keys = list(keys)
     for name, table, column in (("X", left, x), ("Y", right, y)):

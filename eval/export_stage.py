@@ -5,14 +5,33 @@ and `export.json` (per language: its code, class count and which prompts it got;
 provenance). Copy the two files into CLIP_benchmark's `clip_benchmark/datasets/` folder
 and run `clip_benchmark eval --dataset babel_imagenet --language <code>` on the built version.
 """
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
+from babelforge.babel_imagenet.prompts import read_templates
 from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
-from babelforge.eval.common import CommonConfig, add_language_flag
+from babelforge.core.io import read_table
+from babelforge.core.progress import info
+from babelforge.core.provenance import provenance
+from babelforge.eval.clip_benchmark import layout, usable_template, write_layout
+from babelforge.eval.common import (
+    CommonConfig,
+    add_language_flag,
+    language_registry,
+    language_resolver,
+    requested_languages,
+    require,
+    stage_params,
+)
+from babelforge.eval.report import dataset_version
+from babelforge.eval.runs import labels_by_language, translated_templates
+from babelforge.eval.zeroshot import ENGLISH
+from babelforge.eval.zeroshot_stage import ENGLISH_TEMPLATES, select_languages
 
 
 @dataclass(frozen=True)
@@ -23,8 +42,10 @@ class Config:
     out_dir: str = setting("build/clip_benchmark", "folder the CLIP_benchmark files are written to")
     languages: list[str] | None = setting(None, "only these languages (null: every language with labels)")
     fallback: Literal["english", "label"] = setting(
-        "english", "templates for a language without usable translated prompts: english (the 80 CLIP templates) "
-                   "or label (the bare label)")
+        "english",
+        "templates for a language without usable translated prompts: english (the 80 CLIP templates) "
+        "or label (the bare label)",
+    )
     drop_duplicate_labels: bool = setting(False, "leave out labels flagged is_duplicate")
     common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares (registry)")
     profile: str = from_group(str, "profile", "the build profile")
@@ -39,15 +60,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
 
 
-def export_templates(labels: dict, translated: dict[str, list[str]], english: list[str],
-                     fallback: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+def export_templates(
+    labels: dict, translated: dict[str, list[str]], english: list[str], fallback: str
+) -> tuple[dict[str, list[str]], dict[str, str]]:
     """({lang: templates}, {lang: which set}) for every language of `labels`.
 
     Translated templates CLIP_benchmark cannot fill (a brace besides the slot) are left out;
     a language left with none gets the fallback set, and says so.
     """
-    from babelforge.eval.clip_benchmark import usable_template
-    from babelforge.eval.zeroshot import ENGLISH
 
     templates, used = {}, {}
     for lang in sorted(labels):
@@ -64,22 +84,12 @@ def export_templates(labels: dict, translated: dict[str, list[str]], english: li
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
-
-    from babelforge.babel_imagenet.prompts import read_templates
-    from babelforge.core.io import read_table
-    from babelforge.core.progress import info
-    from babelforge.core.provenance import provenance
-    from babelforge.eval.clip_benchmark import layout, write_layout
-    from babelforge.eval.common import language_registry, language_resolver, require, requested_languages, stage_params
-    from babelforge.eval.report import dataset_version
-    from babelforge.eval.runs import labels_by_language, translated_templates
-    from babelforge.eval.zeroshot_stage import ENGLISH_TEMPLATES, select_languages
 
     labels_path = require(config.paths.labels, "labels table", "labels")
     labels = labels_by_language(read_table(labels_path), config.drop_duplicate_labels)
-    labels = select_languages(labels, requested_languages(config.languages, language_resolver(config.common)),
-                              str(labels_path))
+    labels = select_languages(
+        labels, requested_languages(config.languages, language_resolver(config.common)), str(labels_path)
+    )
     prompts_path = Path(config.paths.prompts)
     translated = translated_templates(read_table(prompts_path)) if prompts_path.exists() else {}
     templates, used = export_templates(labels, translated, read_templates(ENGLISH_TEMPLATES), config.fallback)
@@ -88,11 +98,20 @@ def run(config: Config) -> int:
     classnames, prompts = layout(labels, templates, codes)
     manifest = {
         "format": "CLIP_benchmark babel_imagenet (babel_imagenet.json, nllb_dist13b_prompts.json)",
-        "languages": {codes[lang].upper(): {"key": lang, "n_classes": len(labels[lang]), "prompts": used[lang],
-                                            "n_templates": len(templates[lang])} for lang in sorted(labels)},
-        "provenance": provenance("eval_export", params=stage_params(config),
-                                 sources={"labels": dataset_version(labels_path),
-                                          "prompts": dataset_version(prompts_path)}),
+        "languages": {
+            codes[lang].upper(): {
+                "key": lang,
+                "n_classes": len(labels[lang]),
+                "prompts": used[lang],
+                "n_templates": len(templates[lang]),
+            }
+            for lang in sorted(labels)
+        },
+        "provenance": provenance(
+            "eval_export",
+            params=stage_params(config),
+            sources={"labels": dataset_version(labels_path), "prompts": dataset_version(prompts_path)},
+        ),
     }
     folder = write_layout(config.out_dir, classnames, prompts, manifest)
     fallbacks = sum(1 for kind in used.values() if kind.endswith("fallback"))

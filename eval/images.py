@@ -10,15 +10,19 @@ so `write_sample_images` draws small deterministic pictures with PIL: one palett
 shape family per class (images of a class resemble each other) and one picture per
 caption-set image name.
 """
+
 from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+
+from PIL import Image, ImageDraw
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_path, sha256_file
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
 
@@ -34,7 +38,6 @@ class ImageSet:
         return [self.root / name for name in self.files]
 
     def content_hash(self) -> str:
-        from babelforge.core.io import sha256_file
 
         digest = hashlib.sha256()
         for name in self.files:
@@ -45,7 +48,9 @@ class ImageSet:
 def read_imagenet_folder(root: str | Path, wnid_to_class: dict[str, int]) -> ImageSet:
     root = Path(root)
     if not root.is_dir():
-        raise BabelforgeError(f"image folder {root} does not exist; build it (dvc repro eval_images) or fix params eval.zeroshot.images")
+        raise BabelforgeError(
+            f"image folder {root} does not exist; build it (dvc repro eval_images) or fix params eval.zeroshot.images"
+        )
     files, targets = [], []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         if folder.name not in wnid_to_class:
@@ -91,7 +96,6 @@ def read_caption_images(root: str | Path, names: Sequence[str]) -> ImageSet:
 
 def draw_image(key: str, size: int = 64, family: str | None = None):
     """A deterministic picture: background and shapes from `family` (class), jitter from `key`."""
-    from PIL import Image, ImageDraw
 
     base = random.Random(hashlib.sha256((family or key).encode()).hexdigest())
     jitter = random.Random(hashlib.sha256(key.encode()).hexdigest())
@@ -120,7 +124,6 @@ def write_sample_images(
     size: int = 64,
 ) -> dict[str, int]:
     """`<out>/imagenet/<wnid>/<i>.png` per class and `<out>/captions/<name>` per caption image."""
-    from babelforge.core.io import atomic_path
 
     out = Path(out_dir)
     written = {"imagenet": 0, "captions": 0}

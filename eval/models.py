@@ -10,24 +10,29 @@ is resolved by `babelforge.core.device.resolve_device`.
 entirely offline: a byte-level CLIP tokenizer over the 256 byte symbols (any script
 tokenises, one symbol per byte), a 32 px image processor and a seeded 2-layer model.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import socket
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
+from urllib.parse import urlparse
 
 import numpy as np
+from PIL import Image
 
+from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file, write_text
 
 SUPPORTED_TYPES = ("clip", "siglip", "vision-text-dual-encoder")
 
 
 def directory_hash(path: str | os.PathLike) -> str:
     """sha256 over the relative names and contents of every file below `path`."""
-    from babelforge.core.io import sha256_file
 
     root = Path(path)
     digest = hashlib.sha256()
@@ -46,8 +51,17 @@ def dtype_for(device: str):
 class DualEncoder:
     """A loaded dual encoder: `name`, `revision`, `encode_images`, `encode_texts`."""
 
-    def __init__(self, model, tokenizer, image_processor, name: str, revision: str, device: str,
-                 text_padding: str | bool = True, max_text_length: int | None = None):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        image_processor,
+        name: str,
+        revision: str,
+        device: str,
+        text_padding: str | bool = True,
+        max_text_length: int | None = None,
+    ):
         self.model = model
         self.tokenizer = tokenizer
         self.image_processor = image_processor
@@ -69,7 +83,6 @@ class DualEncoder:
     def encode_images(self, images: Iterable, batch_size: int = 64) -> np.ndarray:
         """Images are PIL images or paths (opened lazily, one batch at a time)."""
         import torch
-        from PIL import Image
 
         batches, batch = [], []
 
@@ -126,17 +139,19 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
     """A local directory, or a Hub id at `revision` (required: results must be reproducible)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
 
-    from babelforge.core.device import resolve_device
-
     device = resolve_device(device)
     local = Path(spec)
     if local.is_dir():
         source, name, revision, hub_args = str(local), spec, "sha256:" + directory_hash(local), {}
     elif local.exists() or spec.startswith((".", "/")) or spec.count("/") > 1:
-        raise BabelforgeError(f"model {spec}: not a model directory; build it (dvc repro tiny_clip) or fix params eval.models")
+        raise BabelforgeError(
+            f"model {spec}: not a model directory; build it (dvc repro tiny_clip) or fix params eval.models"
+        )
     else:
         if not revision:
-            raise BabelforgeError(f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.common.models entry")
+            raise BabelforgeError(
+                f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.common.models entry"
+            )
         source, name, hub_args = spec, spec, _hub_access(spec, revision)
     try:
         config = AutoConfig.from_pretrained(source, **hub_args)
@@ -146,7 +161,9 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
             "offline, use a local directory or pre-fill the Hugging Face cache"
         ) from None
     if config.model_type not in SUPPORTED_TYPES:
-        raise BabelforgeError(f"model {spec}: type {config.model_type!r} is not a dual encoder ({', '.join(SUPPORTED_TYPES)})")
+        raise BabelforgeError(
+            f"model {spec}: type {config.model_type!r} is not a dual encoder ({', '.join(SUPPORTED_TYPES)})"
+        )
     model = AutoModel.from_pretrained(source, dtype=dtype_for(device), **hub_args).to(device).eval()
     tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
     # The fast processors need torchvision; the PIL ones give the reference preprocessing.
@@ -155,20 +172,28 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
     siglip = config.model_type == "siglip"
     # Truncate to what both the position table and the tokenizer allow (RoBERTa-style text
     # towers count 2 padding positions in max_position_embeddings; the tokenizer knows).
-    limits = [getattr(getattr(config, "text_config", None), "max_position_embeddings", None),
-              getattr(tokenizer, "model_max_length", None)]
+    limits = [
+        getattr(getattr(config, "text_config", None), "max_position_embeddings", None),
+        getattr(tokenizer, "model_max_length", None),
+    ]
     limits = [int(n) for n in limits if n and n < 1_000_000]
     max_length = min(limits) if limits else None
-    return DualEncoder(model, tokenizer, image_processor, name=name, revision=revision, device=device,
-                       text_padding="max_length" if siglip else True, max_text_length=max_length)
+    return DualEncoder(
+        model,
+        tokenizer,
+        image_processor,
+        name=name,
+        revision=revision,
+        device=device,
+        text_padding="max_length" if siglip else True,
+        max_text_length=max_length,
+    )
 
 
 def _hub_access(spec: str, revision: str) -> dict:
     """from_pretrained arguments for a Hub model: the local cache when it has the revision,
     else the Hub; offline (no cache, Hub unreachable) a clear error at once instead of
     minutes of retries."""
-    import socket
-    from urllib.parse import urlparse
 
     from huggingface_hub import constants, try_to_load_from_cache
 
@@ -190,7 +215,9 @@ def _hub_access(spec: str, revision: str) -> dict:
 
 def _byte_symbols() -> list[str]:
     """The 256 printable stand-ins GPT-2/CLIP byte-level BPE uses for the bytes 0..255."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     codes, extra = printable[:], 0
     for byte in range(256):
         if byte not in printable:
@@ -208,8 +235,6 @@ def build_tiny_clip(out_dir: str | os.PathLike, seed: int = 0, image_size: int =
     import torch
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPTokenizerFast
 
-    from babelforge.core.io import write_text
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     symbols = _byte_symbols()
@@ -221,17 +246,32 @@ def build_tiny_clip(out_dir: str | os.PathLike, seed: int = 0, image_size: int =
     tokenizer = CLIPTokenizerFast(vocab_file=str(out / "vocab.json"), merges_file=str(out / "merges.txt"))
 
     config = CLIPConfig(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=77, bos_token_id=512,
-                         eos_token_id=513, pad_token_id=513),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=image_size, patch_size=8),
+        text_config=dict(
+            vocab_size=len(vocab),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            max_position_embeddings=77,
+            bos_token_id=512,
+            eos_token_id=513,
+            pad_token_id=513,
+        ),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=image_size,
+            patch_size=8,
+        ),
         projection_dim=16,
     )
     torch.manual_seed(seed)
     model = CLIPModel(config).eval()
-    processor = CLIPImageProcessor(size={"shortest_edge": image_size},
-                                   crop_size={"height": image_size, "width": image_size})
+    processor = CLIPImageProcessor(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+    )
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     processor.save_pretrained(out)

@@ -11,10 +11,11 @@ with `label` (the correct option's position) and, by task, `ref_image_ids` /
 `ref_sentences` / `topic` as references and `option_sentences` / `option_image_ids` /
 `option_topics` as options; image ids name `images/<image_id>.jpg`.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -82,5 +83,9 @@ def evaluate_table(
         return vectors.reshape(len(items), width, -1)
 
     predicted = choose_options(embed(ref_column), embed(option_column))
-    return {"accuracy": accuracy(predicted, table["label"].to_numpy()), "n": int(len(table)),
-            "references": ref_column, "options": option_column}
+    return {
+        "accuracy": accuracy(predicted, table["label"].to_numpy()),
+        "n": int(len(table)),
+        "references": ref_column,
+        "options": option_column,
+    }

@@ -1,11 +1,30 @@
 """`babelforge eval_mvl_sib`: MVL-SIB accuracy of a dual encoder per task, k and language."""
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 
 from babelforge.core.config import setting
-from babelforge.eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_table
+from babelforge.eval.common import (
+    ImageStageConfig,
+    add_language_flag,
+    add_model_flags,
+    add_out_flag,
+    image_cache,
+    language_resolver,
+    load_models,
+    print_results,
+    requested_languages,
+    require,
+    results_path,
+    write_run,
+)
+from babelforge.eval.images import IMAGE_SUFFIXES, ImageSet
+from babelforge.eval.report import dataset_version
+from babelforge.eval.runs import mvl_sib_rows
 
 COLUMNS = ("model", "mvl_task", "k", "lang", "n", "accuracy")
 
@@ -17,8 +36,9 @@ class Config(ImageStageConfig):
     GROUP = "eval.mvl_sib"
     images: str = setting("images", "the image folder inside <paths.mvl_sib>")
     configs: list[str] | None = setting(None, "only these <task>_k<k> folders (null: all)")
-    languages: list[str] | None = setting(["eng_Latn", "deu_Latn", "swh_Latn", "zho_Hans", "arb_Arab"],
-                                          "only these languages (per profile; null: all)")
+    languages: list[str] | None = setting(
+        ["eng_Latn", "deu_Latn", "swh_Latn", "zho_Hans", "arb_Arab"], "only these languages (per profile; null: all)"
+    )
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/mvl_sib.json)")
 
 
@@ -29,18 +49,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import read_table
-    from babelforge.eval.common import (image_cache, language_resolver, load_models, print_results, require,
-                             requested_languages, results_path, write_run)
-    from babelforge.eval.images import IMAGE_SUFFIXES, ImageSet
-    from babelforge.eval.report import dataset_version
-    from babelforge.eval.runs import mvl_sib_rows
 
     root = require(config.paths.mvl_sib, "MVL-SIB folder", "mvl_sib")
     image_root = require(root / config.images, "MVL-SIB image folder", "mvl_sib")
-    image_set = ImageSet(image_root, tuple(sorted(p.name for p in image_root.iterdir()
-                                                  if p.suffix.lower() in IMAGE_SUFFIXES)))
+    image_set = ImageSet(
+        image_root, tuple(sorted(p.name for p in image_root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES))
+    )
     wanted = requested_languages(config.languages, language_resolver(config.common))
     tables = {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and p != image_root):

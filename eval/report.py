@@ -15,16 +15,22 @@ with fixed metadata so reruns are byte-stable:
 - a model x caption-set heatmap of the correlation across languages between zero-shot
   accuracy and retrieval recall.
 """
+
 from __future__ import annotations
 
+import functools
 import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+import yaml
 
+from babelforge.babel_imagenet.labels import GROUP_BOUNDS
 from babelforge.core.determinism import METRIC_DECIMALS, rounded
 from babelforge.core.io import atomic_path, sha256_file
+from babelforge.eval.models import directory_hash
 
 ROW_KEYS = ("model", "revision", "dataset", "dataset_version", "lang", "prompt_set", "seed")
 GROUP_ORDER = ("very-low", "low", "mid", "high")
@@ -34,7 +40,6 @@ JSON_ONLY = ("per_class",)
 
 
 def _dvc_lock_outs(lock_path: Path) -> dict[str, str]:
-    import yaml
 
     if not lock_path.is_file():
         return {}
@@ -56,8 +61,6 @@ def dataset_version(path: str | Path, lock_path: str | Path = "dvc.lock") -> str
         if candidate.as_posix() in outs:
             return outs[candidate.as_posix()]
     if path.is_dir():
-        from babelforge.eval.models import directory_hash
-
         return "sha256:" + directory_hash(path)
     if path.is_file():
         return "sha256:" + sha256_file(path)
@@ -121,13 +124,19 @@ def summary_metrics(frame) -> dict:
     for model, part in frame.groupby("model", sort=True):
         entry = {}
         for (task, dataset), rows in part.groupby(["task", "dataset"], sort=True):
-            columns = {"zeroshot": ["top1", "top5", "balanced_accuracy", "top1_100"],
-                       "retrieval": ["t2i_r@1", "i2t_r@1", "mean_recall"],
-                       "clipscore": ["clipscore", "ref_clipscore", "pairwise_accuracy"],
-                       "mvl_sib": ["accuracy"]}.get(task, [])
+            columns = {
+                "zeroshot": ["top1", "top5", "balanced_accuracy", "top1_100"],
+                "retrieval": ["t2i_r@1", "i2t_r@1", "mean_recall"],
+                "clipscore": ["clipscore", "ref_clipscore", "pairwise_accuracy"],
+                "mvl_sib": ["accuracy"],
+            }.get(task, [])
             split = task == "zeroshot" and "prompt_set" in rows
-            for prompt_set, subset in (rows.groupby("prompt_set", sort=True) if split else [(None, rows)]):
-                values = {c: rounded(float(subset[c].mean()), METRIC_DECIMALS) for c in columns if c in subset and subset[c].notna().any()}
+            for prompt_set, subset in rows.groupby("prompt_set", sort=True) if split else [(None, rows)]:
+                values = {
+                    c: rounded(float(subset[c].mean()), METRIC_DECIMALS)
+                    for c in columns
+                    if c in subset and subset[c].notna().any()
+                }
                 values["n_languages"] = int(subset["lang"].nunique())
                 entry[f"{task}/{dataset}" + (f"/{prompt_set}" if prompt_set is not None else "")] = values
         out[str(model)] = entry
@@ -153,14 +162,23 @@ PROMPT_MARKERS = {
 
 def _style():
     """Paper-sized text: 7-8 pt at column width."""
-    return {"font.size": 7, "axes.titlesize": 8, "axes.labelsize": 7, "xtick.labelsize": 6.5,
-            "ytick.labelsize": 6.5, "legend.fontsize": 6.5, "lines.linewidth": 1.0, "axes.linewidth": 0.6,
-            "svg.hashsalt": "babelforge", "svg.fonttype": "none", "pdf.fonttype": 42}
+    return {
+        "font.size": 7,
+        "axes.titlesize": 8,
+        "axes.labelsize": 7,
+        "xtick.labelsize": 6.5,
+        "ytick.labelsize": 6.5,
+        "legend.fontsize": 6.5,
+        "lines.linewidth": 1.0,
+        "axes.linewidth": 0.6,
+        "svg.hashsalt": "babelforge",
+        "svg.fonttype": "none",
+        "pdf.fonttype": 42,
+    }
 
 
 def _paper(plot):
     """Run a plot function with the paper style (rcParams apply to artists as they are made)."""
-    import functools
 
     @functools.wraps(plot)
     def wrapper(*args, **kwargs):
@@ -189,8 +207,11 @@ def _save(fig, stem: str | Path) -> list[Path]:
     """PNG at print resolution, SVG and PDF, each without creation dates or tool versions."""
     import matplotlib.pyplot as plt
 
-    metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
-                "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None}}
+    metadata = {
+        "png": {"Software": None},
+        "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
+    }
     written = []
     for path in figure_paths(stem):
         fmt = path.suffix[1:]
@@ -202,14 +223,15 @@ def _save(fig, stem: str | Path) -> list[Path]:
 
 
 def _prompt_style(prompt_set: str) -> tuple[str, bool, str]:
-    base, knowledge = (prompt_set[: -len("+knowledge")], True) if prompt_set.endswith("+knowledge") else (prompt_set, False)
+    base, knowledge = (
+        (prompt_set[: -len("+knowledge")], True) if prompt_set.endswith("+knowledge") else (prompt_set, False)
+    )
     marker, filled, text = PROMPT_MARKERS.get(base, ("D", True, base))
     return marker, filled, text + (" + WordNet definition" if knowledge else "")
 
 
 def _group_bands(ax, low: float, high: float) -> None:
     """Background bands of the resource groups on a class-count x axis, named on top."""
-    from babelforge.babel_imagenet.labels import GROUP_BOUNDS
 
     start = 0
     for name, upper in GROUP_BOUNDS:
@@ -242,8 +264,16 @@ def plot_accuracy_by_language(zeroshot, languages, stem: str | Path, metric: str
         colour = colours[model]
         # Models share every x (a language's class count): dodge them a little so none hides another.
         dodge = 1.0 + 0.025 * (models.index(model) - (len(models) - 1) / 2)
-        ax.scatter(part["n"] * dodge, part[metric], s=9, marker=marker, linewidths=0.6, edgecolors=colour,
-                   facecolors=colour if filled else "white", zorder=3)
+        ax.scatter(
+            part["n"] * dodge,
+            part[metric],
+            s=9,
+            marker=marker,
+            linewidths=0.6,
+            edgecolors=colour,
+            facecolors=colour if filled else "white",
+            zorder=3,
+        )
     ax.set_xlim(low, high)
     ticks = [t for t in (1, 3, 10, 30, 100, 300, 1000) if low <= t <= high]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
@@ -254,10 +284,12 @@ def plot_accuracy_by_language(zeroshot, languages, stem: str | Path, metric: str
     handles = [Line2D([], [], ls="none", marker="o", ms=4, color=colours[m], label=m) for m in models]
     for prompt_set in used_sets:
         marker, filled, text = _prompt_style(prompt_set)
-        handles.append(Line2D([], [], ls="none", marker=marker, ms=4, mec="0.3", mew=0.6,
-                              mfc="0.3" if filled else "white", label=text))
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False, handletextpad=0.3,
-               columnspacing=1.0)
+        handles.append(
+            Line2D(
+                [], [], ls="none", marker=marker, ms=4, mec="0.3", mew=0.6, mfc="0.3" if filled else "white", label=text
+            )
+        )
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False, handletextpad=0.3, columnspacing=1.0)
     return _save(fig, stem)
 
 
@@ -293,7 +325,9 @@ def plot_benchmark_vs_retrieval(pairs, stem: str | Path, x_label: str, y_label: 
     if len(pairs) >= 2 and pairs["x"].nunique() > 1:
         grid = np.linspace(pairs["x"].min(), pairs["x"].max(), 50)
         fitted, low, high, slope, intercept = fit_line_with_band(pairs["x"], pairs["y"], grid)
-        ax.plot(grid, fitted, color="black", lw=0.8, label=f"least squares, all points: y = {slope:.2f}x + {intercept:.2f}")
+        ax.plot(
+            grid, fitted, color="black", lw=0.8, label=f"least squares, all points: y = {slope:.2f}x + {intercept:.2f}"
+        )
         ax.fill_between(grid, low, high, color="gray", alpha=0.25, lw=0, label="95% band of the fit")
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
@@ -306,7 +340,6 @@ def per_model_correlation(pairs, min_languages: int = 3):
 
     NaN where fewer than `min_languages` languages are shared or a side is constant.
     """
-    import warnings
 
     import pandas as pd
     from scipy import stats
@@ -319,8 +352,9 @@ def per_model_correlation(pairs, min_languages: int = 3):
             ok = len(part) >= min_languages and part["x"].nunique() > 1 and part["y"].nunique() > 1
             pearson = float(stats.pearsonr(part["x"], part["y"]).statistic) if ok else float("nan")
             spearman = float(stats.spearmanr(part["x"], part["y"]).statistic) if ok else float("nan")
-            records.append({"model": model, "dataset": dataset, "n_languages": len(part),
-                            "pearson": pearson, "spearman": spearman})
+            records.append(
+                {"model": model, "dataset": dataset, "n_languages": len(part), "pearson": pearson, "spearman": spearman}
+            )
     return pd.DataFrame(records, columns=["model", "dataset", "n_languages", "pearson", "spearman"])
 
 
@@ -344,8 +378,15 @@ def plot_correlation_heatmap(correlations, stem: str | Path, min_languages: int 
             continue  # the model was not evaluated on this caption set: no cell
         undefined |= bool(np.isnan(value))
         text = "–" if np.isnan(value) else f"{value:+.2f}"
-        ax.text(j, i, f"{text}\nn={int(n)}", ha="center", va="center", fontsize=6,
-                color="white" if not np.isnan(value) and abs(value) > 0.6 else "black")
+        ax.text(
+            j,
+            i,
+            f"{text}\nn={int(n)}",
+            ha="center",
+            va="center",
+            fontsize=6,
+            color="white" if not np.isnan(value) and abs(value) > 0.6 else "black",
+        )
     ax.set_xlabel("caption set (retrieval mean recall)")
     colorbar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
     colorbar.set_label("Pearson r across languages", fontsize=6.5)

@@ -3,13 +3,20 @@
 The headline (per model, means over languages) goes to `<paths.metrics>/eval.json`, a DVC metric
 tracked by git; the per-language rows stay in `results.csv` and the plot data under `plots/`.
 """
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, read_table
+from babelforge.core.metrics import write_metrics
+from babelforge.core.progress import info
+from babelforge.eval import report
 
 TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
 
@@ -20,27 +27,29 @@ class Config:
 
     GROUP = "eval.report"
     tasks: list[Literal["zeroshot", "retrieval", "clipscore", "mvl_sib"]] = setting(
-        list(TASKS), "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out)")
+        list(TASKS), "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out)"
+    )
     min_languages: int = setting(3, "a model's zero-shot vs retrieval correlation needs this many shared languages")
     paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", dest="paths.eval_reports", metavar="DIR",
-                        help="reads <task>.json and writes results.csv and plots/ here (paths.eval_reports)")
-    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
-                        help="folder of the headline metrics; writes eval.json there (paths.metrics)")
+    parser.add_argument(
+        "--out",
+        dest="paths.eval_reports",
+        metavar="DIR",
+        help="reads <task>.json and writes results.csv and plots/ here (paths.eval_reports)",
+    )
+    parser.add_argument(
+        "--metrics",
+        dest="paths.metrics",
+        metavar="DIR",
+        help="folder of the headline metrics; writes eval.json there (paths.metrics)",
+    )
     hidden_alias(parser, "--out-dir", "--out")
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
-
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import read_json, read_table
-    from babelforge.core.metrics import write_metrics
-    from babelforge.core.progress import info
-    from babelforge.eval import report
 
     out = Path(config.paths.eval_reports)
     documents = []
@@ -66,14 +75,16 @@ def run(config: Config) -> int:
         else:
             languages = zeroshot.groupby("lang", as_index=False)["n_classes"].max()
         by_language = zeroshot[["model", "prompt_set", "lang", "n_classes", "top1", "top1_100"]]
-        report.write_csv(by_language.sort_values(["model", "prompt_set", "n_classes", "lang"]),
-                         plots / "zeroshot_by_language.csv")
+        report.write_csv(
+            by_language.sort_values(["model", "prompt_set", "n_classes", "lang"]), plots / "zeroshot_by_language.csv"
+        )
         report.plot_accuracy_by_language(zeroshot, languages, plots / "zeroshot_by_language")
     if not zeroshot.empty and not retrieval.empty:
         pairs = report.benchmark_vs_retrieval(zeroshot, retrieval)
         report.write_csv(pairs, plots / "zeroshot_vs_retrieval.csv")
-        report.plot_benchmark_vs_retrieval(pairs, plots / "zeroshot_vs_retrieval",
-                                           "Babel-ImageNet top-1", "retrieval mean recall")
+        report.plot_benchmark_vs_retrieval(
+            pairs, plots / "zeroshot_vs_retrieval", "Babel-ImageNet top-1", "retrieval mean recall"
+        )
         correlations = report.per_model_correlation(pairs, config.min_languages)
         report.write_csv(correlations, plots / "correlation_by_model.csv")
         report.plot_correlation_heatmap(correlations, plots / "correlation_by_model", config.min_languages)

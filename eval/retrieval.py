@@ -9,9 +9,10 @@ Ties count against the query: a gallery item that scores exactly as high as the 
 correct one is ranked before it. Random tiny models produce such ties more often than
 real ones, and a recall that cannot be inflated by ties is the safer reading.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

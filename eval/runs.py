@@ -6,9 +6,10 @@ built artifacts arrive as DataFrames and the model as any object with `name`,
 count its calls. Every row carries the model id and revision, the dataset and its
 version, the language, the prompt set and the seed (see `babelforge.eval.report.ROW_KEYS`).
 """
+
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -59,8 +60,15 @@ def translated_templates(prompts) -> dict[str, list[str]]:
 
 
 def _base_row(model, dataset: str, version: str, lang: str, prompt_set: str, seed: int) -> dict:
-    return {"model": model.name, "revision": model.revision, "dataset": dataset, "dataset_version": version,
-            "lang": lang, "prompt_set": prompt_set, "seed": seed}
+    return {
+        "model": model.name,
+        "revision": model.revision,
+        "dataset": dataset,
+        "dataset_version": version,
+        "lang": lang,
+        "prompt_set": prompt_set,
+        "seed": seed,
+    }
 
 
 def zeroshot_rows(
@@ -85,18 +93,30 @@ def zeroshot_rows(
     rows = []
     for lang in sorted(labels):
         for requested in prompt_sets:
-            for used, templates in zeroshot.choose_templates(lang, requested, translated or {}, english_templates,
-                                                             fallback):
+            for used, templates in zeroshot.choose_templates(
+                lang, requested, translated or {}, english_templates, fallback
+            ):
                 templates = templates[:max_templates] if max_templates else templates
                 image_emb = cache.embeddings(model, image_set, image_set_hash)  # a hit after the first language
                 metrics = zeroshot.evaluate_language(
-                    model.encode_texts, image_emb, image_set.targets, labels[lang], templates,
-                    knowledge=knowledge, control_seed=seed, control_classes=control_classes,
+                    model.encode_texts,
+                    image_emb,
+                    image_set.targets,
+                    labels[lang],
+                    templates,
+                    knowledge=knowledge,
+                    control_seed=seed,
+                    control_classes=control_classes,
                     control_repeats=control_repeats,
                 )
                 prompt_set = used + ("+knowledge" if knowledge else "")
-                rows.append({**_base_row(model, "babel_imagenet", dataset_version, lang, prompt_set, seed),
-                             "n_templates": len(templates), **metrics})
+                rows.append(
+                    {
+                        **_base_row(model, "babel_imagenet", dataset_version, lang, prompt_set, seed),
+                        "n_templates": len(templates),
+                        **metrics,
+                    }
+                )
     return rows
 
 
@@ -111,23 +131,46 @@ def caption_pairs(captions: Sequence[Sequence[str]], max_images: int | None = No
     return texts, owner
 
 
-def retrieval_rows(model, image_set, cache, captions_by_lang: Mapping[str, Sequence[Sequence[str]]],
-                   dataset: str, resolve_lang, seed: int = 0, dataset_version: str = "",
-                   chunk: int = 1024, ks: Sequence[int] = retrieval.DEFAULT_KS) -> list[dict]:
+def retrieval_rows(
+    model,
+    image_set,
+    cache,
+    captions_by_lang: Mapping[str, Sequence[Sequence[str]]],
+    dataset: str,
+    resolve_lang,
+    seed: int = 0,
+    dataset_version: str = "",
+    chunk: int = 1024,
+    ks: Sequence[int] = retrieval.DEFAULT_KS,
+) -> list[dict]:
     """Recall@k both ways per language of one caption set; `resolve_lang(code)` -> registry key."""
     image_emb = cache.embeddings(model, image_set)
     rows = []
     for code in sorted(captions_by_lang):
         texts, owner = caption_pairs(captions_by_lang[code], len(image_set.files))
         metrics = retrieval.retrieval_metrics(model.encode_texts(texts), image_emb, owner, ks, chunk)
-        rows.append({**_base_row(model, dataset, dataset_version, resolve_lang(code), "captions", seed),
-                     "n_captions": len(texts), "n_images": len(image_set.files), **metrics})
+        rows.append(
+            {
+                **_base_row(model, dataset, dataset_version, resolve_lang(code), "captions", seed),
+                "n_captions": len(texts),
+                "n_images": len(image_set.files),
+                **metrics,
+            }
+        )
     return rows
 
 
-def clipscore_rows(model, image_set, cache, captions_by_lang: Mapping[str, Sequence[Sequence[str]]],
-                   dataset: str, resolve_lang, reference_lang: str | None = "en", seed: int = 0,
-                   dataset_version: str = "") -> list[dict]:
+def clipscore_rows(
+    model,
+    image_set,
+    cache,
+    captions_by_lang: Mapping[str, Sequence[Sequence[str]]],
+    dataset: str,
+    resolve_lang,
+    reference_lang: str | None = "en",
+    seed: int = 0,
+    dataset_version: str = "",
+) -> list[dict]:
     """Per language: mean CLIP-S of each image's first caption, RefCLIP-S against the
     `reference_lang` captions of the same image (cross-lingual reference), and VALSE-style
     pairwise accuracy with the next image's caption as the foil."""
@@ -143,17 +186,21 @@ def clipscore_rows(model, image_set, cache, captions_by_lang: Mapping[str, Seque
         text_emb = model.encode_texts(firsts)
         scores = clip_score(image_emb, text_emb)
         foil_scores = clip_score(image_emb, np.roll(text_emb, -1, axis=0))
-        row = {**_base_row(model, dataset, dataset_version, resolve_lang(code), "captions", seed),
-               "n_images": n, "clipscore": float(scores.mean()),
-               "pairwise_accuracy": pairwise_accuracy(scores, foil_scores)}
+        row = {
+            **_base_row(model, dataset, dataset_version, resolve_lang(code), "captions", seed),
+            "n_images": n,
+            "clipscore": float(scores.mean()),
+            "pairwise_accuracy": pairwise_accuracy(scores, foil_scores),
+        }
         if reference_emb is not None and code != reference_lang:
             row["ref_clipscore"] = float(np.nanmean(ref_clip_score(image_emb, text_emb, reference_emb)))
         rows.append(row)
     return rows
 
 
-def mvl_sib_rows(model, tables: Mapping[tuple[str, str], object], image_set, cache,
-                 seed: int = 0, dataset_version: str = "") -> list[dict]:
+def mvl_sib_rows(
+    model, tables: Mapping[tuple[str, str], object], image_set, cache, seed: int = 0, dataset_version: str = ""
+) -> list[dict]:
     """`tables[(config, lang)]` = a task table; one row per task, k and language."""
     image_emb = cache.embeddings(model, image_set)
     by_id = {name.rsplit(".", 1)[0]: image_emb[i] for i, name in enumerate(image_set.files)}
@@ -170,6 +217,13 @@ def mvl_sib_rows(model, tables: Mapping[tuple[str, str], object], image_set, cac
     for (config, lang), table in sorted(tables.items()):
         task, k = mvl_sib.parse_config(config)
         result = mvl_sib.evaluate_table(table, task, encode_once, by_id)
-        rows.append({**_base_row(model, "mvl_sib", dataset_version, lang, "none", seed),
-                     "mvl_task": task, "k": k, "accuracy": result["accuracy"], "n": result["n"]})
+        rows.append(
+            {
+                **_base_row(model, "mvl_sib", dataset_version, lang, "none", seed),
+                "mvl_task": task,
+                "k": k,
+                "accuracy": result["accuracy"],
+                "n": result["n"],
+            }
+        )
     return rows

@@ -1,10 +1,14 @@
 """`babelforge eval_tiny_clip`: the tiny random CLIP models of the sample profile (no network)."""
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.progress import info
+from babelforge.eval.models import build_tiny_clip
 
 
 @dataclass(frozen=True)
@@ -18,16 +22,13 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", dest="paths.tiny_clip", metavar="DIR",
-                        help="folder to write s<seed>/ models into (paths.tiny_clip)")
+    parser.add_argument(
+        "--out", dest="paths.tiny_clip", metavar="DIR", help="folder to write s<seed>/ models into (paths.tiny_clip)"
+    )
     hidden_alias(parser, "--out-dir", "--out")
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
-
-    from babelforge.core.progress import info
-    from babelforge.eval.models import build_tiny_clip
 
     for seed in config.seeds:
         path = build_tiny_clip(Path(config.paths.tiny_clip) / f"s{seed}", seed=seed, image_size=config.image_size)

@@ -1,4 +1,5 @@
 """Reading the TSV tables the eval tools take (correlate, cider, clipscore_pairs)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -10,9 +10,10 @@ Reported: top-1, top-5, balanced accuracy (mean per-class recall), per-class acc
 and the fixed-100-class control: mean top-1 over `repeats` seeded random subsets of 100
 of the language's classes, which makes languages with different class counts comparable.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -39,16 +40,18 @@ def class_embeddings(prompt_emb: np.ndarray, prompt_class: Sequence[int], class_
     return l2_normalize(np.stack(rows))
 
 
-def true_class_ranks(image_emb: np.ndarray, targets: Sequence[int], class_emb: np.ndarray,
-                     class_ids: Sequence[int]) -> np.ndarray:
+def true_class_ranks(
+    image_emb: np.ndarray, targets: Sequence[int], class_emb: np.ndarray, class_ids: Sequence[int]
+) -> np.ndarray:
     """0-based rank of each image's true class among `class_ids` (ties pessimistic)."""
     scores = l2_normalize(image_emb) @ class_emb.T
     positive = np.asarray(class_ids)[None, :] == np.asarray(targets)[:, None]
     return rank_of_best_positive(scores, positive)
 
 
-def zeroshot_metrics(image_emb: np.ndarray, targets: Sequence[int], class_emb: np.ndarray,
-                     class_ids: Sequence[int]) -> dict:
+def zeroshot_metrics(
+    image_emb: np.ndarray, targets: Sequence[int], class_emb: np.ndarray, class_ids: Sequence[int]
+) -> dict:
     """Metrics over the images whose class is in `class_ids`, argmax over `class_ids` only."""
     targets = np.asarray(targets)
     class_ids = np.asarray(class_ids)
@@ -66,9 +69,15 @@ def zeroshot_metrics(image_emb: np.ndarray, targets: Sequence[int], class_emb: n
     }
 
 
-def fixed_class_control(image_emb: np.ndarray, targets: Sequence[int], class_emb: np.ndarray,
-                        class_ids: Sequence[int], n_classes: int = CONTROL_CLASSES,
-                        repeats: int = CONTROL_REPEATS, seed: int = 0) -> float:
+def fixed_class_control(
+    image_emb: np.ndarray,
+    targets: Sequence[int],
+    class_emb: np.ndarray,
+    class_ids: Sequence[int],
+    n_classes: int = CONTROL_CLASSES,
+    repeats: int = CONTROL_REPEATS,
+    seed: int = 0,
+) -> float:
     """Mean top-1 over `repeats` seeded subsets of `n_classes` classes that have images.
 
     NaN when the language has fewer such classes: the control is then undefined.
@@ -91,8 +100,13 @@ def fill_template(template: str, label: str, knowledge: str | None = None) -> st
     return f"{text} {knowledge}" if knowledge else text
 
 
-def choose_templates(lang: str, prompt_set: str, translated: Mapping[str, Sequence[str]],
-                     english: Sequence[str], fallback: str = "english") -> list[tuple[str, list[str]]]:
+def choose_templates(
+    lang: str,
+    prompt_set: str,
+    translated: Mapping[str, Sequence[str]],
+    english: Sequence[str],
+    fallback: str = "english",
+) -> list[tuple[str, list[str]]]:
     """[(prompt set actually used, templates), ...] for a language.
 
     `translated` uses the language's translated prompts; a language without them falls

@@ -1,4 +1,5 @@
 """`babelforge eval_zeroshot`: Babel-ImageNet zero-shot classification per language."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,8 +7,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from babelforge.babel_imagenet.prompts import read_templates
 from babelforge.core.config import setting
-from babelforge.eval.common import ImageStageConfig, add_language_flag, add_model_flags, add_out_flag
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_table
+from babelforge.core.progress import info
+from babelforge.eval.common import (
+    ImageStageConfig,
+    add_language_flag,
+    add_model_flags,
+    add_out_flag,
+    image_cache,
+    imagenet_classes,
+    language_resolver,
+    load_models,
+    print_results,
+    requested_languages,
+    require,
+    require_images,
+    results_path,
+    write_run,
+)
+from babelforge.eval.images import read_classification_set
+from babelforge.eval.report import dataset_version
+from babelforge.eval.runs import labels_by_language, translated_templates, zeroshot_rows
 
 # The package's copy, so a project folder without resources/ still finds them.
 ENGLISH_TEMPLATES = Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt"
@@ -19,19 +42,25 @@ class Config(ImageStageConfig):
     """The `eval.zeroshot` group of params.yaml."""
 
     GROUP = "eval.zeroshot"
-    images: str = setting("data/eval/images/imagenet",
-                          "an ImageNet-style folder (<wnid>/<file>) or a TSV list (path<TAB>class_idx); per profile")
+    images: str = setting(
+        "data/eval/images/imagenet",
+        "an ImageNet-style folder (<wnid>/<file>) or a TSV list (path<TAB>class_idx); per profile",
+    )
     languages: list[str] | None = setting(None, "only these languages (null: every language with labels)")
     prompt_sets: list[Literal["translated", "english", "label"]] = setting(
-        ["translated"], "prompt sets to evaluate: translated | english | label")
+        ["translated"], "prompt sets to evaluate: translated | english | label"
+    )
     fallback: Literal["english", "label", "both"] = setting(
-        "english", "for languages without translated prompts: english | label | both (one row each)")
+        "english", "for languages without translated prompts: english | label | both (one row each)"
+    )
     knowledge: bool = setting(False, "append each class's WordNet definition (ELEVATER-style)")
     max_templates: int | None = setting(2, "first N templates only (per profile; null: all 80)")
     drop_duplicate_labels: bool = setting(False, "leave out labels flagged is_duplicate")
     control_classes: int = setting(100, "classes of the fixed-size control (top1_100)")
     control_repeats: int = setting(10, "seeded class subsets averaged in the control")
-    english_templates: str | None = setting(None, "English CLIP templates, one per line (null: resources/clip_templates_en.txt)")
+    english_templates: str | None = setting(
+        None, "English CLIP templates, one per line (null: resources/clip_templates_en.txt)"
+    )
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/zeroshot.json)")
 
 
@@ -45,7 +74,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def select_languages(labels: dict[str, dict[int, str]], wanted: list[str] | None, where: str) -> dict:
     """`labels` restricted to the wanted registry keys (None: all); a wanted key without labels is an error."""
-    from babelforge.core.errors import BabelforgeError
 
     if wanted is None:
         return labels
@@ -56,14 +84,6 @@ def select_languages(labels: dict[str, dict[int, str]], wanted: list[str] | None
 
 
 def run(config: Config) -> int:
-    from babelforge.babel_imagenet.prompts import read_templates
-    from babelforge.core.io import read_table
-    from babelforge.core.progress import info
-    from babelforge.eval.common import (image_cache, imagenet_classes, language_resolver, load_models, print_results,
-                             require, require_images, requested_languages, results_path, write_run)
-    from babelforge.eval.images import read_classification_set
-    from babelforge.eval.report import dataset_version
-    from babelforge.eval.runs import labels_by_language, translated_templates, zeroshot_rows
 
     paths = config.paths
     labels_path = require(paths.labels, "labels table", "labels")
@@ -79,22 +99,35 @@ def run(config: Config) -> int:
     if config.knowledge:
         table = read_table(require(paths.wordnet, "WordNet table", "wordnet"))
         knowledge = {int(c): str(d) for c, d in zip(table["class_idx"], table["definition"]) if d}
-    image_set = read_classification_set(require_images(config.images, "eval.zeroshot.images"),
-                                        {wnid: idx for idx, wnid in imagenet_classes()})
+    image_set = read_classification_set(
+        require_images(config.images, "eval.zeroshot.images"), {wnid: idx for idx, wnid in imagenet_classes()}
+    )
     image_set_hash = image_set.content_hash()
     labels_version = dataset_version(labels_path)
     rows = []
     with image_cache(config.common, config.runner) as cache:
         for model in load_models(config.common):
             rows += zeroshot_rows(
-                model, image_set, cache, labels, english, translated,
-                prompt_sets=config.prompt_sets, fallback=config.fallback, knowledge=knowledge,
-                max_templates=config.max_templates, control_classes=config.control_classes,
-                control_repeats=config.control_repeats, seed=config.common.seed,
-                dataset_version=labels_version, image_set_hash=image_set_hash,
+                model,
+                image_set,
+                cache,
+                labels,
+                english,
+                translated,
+                prompt_sets=config.prompt_sets,
+                fallback=config.fallback,
+                knowledge=knowledge,
+                max_templates=config.max_templates,
+                control_classes=config.control_classes,
+                control_repeats=config.control_repeats,
+                seed=config.common.seed,
+                dataset_version=labels_version,
+                image_set_hash=image_set_hash,
             )
-            info(f"eval_zeroshot: {model.name} done ({len(labels)} languages; image cache hits {cache.hits}, "
-                 f"misses {cache.misses}, images encoded {cache.encoded_images})")
+            info(
+                f"eval_zeroshot: {model.name} done ({len(labels)} languages; image cache hits {cache.hits}, "
+                f"misses {cache.misses}, images encoded {cache.encoded_images})"
+            )
     sources = {"labels": labels_version, "prompts": dataset_version(prompts_path), "images": "sha256:" + image_set_hash}
     write_run("zeroshot", rows, config, sources, results_path(config, "zeroshot"))
     print_results(rows, COLUMNS)

@@ -13,6 +13,7 @@ Inputs (nothing else; no network):
 
 Usage: python scripts/build_language_registry.py [--data ../shared/data] [--out resources/languages.tsv]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,7 +49,10 @@ XLMR_LANGUAGES = frozenset(
 HAN_KEY_SCRIPTS = {"Hans", "Hant", "Hani"}
 # Key script -> Unicode scripts expected in text, where they differ from the key script.
 EXPANDED_SCRIPTS = {
-    "Hans": ("Hani",), "Hant": ("Hani",), "Jpan": ("Hani", "Hira", "Kana"), "Kore": ("Hang", "Hani"),
+    "Hans": ("Hani",),
+    "Hant": ("Hani",),
+    "Jpan": ("Hani", "Hira", "Kana"),
+    "Kore": ("Hang", "Hani"),
 }
 # Unicode script property values (ISO 15924 aliases) looked for in OMW lemmas.
 CONTENT_SCRIPTS = (
@@ -76,11 +80,11 @@ class Row:
 
 @dataclass(frozen=True)
 class OmwFile:
-    path: str               # relative to the omw folder
-    file_code: str          # from the file name (X for a private-use *)
-    header_code: str        # the header line's language field
+    path: str  # relative to the omw folder
+    file_code: str  # from the file name (X for a private-use *)
+    header_code: str  # the header line's language field
     lemma_codes: frozenset  # the language tags of lemma lines (empty when untagged)
-    script: str | None      # dominant Unicode script of the lemmas
+    script: str | None  # dominant Unicode script of the lemmas
 
 
 def read_tsv(path: Path) -> list[dict[str, str]]:
@@ -147,10 +151,15 @@ def scan_omw(omw_dir: Path) -> list[OmwFile]:
     files = []
     for path in sorted((omw_dir / "wns").rglob("*.tab")):
         header_code, tags, lemmas = read_tab(path)
-        files.append(OmwFile(
-            path=path.relative_to(omw_dir).as_posix(), file_code=tab_file_code(path),
-            header_code=header_code, lemma_codes=frozenset(tags), script=content_script(lemmas),
-        ))
+        files.append(
+            OmwFile(
+                path=path.relative_to(omw_dir).as_posix(),
+                file_code=tab_file_code(path),
+                header_code=header_code,
+                lemma_codes=frozenset(tags),
+                script=content_script(lemmas),
+            )
+        )
     return files
 
 
@@ -216,8 +225,7 @@ def babelnet_key(code: str, sib_by_language: dict[str, list[str]]) -> str:
         return candidates[0]
     if len(candidates) > 1:
         raise BabelforgeError(
-            f"BabelNet code {code} matches several Flores-200 codes {candidates}: "
-            f"pick one in {OVERRIDES_PATH.name}"
+            f"BabelNet code {code} matches several Flores-200 codes {candidates}: pick one in {OVERRIDES_PATH.name}"
         )
     return f"{iso}_{likely_script(iso)}"
 
@@ -327,15 +335,19 @@ def omw_key(omw_file: OmwFile, rows: dict[str, Row]) -> str:
         raise BabelforgeError(f"{omw_file.path}: OMW code {code!r} needs a row in {OVERRIDES_PATH.name}")
     script = omw_file.script or "Latn"
     candidates = [
-        row for row in rows.values()
+        row
+        for row in rows.values()
         if row.key[:3] == code or (len(row.babelnet) == 2 and iso639_3_of(row.babelnet.lower()) == code)
     ]
 
     def same_script(row: Row) -> bool:
         key_script = row.key[4:8]
-        return key_script == script or (script == "Hani" and key_script in HAN_KEY_SCRIPTS) or (
-            key_script == "Jpan" and script in ("Hani", "Hira", "Kana")
-        ) or (key_script == "Kore" and script in ("Hang", "Hani"))
+        return (
+            key_script == script
+            or (script == "Hani" and key_script in HAN_KEY_SCRIPTS)
+            or (key_script == "Jpan" and script in ("Hani", "Hira", "Kana"))
+            or (key_script == "Kore" and script in ("Hang", "Hani"))
+        )
 
     matching = sorted((row for row in candidates if same_script(row)), key=lambda r: ("-" in r.key, r.key))
     if matching:
@@ -353,10 +365,19 @@ def render(rows: list[Row]) -> str:
     writer.writerow(COLUMNS)
     for row in rows:
         values = {
-            "key": row.key, "name": row.name, "iso639_3": row.key[:3], "script": row.key[4:8],
-            "scripts": ",".join(row.scripts), "iso639_1": row.iso639_1, "babelnet": row.babelnet,
-            "omw": ",".join(sorted(row.omw)), "nllb": row.nllb, "langid": row.langid,
-            "in_xlmr": row.in_xlmr, "in_eval_100": row.in_eval_100, "in_sib200": row.in_sib200,
+            "key": row.key,
+            "name": row.name,
+            "iso639_3": row.key[:3],
+            "script": row.key[4:8],
+            "scripts": ",".join(row.scripts),
+            "iso639_1": row.iso639_1,
+            "babelnet": row.babelnet,
+            "omw": ",".join(sorted(row.omw)),
+            "nllb": row.nllb,
+            "langid": row.langid,
+            "in_xlmr": row.in_xlmr,
+            "in_eval_100": row.in_eval_100,
+            "in_sib200": row.in_sib200,
             "in_babel_imagenet": row.in_babel_imagenet,
         }
         for column, value in values.items():

@@ -4,6 +4,7 @@
 waits for its load event, evaluates JavaScript in it (set a filter, click a header) and reads
 the Navigation Timing figures. The websocket client is aiohttp's (already a dependency of DVC).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,12 +12,21 @@ import contextlib
 import re
 import shutil
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--hide-scrollbars", "--remote-debugging-port=0")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+)
 
 
 class Page:
@@ -45,6 +55,7 @@ class Page:
                         self.events.remove(message)
                         return message
                 self.events.append(await self.ws.receive_json())
+
         return await asyncio.wait_for(wait(), timeout)
 
     async def evaluate(self, expression: str) -> Any:
@@ -71,8 +82,14 @@ async def chromium_page(profile: Path, width: int = 1280, height: int = 1000) ->
     if CHROMIUM is None:
         raise RuntimeError("chromium is not installed (Debian package `chromium`)")
     process = await asyncio.create_subprocess_exec(
-        CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank",
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        CHROMIUM,
+        *FLAGS,
+        f"--user-data-dir={profile}",
+        f"--window-size={width},{height}",
+        "about:blank",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         endpoint = None
         while endpoint is None:
@@ -81,7 +98,7 @@ async def chromium_page(profile: Path, width: int = 1280, height: int = 1000) ->
                 raise RuntimeError("chromium exited before it listened for DevTools")
             match = re.search(rb"DevTools listening on ws://([^/]+)/", line)
             endpoint = match.group(1).decode() if match else None
-        drain = asyncio.ensure_future(process.stderr.read())   # a full pipe would stall the browser
+        drain = asyncio.ensure_future(process.stderr.read())  # a full pipe would stall the browser
         async with aiohttp.ClientSession() as session:
             async with session.get(f"http://{endpoint}/json/list") as answer:
                 targets = await answer.json()

@@ -1,4 +1,5 @@
 """Fixtures every test area may use: where the repo and the source mirror are."""
+
 from __future__ import annotations
 
 from pathlib import Path

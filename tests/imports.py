@@ -4,6 +4,7 @@ One package, `babelforge`, lives in two folders (pyproject.toml's `package-dir`)
 `babelforge`, `eval/` is `babelforge.eval`. Shared by the tests that follow imports: the layer
 contract, the DVC code deps of each stage, the dataset cards' code deps.
 """
+
 from __future__ import annotations
 
 import ast
@@ -27,7 +28,7 @@ def module_file(module: str) -> Path | None:
     """The repo file of a dotted module name (a module, or a package's __init__.py); None outside the project."""
     for package, folder in package_dirs().items():
         if module == package or module.startswith(package + "."):
-            rest = module[len(package):].lstrip(".")
+            rest = module[len(package) :].lstrip(".")
             base = folder.joinpath(*rest.split(".")) if rest else folder
             for candidate in (base.with_suffix(".py"), base / "__init__.py"):
                 if candidate.is_file():
@@ -50,8 +51,9 @@ def module_name(path: Path) -> str:
 
 def project_modules() -> list[str]:
     """Every module of the package, sorted."""
-    files = {path for folder in package_dirs().values() for path in folder.rglob("*.py")
-             if "__pycache__" not in path.parts}
+    files = {
+        path for folder in package_dirs().values() for path in folder.rglob("*.py") if "__pycache__" not in path.parts
+    }
     return sorted(module_name(path) for path in files)
 
 
@@ -97,8 +99,11 @@ def project_imports(module: str, top_level_only: bool = False) -> set[str]:
     """The project modules `module` imports directly (names that are attributes, not modules, dropped)."""
     path = module_file(module)
     assert path is not None, f"{module} is not a module of the project"
-    return {name for name in imported_names(path, module, top_level_only)
-            if name != module and module_file(name) is not None}
+    return {
+        name
+        for name in imported_names(path, module, top_level_only)
+        if name != module and module_file(name) is not None
+    }
 
 
 def repo_files_run_by(module: str) -> dict[Path, str]:

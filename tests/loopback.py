@@ -12,14 +12,16 @@ then answers nothing for `hang_seconds`). A mode ending in `*` is never used up 
 It records every request (path + headers), honours `Range` unless told not to, and
 gzips a `.json` body when asked to and the client accepts it.
 """
+
 from __future__ import annotations
 
 import contextlib
 import gzip
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator, TypeVar
+from typing import TypeVar
 from urllib.parse import unquote, urlsplit
 
 Server = TypeVar("Server", bound=ThreadingHTTPServer)
@@ -55,7 +57,7 @@ def serving(httpd: Server) -> Iterator[Server]:
 
 
 class MirrorHandler(QuietHandler):
-    server: "LoopbackServer"
+    server: LoopbackServer
 
     def do_GET(self):
         server = self.server
@@ -110,7 +112,7 @@ class LoopbackServer(ThreadingHTTPServer):
         self.gzip_json = False
         self.lock = threading.Lock()
         self.hang_seconds = 30.0
-        self.hung = threading.Event()   # set it to release hanging requests at once
+        self.hung = threading.Event()  # set it to release hanging requests at once
 
     @property
     def url(self) -> str:

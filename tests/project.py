@@ -2,6 +2,7 @@
 
 Shared by every test area that checks DVC behaviour (what reruns, what is skipped, push/pull).
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,10 @@ def command_env(pythonpath: Path | None = None) -> dict[str, str]:
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": str(pythonpath or REPO),
         "DVC_NO_ANALYTICS": "1",
-        "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.org",
-        "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.org",
+        "GIT_AUTHOR_NAME": "test",
+        "GIT_AUTHOR_EMAIL": "test@example.org",
+        "GIT_COMMITTER_NAME": "test",
+        "GIT_COMMITTER_EMAIL": "test@example.org",
     }
 
 
@@ -36,8 +39,9 @@ def run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeou
 def copy_project(dest: Path) -> Path:
     """A git repository at `dest` holding the working tree's files (tracked and untracked, not
     ignored), committed once; `.dvc/` comes along, so it is a DVC project too."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
-                           capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     for name in files:
         source = REPO / name
         if source.is_file() and not source.is_symlink():

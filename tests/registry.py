@@ -3,18 +3,20 @@
 Rows are tuples in `babelforge.core.languages.COLUMNS` order (a shorter tuple leaves the rest to
 `defaults`) or dicts by column name.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from babelforge.core.languages import COLUMNS
 
 FLAGS = ("in_xlmr", "in_eval_100", "in_sib200", "in_babel_imagenet")
 
 
-def write_registry(path: Path, rows: Sequence[Sequence[str] | Mapping[str, str]],
-                   defaults: Mapping[str, str] | None = None) -> Path:
+def write_registry(
+    path: Path, rows: Sequence[Sequence[str] | Mapping[str, str]], defaults: Mapping[str, str] | None = None
+) -> Path:
     """Write `rows` as a languages.tsv at `path`; unset flags are "True" unless `defaults` say otherwise."""
     base = {column: "" for column in COLUMNS} | {flag: "True" for flag in FLAGS} | dict(defaults or {})
     lines = ["\t".join(COLUMNS)]

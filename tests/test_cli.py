@@ -1,10 +1,11 @@
 """The CLI answers `--help` without heavy imports, and every stage module is importable lazily."""
+
 import subprocess
 import sys
 
 import pytest
 
-from babelforge.cli import COMMANDS
+from babelforge.commands import COMMANDS
 
 HEAVY = ("torch", "transformers", "ctranslate2", "comet", "pandas", "pyarrow", "matplotlib", "datasets", "requests")
 
@@ -20,16 +21,20 @@ def test_top_level_help_lists_every_stage_without_heavy_imports():
     assert result.returncode == 0
     for name in COMMANDS:
         assert f"  {name} " in result.stdout
-    modules = imported_after("from babelforge.cli import main\nimport contextlib, io\n"
-                             "with contextlib.redirect_stdout(io.StringIO()): main(['--help'])")
+    modules = imported_after(
+        "from babelforge.cli import main\nimport contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(['--help'])"
+    )
     assert not modules & set(HEAVY)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_stage_module_imports_lightly_and_configures(name):
-    module = COMMANDS[name][0]
-    modules = imported_after(f"import argparse, importlib\nm = importlib.import_module({module!r})\n"
-                             "m.configure(argparse.ArgumentParser())\nassert callable(m.run)")
+    module = COMMANDS[name].module
+    modules = imported_after(
+        f"import argparse, importlib\nm = importlib.import_module({module!r})\n"
+        "m.configure(argparse.ArgumentParser())\nassert callable(m.run)"
+    )
     assert not modules & set(HEAVY), f"{module} imports {sorted(modules & set(HEAVY))} at import time"
 
 

@@ -1,11 +1,12 @@
 """dvc.yaml's deps cover every repo module a stage imports, so a code change reruns the stage.
 
 For each stage of dvc.yaml, its `cmd` (`babelforge <name> ...`) names a module in
-babelforge.cli.COMMANDS; that module's imports are followed through the repo's own packages
+babelforge.commands.COMMANDS; that module's imports are followed through the repo's own packages
 (read with `ast`, nothing imported; imports inside functions count, and so does each
 package's `__init__.py`, which Python runs first). Every file reached must lie under one
 of the stage's deps (a folder dep covers the files under it).
 """
+
 from __future__ import annotations
 
 import re
@@ -15,9 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babelforge.cli import COMMANDS
+from babelforge.commands import COMMANDS
 from tests.imports import REPO, imported_names, repo_files_run_by
-
 
 # Stages whose deps other issue-11 helpers are rewriting: expected to fail until their branches
 # are merged. The lead empties this list after the merge (the test then holds for every stage).
@@ -37,6 +37,7 @@ def _lookup(params: dict, dotted: str):
 
 def _resolve(text: str, variables: dict) -> str:
     """`${a.b}` replaced from params.yaml (and a foreach stage's key/item), as DVC does."""
+
     def value(match):
         found = _lookup(variables, match.group(1))
         return str(found) if found is not None else match.group(0)
@@ -59,11 +60,15 @@ def dvc_stages() -> dict[str, tuple[str, list[str]]]:
             pairs = items.items() if isinstance(items, dict) else ((item, item) for item in items)
             for key, item in pairs:
                 variables = {**params, "key": key, "item": item}
-                stages[f"{name}@{key}"] = (_resolve(stage["do"]["cmd"], variables),
-                                           [_resolve(_dep_path(d), variables) for d in stage["do"].get("deps", [])])
+                stages[f"{name}@{key}"] = (
+                    _resolve(stage["do"]["cmd"], variables),
+                    [_resolve(_dep_path(d), variables) for d in stage["do"].get("deps", [])],
+                )
         else:
-            stages[name] = (_resolve(stage["cmd"], params),
-                            [_resolve(_dep_path(d), params) for d in stage.get("deps", [])])
+            stages[name] = (
+                _resolve(stage["cmd"], params),
+                [_resolve(_dep_path(d), params) for d in stage.get("deps", [])],
+            )
     return stages
 
 
@@ -72,8 +77,8 @@ def stage_module(cmd: str | list) -> str:
     words = shlex.split(cmd if isinstance(cmd, str) else cmd[0])
     assert "babelforge" in words, f"{cmd!r} does not run babelforge"
     name = words[words.index("babelforge") + 1]
-    assert name in COMMANDS, f"{cmd!r}: `{name}` is not in babelforge.cli.COMMANDS"
-    return COMMANDS[name][0]
+    assert name in COMMANDS, f"{cmd!r}: `{name}` is not in babelforge.commands.COMMANDS"
+    return COMMANDS[name].module
 
 
 def covered(path: Path, deps: list[str]) -> bool:
@@ -84,32 +89,48 @@ def covered(path: Path, deps: list[str]) -> bool:
 STAGES = dvc_stages()
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=False, reason="deps rewritten on another branch"))
-    if name in NOT_YET_CONVERTED else name
-    for name in STAGES
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=False, reason="deps rewritten on another branch"))
+        if name in NOT_YET_CONVERTED
+        else name
+        for name in STAGES
+    ],
+)
 def test_stage_deps_cover_every_module_it_imports(name):
     cmd, deps = STAGES[name]
     files = repo_files_run_by(stage_module(cmd))
-    missing = {path.relative_to(REPO).as_posix(): importer
-               for path, importer in files.items() if not covered(path, deps)}
+    missing = {
+        path.relative_to(REPO).as_posix(): importer for path, importer in files.items() if not covered(path, deps)
+    }
     assert not missing, f"dvc.yaml stage {name}: deps miss " + ", ".join(
-        f"{path} (imported by {importer})" for path, importer in sorted(missing.items()))
+        f"{path} (imported by {importer})" for path, importer in sorted(missing.items())
+    )
 
 
 def test_the_walk_follows_imports_inside_functions_and_relative_ones(tmp_path):
     """The walker on the real tree: the labels stage reaches senses_stage (module level) and
     babelforge.core.io (inside `run`), and the package __init__ files Python runs on the way."""
     files = {p.relative_to(REPO).as_posix() for p in repo_files_run_by("babelforge.babel_imagenet.labels_stage")}
-    assert {"builders/__init__.py", "builders/babel_imagenet/__init__.py", "builders/lexicon/senses_stage.py",
-            "builders/core/io.py", "builders/babel_imagenet/labels.py"} <= files
+    assert {
+        "builders/__init__.py",
+        "builders/babel_imagenet/__init__.py",
+        "builders/lexicon/senses_stage.py",
+        "builders/core/io.py",
+        "builders/babel_imagenet/labels.py",
+    } <= files
     assert not any(name.startswith(("tests/", "eval/")) for name in files)
     source = tmp_path / "pkg" / "sub" / "mod.py"
     source.parent.mkdir(parents=True)
     source.write_text("from . import sibling\nfrom ..other import thing\ndef f():\n    import babelforge.core.io\n")
-    assert imported_names(source, "pkg.sub.mod") == {"pkg.sub", "pkg.sub.sibling", "pkg.other", "pkg.other.thing",
-                                                     "babelforge.core.io"}
+    assert imported_names(source, "pkg.sub.mod") == {
+        "pkg.sub",
+        "pkg.sub.sibling",
+        "pkg.other",
+        "pkg.other.thing",
+        "babelforge.core.io",
+    }
 
 
 def test_a_missing_dep_is_named():

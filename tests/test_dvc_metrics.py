@@ -5,6 +5,7 @@
 Checked three ways: dvc.yaml's declarations, the headline files' shape, and real `dvc metrics`
 commands on a throwaway git + DVC copy of the project.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ def _entries(stage: dict, section: str) -> list[tuple[str, dict]]:
 
 def _resolve(path: str) -> str:
     for name, value in PATHS.items():
-        path = path.replace("${paths.%s}" % name, str(value))
+        path = path.replace(f"${{paths.{name}}}", str(value))
     return path
 
 
@@ -66,9 +67,14 @@ def test_metrics_are_small_git_tracked_files_under_paths_metrics(name, request):
 
 def test_nothing_uncached_lives_in_a_git_ignored_folder():
     """`cache: false` on an ignored path keeps it in no commit and no cache: lost for comparisons."""
-    lost = [f"{name}: {path}" for name, stage in DVC.items() if name not in NOT_YET_CONVERTED
-            for section in ("outs", "metrics", "plots") for path, options in _entries(stage, section)
-            if options.get("cache") is False and _git_ignored(_resolve(path))]
+    lost = [
+        f"{name}: {path}"
+        for name, stage in DVC.items()
+        if name not in NOT_YET_CONVERTED
+        for section in ("outs", "metrics", "plots")
+        for path, options in _entries(stage, section)
+        if options.get("cache") is False and _git_ignored(_resolve(path))
+    ]
     assert lost == []
 
 
@@ -82,7 +88,8 @@ def test_dvc_plots_folder_is_ignored_and_metrics_folder_is_not():
 def test_a_headline_file_holds_numbers_nested_at_most_three_deep(tmp_path):
     write_metrics({"m": {"zeroshot/babel_imagenet/translated": {"top1": 0.5, "n_languages": 3}}}, tmp_path, "eval")
     assert json.loads((tmp_path / "eval.json").read_text()) == {
-        "m": {"zeroshot/babel_imagenet/translated": {"top1": 0.5, "n_languages": 3}}}
+        "m": {"zeroshot/babel_imagenet/translated": {"top1": 0.5, "n_languages": 3}}
+    }
     with pytest.raises(BabelforgeError, match="nested deeper"):
         check_headline({"m": {"t": {"lang": {"deu_Latn": 0.5}}}}, "eval")
     with pytest.raises(BabelforgeError, match="topics is list, not a number"):
@@ -96,24 +103,44 @@ def test_the_headlines_leave_per_language_detail_out():
     from babelforge.captions.select import headline as captions_headline
     from babelforge.mvl_sib.check_stage import headline as mvl_sib_headline
 
-    quality = {lang: {"n_captions": 10, "n_selected": kept, "n_without_translation": 10 - kept,
-                      "rejections": {"copy": 10 - kept}, "kiwi_mean": kiwi, "n_with_reference": 10,
-                      "chrf_corpus": chrf, "chrf_corpus_top_hypothesis": 30.0}
-               for lang, kept, kiwi, chrf in (("deu_Latn", 9, 0.5, 40.0), ("fin_Latn", 7, None, 20.0))}
+    quality = {
+        lang: {
+            "n_captions": 10,
+            "n_selected": kept,
+            "n_without_translation": 10 - kept,
+            "rejections": {"copy": 10 - kept},
+            "kiwi_mean": kiwi,
+            "n_with_reference": 10,
+            "chrf_corpus": chrf,
+            "chrf_corpus_top_hypothesis": 30.0,
+        }
+        for lang, kept, kiwi, chrf in (("deu_Latn", 9, 0.5, 40.0), ("fin_Latn", 7, None, 20.0))
+    }
     captions = captions_headline(quality)
     check_headline(captions, "captions")
     assert captions["captions"] == 20 and captions["selected"] == 16 and captions["without_translation"] == 4
-    assert captions["kiwi_mean"] == 0.5 and captions["chrf_corpus_mean"] == 30.0      # a missing figure is skipped
+    assert captions["kiwi_mean"] == 0.5 and captions["chrf_corpus_mean"] == 30.0  # a missing figure is skipped
     assert not any("deu_Latn" in ".".join(path) for path in leaves(captions))
-    summary = {"languages": 3, "configs": 10, "rows_total": 90, "topics_per_language": {"science": 3},
-               "label_position_min": 1, "label_position_max": 2, "problems": 0}
+    summary = {
+        "languages": 3,
+        "configs": 10,
+        "rows_total": 90,
+        "topics_per_language": {"science": 3},
+        "label_position_min": 1,
+        "label_position_max": 2,
+        "problems": 0,
+    }
     assert "topics_per_language" not in mvl_sib_headline(summary)
     check_headline(mvl_sib_headline(summary), "mvl_sib")
 
 
 def _metric_files() -> list[str]:
-    return sorted(_resolve(path) for name in STAGES_WITH_METRICS if name not in NOT_YET_CONVERTED
-                  for path, _ in _entries(DVC[name], "metrics"))
+    return sorted(
+        _resolve(path)
+        for name in STAGES_WITH_METRICS
+        if name not in NOT_YET_CONVERTED
+        for path, _ in _entries(DVC[name], "metrics")
+    )
 
 
 @pytest.mark.slow
@@ -127,15 +154,16 @@ def test_dvc_metrics_diff_reads_the_committed_headline(tmp_path):
     files = _metric_files()
     for number, path in enumerate(files):
         write_metrics({"figure": number, "group": {"mean": 0.25}}, copy / Path(path).parent, Path(path).stem)
-    run(["git", "add", *files], copy, env)          # git add refuses an ignored path: they are tracked
+    run(["git", "add", *files], copy, env)  # git add refuses an ignored path: they are tracked
     run(["git", "commit", "-qm", "headline metrics"], copy, env)
     write_metrics({"figure": 99, "group": {"mean": 0.5}}, copy / Path(files[0]).parent, Path(files[0]).stem)
 
     shown = json.loads(run(["dvc", "metrics", "show", "--json"], copy, env).split("\n", 1)[0])[""]["data"]
     assert all(shown[path]["data"]["group"]["mean"] in (0.25, 0.5) for path in files), shown
     diff = json.loads(run(["dvc", "metrics", "diff", "HEAD", "--json"], copy, env).split("\n", 1)[0])
-    assert diff == {files[0]: {"figure": {"old": 0, "new": 99, "diff": 99},
-                               "group.mean": {"old": 0.25, "new": 0.5, "diff": 0.25}}}
+    assert diff == {
+        files[0]: {"figure": {"old": 0, "new": 99, "diff": 99}, "group.mean": {"old": 0.25, "new": 0.5, "diff": 0.25}}
+    }
     table = json.loads(run(["dvc", "exp", "show", "--json"], copy, env).split("\n", 1)[0])
     committed = next(row for row in table if row["rev"] != "workspace")["data"]["metrics"]
     assert all(committed[path]["data"]["figure"] == number for number, path in enumerate(files))

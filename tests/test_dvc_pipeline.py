@@ -1,4 +1,5 @@
 """`dvc repro` on a copy of the project: up-to-date stages are skipped, a params change reruns only its stage."""
+
 import subprocess
 
 import pytest
@@ -40,8 +41,10 @@ def test_a_review_change_reruns_labels_and_not_what_it_reads(project):
     copy, env = project
     run(["dvc", "repro", "labels"], copy, env)
     review = copy / "resources" / "reviews" / "deu_Latn.tsv"
-    review.write_text("wnid\tdecision\tlabel\treviewer\tdate\tnote\n"
-                      "n02883205\treplace\tQuerbinder\tanna\t2025-01-14\t\n", encoding="utf-8")
+    review.write_text(
+        "wnid\tdecision\tlabel\treviewer\tdate\tnote\nn02883205\treplace\tQuerbinder\tanna\t2025-01-14\t\n",
+        encoding="utf-8",
+    )
     try:
         changed = run(["dvc", "repro", "labels"], copy, env)
         assert "Running stage 'labels'" in changed
@@ -71,9 +74,22 @@ def test_full_profile_without_key_fails_at_once_naming_the_variable(project):
     path.write_text(yaml.safe_dump(params, sort_keys=False))
     env = {k: v for k, v in env.items() if k != "BABELNET_KEY"}
     run(["babelforge", "wordnet", "--params", str(path), "--out", "data/wn-full.parquet"], copy, env)
-    result = subprocess.run(["babelforge", "senses", "--params", str(path), "--wordnet", "data/wn-full.parquet",
-                             "--out", "data/senses-full"],
-                            cwd=copy, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            "babelforge",
+            "senses",
+            "--params",
+            str(path),
+            "--wordnet",
+            "data/wn-full.parquet",
+            "--out",
+            "data/senses-full",
+        ],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1
     assert "BABELNET_KEY" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (copy / "data" / "senses-full").exists()

@@ -5,6 +5,7 @@ named by what they are (`--labels`, `--summary`), never by their kind (`--out-di
 Spellings from before the rule stay accepted as hidden, deprecated aliases
 (`babelforge.core.config.hidden_alias`). Each stage's parser is built as `babelforge <stage>` builds it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,8 @@ import importlib
 
 import pytest
 
-from babelforge.cli import COMMANDS, main, stage_parser
+from babelforge.cli import main, stage_parser
+from babelforge.commands import COMMANDS
 
 # Every visible flag, with what it means wherever it appears.
 VOCABULARY = {
@@ -82,8 +84,8 @@ NOT_YET_CONVERTED: set[tuple[str, str]] = set()
 
 def parsers():
     """(stage, sub-command or "", parser) of every stage, sub-parsers included."""
-    for name, (module_name, _) in COMMANDS.items():
-        parser = stage_parser(name, importlib.import_module(module_name))
+    for name, command in COMMANDS.items():
+        parser = stage_parser(name, importlib.import_module(command.module))
         yield name, "", parser
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
@@ -92,8 +94,9 @@ def parsers():
 
 
 def flags(parser):
-    return [action for action in parser._actions
-            if action.option_strings and not isinstance(action, argparse._HelpAction)]
+    return [
+        action for action in parser._actions if action.option_strings and not isinstance(action, argparse._HelpAction)
+    ]
 
 
 ALL = list(parsers())
@@ -111,11 +114,16 @@ def test_every_flag_has_help_and_is_in_the_vocabulary(stage, sub, parser):
             continue
         name = "/".join(action.option_strings) or action.dest
         if action.help == argparse.SUPPRESS:
-            continue                                  # a deprecated alias: checked below
+            continue  # a deprecated alias: checked below
         if not (action.help or "").strip():
             problems.append(f"{name}: no help")
-        if action.option_strings and action.nargs != 0 and action.metavar is None and "." in action.dest \
-                and not {(stage, flag) for flag in action.option_strings} & NOT_YET_CONVERTED:
+        if (
+            action.option_strings
+            and action.nargs != 0
+            and action.metavar is None
+            and "." in action.dest
+            and not {(stage, flag) for flag in action.option_strings} & NOT_YET_CONVERTED
+        ):
             problems.append(f"{name}: shows its config key as the value's name (give it metavar FILE or DIR)")
         for flag in action.option_strings:
             if flag not in VOCABULARY and (stage, flag) not in NOT_YET_CONVERTED:
@@ -125,8 +133,9 @@ def test_every_flag_has_help_and_is_in_the_vocabulary(stage, sub, parser):
 
 @pytest.mark.parametrize("stage, sub, parser", ALL, ids=[f"{s} {sub}".strip() for s, sub, _ in ALL])
 def test_a_hidden_flag_is_a_deprecated_alias_of_a_visible_one(stage, sub, parser):
-    visible = {flag: action for action in flags(parser) if action.help != argparse.SUPPRESS
-               for flag in action.option_strings}
+    visible = {
+        flag: action for action in flags(parser) if action.help != argparse.SUPPRESS for flag in action.option_strings
+    }
     for action in flags(parser):
         if action.help == argparse.SUPPRESS:
             replacement = getattr(action, "replacement", None)
@@ -135,14 +144,14 @@ def test_a_hidden_flag_is_a_deprecated_alias_of_a_visible_one(stage, sub, parser
 
 
 def test_an_old_spelling_still_works_and_names_the_new_flag(capsys):
-    module = importlib.import_module(COMMANDS["senses"][0])
+    module = importlib.import_module(COMMANDS["senses"].module)
     parser = stage_parser("senses", module)
     old = parser.parse_args(["--out-dir", "somewhere"])
     new = parser.parse_args(["--out", "somewhere"])
     assert vars(old) == vars(new) and getattr(new, "paths.senses") == "somewhere"
     assert "--out-dir is deprecated; use --out" in capsys.readouterr().err
     assert "--out-dir" not in parser.format_help()
-    assert parser.parse_args([]).__dict__.get("paths.senses") is None     # the alias adds no default of its own
+    assert parser.parse_args([]).__dict__.get("paths.senses") is None  # the alias adds no default of its own
 
 
 def test_help_shows_the_new_spelling(capsys):

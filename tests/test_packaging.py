@@ -1,4 +1,5 @@
 """babelforge installs as one import package: `builders/` is `babelforge`, `eval/` is `babelforge.eval`."""
+
 from __future__ import annotations
 
 import shutil
@@ -17,9 +18,12 @@ def _setuptools() -> dict:
 
 
 def test_every_package_folder_is_listed_and_nothing_else():
-    folders = {module_name(init.parent / "__init__.py")
-               for root in package_dirs().values() for init in root.rglob("__init__.py")
-               if "__pycache__" not in init.parts}
+    folders = {
+        module_name(init.parent / "__init__.py")
+        for root in package_dirs().values()
+        for init in root.rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
     assert set(_setuptools()["packages"]) == folders
 
 
@@ -47,13 +51,31 @@ def test_the_wheel_installs_nothing_but_babelforge(tmp_path):
         shutil.copytree(folder, source / folder.name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(tmp_path), str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = tmp_path.glob("babelforge-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"babelforge", wheel.name.split("-py")[0] + ".dist-info"}
     modules = {name for name in names if name.endswith(".py")}
     assert "babelforge/eval/zeroshot.py" in modules and "babelforge/cli.py" in modules
-    expected = {f"{module_name(path).replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py"
-                for root in package_dirs().values() for path in root.rglob("*.py") if "__pycache__" not in path.parts}
+    expected = {
+        f"{module_name(path).replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py"
+        for root in package_dirs().values()
+        for path in root.rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
     assert modules == expected

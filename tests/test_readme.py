@@ -1,5 +1,6 @@
 """README claims that drift when the code moves: stage names, flags, module and file references,
 the metric files, the test count, and the two opening commands."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babelforge.cli import COMMANDS, stage_parser
+from babelforge.cli import stage_parser
+from babelforge.commands import COMMANDS
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -56,8 +58,14 @@ def test_the_two_opening_commands_come_first_verbatim():
 def test_the_recipes_follow_the_opening_commands():
     recipes = "\n".join(code_blocks(README)[1])
     assert README.index("\n".join(code_blocks(README)[1])) < README.index("\n## ")
-    for step in ("load_dataset(", "babelforge eval_zeroshot --model", "babelforge review import",
-                 "dvc exp run -S", "dvc metrics diff", "babelforge publish"):
+    for step in (
+        "load_dataset(",
+        "babelforge eval_zeroshot --model",
+        "babelforge review import",
+        "dvc exp run -S",
+        "dvc metrics diff",
+        "babelforge publish",
+    ):
         assert step in recipes, step
 
 
@@ -109,7 +117,7 @@ def test_every_babelforge_command_line_uses_flags_the_stage_has():
             if stage not in COMMANDS:
                 problems.append(f"{stage}: no such stage ({line.strip()})")
                 continue
-            parser = stage_parser(stage, importlib.import_module(COMMANDS[stage][0]))
+            parser = stage_parser(stage, importlib.import_module(COMMANDS[stage].module))
             unknown = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest)) - _visible_flags(parser)
             problems += [f"babelforge {stage} {flag}: no such flag" for flag in sorted(unknown)]
     assert problems == []
@@ -129,8 +137,9 @@ def test_named_modules_functions_and_files_exist():
             target = getattr(target, attribute, None)
         if target is None:
             missing.append(dotted)
-    for path in sorted(set(re.findall(r"`((?:builders|eval|tests|benchmarks|scripts|resources|docs)/[\w./-]+)`",
-                                      README))):
+    for path in sorted(
+        set(re.findall(r"`((?:builders|eval|tests|benchmarks|scripts|resources|docs)/[\w./-]+)`", README))
+    ):
         if not (REPO / path).exists():
             missing.append(path)
     assert missing == []
@@ -138,9 +147,13 @@ def test_named_modules_functions_and_files_exist():
 
 def test_comparing_runs_names_every_metric_file():
     text = section("Comparing runs")
-    files = [Path(path).name for stage in DVC.values() for entry in stage.get("metrics", [])
-             for path in (entry if isinstance(entry, dict) else {entry: None})
-             if path.startswith("${paths.metrics}/")]
+    files = [
+        Path(path).name
+        for stage in DVC.values()
+        for entry in stage.get("metrics", [])
+        for path in (entry if isinstance(entry, dict) else {entry: None})
+        if path.startswith("${paths.metrics}/")
+    ]
     assert files and all(f"`{name}`" in text for name in files), files
     for command in ("dvc exp run -S labels.min_classes=20", "dvc exp show --md", "dvc metrics diff"):
         assert command in text
@@ -149,7 +162,12 @@ def test_comparing_runs_names_every_metric_file():
 @pytest.mark.slow
 def test_the_stated_test_count_is_within_a_fifth_of_the_collected_one():
     stated = int(re.search(r"runs every test \(about ([\d,]+)", README).group(1).replace(",", ""))
-    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-                            cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     collected = int(re.search(r"(\d+) tests? collected", result.stdout).group(1))
     assert abs(stated - collected) <= 0.2 * collected, f"README says about {stated}; pytest collects {collected}"

@@ -6,6 +6,7 @@ The stages' pin (params.yaml nllb.cpu_isa, set by the CLI before the libraries l
 over the machine. A small sample-profile build: the tiny models, 3 prompt languages, 8 captions
 into 3 languages (n-best, tagged with COMETKiwi), CLIPScore and retrieval on 16 images.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +23,13 @@ SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
 
 # Another x86-64 machine, as far as the libraries can tell: what each would pick elsewhere.
 OTHER_MACHINE = {
-    "CT2_FORCE_CPU_ISA": "AVX", "CT2_USE_MKL": "1", "ONEDNN_MAX_CPU_ISA": "AVX", "MKL_CBWR": "COMPATIBLE",
-    "ATEN_CPU_CAPABILITY": "default", "OPENBLAS_CORETYPE": "Sandybridge", "NPY_DISABLE_CPU_FEATURES": "AVX2 FMA3",
+    "CT2_FORCE_CPU_ISA": "AVX",
+    "CT2_USE_MKL": "1",
+    "ONEDNN_MAX_CPU_ISA": "AVX",
+    "MKL_CBWR": "COMPATIBLE",
+    "ATEN_CPU_CAPABILITY": "default",
+    "OPENBLAS_CORETYPE": "Sandybridge",
+    "NPY_DISABLE_CPU_FEATURES": "AVX2 FMA3",
 }
 STAGES = [
     ["nllb"],
@@ -48,9 +54,16 @@ for stage in {stages!r}:
     if code:
         sys.exit(f"{{stage[0]}} exited {{code}}")
 """
-ARTIFACTS = ["models/nllb-ct2", "models/cometkiwi-tiny", "models/tiny_clip", "data/babel_imagenet/prompts.parquet",
-             "data/babel_imagenet/prompts_summary.json", "data/captions", "reports/eval/clipscore.json",
-             "reports/eval/retrieval.json"]
+ARTIFACTS = [
+    "models/nllb-ct2",
+    "models/cometkiwi-tiny",
+    "models/tiny_clip",
+    "data/babel_imagenet/prompts.parquet",
+    "data/babel_imagenet/prompts_summary.json",
+    "data/captions",
+    "reports/eval/clipscore.json",
+    "reports/eval/retrieval.json",
+]
 
 
 def small_params() -> dict:
@@ -61,8 +74,11 @@ def small_params() -> dict:
     params["eval"]["common"]["models"] = {"sample": [{"id": "models/tiny_clip/s0"}], "full": []}
     params["eval"]["images"].update(n_classes=4, caption_images=16, caption_sets=["data/raw/xtd/xtd.json"])
     for task in ("clipscore", "retrieval"):
-        params["eval"][task].update(max_images={"sample": 16, "full": None}, languages=["de", "zh", "ru"],
-                                    caption_sets=["data/raw/xtd/xtd.json"])
+        params["eval"][task].update(
+            max_images={"sample": 16, "full": None},
+            languages=["de", "zh", "ru"],
+            caption_sets=["data/raw/xtd/xtd.json"],
+        )
     return params
 
 
@@ -76,8 +92,9 @@ def checkout(root: Path) -> Path:
     (root / "resources").symlink_to(REPO / "resources")
     (root / "data" / "babel_imagenet").mkdir(parents=True)
     (root / "data" / "raw").symlink_to(SHARED_DATA)
-    pq.write_table(pa.table({"lang": ["arb_Arab", "deu_Latn", "zho_Hans"]}),
-                   root / "data" / "babel_imagenet" / "languages.parquet")
+    pq.write_table(
+        pa.table({"lang": ["arb_Arab", "deu_Latn", "zho_Hans"]}), root / "data" / "babel_imagenet" / "languages.parquet"
+    )
     return root
 
 
@@ -95,8 +112,14 @@ def digests(root: Path) -> dict[str, str]:
 def start_build(root: Path, machine: dict[str, str], *extra: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in OTHER_MACHINE}
     env.update(machine, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", DVC_NO_ANALYTICS="1")
-    return subprocess.Popen([sys.executable, "-c", BUILD.format(stages=STAGES), *extra], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", BUILD.format(stages=STAGES), *extra],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def build_on_two_machines(tmp_path: Path, *extra: str) -> tuple[dict, dict]:
@@ -128,5 +151,7 @@ if __name__ == "__main__":
         with tempfile.TemporaryDirectory() as scratch:
             a, b = build_on_two_machines(Path(scratch), mode)
             same = [name for name in a if a[name] == b.get(name)]
-            print(f"{mode}: {len(same)}/{len(a)} files identical; differ: "
-                  + ", ".join(sorted(n for n in a if a[n] != b.get(n))))
+            print(
+                f"{mode}: {len(same)}/{len(a)} files identical; differ: "
+                + ", ".join(sorted(n for n in a if a[n] != b.get(n)))
+            )

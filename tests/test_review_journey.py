@@ -4,6 +4,7 @@ the labels, the audit, the card and `babelforge diff` show it; an upstream chang
 The project copy builds the whole chain the card needs (labels, prompts, MT captions, MVL-SIB, audit)
 from the source mirror, with MVL-SIB cut to two languages and MT captions to four captions.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,8 +26,18 @@ pytestmark = pytest.mark.slow
 CARD = "card@babel-imagenet"
 BOW_TIE, GRAND_PIANO, OSTRICH, FLY = "n02883205", "n03452741", "n01518878", "n02190166"
 # stages a review cannot touch: upstream of labels, or reading nothing labels writes
-UNTOUCHED = ("fetch", "wordnet", "senses", "nllb", "mvl_sib_images", "mvl_sib", "captions_kiwi_model",
-             "captions_translate", "captions_tag", "captions_select")
+UNTOUCHED = (
+    "fetch",
+    "wordnet",
+    "senses",
+    "nllb",
+    "mvl_sib_images",
+    "mvl_sib",
+    "captions_kiwi_model",
+    "captions_translate",
+    "captions_tag",
+    "captions_select",
+)
 
 
 def ran(output: str) -> set[str]:
@@ -80,9 +91,11 @@ def test_review_journey(project, tmp_path):
     # 3. import into resources/reviews/deu_Latn.tsv
     run(["babelforge", "review", "import", str(sheet), "--reviewer", "anna", "--date", "2025-01-14"], copy, env)
     review_file = (copy / "resources" / "reviews" / "deu_Latn.tsv").read_text(encoding="utf-8").splitlines()
-    assert review_file[1:] == [f"{OSTRICH}\taccept\tStrauß\tanna\t2025-01-14\t",
-                               f"{BOW_TIE}\treplace\tQuerbinder\tanna\t2025-01-14\tFliege ist auch das Insekt",
-                               f"{GRAND_PIANO}\treject\t\tanna\t2025-01-14\tFlügel ist auch der Flügel eines Vogels"]
+    assert review_file[1:] == [
+        f"{OSTRICH}\taccept\tStrauß\tanna\t2025-01-14\t",
+        f"{BOW_TIE}\treplace\tQuerbinder\tanna\t2025-01-14\tFliege ist auch das Insekt",
+        f"{GRAND_PIANO}\treject\t\tanna\t2025-01-14\tFlügel ist auch der Flügel eines Vogels",
+    ]
 
     # 4. dvc repro: labels and what reads them, nothing upstream or beside
     stages = ran(run(["dvc", "repro", CARD], copy, env, timeout=1800))
@@ -101,7 +114,12 @@ def test_review_journey(project, tmp_path):
     summary = json.loads((audit / "summary.json").read_text())
     coverage = summary["languages"]["deu_Latn"]["reviews"]
     assert {k: coverage[k] for k in ("classes", "reviewed", "changed", "rejected", "stale")} == {
-        "classes": n_german, "reviewed": 3, "changed": 2, "rejected": 1, "stale": 0}
+        "classes": n_german,
+        "reviewed": 3,
+        "changed": 2,
+        "rejected": 1,
+        "stale": 0,
+    }
     assert f"{100 * 3 / n_german:.1f}%" in (audit / "index.html").read_text()
     page = (audit / "deu_Latn.html").read_text()
     assert len(re.findall(r'<tr class="(?:flagged|clean)" id="class-', page)) == n_german - 1
@@ -118,12 +136,16 @@ def test_review_journey(project, tmp_path):
     assert f"deu_Latn 3 of {n_german} classes" in readme
 
     # babelforge diff: the review-made changes apart from the rule-made ones
-    run(["babelforge", "diff", str(before), str(labels_path), "--format", "json", "--out", str(tmp_path / "d.json")],
-        copy, env)
+    run(
+        ["babelforge", "diff", str(before), str(labels_path), "--format", "json", "--out", str(tmp_path / "d.json")],
+        copy,
+        env,
+    )
     diff = json.loads((tmp_path / "d.json").read_text())
     assert diff["summary"]["by_review"] == {"added": 0, "removed": 1, "relabelled": 1}
     assert diff["languages"]["deu_Latn"]["relabelled"] == [
-        {"class_idx": 457, "old": "Fliege", "new": "Querbinder", "by": "review"}]
+        {"class_idx": 457, "old": "Fliege", "new": "Querbinder", "by": "review"}
+    ]
 
     # 5. a simulated upstream change: the Wiktionary file now lists Straußenmännchen first
     omw = tmp_path / "omw"
@@ -148,7 +170,7 @@ def test_review_journey(project, tmp_path):
     assert record["reviews"]["stale"] == 1
     assert [d["class_idx"] for d in record["reviews"]["decisions"] if d["stale"]] == [9]
     page = (audit / "deu_Latn.html").read_text()
-    ostrich_row = page[page.index('id="class-9"'):].split("</tr>")[0]
+    ostrich_row = page[page.index('id="class-9"') :].split("</tr>")[0]
     assert "stale_review" in ostrich_row and "Straußenmännchen" in ostrich_row
     assert json.loads((audit / "summary.json").read_text())["languages"]["deu_Latn"]["reviews"]["stale"] == 1
 
@@ -164,10 +186,12 @@ def test_real_german_page_lists_every_class_and_filters_to_the_flagged(project, 
         async with chromium_page(tmp_path / "profile") as page:
             await page.open(page_path.as_uri())
             ids = await page.evaluate("Array.from(document.querySelectorAll('#labels tbody tr'), r => r.id)")
-            await page.evaluate("var s = document.getElementById('filter-flag'); s.value = 'any';"
-                                "s.dispatchEvent(new Event('change'))")
+            await page.evaluate(
+                "var s = document.getElementById('filter-flag'); s.value = 'any';s.dispatchEvent(new Event('change'))"
+            )
             visible = await page.evaluate(
-                "Array.from(document.querySelectorAll('#labels tbody tr:not([hidden])'), r => r.id)")
+                "Array.from(document.querySelectorAll('#labels tbody tr:not([hidden])'), r => r.id)"
+            )
             return ids, visible
 
     ids, visible = asyncio.run(drive())

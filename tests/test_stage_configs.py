@@ -5,6 +5,7 @@ test that builds `Config()`) runs another pipeline than `dvc repro`. Values give
 in params.yaml are compared in their `sample` form. Tools that read no params (they run outside
 `dvc repro` on files named on their command line) keep `configure(parser)` + `run(args)`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +14,7 @@ import importlib
 import pytest
 import yaml
 
-from babelforge.cli import COMMANDS
+from babelforge.commands import COMMANDS
 from babelforge.core.config import Paths, describe, load_config
 
 
@@ -27,16 +28,33 @@ def sample_params(repo_root) -> dict:
 TOOLS = {"eval_cider", "eval_clipscore_pairs", "eval_correlate", "review", "taggers"}
 
 
+def dvc_commands(repo_root) -> set[str]:
+    """The commands dvc.yaml's stages run (`babelforge <name> ...`), foreach stages included."""
+    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    return {str(stage["do"]["cmd"] if "foreach" in stage else stage["cmd"]).split()[1] for stage in stages.values()}
+
+
 def config_class(name: str):
-    return getattr(importlib.import_module(COMMANDS[name][0]), "Config", None)
+    return getattr(importlib.import_module(COMMANDS[name].module), "Config", None)
 
 
 def test_every_command_but_the_tools_has_a_config(repo_root):
-    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
     without = {name for name in COMMANDS if config_class(name) is None}
     assert without == TOOLS
-    run_by_dvc = {str(stage.get("cmd", "")).split()[1] for stage in stages.values() if "foreach" not in stage}
-    assert not TOOLS & run_by_dvc
+    assert not TOOLS & dvc_commands(repo_root)
+
+
+def test_the_table_says_which_commands_dvc_runs(repo_root):
+    """`kind` in babelforge.commands: a stage is run by dvc.yaml, a tool by hand; every pinned
+    command's stage lists nllb.cpu_isa among its params (the CLI pins from it)."""
+    assert {name for name, command in COMMANDS.items() if command.kind == "stage"} == dvc_commands(repo_root)
+    assert {command.kind for command in COMMANDS.values()} == {"stage", "tool"}
+    text = (repo_root / "dvc.yaml").read_text(encoding="utf-8")
+    stages = yaml.safe_load(text)["stages"]
+    for name, stage in stages.items():
+        body = stage.get("do", stage)
+        command = COMMANDS[str(body["cmd"]).split()[1]]
+        assert command.pinned == ("nllb.cpu_isa" in body.get("params", [])), name
 
 
 def differences(default, loaded, where: str) -> list[str]:
@@ -54,7 +72,8 @@ def test_config_loads_and_defaults_equal_params_yaml(name, sample_params):
     cls = config_class(name)
     loaded = load_config(cls, sample_params)
     assert not differences(cls(), loaded, cls.GROUP), f"babelforge {name}: " + "; ".join(
-        differences(cls(), loaded, cls.GROUP))
+        differences(cls(), loaded, cls.GROUP)
+    )
     for field in dataclasses.fields(cls):  # every own setting has its help text for --help
         assert "group" in field.metadata or field.metadata.get("help"), f"{cls.GROUP}.{field.name} has no help"
     assert describe(cls)
@@ -63,8 +82,11 @@ def test_config_loads_and_defaults_equal_params_yaml(name, sample_params):
 def test_a_disagreeing_default_is_reported(sample_params):
     from babelforge.lexicon.wordnet_stage import Config
 
-    params = {**sample_params, "wordnet": {**sample_params["wordnet"], "dict_dir": "/elsewhere"},
-              "paths": {**sample_params["paths"], "wordnet": "x.parquet"}}
+    params = {
+        **sample_params,
+        "wordnet": {**sample_params["wordnet"], "dict_dir": "/elsewhere"},
+        "paths": {**sample_params["paths"], "wordnet": "x.parquet"},
+    }
     assert differences(Config(), load_config(Config, params), "wordnet") == [
         "wordnet.dict_dir: code '/usr/share/wordnet', params.yaml '/elsewhere'",
         "wordnet.paths.wordnet: code 'data/wordnet/imagenet1k.parquet', params.yaml 'x.parquet'",

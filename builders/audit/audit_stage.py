@@ -5,20 +5,27 @@ reference release; an optional input that is absent is reported as "not built", 
 audit runs on labels alone. Paths come from the `paths:` group of params.yaml, severities,
 score weights and langid's limits from the `audit:` group.
 """
+
 from __future__ import annotations
 
 import argparse
+import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from babelforge.audit.checks import AUDIT_TAGGERS, LangidPolicy
+from babelforge.audit import checks, report, review_sheet, sections
+from babelforge.audit.checks import AUDIT_TAGGERS, AuditPolicy, LangidPolicy
 from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.datasets import artifact_path
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, read_table
+from babelforge.core.langid import identifier
+from babelforge.core.languages import read_registry, registry
+from babelforge.core.progress import info, progress
 
 TAGGERS = AUDIT_TAGGERS
 ENGLISH = "eng_Latn"
-NOT_BUILT = "not built"
 
 
 @dataclass(frozen=True)
@@ -27,43 +34,61 @@ class Config:
 
     GROUP = "audit"
     reference: str | None = setting(
-        None, "a release in the original JSON layout {LANG: [[class_idx...], [label...]]} to compare with")
+        None, "a release in the original JSON layout {LANG: [[class_idx...], [label...]]} to compare with"
+    )
     total_classes: int = setting(1000, "classes of a complete language (coverage = classes kept / this)")
     langid: LangidPolicy = setting(LangidPolicy(), "langid on labels")
     severity: dict[str, str] = setting(
-        {"empty_label": "error", "script_mismatch": "error", "han_variant": "warning", "english_lookalike": "warning",
-         "duplicate": "warning", "langid_other": "info"},
-        "check -> error | warning | info; error rows make `publish` refuse without --force")
+        {
+            "empty_label": "error",
+            "script_mismatch": "error",
+            "han_variant": "warning",
+            "english_lookalike": "warning",
+            "duplicate": "warning",
+            "langid_other": "info",
+        },
+        "check -> error | warning | info; error rows make `publish` refuse without --force",
+    )
     score_weights: dict[str, float] = setting(
-        {"empty_label": 1.0, "script_mismatch": 1.0, "han_variant": 0.5, "english_lookalike": 1.0, "duplicate": 0.5,
-         "langid_other": 0.1}, "quality score penalty per flagged row of each check (see README ## Audit)")
+        {
+            "empty_label": 1.0,
+            "script_mismatch": 1.0,
+            "han_variant": 0.5,
+            "english_lookalike": 1.0,
+            "duplicate": 0.5,
+            "langid_other": 0.1,
+        },
+        "quality score penalty per flagged row of each check (see README ## Audit)",
+    )
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
     paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registry", dest="registry", help="language registry TSV (audit.registry)")
-    parser.add_argument("--reference", dest="reference",
-                        help="reference release JSON {LANG: [[class_idx...], [label...]]} (audit.reference)")
+    parser.add_argument(
+        "--reference",
+        dest="reference",
+        help="reference release JSON {LANG: [[class_idx...], [label...]]} (audit.reference)",
+    )
 
 
 def run(config: Config) -> int:
-    from babelforge.core.progress import info
 
     summary = build_audit(config, _registry(config.registry))
-    info(f"audit: {len(summary['languages'])} languages, {summary['errors']} error rows, "
-         f"{summary['warnings']} warning rows -> {config.paths.audit}/index.html")
+    info(
+        f"audit: {len(summary['languages'])} languages, {summary['errors']} error rows, "
+        f"{summary['warnings']} warning rows -> {config.paths.audit}/index.html"
+    )
     return 0
 
 
 def _registry(path: str | None):
-    from babelforge.core.languages import read_registry, registry
 
     return read_registry(path) if path else registry()
 
 
 def policy_of(config: Config):
-    from babelforge.audit.checks import AuditPolicy
 
     try:
         return AuditPolicy(
@@ -78,7 +103,6 @@ def policy_of(config: Config):
 
 def langid_ranking():
     """langid.py's ranking [(code, probability), ...] of a text, most likely first."""
-    from babelforge.core.langid import identifier
 
     return identifier().rank
 
@@ -89,10 +113,6 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     `rank` (text -> [(code, probability), ...]) defaults to langid.py when
     `audit.langid.enabled` is true; tests pass a stub.
     """
-    from babelforge.audit import checks, report, review_sheet, sections
-    from babelforge.core.datasets import artifact_path
-    from babelforge.core.io import read_table
-    from babelforge.core.progress import progress
 
     paths = config.paths
     labels_path = Path(paths.labels)
@@ -107,8 +127,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     if missing:
         raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
     groups, dropped_totals = _language_facts(paths.languages)
-    review_coverage, review_record, candidates = review_sheet.audit_review_inputs(
-        labels, labels_path, paths.candidates)
+    review_coverage, review_record, candidates = review_sheet.audit_review_inputs(labels, labels_path, paths.candidates)
     english = english_reference(labels, paths.wordnet)
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
 
@@ -124,7 +143,12 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         language = languages_registry.get(lang)
         rows = labels[labels["lang"] == lang].sort_values("class_idx").to_dict("records")
         record = checks.audit_language(
-            rows, english_lemmas, language.expected_scripts, language.langid, rank, policy,
+            rows,
+            english_lemmas,
+            language.expected_scripts,
+            language.langid,
+            rank,
+            policy,
             is_english=(lang == ENGLISH),
         )
         record.update(name=language.name, group=groups.get(lang))
@@ -136,15 +160,21 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         if reference is not None:
             record["reference"] = (
                 checks.reference_agreement({int(r["class_idx"]): str(r["label"]) for r in rows}, reference[lang])
-                if lang in reference else {"status": "language not in the reference release"}
+                if lang in reference
+                else {"status": "language not in the reference release"}
             )
         record["reviews"] = review_sheet.language_reviews(rows, review_coverage.get(lang), review_record.get(lang))
         records[lang] = record
         options = review_sheet.candidates_by_class(candidates.get(lang, [])) if candidates else None
         sheets[lang] = review_sheet.render_sheet(
-            review_sheet.sheet_rows(lang, rows, options or {}, english, record["flags"]))
+            review_sheet.sheet_rows(lang, rows, options or {}, english, record["flags"])
+        )
         pages[lang] = report.render_language(
-            lang, record, {int(r["class_idx"]): r for r in rows}, english, options,
+            lang,
+            record,
+            {int(r["class_idx"]): r for r in rows},
+            english,
+            options,
             html_lang=language.iso639_1 or language.iso639_3,
         )
 
@@ -161,8 +191,10 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
             "langid": "langid.py" if rank else "disabled",
         },
         "languages": {
-            lang: {key: record[key] for key in
-                   ("name", "group", "classes_kept", "errors", "warnings", "quality_score", "source_mix")}
+            lang: {
+                key: record[key]
+                for key in ("name", "group", "classes_kept", "errors", "warnings", "quality_score", "source_mix")
+            }
             | {"reviews": {k: v for k, v in record["reviews"].items() if k != "decisions"}}
             for lang, record in records.items()
         },
@@ -172,20 +204,24 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         summary["reference_only_languages"] = sorted(set(reference) - set(records))
     captions = optional.get("captions")
     kiwi_boxes = captions.distribution() if captions is not None and captions.distribution else None
-    report.write_report(Path(paths.audit), summary, records, pages, kiwi_boxes, sections.slices(summary, records), sheets)
+    report.write_report(
+        Path(paths.audit), summary, records, pages, kiwi_boxes, sections.slices(summary, records), sheets
+    )
     return summary
 
 
-DROPPED_COLUMNS = {"n_dropped_english": "english", "n_dropped_mt": "machine_translated",
-                   "n_dropped_low_precision": "low_precision", "n_classes_emptied": "classes_emptied"}
+DROPPED_COLUMNS = {
+    "n_dropped_english": "english",
+    "n_dropped_mt": "machine_translated",
+    "n_dropped_low_precision": "low_precision",
+    "n_classes_emptied": "classes_emptied",
+}
 
 
 def _language_facts(path: str | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
     """({lang: resource group}, {lang: senses dropped per reason over *all* classes, and the
     classes left without a label}) from languages.parquet; the totals only when it has them."""
     import pyarrow.parquet as pq
-
-    from babelforge.core.io import read_table
 
     if not path or not Path(path).exists():
         return {}, {}
@@ -195,24 +231,22 @@ def _language_facts(path: str | None) -> tuple[dict[str, str], dict[str, dict[st
     groups = dict(zip(table["lang"], table["group"]))
     if len(dropped) != len(DROPPED_COLUMNS):
         return groups, {}
-    totals = {row["lang"]: {DROPPED_COLUMNS[column]: int(row[column]) for column in dropped}
-              for row in table.to_dict("records")}
+    totals = {
+        row["lang"]: {DROPPED_COLUMNS[column]: int(row[column]) for column in dropped}
+        for row in table.to_dict("records")
+    }
     return groups, totals
 
 
 def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, Any]]:
     """Per class: English name (the eng_Latn label, else the CLIP name in resources/),
     WordNet definition and every English lemma (for the look-alike check)."""
-    from babelforge.core.io import read_table
 
     names = {int(r.class_idx): str(r.label) for r in labels[labels["lang"] == ENGLISH].itertuples()}
     if not names:
-        import csv
-
         classes = Path(__file__).resolve().parents[2] / "resources" / "imagenet1k_classes.tsv"
         with classes.open(encoding="utf-8", newline="") as handle:
-            names = {int(row["class_idx"]): row["openai_clip_name"]
-                     for row in csv.DictReader(handle, delimiter="\t")}
+            names = {int(row["class_idx"]): row["openai_clip_name"] for row in csv.DictReader(handle, delimiter="\t")}
     definitions: dict[int, str] = {}
     lemmas: dict[int, list[str]] = {idx: [name] for idx, name in names.items()}
     if wordnet_path and Path(wordnet_path).exists():
@@ -227,84 +261,11 @@ def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, A
     }
 
 
-def _read_optional(path: str | None):
-    from babelforge.core.io import read_table
-
-    if not path or not Path(path).exists():
-        return None
-    return read_table(path)
-
-
-def _per_language(table, lang: str, summarise) -> dict[str, Any]:
-    if table is None:
-        return {"status": NOT_BUILT}
-    if "lang" not in table.columns:
-        raise BabelforgeError("an optional audit input has no `lang` column; check paths.prompts / paths.captions")
-    return summarise(table[table["lang"] == lang].to_dict("records"))
-
-
-def caption_columns(schema) -> tuple[str | None, str | None]:
-    """The Kiwi score and chrF columns of selected.parquet (its Arrow schema), found by name
-    among the floating-point ones (not percentiles/flags)."""
-    import pyarrow as pa
-
-    numeric = [field.name for field in schema if pa.types.is_floating(field.type)]
-    kiwi = next((c for c in numeric if "kiwi" in c.lower() and "percentile" not in c.lower()), None)
-    chrf = next((c for c in numeric if "chrf" in c.lower()), None)
-    return kiwi, chrf
-
-
-def _mvl_sib_files(root: Path | None) -> dict[str, dict[str, Path]]:
-    """{task: {lang: path}} for data/mvl_sib/<task>/<lang>.parquet."""
-    if root is None or not root.is_dir():
-        return {}
-    files: dict[str, dict[str, Path]] = {}
-    for path in sorted(root.glob("*/*.parquet")):
-        files.setdefault(path.parent.name, {})[path.stem] = path
-    return files
-
-
-def _mvl_sib_for(files: dict[str, dict[str, Path]], lang: str) -> dict[str, Any]:
-    from babelforge.audit.checks import mvl_sib_summary
-    from babelforge.core.io import read_table
-
-    if not files:
-        return {"status": NOT_BUILT}
-    tasks = {task: read_table(paths[lang], columns=_balance_columns(paths[lang])).to_dict("records")
-             for task, paths in files.items() if lang in paths}
-    if not tasks:
-        return {"status": "language not in MVL-SIB"}
-    return mvl_sib_summary(tasks)
-
-
-def _balance_columns(path: Path) -> list[str]:
-    """Only what the balance check reads: a task table's other columns hold whole sentences."""
-    import pyarrow.parquet as pq
-
-    names = pq.read_schema(path).names
-    return [column for column in ("label", "topic", "category") if column in names] or names[:1]
-
-
-def mvl_sib_overview(files: dict[str, dict[str, Path]]) -> dict[str, Any]:
-    """Rows per task across all languages (from Parquet metadata only): equal counts = balanced."""
-    import pyarrow.parquet as pq
-
-    if not files:
-        return {"status": NOT_BUILT}
-    tasks = {}
-    for task, paths in files.items():
-        rows = {lang: pq.read_metadata(path).num_rows for lang, path in paths.items()}
-        tasks[task] = {"languages": len(rows), "rows_min": min(rows.values()), "rows_max": max(rows.values()),
-                       "balanced": min(rows.values()) == max(rows.values())}
-    return {"status": "built", "tasks": tasks}
-
-
 def read_reference(path: str | None, languages_registry) -> dict[str, dict[int, str]] | None:
     """A release in the original Babel-ImageNet JSON layout, keyed by registry key.
 
     Its language keys may be registry keys or BabelNet codes (the original release uses `DE`).
     """
-    from babelforge.core.io import read_json
 
     if not path:
         return None

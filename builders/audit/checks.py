@@ -7,12 +7,14 @@ columns). `audit_language` returns the flagged rows as `{class_idx: [[check, det
 in a JSON-able record. Severities and the quality-score weights come from `params.yaml`
 (`audit:` group), so re-ranking never re-runs a check.
 """
+
 from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from babelforge.core.config import setting
 from babelforge.core.taggers import parse_rules, rejection_reasons, run_taggers
@@ -55,8 +57,10 @@ def audit_rules(langid: LangidPolicy = LangidPolicy(), is_english: bool = False)
         "duplicate": {"duplicate_v1__is_duplicate": {"equals": False}},
         "langid_other": {
             "langid_rank_v1__rank": {"equals": 1, "missing": "fail"},
-            "when": {"langid_rank_v1__chars": {"min": langid.min_chars},
-                     "langid_rank_v1__top_prob": {"min": langid.min_probability, "missing": "fail"}},
+            "when": {
+                "langid_rank_v1__chars": {"min": langid.min_chars},
+                "langid_rank_v1__top_prob": {"min": langid.min_probability, "missing": "fail"},
+            },
         },
     }
 
@@ -95,9 +99,13 @@ def flag_labels(
     Returns ({check: {class_idx: detail}}, langid summary). `rank(text)` is langid's ranking
     [(code, probability), ...]; None: langid not run.
     """
-    lang = "labels"   # one language at a time
-    context = TextContext(expected_scripts={lang: tuple(expected_scripts)}, langid_codes={lang: langid_code},
-                          langid_rank=rank, english_lemmas=english_lemmas or {})
+    lang = "labels"  # one language at a time
+    context = TextContext(
+        expected_scripts={lang: tuple(expected_scripts)},
+        langid_codes={lang: langid_code},
+        langid_rank=rank,
+        english_lemmas=english_lemmas or {},
+    )
     rows = [{"id": idx, "lang": lang, "text": labels[idx]} for idx in sorted(labels)]
     columns = run_taggers(AUDIT_TAGGERS, rows, context)
     tagged = [{**row, **{column: values[i] for column, values in columns.items()}} for i, row in enumerate(rows)]
@@ -109,15 +117,21 @@ def flag_labels(
     return flagged, langid_summary(tagged, langid_code, rank, policy, len(flagged["langid_other"]))
 
 
-def langid_summary(tagged: Sequence[Mapping[str, Any]], expected_code: str | None, rank: LangidRanking | None,
-                   policy: LangidPolicy, confident: int) -> dict[str, Any]:
+def langid_summary(
+    tagged: Sequence[Mapping[str, Any]],
+    expected_code: str | None,
+    rank: LangidRanking | None,
+    policy: LangidPolicy,
+    confident: int,
+) -> dict[str, Any]:
     """How often langid's top language is another one: every disagreement is counted, only
     the confident ones (long label, high probability) are flagged."""
     if expected_code is None or rank is None:
         reason = "langid not run" if rank is None else "langid does not know this language"
         return {"status": "not checked", "reason": reason}
-    disagree = sum(row["langid_rank_v1__top"] is not None and row["langid_rank_v1__top"] != expected_code
-                   for row in tagged)
+    disagree = sum(
+        row["langid_rank_v1__top"] is not None and row["langid_rank_v1__top"] != expected_code for row in tagged
+    )
     return {
         "status": "checked",
         "code": expected_code,
@@ -129,6 +143,7 @@ def langid_summary(tagged: Sequence[Mapping[str, Any]], expected_code: str | Non
 
 
 # --- aggregates --------------------------------------------------------------------------------
+
 
 def source_family(source: str) -> str:
     """`omw:cow` -> `omw`; BabelNet sources keep their own name (`WIKI`, `WN`...)."""
@@ -195,8 +210,9 @@ def audit_language(
     flags: {class_idx: [[check, detail], ...]}, langid, errors, warnings, quality_score}.
     """
     labels = {int(row["class_idx"]): str(row["label"]) for row in rows}
-    flagged, langid = flag_labels(labels, expected_scripts, english_lemmas, langid_code, rank, policy.langid,
-                                  is_english)
+    flagged, langid = flag_labels(
+        labels, expected_scripts, english_lemmas, langid_code, rank, policy.langid, is_english
+    )
 
     flags: dict[int, list[list[str]]] = {}
     for check in CHECKS:
@@ -217,8 +233,7 @@ def audit_language(
         "source_mix": source_mix(str(row["source"]) for row in rows),
         "flagged_as_duplicate_upstream": int(sum(bool(row.get("is_duplicate", False)) for row in rows)),
         "checks": {
-            check: {"severity": policy.severity.get(check, "warning"), "count": counts[check],
-                    "meaning": CHECKS[check]}
+            check: {"severity": policy.severity.get(check, "warning"), "count": counts[check], "meaning": CHECKS[check]}
             for check in CHECKS
         },
         "langid": langid,
@@ -230,6 +245,7 @@ def audit_language(
 
 
 # --- optional inputs: each takes that artifact's rows for one language ------------------------
+
 
 def percentiles(values: Sequence[float], points: Sequence[int] = (5, 10, 25, 50, 75, 90, 95)) -> dict[str, float]:
     """Linear-interpolated percentiles (numpy's default method), without numpy."""
@@ -258,8 +274,11 @@ def prompt_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     by_set: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
         by_set.setdefault(str(row.get("prompt_set", "all")), []).append(row)
-    return {"status": "built", "prompts": len(rows),
-            "sets": {name: _prompt_set_summary(by_set[name]) for name in sorted(by_set)}}
+    return {
+        "status": "built",
+        "prompts": len(rows),
+        "sets": {name: _prompt_set_summary(by_set[name]) for name in sorted(by_set)},
+    }
 
 
 def _prompt_set_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -299,15 +318,18 @@ def caption_summary(
     if "reason" in columns:
         # the captions stage says why a caption got no translation; a missing value (None, or the
         # NaN pandas reads for a null in a string column) or "" = one was kept
-        summary["not_translated"] = source_mix(reason.split(":")[0] for reason in columns["reason"]
-                                               if isinstance(reason, str) and reason)
+        summary["not_translated"] = source_mix(
+            reason.split(":")[0] for reason in columns["reason"] if isinstance(reason, str) and reason
+        )
     if kiwi_column:
         summary["kiwi_column"] = kiwi_column
         summary["kiwi_percentiles"] = percentiles(columns[kiwi_column])
     if chrf_column:
         scored = [float(value) for value in columns[chrf_column] if value is not None and not math.isnan(float(value))]
-        summary["chrf"] = {"with_reference": len(scored),
-                           "mean": round(sum(scored) / len(scored), 2) if scored else None}
+        summary["chrf"] = {
+            "with_reference": len(scored),
+            "mean": round(sum(scored) / len(scored), 2) if scored else None,
+        }
     return summary
 
 
@@ -335,9 +357,7 @@ def mvl_sib_summary(rows_per_task: Mapping[str, Sequence[Mapping[str, Any]]]) ->
     return summary
 
 
-def reference_agreement(
-    labels: Mapping[int, str], reference: Mapping[int, str]
-) -> dict[str, Any]:
+def reference_agreement(labels: Mapping[int, str], reference: Mapping[int, str]) -> dict[str, Any]:
     """Classes in common with a reference release and exact-match agreement on them
     (after NFC + strip; `casefold_agreement` also ignores case)."""
     common = sorted(set(labels) & set(reference))
@@ -357,3 +377,13 @@ def reference_agreement(
         "only_ours": len(set(labels) - set(reference)),
         "only_reference": len(set(reference) - set(labels)),
     }
+
+
+def box_stats(values, label: str) -> dict[str, Any]:
+    """What one box of a box plot draws (matplotlib's statistics: quartiles, 1.5 IQR whiskers),
+    without the outliers the plot leaves out: a few numbers per language, not every score."""
+    from matplotlib import cbook
+
+    stats = cbook.boxplot_stats(values, labels=[label])[0]
+    stats["fliers"] = []
+    return stats

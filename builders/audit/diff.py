@@ -7,9 +7,11 @@ see `builders/babel_imagenet/reviews.py`) or the rules did (`by: rules`: new sen
 rules or params). Rendering to Markdown/JSON is pure too; reading a labels file from a path
 or from a git revision (through DVC) lives in `diff_stage.py`.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 Labels = Mapping[str, Mapping[int, str]]
 KINDS = ("added", "removed", "relabelled")
@@ -29,7 +31,7 @@ def diff_labels(old: Labels, new: Labels, by_review: Iterable[tuple[str, int]] =
     for lang in sorted(set(old) | set(new)):
         before, after = old.get(lang, {}), new.get(lang, {})
 
-        def by(idx: int) -> str:
+        def by(idx: int, lang: str = lang) -> str:
             return "review" if (lang, idx) in reviewed else "rules"
 
         added = sorted(set(after) - set(before))
@@ -57,14 +59,19 @@ def diff_labels(old: Labels, new: Labels, by_review: Iterable[tuple[str, int]] =
         "languages_changed": len(per_language),
         "languages_unchanged": unchanged,
         **{f"classes_{kind}": sum(len(entry[kind]) for entry in per_language.values()) for kind in KINDS},
-        "by_review": {kind: sum(row["by"] == "review" for entry in per_language.values() for row in entry[kind])
-                      for kind in KINDS},
+        "by_review": {
+            kind: sum(row["by"] == "review" for entry in per_language.values() for row in entry[kind]) for kind in KINDS
+        },
     }
     return {"summary": summary, "languages": per_language}
 
 
-def review_made(old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[str, Any]],
-                old_reviews: Mapping[str, Any], new_reviews: Mapping[str, Any]) -> set[tuple[str, int]]:
+def review_made(
+    old_rows: Iterable[Mapping[str, Any]],
+    new_rows: Iterable[Mapping[str, Any]],
+    old_reviews: Mapping[str, Any],
+    new_reviews: Mapping[str, Any],
+) -> set[tuple[str, int]]:
     """The (lang, class_idx) whose label in either release is a review's, not the rules':
     a replaced or stale-accepted label (`label` differs from `rule_label`) or a rejected class.
 
@@ -102,19 +109,24 @@ def render_markdown(diff: Mapping[str, Any], old_name: str, new_name: str, max_r
         f"- languages removed: {', '.join(summary['languages_removed']) or 'none'}",
         f"- classes added {summary['classes_added']}, removed {summary['classes_removed']}, "
         f"relabelled {summary['classes_relabelled']}",
-        "- made by reviews: " + ", ".join(f"{kind} {summary['by_review'][kind]}" for kind in KINDS)
+        "- made by reviews: "
+        + ", ".join(f"{kind} {summary['by_review'][kind]}" for kind in KINDS)
         + "; the rest by the rules",
         "",
     ]
     if not diff["languages"]:
         lines.append("No label changed.")
         return "\n".join(lines) + "\n"
-    lines += ["| language | classes before | classes after | added | removed | relabelled | by reviews |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [
+        "| language | classes before | classes after | added | removed | relabelled | by reviews |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for lang, entry in diff["languages"].items():
         by_review = sum(row["by"] == "review" for kind in KINDS for row in entry[kind])
-        lines.append(f"| {lang} | {entry['classes_before']} | {entry['classes_after']} | {len(entry['added'])} "
-                     f"| {len(entry['removed'])} | {len(entry['relabelled'])} | {by_review} |")
+        lines.append(
+            f"| {lang} | {entry['classes_before']} | {entry['classes_after']} | {len(entry['added'])} "
+            f"| {len(entry['removed'])} | {len(entry['relabelled'])} | {by_review} |"
+        )
     for lang, entry in diff["languages"].items():
         lines += ["", f"## {lang}"]
         for origin, title in (("review", "made by reviews"), ("rules", "made by the rules")):
@@ -179,13 +191,14 @@ def table_kind(columns: Iterable[str]) -> str | None:
 
 
 def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:   # NaN == NaN here
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:  # NaN == NaN here
         return True
     return a == b
 
 
-def diff_rows(old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[str, Any]],
-              keys: Iterable[str]) -> dict[str, Any]:
+def diff_rows(
+    old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[str, Any]], keys: Iterable[str]
+) -> dict[str, Any]:
     """Per language: rows before / after, added, removed and changed (a row whose key is in both
     releases and any other column differs), plus totals; languages without a change left out."""
     keys = list(keys)
@@ -194,8 +207,7 @@ def diff_rows(old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[
     counts: dict[str, dict[str, int]] = {}
 
     def entry(lang) -> dict[str, int]:
-        return counts.setdefault(str(lang), {"rows_before": 0, "rows_after": 0, "added": 0, "removed": 0,
-                                             "changed": 0})
+        return counts.setdefault(str(lang), {"rows_before": 0, "rows_after": 0, "added": 0, "removed": 0, "changed": 0})
 
     for key, row in old.items():
         entry(key[0])["rows_before"] += 1
@@ -208,8 +220,10 @@ def diff_rows(old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[
         if key not in old:
             entry(key[0])["added"] += 1
     changed = {lang: c for lang, c in sorted(counts.items()) if c["added"] or c["removed"] or c["changed"]}
-    summary = {name: sum(c[name] for c in counts.values())
-               for name in ("rows_before", "rows_after", "added", "removed", "changed")}
+    summary = {
+        name: sum(c[name] for c in counts.values())
+        for name in ("rows_before", "rows_after", "added", "removed", "changed")
+    }
     summary["languages_changed"] = len(changed)
     summary["languages_unchanged"] = len(counts) - len(changed)
     return {"keys": keys, "summary": summary, "languages": changed}
@@ -218,14 +232,22 @@ def diff_rows(old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[
 def render_rows_markdown(diff: Mapping[str, Any], old_name: str, new_name: str) -> str:
     """Rows changed per language, as a table."""
     summary = diff["summary"]
-    lines = [f"# Row changes: {_md(old_name)} → {_md(new_name)}", "",
-             f"- rows: {summary['rows_before']} → {summary['rows_after']}; added {summary['added']}, removed "
-             f"{summary['removed']}, changed {summary['changed']} (rows matched on {', '.join(diff['keys'])})",
-             f"- languages: {summary['languages_changed']} changed, {summary['languages_unchanged']} unchanged", ""]
+    lines = [
+        f"# Row changes: {_md(old_name)} → {_md(new_name)}",
+        "",
+        f"- rows: {summary['rows_before']} → {summary['rows_after']}; added {summary['added']}, removed "
+        f"{summary['removed']}, changed {summary['changed']} (rows matched on {', '.join(diff['keys'])})",
+        f"- languages: {summary['languages_changed']} changed, {summary['languages_unchanged']} unchanged",
+        "",
+    ]
     if not diff["languages"]:
         return "\n".join(lines + ["No row changed."]) + "\n"
-    lines += ["| language | rows before | rows after | added | removed | changed |",
-              "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {lang} | {c['rows_before']} | {c['rows_after']} | {c['added']} | {c['removed']} | {c['changed']} |"
-              for lang, c in diff["languages"].items()]
+    lines += [
+        "| language | rows before | rows after | added | removed | changed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {lang} | {c['rows_before']} | {c['rows_after']} | {c['added']} | {c['removed']} | {c['changed']} |"
+        for lang, c in diff["languages"].items()
+    ]
     return "\n".join(lines) + "\n"

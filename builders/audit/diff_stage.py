@@ -13,17 +13,31 @@ cache or, when it is not cached, from the DVC remote — the same as
 `dvc get . data/babel_imagenet/labels.parquet --rev v1.0`. The file read at each revision is
 `paths.labels` unless `--path` names another.
 """
+
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from babelforge.audit.diff import (
+    ROW_KEYS,
+    diff_labels,
+    diff_rows,
+    labels_by_language,
+    render_markdown,
+    render_rows_markdown,
+    review_made,
+    table_kind,
+)
+from babelforge.babel_imagenet.reviews import review_record
 from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import PROVENANCE_KEY, canonical_json, read_provenance, read_table, write_text
 
 
 @dataclass(frozen=True)
@@ -31,7 +45,9 @@ class Config:
     """The `diff` group (absent from params.yaml: a tool run by hand, the flags give the inputs)."""
 
     GROUP = "diff"
-    files: list[str] = setting([], "OLD and NEW labels.parquet (or prompts / caption tables: rows changed per language)")
+    files: list[str] = setting(
+        [], "OLD and NEW labels.parquet (or prompts / caption tables: rows changed per language)"
+    )
     rev: list[str] = setting([], "two git revisions (tag, branch, commit) instead of files")
     path: str | None = setting(None, "labels file inside the repo for `rev` (null: paths.labels)")
     repo: str = setting(".", "git/DVC repository for `rev`")
@@ -42,8 +58,9 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE", help="OLD and NEW labels.parquet")
-    parser.add_argument("--rev", action="append", metavar="REV",
-                        help="a git revision (tag, branch, commit); give two instead of FILEs")
+    parser.add_argument(
+        "--rev", action="append", metavar="REV", help="a git revision (tag, branch, commit); give two instead of FILEs"
+    )
     parser.add_argument("--path", dest="path", help="labels file inside the repo for --rev (default: paths.labels)")
     parser.add_argument("--repo", dest="repo", help="git/DVC repository for --rev (default: here)")
     parser.add_argument("--format", dest="format", choices=("markdown", "json"), help="output format (markdown)")
@@ -52,10 +69,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config) -> int:
-    from babelforge.audit.diff import (ROW_KEYS, diff_labels, diff_rows, labels_by_language, render_markdown,
-                                     render_rows_markdown, review_made, table_kind)
-    from babelforge.babel_imagenet.reviews import review_record
-    from babelforge.core.io import canonical_json
 
     if config.rev and config.files:
         raise BabelforgeError("diff: give either two FILEs or two --rev, not both")
@@ -79,20 +92,25 @@ def run(config: Config) -> int:
         # Prompts and caption tables: rows changed per language (a GPU build's size, not just a hash).
         keys = [key for key in ROW_KEYS[kind] if key in old_table.columns and key in new_table.columns]
         rows_diff = diff_rows(old_rows, new_rows, keys)
-        text = (canonical_json({"old": names[0], "new": names[1], "table": kind, **rows_diff})
-                if config.format == "json" else render_rows_markdown(rows_diff, names[0], names[1]))
+        text = (
+            canonical_json({"old": names[0], "new": names[1], "table": kind, **rows_diff})
+            if config.format == "json"
+            else render_rows_markdown(rows_diff, names[0], names[1])
+        )
         _write(text, config.output)
         return 0
     by_review = review_made(old_rows, new_rows, review_record(old_provenance), review_record(new_provenance))
     diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), by_review)
-    text = (canonical_json({"old": names[0], "new": names[1], **diff}) if config.format == "json"
-            else render_markdown(diff, names[0], names[1]))
+    text = (
+        canonical_json({"old": names[0], "new": names[1], **diff})
+        if config.format == "json"
+        else render_markdown(diff, names[0], names[1])
+    )
     _write(text, config.output)
     return 0
 
 
 def _write(text: str, output: str | None) -> None:
-    from babelforge.core.io import write_text
 
     if output:
         write_text(text, output)
@@ -101,17 +119,17 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _check_columns(table, where: str):
-    from babelforge.audit.diff import table_kind
 
     if table_kind(table.columns) is None:
-        raise BabelforgeError(f"{where}: not a labels, prompts or captions table "
-                              "(needs lang + class_idx + label, lang + prompt_set + template_id, or lang + caption_id)")
+        raise BabelforgeError(
+            f"{where}: not a labels, prompts or captions table "
+            "(needs lang + class_idx + label, lang + prompt_set + template_id, or lang + caption_id)"
+        )
     return table
 
 
 def read_labels_file(path: Path):
     """(labels table, its provenance) of a labels.parquet."""
-    from babelforge.core.io import read_provenance, read_table
 
     if not path.exists():
         raise BabelforgeError(f"{path}: no such labels file")
@@ -120,13 +138,10 @@ def read_labels_file(path: Path):
 
 def read_labels_at_revision(repo: str, path: str, rev: str):
     """(labels.parquet, its provenance) as it was at git revision `rev` (DVC-tracked or git-tracked)."""
-    import json
 
     import dvc.api
     import pyarrow.parquet as pq
     from dvc.exceptions import DvcException
-
-    from babelforge.core.io import PROVENANCE_KEY
 
     try:
         with dvc.api.open(path, repo=repo, rev=rev, mode="rb") as handle:

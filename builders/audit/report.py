@@ -5,15 +5,19 @@ Rendering functions take the plain records `checks.audit_language` produces (plu
 rows) and return strings; `write_report` is the only function here that touches files.
 Every piece of data is HTML-escaped: labels come in any script and may contain `<` or `&`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from babelforge.audit.checks import CHECKS
+from babelforge.audit.checks import CHECKS, source_family
 from babelforge.audit.review_sheet import STALE, alternatives, label_agreement, review_text, row_flags
+from babelforge.audit.sections import titles
 from babelforge.babel_imagenet.candidates import SET_ASIDE
+from babelforge.core.io import atomic_directory, atomic_path, write_json, write_text
 
 SCORE_DOC = (
     "quality score = 100 &times; coverage &times; (1 &minus; min(1, &Sigma;<sub>c</sub> w<sub>c</sub> "
@@ -46,7 +50,7 @@ ul.alts{margin:0;padding-left:1em}
 
 def _page(title: str, body: str) -> str:
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 
@@ -64,8 +68,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def _mapping_table(mapping: Mapping[str, Any], key: str, value: str) -> str:
-    return _table([key, value], [[_cell(k), _cell(v, numeric=isinstance(v, (int, float)))]
-                                 for k, v in mapping.items()])
+    return _table([key, value], [[_cell(k), _cell(v, numeric=isinstance(v, (int, float)))] for k, v in mapping.items()])
 
 
 def page_name(lang: str) -> str:
@@ -79,34 +82,36 @@ def sheet_name(lang: str) -> str:
 
 # --- index -------------------------------------------------------------------------------------
 
+
 def render_index(summary: Mapping[str, Any]) -> str:
     """The index: documented score, ranked languages linking to their pages, optional sections, plots."""
     weights = ", ".join(f"{escape(k)} {v}" for k, v in sorted(summary["score_weights"].items()))
     ranked = sorted(summary["languages"].items(), key=lambda item: (-item[1]["quality_score"], item[0]))
     rows = []
     for position, (lang, entry) in enumerate(ranked, start=1):
-        rows.append([
-            _cell(position, numeric=True),
-            f'<td><a href="{escape(page_name(lang))}">{escape(lang)}</a></td>',
-            _cell(entry.get("name")),
-            _cell(entry.get("group")),
-            _cell(entry["classes_kept"], numeric=True),
-            _cell(entry["errors"], numeric=True),
-            _cell(entry["warnings"], numeric=True),
-            _cell(f'{entry["quality_score"]:.2f}', numeric=True),
-            *_review_cells(entry.get("reviews")),
-            _cell(", ".join(f"{k} {v}" for k, v in list(entry["source_mix"].items())[:3])),
-        ])
-    inputs = "".join(
-        f"<li>{escape(name)}: {escape(status)}</li>" for name, status in sorted(summary["inputs"].items())
-    )
+        rows.append(
+            [
+                _cell(position, numeric=True),
+                f'<td><a href="{escape(page_name(lang))}">{escape(lang)}</a></td>',
+                _cell(entry.get("name")),
+                _cell(entry.get("group")),
+                _cell(entry["classes_kept"], numeric=True),
+                _cell(entry["errors"], numeric=True),
+                _cell(entry["warnings"], numeric=True),
+                _cell(f"{entry['quality_score']:.2f}", numeric=True),
+                *_review_cells(entry.get("reviews")),
+                _cell(", ".join(f"{k} {v}" for k, v in list(entry["source_mix"].items())[:3])),
+            ]
+        )
+    inputs = "".join(f"<li>{escape(name)}: {escape(status)}</li>" for name, status in sorted(summary["inputs"].items()))
     plots = "".join(
         f'<h3>{escape(caption)}</h3><img src="{escape(name)}" alt="{escape(caption)}">'
-        for name, caption in PLOTS.items() if name in summary.get("plots", [])
+        for name, caption in PLOTS.items()
+        if name in summary.get("plots", [])
     )
     missing_plots = [caption for name, caption in PLOTS.items() if name not in summary.get("plots", [])]
     if missing_plots:
-        plots += "<p class=\"muted\">Not plotted (input not built): " + escape("; ".join(missing_plots)) + "</p>"
+        plots += '<p class="muted">Not plotted (input not built): ' + escape("; ".join(missing_plots)) + "</p>"
     body = (
         "<h1>Babel-ImageNet label audit</h1>\n"
         f"<p>{len(ranked)} languages; {summary['errors']} error rows, {summary['warnings']} warning rows "
@@ -115,8 +120,23 @@ def render_index(summary: Mapping[str, Any]) -> str:
         f"<p>{SCORE_DOC.format(total=summary['total_classes'], weights=weights)}</p>\n"
         f"<h2>Inputs</h2><ul>{inputs}</ul>\n"
         "<h2>Languages</h2>\n"
-        + _table(["#", "language", "name", "group", "classes", "errors", "warnings", "score", "reviewed",
-                  "changed by review", "stale reviews", "top sources"], rows)
+        + _table(
+            [
+                "#",
+                "language",
+                "name",
+                "group",
+                "classes",
+                "errors",
+                "warnings",
+                "score",
+                "reviewed",
+                "changed by review",
+                "stale reviews",
+                "top sources",
+            ],
+            rows,
+        )
         + f"\n<h2>Plots</h2>\n{plots}"
     )
     return _page("Babel-ImageNet label audit", body)
@@ -126,9 +146,11 @@ def _review_cells(reviews: Mapping[str, Any] | None) -> list[str]:
     """Reviewed %, changed % and stale reviews of one language (index columns)."""
     if not reviews:
         return [_cell(""), _cell(""), _cell("")]
-    return [_cell(f'{100 * reviews["reviewed_share"]:.1f}%', numeric=True),
-            _cell(f'{100 * reviews["changed_share"]:.1f}%', numeric=True),
-            _cell(reviews["stale"], numeric=True)]
+    return [
+        _cell(f"{100 * reviews['reviewed_share']:.1f}%", numeric=True),
+        _cell(f"{100 * reviews['changed_share']:.1f}%", numeric=True),
+        _cell(reviews["stale"], numeric=True),
+    ]
 
 
 # --- language page -----------------------------------------------------------------------------
@@ -202,9 +224,15 @@ _LABELS_SCRIPT = """
 """
 
 LABEL_COLUMNS = (  # key, header, numeric
-    ("class", "class", True), ("label", "label", False), ("english", "English name", False),
-    ("gloss", "WordNet gloss", False), ("source", "source", False), ("agreement", "sources agreeing", True),
-    ("review", "review", False), ("alternatives", "alternatives", True), ("flags", "flags", True),
+    ("class", "class", True),
+    ("label", "label", False),
+    ("english", "English name", False),
+    ("gloss", "WordNet gloss", False),
+    ("source", "source", False),
+    ("agreement", "sources agreeing", True),
+    ("review", "review", False),
+    ("alternatives", "alternatives", True),
+    ("flags", "flags", True),
 )
 
 
@@ -219,7 +247,7 @@ def _flag_badges(entries: Sequence[Sequence[str]], severity: Mapping[str, str]) 
 def _alternatives_cell(options: Sequence[Mapping[str, Any]], attrs: str) -> str:
     items = "".join(
         f'<li><span{attrs}>{escape(str(c["label"]))}</span> <span class="muted" title="{escape(SET_ASIDE.get(c["set_aside"], ""))}">'
-        f'{escape(str(c["source"]))} &middot; {escape(c["set_aside"])} &middot; {int(c["agreement"])}</span></li>'
+        f"{escape(str(c['source']))} &middot; {escape(c['set_aside'])} &middot; {int(c['agreement'])}</span></li>"
         for c in options
     )
     return f'<td data-sort="{len(options)}">' + (f'<ul class="alts">{items}</ul>' if items else "") + "</td>"
@@ -230,9 +258,14 @@ def _select(name: str, label: str, options: Sequence[tuple[str, str]]) -> str:
     return f'<label>{escape(label)} <select id="filter-{name}">{choices}</select></label>'
 
 
-def _labels_table(lang: str, record: Mapping[str, Any], rows: Mapping[int, Mapping[str, Any]],
-                  english: Mapping[int, Mapping[str, Any]], candidates: Mapping[int, Sequence[Mapping[str, Any]]],
-                  lang_attr: str) -> str:
+def _labels_table(
+    lang: str,
+    record: Mapping[str, Any],
+    rows: Mapping[int, Mapping[str, Any]],
+    english: Mapping[int, Mapping[str, Any]],
+    candidates: Mapping[int, Sequence[Mapping[str, Any]]],
+    lang_attr: str,
+) -> str:
     """Every class of the language: flagged rows first, filter controls, sortable headers."""
     severity = {check: entry["severity"] for check, entry in record["checks"].items()}
     severity[STALE] = "warning"
@@ -268,16 +301,22 @@ def _labels_table(lang: str, record: Mapping[str, Any], rows: Mapping[int, Mappi
     sources: dict[str, int] = {}
     for row in rows.values():
         sources[str(row["source"])] = sources.get(str(row["source"]), 0) + 1
-    controls = " ".join([
-        _select("flag", "flags", [("", "all rows"), ("any", "flagged"), ("none", "not flagged")]
-                + [(check, check) for check in checks]),
-        _select("source", "source", [("", "all sources")] + [(s, f"{s} ({n})") for s, n in sorted(sources.items())]),
-        _select("review", "review", [("", "all"), ("reviewed", "reviewed"), ("unreviewed", "not reviewed")]),
-    ])
+    controls = " ".join(
+        [
+            _select(
+                "flag",
+                "flags",
+                [("", "all rows"), ("any", "flagged"), ("none", "not flagged")] + [(check, check) for check in checks],
+            ),
+            _select(
+                "source", "source", [("", "all sources")] + [(s, f"{s} ({n})") for s, n in sorted(sources.items())]
+            ),
+            _select("review", "review", [("", "all"), ("reviewed", "reviewed"), ("unreviewed", "not reviewed")]),
+        ]
+    )
     return (
         f'<p class="controls">{controls} <span id="shown">{len(rows)} of {len(rows)} classes shown</span></p>\n'
-        f'<table id="labels">\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(body)
-        + "\n</tbody>\n</table>\n"
+        f'<table id="labels">\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(body) + "\n</tbody>\n</table>\n"
     )
 
 
@@ -289,16 +328,31 @@ def _reviews_section(lang: str, reviews: Mapping[str, Any] | None, english: Mapp
         f"<p>{reviews['reviewed']} of {reviews['classes']} classes reviewed ({100 * reviews['reviewed_share']:.1f}%), "
         f"{reviews['changed']} changed by a review ({100 * reviews['changed_share']:.1f}%), "
         f"{reviews['rejected']} rejected, {reviews['stale']} stale (accepted, but the rules now pick another label). "
-        f'Decisions live in <code>resources/reviews/{escape(lang)}.tsv</code>; '
+        f"Decisions live in <code>resources/reviews/{escape(lang)}.tsv</code>; "
         f'<a href="{escape(sheet_name(lang))}" download>the review sheet</a> takes new ones.</p>'
     ]
     decisions = reviews.get("decisions", [])
     if decisions:
-        rows = [[_cell(d["class_idx"], numeric=True), _cell(english.get(d["class_idx"], {}).get("name")),
-                 _cell(d["decision"]), _cell(d["label"]), _cell(d["rule_label"]), _cell(d["reviewer"]),
-                 _cell(d["date"]), _cell("stale" if d["stale"] else ""), _cell(d["note"])] for d in decisions]
-        lines.append(_table(["class", "English name", "decision", "label", "rules' label", "reviewer", "date",
-                             "stale", "note"], rows))
+        rows = [
+            [
+                _cell(d["class_idx"], numeric=True),
+                _cell(english.get(d["class_idx"], {}).get("name")),
+                _cell(d["decision"]),
+                _cell(d["label"]),
+                _cell(d["rule_label"]),
+                _cell(d["reviewer"]),
+                _cell(d["date"]),
+                _cell("stale" if d["stale"] else ""),
+                _cell(d["note"]),
+            ]
+            for d in decisions
+        ]
+        lines.append(
+            _table(
+                ["class", "English name", "decision", "label", "rules' label", "reviewer", "date", "stale", "note"],
+                rows,
+            )
+        )
     return "\n".join(lines)
 
 
@@ -327,17 +381,18 @@ def render_language(
         f"{langid['disagree_confident']} of them confidently (&ge; {langid['policy']['min_chars']} characters and "
         f"p &ge; {langid['policy']['min_probability']}). Labels are mostly one or two words, where langid is "
         "unreliable: read these as hints, not verdicts."
-        if langid.get("status") == "checked" else f"langid: {escape(str(langid.get('reason', 'not checked')))}."
+        if langid.get("status") == "checked"
+        else f"langid: {escape(str(langid.get('reason', 'not checked')))}."
     )
     sections = []
-    from babelforge.audit.sections import titles
 
     for name, title in [*titles(), ("reference", "Reference release")]:
         sections.append(f"<h2>{title}</h2>\n{_optional_section(record.get(name))}")
     alternatives_note = (
         "Alternatives: every other candidate sense of the class, with its source, the rule that set it aside "
         "and how many sources give the same lemma."
-        if candidates is not None else "Alternatives: not built (candidates.parquet is missing)."
+        if candidates is not None
+        else "Alternatives: not built (candidates.parquet is missing)."
     )
     body = (
         f'<p><a href="index.html">&larr; all languages</a> &middot; <a href="{escape(lang)}.json">checks as JSON</a>'
@@ -345,16 +400,21 @@ def render_language(
         f"<h1>{escape(lang)} &mdash; {escape(str(record.get('name', '')))}</h1>\n"
         f"<p>group {escape(str(record.get('group')))}; {record['classes_kept']} classes kept; "
         f"quality score {record['quality_score']:.2f}; {record['errors']} error rows, {record['warnings']} warning rows.</p>\n"
-        "<h2>Checks</h2>\n" + _table(["check", "severity", "rows", "meaning"], check_rows)
+        "<h2>Checks</h2>\n"
+        + _table(["check", "severity", "rows", "meaning"], check_rows)
         + f"\n<p>{langid_note}</p>\n"
-        + "<h2>Reviews</h2>\n" + _reviews_section(lang, record.get("reviews"), english)
+        + "<h2>Reviews</h2>\n"
+        + _reviews_section(lang, record.get("reviews"), english)
         + f"\n<h2>Labels</h2>\n<p>All {len(rows)} classes, the {n_flagged} flagged by a check first. "
         "Click a header to sort; the filters and the order are kept in the address, so a view can be linked. "
         f"{alternatives_note}</p>\n"
         + _labels_table(lang, record, rows, english, candidates or {}, lang_attr)
-        + "<h2>Senses dropped</h2>\n" + _mapping_table(record["dropped"], "reason", "senses")
-        + "\n<h2>Source mix</h2>\n" + _mapping_table(record["source_mix"], "source", "labels")
-        + "\n" + "\n".join(sections)
+        + "<h2>Senses dropped</h2>\n"
+        + _mapping_table(record["dropped"], "reason", "senses")
+        + "\n<h2>Source mix</h2>\n"
+        + _mapping_table(record["source_mix"], "source", "labels")
+        + "\n"
+        + "\n".join(sections)
         + f"\n<script>{_LABELS_SCRIPT}</script>"
     )
     return _page(f"{lang} label audit", body)
@@ -375,15 +435,17 @@ def _optional_section(section: Mapping[str, Any] | None) -> str:
         return '<p class="muted">not built</p>'
     if section.get("status") not in ("built", "compared"):
         return f'<p class="muted">{escape(str(section.get("status")))}</p>'
-    return _table(["measure", "value"], [[_cell(k), _cell(v, numeric=isinstance(v, (int, float)))]
-                                         for k, v in _flatten(section) if k != "status"])
+    return _table(
+        ["measure", "value"],
+        [[_cell(k), _cell(v, numeric=isinstance(v, (int, float)))] for k, v in _flatten(section) if k != "status"],
+    )
 
 
 # --- plots -------------------------------------------------------------------------------------
 
+
 def _save_png(fig, path: Path) -> None:
     """PNG without the matplotlib version/date metadata, so reruns are byte-identical."""
-    from babelforge.core.io import atomic_path
 
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
@@ -400,8 +462,13 @@ def plot_classes_per_language(languages: Mapping[str, Mapping[str, Any]], path: 
     colors = {group: plt.cm.viridis(i / max(1, len(GROUP_ORDER) - 1)) for i, group in enumerate(GROUP_ORDER)}
     for group in GROUP_ORDER:
         xs = [i for i, (_, entry) in enumerate(ordered) if entry.get("group") == group]
-        ax.bar(xs, [ordered[i][1]["classes_kept"] for i in xs], width=1.0, color=colors[group],
-               label=f"{group} ({len(xs)})")
+        ax.bar(
+            xs,
+            [ordered[i][1]["classes_kept"] for i in xs],
+            width=1.0,
+            color=colors[group],
+            label=f"{group} ({len(xs)})",
+        )
     ax.set_xlabel("languages, by classes kept")
     ax.set_ylabel("classes kept")
     ax.set_title(PLOTS["classes_per_language.png"])
@@ -416,8 +483,6 @@ def plot_source_mix(languages: Mapping[str, Mapping[str, Any]], path: Path) -> N
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from babelforge.audit.checks import source_family
 
     totals: dict[str, dict[str, int]] = {group: {} for group in GROUP_ORDER}
     for entry in languages.values():
@@ -441,16 +506,6 @@ def plot_source_mix(languages: Mapping[str, Mapping[str, Any]], path: Path) -> N
     plt.close(fig)
 
 
-def box_stats(values, label: str) -> dict[str, Any]:
-    """What one box of a box plot draws (matplotlib's statistics: quartiles, 1.5 IQR whiskers),
-    without the outliers the plot leaves out: a few numbers per language, not every score."""
-    from matplotlib import cbook
-
-    stats = cbook.boxplot_stats(values, labels=[label])[0]
-    stats["fliers"] = []
-    return stats
-
-
 def plot_kiwi(boxes: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -470,6 +525,7 @@ def plot_kiwi(boxes: Mapping[str, Mapping[str, Any]], path: Path) -> None:
 
 # --- writing -----------------------------------------------------------------------------------
 
+
 def write_report(
     out_dir: Path,
     summary: dict[str, Any],
@@ -486,7 +542,6 @@ def write_report(
     The report is built in a folder beside `out_dir` and swapped in whole: a failed run leaves
     the previous report, and the folder holds exactly this run's files (no stale pages).
     """
-    from babelforge.core.io import atomic_directory, write_json, write_text
 
     with atomic_directory(out_dir) as staging:
         plots = ["classes_per_language.png", "source_mix.png"]

@@ -8,24 +8,47 @@ the language's review file, a later decision for a class replacing the earlier o
 
 Pure functions over plain rows; files are read and written by `review_stage.py` and the audit.
 """
+
 from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
-from babelforge.babel_imagenet.reviews import Review, ReviewContext, check_review, parse_row
+from babelforge.babel_imagenet.reviews import (
+    Review,
+    ReviewContext,
+    check_review,
+    parse_row,
+    review_coverage,
+    review_record,
+)
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_provenance, read_table
 
-INFO_COLUMNS = ("lang", "class_idx", "wnid", "english", "gloss", "label", "source", "agreement", "reviewed",
-                "alternatives", "flags")
+INFO_COLUMNS = (
+    "lang",
+    "class_idx",
+    "wnid",
+    "english",
+    "gloss",
+    "label",
+    "source",
+    "agreement",
+    "reviewed",
+    "alternatives",
+    "flags",
+)
 DECISION_COLUMNS = ("decision", "new_label", "reviewer", "date", "note")
 SHEET_COLUMNS = INFO_COLUMNS + DECISION_COLUMNS
 STALE = "stale_review"
-BOM = "\ufeff"   # spreadsheets (Excel) read a CSV as UTF-8 only with it
+BOM = "\ufeff"  # spreadsheets (Excel) read a CSV as UTF-8 only with it
 
 
 # --- per-class facts shared by the sheet and the HTML page ---------------------------------------
+
 
 def candidates_by_class(candidates: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     """candidates.parquet rows of one language, per class in their stored order."""
@@ -66,8 +89,9 @@ def stale_detail(row: Mapping[str, Any]) -> str | None:
     if not row.get("review_stale"):
         return None
     now = optional_text(row.get("rule_label"))
-    return (f"accepted {row['label']!r} on {row.get('review_date')}; the rules now pick "
-            + (repr(now) if now else "nothing"))
+    return f"accepted {row['label']!r} on {row.get('review_date')}; the rules now pick " + (
+        repr(now) if now else "nothing"
+    )
 
 
 def row_flags(row: Mapping[str, Any], check_flags: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -88,22 +112,36 @@ def review_text(row: Mapping[str, Any]) -> str:
 
 # --- export --------------------------------------------------------------------------------------
 
-def sheet_rows(lang: str, labels: Sequence[Mapping[str, Any]], candidates: Mapping[int, Sequence[Mapping[str, Any]]],
-               english: Mapping[int, Mapping[str, Any]], flags: Mapping[str, Sequence[Sequence[str]]]) -> list[dict]:
+
+def sheet_rows(
+    lang: str,
+    labels: Sequence[Mapping[str, Any]],
+    candidates: Mapping[int, Sequence[Mapping[str, Any]]],
+    english: Mapping[int, Mapping[str, Any]],
+    flags: Mapping[str, Sequence[Sequence[str]]],
+) -> list[dict]:
     """One sheet row per labelled class of `lang`, in class order, decision columns empty."""
     rows = []
     for row in sorted(labels, key=lambda r: int(r["class_idx"])):
         idx = int(row["class_idx"])
         options = candidates.get(idx, [])
         eng = english.get(idx, {})
-        rows.append({
-            "lang": lang, "class_idx": idx, "wnid": row["wnid"], "english": eng.get("name") or "",
-            "gloss": eng.get("definition") or "", "label": row["label"], "source": row["source"],
-            "agreement": label_agreement(options, row["label"]), "reviewed": review_text(row),
-            "alternatives": " | ".join(alternative_text(c) for c in alternatives(options, row["label"])),
-            "flags": "; ".join(f"{check}: {detail}" for check, detail in row_flags(row, flags.get(str(idx), []))),
-            **{column: "" for column in DECISION_COLUMNS},
-        })
+        rows.append(
+            {
+                "lang": lang,
+                "class_idx": idx,
+                "wnid": row["wnid"],
+                "english": eng.get("name") or "",
+                "gloss": eng.get("definition") or "",
+                "label": row["label"],
+                "source": row["source"],
+                "agreement": label_agreement(options, row["label"]),
+                "reviewed": review_text(row),
+                "alternatives": " | ".join(alternative_text(c) for c in alternatives(options, row["label"])),
+                "flags": "; ".join(f"{check}: {detail}" for check, detail in row_flags(row, flags.get(str(idx), []))),
+                **{column: "" for column in DECISION_COLUMNS},
+            }
+        )
     return rows
 
 
@@ -118,6 +156,7 @@ def render_sheet(rows: Sequence[Mapping[str, Any]]) -> str:
 
 # --- import --------------------------------------------------------------------------------------
 
+
 def read_sheet(text: str, where: str) -> list[tuple[int, dict[str, str]]]:
     """(line, row) pairs of a sheet as a spreadsheet saved it: comma, semicolon or tab separated."""
     text = text.lstrip(BOM)
@@ -126,16 +165,19 @@ def read_sheet(text: str, where: str) -> list[tuple[int, dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     missing = [c for c in ("lang", "wnid", "label", *DECISION_COLUMNS) if c not in (reader.fieldnames or [])]
     if missing:
-        raise BabelforgeError(f"{where}:1: not a review sheet (no column {', '.join(missing)}); "
-                              "export one with `babelforge review export <lang>`")
+        raise BabelforgeError(
+            f"{where}:1: not a review sheet (no column {', '.join(missing)}); "
+            "export one with `babelforge review export <lang>`"
+        )
     rows = []
     for row in reader:
         rows.append((reader.line_num, {key: (value or "").strip() for key, value in row.items() if key}))
     return rows
 
 
-def sheet_reviews(text: str, where: str, context: ReviewContext, reviewer: str = "", date: str = ""
-                  ) -> tuple[str, list[Review]]:
+def sheet_reviews(
+    text: str, where: str, context: ReviewContext, reviewer: str = "", date: str = ""
+) -> tuple[str, list[Review]]:
     """The decided rows of a sheet as checked Reviews: (language, reviews).
 
     `reviewer` / `date` fill empty cells of those columns. An accept records the sheet's current
@@ -153,11 +195,13 @@ def sheet_reviews(text: str, where: str, context: ReviewContext, reviewer: str =
         if not decision:
             continue
         if decision in ("accept", "reject") and row["new_label"]:
-            raise BabelforgeError(f"{at}: new_label {row['new_label']!r} with decision {decision}; "
-                                  "a new label needs the decision replace")
+            raise BabelforgeError(
+                f"{at}: new_label {row['new_label']!r} with decision {decision}; a new label needs the decision replace"
+            )
         label = {"accept": row["label"], "replace": row["new_label"]}.get(decision, "")
-        review = parse_row([row["wnid"], decision, label, row["reviewer"] or reviewer, row["date"] or date,
-                            row["note"]], lang, at)
+        review = parse_row(
+            [row["wnid"], decision, label, row["reviewer"] or reviewer, row["date"] or date, row["note"]], lang, at
+        )
         if review.wnid in seen:
             raise BabelforgeError(f"{at}: wnid {review.wnid} decided twice (also at {seen[review.wnid]})")
         seen[review.wnid] = at
@@ -194,24 +238,48 @@ def _describe(review: Review) -> str:
 
 # --- what the audit reports of the reviews -------------------------------------------------------
 
-def language_reviews(rows: Sequence[Mapping[str, Any]], coverage: Mapping[str, Any] | None,
-                     record: Mapping[str, Any] | None) -> dict[str, Any]:
+
+def language_reviews(
+    rows: Sequence[Mapping[str, Any]], coverage: Mapping[str, Any] | None, record: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """A language's review coverage and every decision (who, what, when), rejected classes included."""
     decisions = [
-        {"class_idx": int(row["class_idx"]), "decision": row["review_decision"], "label": row["label"],
-         "rule_label": optional_text(row.get("rule_label")), "reviewer": row["reviewer"], "date": row["review_date"],
-         "note": row.get("review_note", ""), "stale": bool(row.get("review_stale", False))}
-        for row in rows if row.get("reviewed")
+        {
+            "class_idx": int(row["class_idx"]),
+            "decision": row["review_decision"],
+            "label": row["label"],
+            "rule_label": optional_text(row.get("rule_label")),
+            "reviewer": row["reviewer"],
+            "date": row["review_date"],
+            "note": row.get("review_note", ""),
+            "stale": bool(row.get("review_stale", False)),
+        }
+        for row in rows
+        if row.get("reviewed")
     ]
     decisions += [
-        {"class_idx": int(r["class_idx"]), "decision": "reject", "label": None, "rule_label": r["label"],
-         "reviewer": r["reviewer"], "date": r["date"], "note": r.get("note", ""), "stale": False}
+        {
+            "class_idx": int(r["class_idx"]),
+            "decision": "reject",
+            "label": None,
+            "rule_label": r["label"],
+            "reviewer": r["reviewer"],
+            "date": r["date"],
+            "note": r.get("note", ""),
+            "stale": False,
+        }
         for r in (record or {}).get("rejected", [])
     ]
-    empty = {"classes": len(rows), "reviewed": 0, "changed": 0, "rejected": 0, "stale": 0,
-             "reviewed_share": 0.0, "changed_share": 0.0}
-    return {**(dict(coverage) if coverage else empty),
-            "decisions": sorted(decisions, key=lambda d: d["class_idx"])}
+    empty = {
+        "classes": len(rows),
+        "reviewed": 0,
+        "changed": 0,
+        "rejected": 0,
+        "stale": 0,
+        "reviewed_share": 0.0,
+        "changed_share": 0.0,
+    }
+    return {**(dict(coverage) if coverage else empty), "decisions": sorted(decisions, key=lambda d: d["class_idx"])}
 
 
 def audit_review_inputs(labels, labels_path, candidates_path) -> tuple[dict, dict, dict]:
@@ -219,10 +287,6 @@ def audit_review_inputs(labels, labels_path, candidates_path) -> tuple[dict, dic
 
     The candidates are optional: without candidates.parquet the pages show no alternatives.
     """
-    from pathlib import Path
-
-    from babelforge.babel_imagenet.reviews import review_coverage, review_record
-    from babelforge.core.io import read_provenance, read_table
 
     record = review_record(read_provenance(labels_path))
     coverage = review_coverage(labels.to_dict("records"), record)

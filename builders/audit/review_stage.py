@@ -9,6 +9,7 @@ audit's flags when the audit is built. Import checks every decided row as the la
 decision for a class replaces the earlier one, and says so) and writes nothing when a row is bad.
 `dvc repro` then rebuilds the labels and what depends on them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,15 +17,31 @@ import datetime
 import sys
 from pathlib import Path
 
+from babelforge.audit.audit_stage import english_reference
+from babelforge.audit.review_sheet import candidates_by_class, merge_reviews, render_sheet, sheet_reviews, sheet_rows
+from babelforge.babel_imagenet.labels import english_lemma_keys
+from babelforge.babel_imagenet.reviews import (
+    check_review,
+    format_review_file,
+    parse_review_file,
+    review_context,
+    review_file_lang,
+)
+from babelforge.core.config import Paths, load_config
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, read_table, write_text
+from babelforge.core.params import DEFAULT_PARAMS, load_params
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from babelforge.core.params import DEFAULT_PARAMS
 
     parser.add_argument("--params", default=DEFAULT_PARAMS, help="params file (its `paths:` group)")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="export|import",
-                                    help="export a language's review sheet, or import a filled-in one")
+    actions = parser.add_subparsers(
+        dest="action",
+        required=True,
+        metavar="export|import",
+        help="export a language's review sheet, or import a filled-in one",
+    )
     export = actions.add_parser("export", help="write a language's review sheet (CSV)")
     export.add_argument("lang", help="language key, e.g. deu_Latn")
     export.add_argument("--out", default=None, help="sheet to write (default: <lang>.review.csv here)")
@@ -32,13 +49,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     imported.add_argument("sheet", help="the sheet (CSV; comma, semicolon or tab separated, UTF-8)")
     imported.add_argument("--reviewer", default="", help="reviewer for rows that leave the column empty")
     imported.add_argument("--date", default=None, help="date for rows that leave it empty (default: today)")
-    for sub in (export, imported):   # `--params` after the action too (SUPPRESS keeps the default above)
+    for sub in (export, imported):  # `--params` after the action too (SUPPRESS keeps the default above)
         sub.add_argument("--params", default=argparse.SUPPRESS, help="params file (its `paths:` group)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from babelforge.core.config import Paths, load_config
-    from babelforge.core.params import load_params
 
     paths = load_config(Paths, load_params(args.params), "paths")
     if args.action == "export":
@@ -53,9 +68,6 @@ def _need(path: str, what: str) -> Path:
 
 
 def export_sheet(paths, lang: str, out: Path) -> int:
-    from babelforge.audit.audit_stage import english_reference
-    from babelforge.audit.review_sheet import candidates_by_class, render_sheet, sheet_rows
-    from babelforge.core.io import read_json, read_table, write_text
 
     labels = read_table(_need(paths.labels, "labels"))
     rows = labels[labels["lang"] == lang].to_dict("records")
@@ -68,24 +80,22 @@ def export_sheet(paths, lang: str, out: Path) -> int:
     audit_record = Path(paths.audit) / f"{lang}.json"
     flags = read_json(audit_record).get("flags", {}) if audit_record.exists() else {}
     write_text(render_sheet(sheet_rows(lang, rows, options, english, flags)), out)
-    print(f"review export: {len(rows)} classes of {lang} -> {out}"
-          + ("" if audit_record.exists() else " (audit not built: no flags)"), file=sys.stderr)
+    print(
+        f"review export: {len(rows)} classes of {lang} -> {out}"
+        + ("" if audit_record.exists() else " (audit not built: no flags)"),
+        file=sys.stderr,
+    )
     return 0
 
 
 def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
-    from babelforge.audit.review_sheet import merge_reviews, sheet_reviews
-    from babelforge.babel_imagenet.labels import english_lemma_keys
-    from babelforge.babel_imagenet.reviews import (check_review, format_review_file, parse_review_file, review_context,
-                                                 review_file_lang)
-    from babelforge.core.io import read_table, write_text
 
     if not sheet.exists():
         raise BabelforgeError(f"{sheet}: no such sheet")
     try:
         text = sheet.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise BabelforgeError(f"{sheet}: not UTF-8 text; save it from the spreadsheet as \"CSV UTF-8\"") from None
+        raise BabelforgeError(f'{sheet}: not UTF-8 text; save it from the spreadsheet as "CSV UTF-8"') from None
     classes = read_table(_need(paths.wordnet, "wordnet"), columns=["wnid", "lemmas", "clip_name"])
     context = review_context(classes, english_lemma_keys(list(classes["lemmas"]) + [[n] for n in classes["clip_name"]]))
     lang, incoming = sheet_reviews(text, str(sheet), context, reviewer, date)
@@ -99,6 +109,9 @@ def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
     for message in messages:
         print(f"review import: {message}", file=sys.stderr)
     counts = {d: sum(r.decision == d for r in incoming) for d in ("accept", "reject", "replace")}
-    print(f"review import: {len(incoming)} decisions from {sheet} ({', '.join(f'{n} {d}' for d, n in counts.items())})"
-          f" -> {target} ({len(merged)} in all); `dvc repro` applies them", file=sys.stderr)
+    print(
+        f"review import: {len(incoming)} decisions from {sheet} ({', '.join(f'{n} {d}' for d, n in counts.items())})"
+        f" -> {target} ({len(merged)} in all); `dvc repro` applies them",
+        file=sys.stderr,
+    )
     return 0

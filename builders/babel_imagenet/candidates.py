@@ -7,10 +7,11 @@ through the rule functions of `labels.py` and `cleaning.py` themselves (nothing 
 re-implemented): each sense is cleaned (a lemma may give several forms, or be dropped), routed by
 script, and each form is then placed against the class's choice. Pure: plain data in, plain rows out.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from babelforge.babel_imagenet.cleaning import DROP_KINDS, clean_lemma
 from babelforge.babel_imagenet.labels import ENGLISH, Form, LabelChoice, Rules, ScriptRouter, english_key
@@ -28,8 +29,19 @@ SET_ASIDE = {
     "clip_name": "English labels are the CLIP class names",
     **{f"dropped_{kind}": f"removed by the cleaning rules ({kind})" for kind in DROP_KINDS},
 }
-CANDIDATE_COLUMNS = ("lang", "class_idx", "wnid", "label", "raw", "source", "rank", "is_translation", "chosen",
-                     "set_aside", "agreement")
+CANDIDATE_COLUMNS = (
+    "lang",
+    "class_idx",
+    "wnid",
+    "label",
+    "raw",
+    "source",
+    "rank",
+    "is_translation",
+    "chosen",
+    "set_aside",
+    "agreement",
+)
 
 
 def candidate_forms(senses: Iterable, router: ScriptRouter | None) -> tuple[list[Form], list[tuple[object, str]]]:
@@ -42,14 +54,35 @@ def candidate_forms(senses: Iterable, router: ScriptRouter | None) -> tuple[list
         if result.dropped:
             dropped.append((sense, f"dropped_{result.dropped}"))
         for part, text in enumerate(result.forms):
-            form = Form(sense.synset, sense.lang, text, sense.lemma, sense.source, sense.is_translation, sense.rank,
-                        part, cleaned=result.cleaned)
+            form = Form(
+                sense.synset,
+                sense.lang,
+                text,
+                sense.lemma,
+                sense.source,
+                sense.is_translation,
+                sense.rank,
+                part,
+                cleaned=result.cleaned,
+            )
             target = sense.lang if router is None or sense.lang == ENGLISH else router.route(sense.lang, text)
             if target is None:
                 dropped.append((form, "script"))
             elif target != sense.lang:
-                forms.append(Form(form.synset, target, text, form.raw, form.source, form.is_translation, form.rank,
-                                  part, routed_from=sense.lang, cleaned=form.cleaned))
+                forms.append(
+                    Form(
+                        form.synset,
+                        target,
+                        text,
+                        form.raw,
+                        form.source,
+                        form.is_translation,
+                        form.rank,
+                        part,
+                        routed_from=sense.lang,
+                        cleaned=form.cleaned,
+                    )
+                )
             else:
                 forms.append(form)
     return forms, dropped
@@ -73,9 +106,14 @@ def set_aside_reason(form: Form, choice: LabelChoice, english_keys: frozenset[st
     return "not_first"
 
 
-def candidate_rows(senses: Iterable, choices: Iterable[LabelChoice], wnids: dict[str, tuple[int, str]],
-                   english_keys: frozenset[str], rules: Rules = Rules(),
-                   router: ScriptRouter | None = None) -> list[dict]:
+def candidate_rows(
+    senses: Iterable,
+    choices: Iterable[LabelChoice],
+    wnids: dict[str, tuple[int, str]],
+    english_keys: frozenset[str],
+    rules: Rules = Rules(),
+    router: ScriptRouter | None = None,
+) -> list[dict]:
     """One row per form (and per set-aside sense) of every (class, language) the choices cover
     (`CANDIDATE_COLUMNS`), in rank order.
 
@@ -89,7 +127,8 @@ def candidate_rows(senses: Iterable, choices: Iterable[LabelChoice], wnids: dict
     for form in forms:
         if (form.lang, form.synset) in by_group:
             grouped[(form.lang, form.synset)].append(
-                (form, set_aside_reason(form, by_group[(form.lang, form.synset)], english_keys, rules)))
+                (form, set_aside_reason(form, by_group[(form.lang, form.synset)], english_keys, rules))
+            )
     for item, reason in dropped:
         if (item.lang, item.synset) in by_group:
             grouped[(item.lang, item.synset)].append((item, reason))
@@ -99,38 +138,102 @@ def candidate_rows(senses: Iterable, choices: Iterable[LabelChoice], wnids: dict
         class_idx, wnid = wnids[key[1]]
         group = grouped.get(key, [])
         agreement: dict[str, set[str]] = defaultdict(set)
-        for item, reason in group:
+        for item, _reason in group:
             if isinstance(item, Form):
                 agreement[item.key].add(item.source)
         own = choice.label is not None and not any(reason == "" for _, reason in group)
-        if own:   # the CLIP name, which no sense gives
+        if own:  # the CLIP name, which no sense gives
             agreement[choice.label.casefold()].add(choice.source or "")
-            rows.append(_row(lang, class_idx, wnid, choice.label, choice.raw_lemma or choice.label,
-                             choice.source or "", choice.rank or 0, False, "", agreement))
+            rows.append(
+                _row(
+                    lang,
+                    class_idx,
+                    wnid,
+                    choice.label,
+                    choice.raw_lemma or choice.label,
+                    choice.source or "",
+                    choice.rank or 0,
+                    False,
+                    "",
+                    agreement,
+                )
+            )
         for item, reason in sorted(group, key=lambda pair: (pair[0].rank, getattr(pair[0], "part", 0), pair[0].source)):
             if isinstance(item, Form):
-                rows.append(_row(lang, class_idx, wnid, item.label, item.raw, item.source, item.rank,
-                                 item.is_translation, reason, agreement))
+                rows.append(
+                    _row(
+                        lang,
+                        class_idx,
+                        wnid,
+                        item.label,
+                        item.raw,
+                        item.source,
+                        item.rank,
+                        item.is_translation,
+                        reason,
+                        agreement,
+                    )
+                )
             else:
-                rows.append(_row(lang, class_idx, wnid, item.lemma, item.lemma, item.source, item.rank,
-                                 item.is_translation, reason, agreement))
+                rows.append(
+                    _row(
+                        lang,
+                        class_idx,
+                        wnid,
+                        item.lemma,
+                        item.lemma,
+                        item.source,
+                        item.rank,
+                        item.is_translation,
+                        reason,
+                        agreement,
+                    )
+                )
     return rows
 
 
-def _row(lang: str, class_idx: int, wnid: str, label: str, raw: str, source: str, rank: int, is_translation: bool,
-         reason: str, agreement: dict[str, set[str]]) -> dict:
-    return {"lang": lang, "class_idx": class_idx, "wnid": wnid, "label": label, "raw": raw, "source": source,
-            "rank": rank, "is_translation": is_translation, "chosen": reason == "", "set_aside": reason,
-            "agreement": max(len(agreement.get(label.casefold(), ())), 1)}
+def _row(
+    lang: str,
+    class_idx: int,
+    wnid: str,
+    label: str,
+    raw: str,
+    source: str,
+    rank: int,
+    is_translation: bool,
+    reason: str,
+    agreement: dict[str, set[str]],
+) -> dict:
+    return {
+        "lang": lang,
+        "class_idx": class_idx,
+        "wnid": wnid,
+        "label": label,
+        "raw": raw,
+        "source": source,
+        "rank": rank,
+        "is_translation": is_translation,
+        "chosen": reason == "",
+        "set_aside": reason,
+        "agreement": max(len(agreement.get(label.casefold(), ())), 1),
+    }
 
 
-def candidates_frame(senses: Iterable, choices: Iterable[LabelChoice], classes, english_keys: frozenset[str],
-                     rules: Rules = Rules(), router: ScriptRouter | None = None):
+def candidates_frame(
+    senses: Iterable,
+    choices: Iterable[LabelChoice],
+    classes,
+    english_keys: frozenset[str],
+    rules: Rules = Rules(),
+    router: ScriptRouter | None = None,
+):
     """candidates.parquet's table (pandas), from the senses and choices of the labels stage."""
     import pandas as pd
 
     wnids = {row.synset: (int(row.class_idx), str(row.wnid)) for row in classes.itertuples()}
-    frame = pd.DataFrame(candidate_rows(senses, choices, wnids, english_keys, rules, router),
-                         columns=list(CANDIDATE_COLUMNS))
-    return frame.astype({"class_idx": "int32", "rank": "int32", "agreement": "int32",
-                         "is_translation": "bool", "chosen": "bool"})
+    frame = pd.DataFrame(
+        candidate_rows(senses, choices, wnids, english_keys, rules, router), columns=list(CANDIDATE_COLUMNS)
+    )
+    return frame.astype(
+        {"class_idx": "int32", "rank": "int32", "agreement": "int32", "is_translation": "bool", "chosen": "bool"}
+    )

@@ -20,6 +20,7 @@ Windows-1252 byte read as Latin-1 (`n\\x9cud` for `nœud`) and invisible format 
 
 The raw lemma stays in the labels as provenance (`raw_lemma`). Pure and stdlib only.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,7 +35,7 @@ PLACEHOLDERS = frozenset({"GAP!", "PSEUDOGAP!"})
 # Format characters that carry meaning and stay: the (non-)joiners shape Persian, Kurdish and Indic text.
 KEPT_FORMAT = frozenset({"\u200c", "\u200d"})
 WIKI_LINK = re.compile(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
-LANGUAGE_LINK = re.compile(r"^[a-z]{2,3}:")             # `fr:lynx`: a link to another wiki, not a name
+LANGUAGE_LINK = re.compile(r"^[a-z]{2,3}:")  # `fr:lynx`: a link to another wiki, not a name
 QUALIFIER = re.compile(r"\s*\([^()]*\)")
 SEPARATORS = re.compile(r"\s*[,;/|]\s*")
 OPENING_QUOTES = "‘“«‚„"
@@ -44,9 +45,9 @@ MAX_WORDS = 10
 
 @dataclass(frozen=True)
 class Cleaned:
-    forms: tuple[str, ...]      # clean forms, in the order the lemma gives them; () when dropped
-    cleaned: tuple[str, ...]    # CLEAN_KINDS applied
-    dropped: str | None         # the DROP_KIND when no form is left
+    forms: tuple[str, ...]  # clean forms, in the order the lemma gives them; () when dropped
+    cleaned: tuple[str, ...]  # CLEAN_KINDS applied
+    dropped: str | None  # the DROP_KIND when no form is left
 
 
 def normalise_lemma(lemma: str) -> str:
@@ -117,8 +118,9 @@ def clean_lemma(raw: str) -> Cleaned:
     dropped: str | None = None
     for part in parts:
         form = normalise_lemma(part)
-        kind = ("empty" if not has_letters(form) else "gloss" if is_gloss(form)
-                else "symbol" if is_symbol(form) else None)
+        kind = (
+            "empty" if not has_letters(form) else "gloss" if is_gloss(form) else "symbol" if is_symbol(form) else None
+        )
         if kind:
             dropped = dropped or kind
         elif form not in forms:

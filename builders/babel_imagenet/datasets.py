@@ -1,33 +1,45 @@
 """The Babel-ImageNet datasets: the labels (`babel-imagenet`) and the translated prompts
 (`babel-imagenet-prompts`). Registered in builders/core/datasets.py."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from babelforge.babel_imagenet.reviews import REVIEW_SOURCE
-from babelforge.core.determinism import MACHINE_LIMITATION
+from babelforge.babel_imagenet.labels import resource_group
+from babelforge.babel_imagenet.reviews import REVIEW_SOURCE, labels_review_coverage
 from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, per_language, read_artifact
+from babelforge.core.determinism import MACHINE_LIMITATION
 from babelforge.core.licences import Licence, SourceInfo
+from babelforge.lexicon.dataset import imagenet_class_label
+from babelforge.lexicon.licences import omw_sources, sense_source_info
 
 # Reviews are files of this repository: they are under the project's licence (pyproject.toml).
-REVIEW_LICENCE = Licence("Apache-2.0 (babelforge label reviews)", "apache-2.0",
-                         "https://www.apache.org/licenses/LICENSE-2.0")
+REVIEW_LICENCE = Licence(
+    "Apache-2.0 (babelforge label reviews)", "apache-2.0", "https://www.apache.org/licenses/LICENSE-2.0"
+)
 LABEL_COLUMNS = ("class_idx", "wnid", "label", "source", "is_duplicate")
 
 LABELS = DatasetSpec(
     name="babel-imagenet",
     pretty_name="Babel-ImageNet labels",
-    summary=("ImageNet-1k class labels in many languages, built without machine translation: each class's "
-             "WordNet 3.0 synset is mapped to its multilingual senses; senses equal to an English lemma and "
-             "machine-translated senses are dropped, and the first remaining sense becomes the label. Each row is "
-             "one class of one language: `class_idx` (ImageNet-1k index), `wnid`, `label`, `source` (which "
-             "resource gave the sense; it decides the row's licence)."),
+    summary=(
+        "ImageNet-1k class labels in many languages, built without machine translation: each class's "
+        "WordNet 3.0 synset is mapped to its multilingual senses; senses equal to an English lemma and "
+        "machine-translated senses are dropped, and the first remaining sense becomes the label. Each row is "
+        "one class of one language: `class_idx` (ImageNet-1k index), `wnid`, `label`, `source` (which "
+        "resource gave the sense; it decides the row's licence)."
+    ),
     artifacts=("labels", "omw"),
     read="babelforge.babel_imagenet.datasets:read_labels",
     task_categories=("zero-shot-image-classification", "image-classification"),
-    citations=("geigle-etal-2024-babel", "navigli-ponzetto-2012-babelnet", "bond-foster-2013-linking",
-               "miller-1995-wordnet"),
+    citations=(
+        "geigle-etal-2024-babel",
+        "navigli-ponzetto-2012-babelnet",
+        "bond-foster-2013-linking",
+        "miller-1995-wordnet",
+    ),
     source_licences="babelforge.babel_imagenet.datasets:label_source_licences",
     audit_notes="babelforge.babel_imagenet.datasets:label_audit_notes",
     limitations=(
@@ -42,17 +54,23 @@ LABELS = DatasetSpec(
 PROMPTS = DatasetSpec(
     name="babel-imagenet-prompts",
     pretty_name="Babel-ImageNet prompts",
-    summary=("The 80 CLIP prompt templates machine-translated into each label language with NLLB-200, "
-             "with the class slot `{}` kept; `strategy` says how the slot survived translation, `fallback` "
-             "marks prompts where it was appended instead."),
+    summary=(
+        "The 80 CLIP prompt templates machine-translated into each label language with NLLB-200, "
+        "with the class slot `{}` kept; `strategy` says how the slot survived translation, `fallback` "
+        "marks prompts where it was appended instead."
+    ),
     artifacts=("prompts",),
     read="babelforge.babel_imagenet.datasets:read_prompts",
     task_categories=("zero-shot-image-classification",),
     citations=("geigle-etal-2024-babel", "nllb-2022"),
-    licences=(("English templates", Licence("MIT (CLIP prompt templates)", "mit",
-                                            "https://opensource.org/licenses/MIT")),),
-    limitations=("Translations are machine output (NLLB-200, whose weights are CC-BY-NC-4.0); "
-                 "check the validity flags before use.", MACHINE_LIMITATION),
+    licences=(
+        ("English templates", Licence("MIT (CLIP prompt templates)", "mit", "https://opensource.org/licenses/MIT")),
+    ),
+    limitations=(
+        "Translations are machine output (NLLB-200, whose weights are CC-BY-NC-4.0); "
+        "check the validity flags before use.",
+        MACHINE_LIMITATION,
+    ),
     audit=AuditSection(key="prompts", title="Prompts", artifact="prompts", reader="babelforge.audit.sections:prompts"),
 )
 
@@ -62,30 +80,41 @@ def review_coverage_sentence(coverage: Mapping[str, Mapping[str, Any]]) -> str:
     reviewed = {lang: entry for lang, entry in coverage.items() if entry["reviewed"]}
     if not reviewed:
         return "No label has been reviewed by a person yet (resources/reviews/ holds no decision)."
-    parts = [f"{lang} {entry['reviewed']} of {entry['classes']} classes ({100 * entry['reviewed_share']:.1f}%, "
-             f"{entry['changed']} changed)" for lang, entry in sorted(reviewed.items())]
-    return (f"Reviewed by people in {len(reviewed)} of {len(coverage)} languages: " + "; ".join(parts)
-            + ". Every other label is the rules' choice.")
+    parts = [
+        f"{lang} {entry['reviewed']} of {entry['classes']} classes ({100 * entry['reviewed_share']:.1f}%, "
+        f"{entry['changed']} changed)"
+        for lang, entry in sorted(reviewed.items())
+    ]
+    return (
+        f"Reviewed by people in {len(reviewed)} of {len(coverage)} languages: "
+        + "; ".join(parts)
+        + ". Every other label is the rules' choice."
+    )
 
 
 def read_labels(paths) -> DatasetTables:
-    from babelforge.babel_imagenet.labels import resource_group
-    from babelforge.babel_imagenet.reviews import labels_review_coverage
-    from babelforge.lexicon.dataset import imagenet_class_label
 
     labels, provenance = read_artifact(paths.labels, "labels")
     columns = [c for c in LABEL_COLUMNS if c in labels.columns]
     counts = labels.groupby("lang").size()
     n_duplicates = int(labels["is_duplicate"].sum()) if "is_duplicate" in labels.columns else 0
-    sources = {lang: {str(s): int(n) for s, n in part["source"].value_counts().sort_index().items()}
-               for lang, part in labels.groupby("lang")}
+    sources = {
+        lang: {str(s): int(n) for s, n in part["source"].value_counts().sort_index().items()}
+        for lang, part in labels.groupby("lang")
+    }
     return DatasetTables(
         per_language(labels, LABELS.split, columns),
         sources=sources,
         groups={lang: resource_group(int(n)) for lang, n in counts.items()},
         provenance={paths.labels: provenance},
-        limitations=([f"{n_duplicates} rows share their label with another class of the same language "
-                      "(`is_duplicate`); such classes cannot be told apart by text alone."] if n_duplicates else [])
+        limitations=(
+            [
+                f"{n_duplicates} rows share their label with another class of the same language "
+                "(`is_duplicate`); such classes cannot be told apart by text alone."
+            ]
+            if n_duplicates
+            else []
+        )
         + [review_coverage_sentence(labels_review_coverage(paths.labels))],
         sort_by=("class_idx",),
         features={"class_idx": imagenet_class_label(labels)},
@@ -95,16 +124,17 @@ def read_labels(paths) -> DatasetTables:
 def label_source_licences(paths, sources: Sequence[str]) -> list[SourceInfo]:
     """Licence of every label source: reviews are the project's, the rest the lexical source's.
     Raises ValueError naming a source no rule knows."""
-    from babelforge.lexicon.licences import omw_sources, sense_source_info
 
     omw_dir = Path(paths.omw)
     omw = omw_sources(omw_dir) if omw_dir.is_dir() else {}
-    return [review_source_info(source) if source.startswith(REVIEW_SOURCE) else sense_source_info(source, omw)
-            for source in sources]
+    return [
+        review_source_info(source) if source.startswith(REVIEW_SOURCE) else sense_source_info(source, omw)
+        for source in sources
+    ]
 
 
 def review_source_info(source: str) -> SourceInfo:
-    reviewer = source[len(REVIEW_SOURCE):].strip()
+    reviewer = source[len(REVIEW_SOURCE) :].strip()
     if not reviewer:
         raise ValueError(f"source {source!r} names no reviewer; a reviewed label's source is review:<reviewer>")
     return SourceInfo(source, f"Human review by {reviewer} (resources/reviews)", REVIEW_LICENCE)
@@ -116,16 +146,23 @@ def label_audit_notes(audit: Mapping[str, Any]) -> list[str]:
         return []
     languages = audit.get("languages", {})
     low = sorted(lang for lang, entry in languages.items() if entry.get("group") == "very-low")
-    items = [f"The audit counted {audit.get('errors', 0)} error rows and {audit.get('warnings', 0)} warning rows "
-             f"over {len(languages)} languages (reports/audit/index.html of the build)."]
+    items = [
+        f"The audit counted {audit.get('errors', 0)} error rows and {audit.get('warnings', 0)} warning rows "
+        f"over {len(languages)} languages (reports/audit/index.html of the build)."
+    ]
     if low:
-        items.append(f"{len(low)} languages have at most 100 classes (group very-low); "
-                     "their accuracy is not comparable to full 1,000-class languages.")
+        items.append(
+            f"{len(low)} languages have at most 100 classes (group very-low); "
+            "their accuracy is not comparable to full 1,000-class languages."
+        )
     return items
 
 
 def read_prompts(paths) -> DatasetTables:
     table, provenance = read_artifact(paths.prompts, "prompts")
     columns = [c for c in table.columns if c != "lang"]
-    return DatasetTables(per_language(table, PROMPTS.split, columns), provenance={paths.prompts: provenance},
-                         sort_by=tuple(c for c in ("prompt_set", "template_id") if c in columns))
+    return DatasetTables(
+        per_language(table, PROMPTS.split, columns),
+        provenance={paths.prompts: provenance},
+        sort_by=tuple(c for c in ("prompt_set", "template_id") if c in columns),
+    )

@@ -19,13 +19,18 @@ For each (class, language):
 A form that is both English and a translation counts as English (rule 3 comes first).
 Languages keep their labels only with at least `min_classes` classes.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Literal
 
 from babelforge.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS, clean_lemma, normalise_lemma
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.scripts import dominant_script, expand_script
+from babelforge.core.text_taggers import is_latin_acronym
 from babelforge.lexicon.senses import Sense
 
 DEFAULT_LOW_PRECISION_SOURCES = frozenset({"WIKIRED", "WIKIDATA_ALIAS"})
@@ -36,8 +41,11 @@ ENGLISH = "eng_Latn"
 Ranking = Literal["first", "agreement"]
 # Per-language counts of what cleaning and routing did (columns of languages.parquet).
 TALLY_COLUMNS = (
-    *(f"n_dropped_{kind}" for kind in DROP_KINDS), "n_dropped_script",
-    *(f"n_cleaned_{kind}" for kind in CLEAN_KINDS), "n_routed_out", "n_routed_in",
+    *(f"n_dropped_{kind}" for kind in DROP_KINDS),
+    "n_dropped_script",
+    *(f"n_cleaned_{kind}" for kind in CLEAN_KINDS),
+    "n_routed_out",
+    "n_routed_in",
 )
 # Endings the zoological and botanical codes give names above the genus (family, subfamily,
 # superfamily, order of birds and fishes, plant family): a Latin word with one is a taxon name.
@@ -55,6 +63,7 @@ def english_lemma_keys(lemmas_per_class: Iterable[Iterable[str]]) -> frozenset[s
 
 # --- 1. cleaning ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Form:
     """One clean form of a sense, in the language it ended up in."""
@@ -62,11 +71,11 @@ class Form:
     synset: str
     lang: str
     label: str
-    raw: str                     # the lemma as the source wrote it
+    raw: str  # the lemma as the source wrote it
     source: str
     is_translation: bool
-    rank: int                    # the sense's rank in its source order (in its own language)
-    part: int = 0                # position among the forms one raw lemma gave
+    rank: int  # the sense's rank in its source order (in its own language)
+    part: int = 0  # position among the forms one raw lemma gave
     routed_from: str | None = None
     cleaned: tuple[str, ...] = ()
 
@@ -85,14 +94,24 @@ def clean_senses(senses: Iterable[Sense], tally: Counter) -> list[Form]:
         if result.dropped:
             tally[(sense.lang, f"n_dropped_{result.dropped}")] += 1
         forms.extend(
-            Form(sense.synset, sense.lang, text, sense.lemma, sense.source, sense.is_translation, sense.rank, part,
-                 cleaned=result.cleaned)
+            Form(
+                sense.synset,
+                sense.lang,
+                text,
+                sense.lemma,
+                sense.source,
+                sense.is_translation,
+                sense.rank,
+                part,
+                cleaned=result.cleaned,
+            )
             for part, text in enumerate(result.forms)
         )
     return forms
 
 
 # --- 2. script routing -----------------------------------------------------------------------------
+
 
 class ScriptRouter:
     """Where a form goes by its script: its own key, another key of the language, or nowhere.
@@ -107,8 +126,6 @@ class ScriptRouter:
     """
 
     def __init__(self, languages, routes: Mapping[str, Mapping[str, str]] | None = None):
-        from babelforge.core.errors import BabelforgeError
-        from babelforge.core.scripts import expand_script
 
         self.languages = languages
         self.routes = {lang: dict(by_script) for lang, by_script in (routes or {}).items()}
@@ -116,12 +133,16 @@ class ScriptRouter:
             for script, target in by_script.items():
                 if lang not in languages or target not in languages:
                     missing = lang if lang not in languages else target
-                    raise BabelforgeError(f"labels.script_routes: {missing} is not a registry key "
-                                          "(resources/languages.tsv); name keys such as srp_Cyrl")
+                    raise BabelforgeError(
+                        f"labels.script_routes: {missing} is not a registry key "
+                        "(resources/languages.tsv); name keys such as srp_Cyrl"
+                    )
                 expected = languages.get(target).expected_scripts
                 if script not in set().union(*(expand_script(s) for s in expected)):
-                    raise BabelforgeError(f"labels.script_routes.{lang}.{script}: {target} is not written in "
-                                          f"{script} (registry scripts {','.join(expected)})")
+                    raise BabelforgeError(
+                        f"labels.script_routes.{lang}.{script}: {target} is not written in "
+                        f"{script} (registry scripts {','.join(expected)})"
+                    )
         by_script: dict[tuple[str, str], list[str]] = defaultdict(list)
         for language in languages:
             if "-" not in language.key:
@@ -131,8 +152,6 @@ class ScriptRouter:
 
     def route(self, lang: str, text: str) -> str | None:
         """The key the form belongs to (`lang` itself when it stays), None when it is dropped."""
-        from babelforge.core.text_taggers import is_latin_acronym
-        from babelforge.core.scripts import dominant_script, expand_script
 
         script = dominant_script(text)
         language = self.languages.get(lang)
@@ -166,6 +185,7 @@ def route_forms(forms: Iterable[Form], router: ScriptRouter, tally: Counter) -> 
 
 # --- 3-6. choosing one label per class ------------------------------------------------------------
 
+
 def is_scientific_name(text: str, taxa: Iterable[str]) -> bool:
     """A taxon's Latin name rather than a vernacular one.
 
@@ -198,10 +218,10 @@ def priority_index(source: str, priority: Sequence[str]) -> int:
 class Candidate:
     """One distinct label (casefolded) of a class in a language, and who gives it."""
 
-    form: Form                   # the form that represents it (best source, then source order)
-    sources: tuple[str, ...]     # distinct sources giving it, sorted
+    form: Form  # the form that represents it (best source, then source order)
+    sources: tuple[str, ...]  # distinct sources giving it, sorted
     scientific: bool
-    order: tuple                 # the ranking key (smaller is better)
+    order: tuple  # the ranking key (smaller is better)
 
     @property
     def label(self) -> str:
@@ -217,9 +237,11 @@ class Candidate:
 AGREEMENT_REASONS = ("vernacular", "agreement", "source_priority", "source_order", "source_order", "source_order")
 
 
-def rank_candidates(forms: Sequence[Form], ranking: Ranking, priority: Sequence[str] = (),
-                    taxa: Sequence[str] = ()) -> list[Candidate]:
+def rank_candidates(
+    forms: Sequence[Form], ranking: Ranking, priority: Sequence[str] = (), taxa: Sequence[str] = ()
+) -> list[Candidate]:
     """The distinct labels of one (class, language), best first, under `ranking`."""
+
     def position(form: Form) -> tuple:
         return (form.routed_from is not None, form.rank, form.part)
 
@@ -255,24 +277,29 @@ def rank_reason(candidates: Sequence[Candidate], ranking: Ranking) -> str:
 class LabelChoice:
     synset: str
     lang: str
-    label: str | None          # None: every form was dropped
+    label: str | None  # None: every form was dropped
     source: str | None
-    rank: int | None           # the chosen sense's rank in its source order
-    n_senses: int              # clean forms of the class in the language (after routing)
+    rank: int | None  # the chosen sense's rank in its source order
+    n_senses: int  # clean forms of the class in the language (after routing)
     n_dropped_english: int
     n_dropped_mt: int
     n_dropped_low_precision: int  # low-precision forms passed over for a better one
     used_low_precision: bool
     raw_lemma: str | None = None
     routed_from: str | None = None
-    n_sources: int = 0         # distinct sources that give the chosen label
-    rank_reason: str = ""      # only | first | vernacular | agreement | source_priority | source_order | unique
+    n_sources: int = 0  # distinct sources that give the chosen label
+    rank_reason: str = ""  # only | first | vernacular | agreement | source_priority | source_order | unique
     candidates: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
 
 
-def choose_label(forms: Sequence[Form], english_keys: frozenset[str],
-                 low_precision_sources: frozenset[str] = DEFAULT_LOW_PRECISION_SOURCES,
-                 ranking: Ranking = "first", priority: Sequence[str] = (), taxa: Sequence[str] = ()) -> LabelChoice:
+def choose_label(
+    forms: Sequence[Form],
+    english_keys: frozenset[str],
+    low_precision_sources: frozenset[str] = DEFAULT_LOW_PRECISION_SOURCES,
+    ranking: Ranking = "first",
+    priority: Sequence[str] = (),
+    taxa: Sequence[str] = (),
+) -> LabelChoice:
     """Apply rules 3-6 to the forms of one (synset, language)."""
     if not forms:
         raise ValueError("choose_label needs at least one form")
@@ -312,10 +339,18 @@ def choose_label(forms: Sequence[Form], english_keys: frozenset[str],
 
 # --- 7. duplicates -----------------------------------------------------------------------------
 
+
 def with_candidate(choice: LabelChoice, candidate: Candidate, reason: str) -> LabelChoice:
-    return replace(choice, label=candidate.label, source=candidate.form.source, rank=candidate.form.rank,
-                   raw_lemma=candidate.form.raw, routed_from=candidate.form.routed_from,
-                   n_sources=len(candidate.sources), rank_reason=reason)
+    return replace(
+        choice,
+        label=candidate.label,
+        source=candidate.form.source,
+        rank=candidate.form.rank,
+        raw_lemma=candidate.form.raw,
+        routed_from=candidate.form.routed_from,
+        n_sources=len(candidate.sources),
+        rank_reason=reason,
+    )
 
 
 def resolve_duplicates(choices: Sequence[LabelChoice]) -> list[LabelChoice]:
@@ -336,7 +371,7 @@ def resolve_duplicates(choices: Sequence[LabelChoice]) -> list[LabelChoice]:
         for key in sorted(k for k, synsets in holders.items() if len(synsets) > 1):
             group = [result[(lang, synset)] for synset in holders[key]]
 
-            def unique_alternative(choice: LabelChoice) -> Candidate | None:
+            def unique_alternative(choice: LabelChoice, key=key, used=used) -> Candidate | None:
                 return next((c for c in choice.candidates if c.key != key and not used[c.key]), None)
 
             keeper = next((c for c in group if unique_alternative(c) is None), None)
@@ -353,6 +388,7 @@ def resolve_duplicates(choices: Sequence[LabelChoice]) -> list[LabelChoice]:
 
 # --- the whole procedure --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Rules:
     """The settings of the procedure (the `labels` group of params.yaml, resolved)."""
@@ -367,9 +403,15 @@ class Rules:
         return self.source_priority_by_lang.get(lang, self.source_priority)
 
 
-def choose_labels(senses: Iterable[Sense], english_keys: frozenset[str], router: ScriptRouter | None = None,
-                  rules: Rules = Rules(), taxa: Mapping[str, Sequence[str]] | None = None,
-                  exclude_langs: Iterable[str] = (ENGLISH,), tally: Counter | None = None) -> list[LabelChoice]:
+def choose_labels(
+    senses: Iterable[Sense],
+    english_keys: frozenset[str],
+    router: ScriptRouter | None = None,
+    rules: Rules = Rules(),
+    taxa: Mapping[str, Sequence[str]] | None = None,
+    exclude_langs: Iterable[str] = (ENGLISH,),
+    tally: Counter | None = None,
+) -> list[LabelChoice]:
     """One LabelChoice per (synset, language) that has forms, sorted by (lang, synset).
 
     `router` routes forms by script (None: no routing); `taxa` gives each synset's taxa for the
@@ -384,8 +426,9 @@ def choose_labels(senses: Iterable[Sense], english_keys: frozenset[str], router:
         grouped[(form.lang, form.synset)].append(form)
     taxa = taxa or {}
     choices = [
-        choose_label(group, english_keys, rules.low_precision_sources, rules.ranking, rules.priority(lang),
-                     taxa.get(synset, ()))
+        choose_label(
+            group, english_keys, rules.low_precision_sources, rules.ranking, rules.priority(lang), taxa.get(synset, ())
+        )
         for (lang, synset), group in sorted(grouped.items())
     ]
     return resolve_duplicates(choices) if rules.resolve_duplicates else choices
@@ -407,7 +450,8 @@ def kept_languages(choices: Iterable[LabelChoice], min_classes: int) -> dict[str
 def english_rows(clip_names: Mapping[str, str]) -> list[LabelChoice]:
     """English labels are the standard CLIP class names (synset -> name)."""
     return [
-        LabelChoice(synset, ENGLISH, name, "clip", 0, 1, 0, 0, 0, False, raw_lemma=name, n_sources=1,
-                    rank_reason="only")
+        LabelChoice(
+            synset, ENGLISH, name, "clip", 0, 1, 0, 0, 0, False, raw_lemma=name, n_sources=1, rank_reason="only"
+        )
         for synset, name in sorted(clip_names.items())
     ]

@@ -1,11 +1,35 @@
 """`babelforge labels`: filtered, selected Babel-ImageNet labels and the language table."""
+
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.babel_imagenet.candidates import candidates_frame
+from babelforge.babel_imagenet.labels import (
+    ENGLISH,
+    TALLY_COLUMNS,
+    Rules,
+    ScriptRouter,
+    choose_labels,
+    english_lemma_keys,
+    english_rows,
+    kept_languages,
+    resource_group,
+)
+from babelforge.babel_imagenet.reviews import apply_review_folder
+from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_provenance, read_table, write_table
+from babelforge.core.languages import registry
+from babelforge.core.metrics import write_metrics
+from babelforge.core.progress import info
+from babelforge.core.provenance import provenance
+from babelforge.core.text_taggers import duplicate_flags
+from babelforge.lexicon.senses import SENSE_COLUMNS, Sense
 from babelforge.lexicon.senses_stage import Config as SensesConfig
 
 TAGGERS = ("duplicate_v1",)
@@ -18,7 +42,8 @@ class SourcePriority:
     default: list[str] = setting(["wikt", "omw", "cldr"], "sources by kind (`omw`) or name (`omw:ell`), best first")
     languages: dict[str, list[str]] = setting(
         {"ell_Grek": ["omw", "wikt", "cldr"], "pes_Arab": ["omw", "wikt", "cldr"], "swe_Latn": ["omw", "wikt", "cldr"]},
-        "per-language orders (registry key -> list), replacing the default")
+        "per-language orders (registry key -> list), replacing the default",
+    )
 
 
 @dataclass(frozen=True)
@@ -28,65 +53,102 @@ class Config:
     GROUP = "labels"
     min_classes: int = setting(10, "keep a language only with at least this many classes", minimum=1)
     low_precision_sources: list[str] = setting(
-        ["WIKIRED", "WIKIDATA_ALIAS"], "sense sources used only when nothing else is left")
+        ["WIKIRED", "WIKIDATA_ALIAS"], "sense sources used only when nothing else is left"
+    )
     ranking: Literal["first", "agreement"] = setting(
-        "agreement", "first: the source's first form (the paper); agreement: vernacular, most sources, "
-        "source_priority, source order (per profile: sample agreement, full first)")
+        "agreement",
+        "first: the source's first form (the paper); agreement: vernacular, most sources, "
+        "source_priority, source order (per profile: sample agreement, full first)",
+    )
     source_priority: SourcePriority = setting(SourcePriority(), "the agreement ranking's source order")
     resolve_duplicates: bool = setting(
-        True, "give a class another candidate when its label names several classes "
-        "(per profile: sample true, full false)")
+        True,
+        "give a class another candidate when its label names several classes (per profile: sample true, full false)",
+    )
     script_routes: dict[str, dict[str, str]] = setting(
         {"hbs_Latn": {"Cyrl": "srp_Cyrl"}, "kur_Latn": {"Arab": "ckb_Arab"}},
         "key -> {script: key}: where a form in another script goes when the language's ISO code differs "
-        "(macro-languages); same-code keys (xxx_Scrp) are found in the registry")
+        "(macro-languages); same-code keys (xxx_Scrp) are found in the registry",
+    )
     senses: SensesConfig = from_group(SensesConfig, "senses", "the senses stage's settings (which source to read)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)")
-    parser.add_argument("--senses", dest="paths.senses", metavar="DIR",
-                        help="output folder of `babelforge senses` (paths.senses)")
+    parser.add_argument(
+        "--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)"
+    )
+    parser.add_argument(
+        "--senses", dest="paths.senses", metavar="DIR", help="output folder of `babelforge senses` (paths.senses)"
+    )
     parser.add_argument("--out", dest="paths.labels", metavar="FILE", help="labels.parquet to write (paths.labels)")
-    parser.add_argument("--languages", dest="paths.languages", metavar="FILE", help="languages.parquet to write (paths.languages)")
-    parser.add_argument("--reviews", dest="paths.reviews", metavar="DIR", help="review files, <lang>.tsv each (paths.reviews)")
-    parser.add_argument("--candidates", dest="paths.candidates", metavar="FILE", help="candidates.parquet to write (paths.candidates)")
-    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
-                        help="folder of the headline metrics; writes labels.json there (paths.metrics)")
+    parser.add_argument(
+        "--languages", dest="paths.languages", metavar="FILE", help="languages.parquet to write (paths.languages)"
+    )
+    parser.add_argument(
+        "--reviews", dest="paths.reviews", metavar="DIR", help="review files, <lang>.tsv each (paths.reviews)"
+    )
+    parser.add_argument(
+        "--candidates", dest="paths.candidates", metavar="FILE", help="candidates.parquet to write (paths.candidates)"
+    )
+    parser.add_argument(
+        "--metrics",
+        dest="paths.metrics",
+        metavar="DIR",
+        help="folder of the headline metrics; writes labels.json there (paths.metrics)",
+    )
     hidden_alias(parser, "--senses-dir", "--senses")
     hidden_alias(parser, "--labels", "--out")
 
 
-INT_COLUMNS = ("class_idx", "rank", "n_senses", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision",
-               "n_sources")
+INT_COLUMNS = (
+    "class_idx",
+    "rank",
+    "n_senses",
+    "n_dropped_english",
+    "n_dropped_mt",
+    "n_dropped_low_precision",
+    "n_sources",
+)
 
 
 def headline(labels, languages, review_decisions: int) -> dict:
     """labels.json of paths.metrics: what `dvc metrics diff` shows after a labels change."""
     classes = languages["n_classes"]
-    return {"languages": int(len(languages)), "labels": int(len(labels)),
-            "classes_per_language": {"min": int(classes.min()), "median": float(classes.median())},
-            "review_decisions": int(review_decisions)}
+    return {
+        "languages": int(len(languages)),
+        "labels": int(len(labels)),
+        "classes_per_language": {"min": int(classes.min()), "median": float(classes.median())},
+        "review_decisions": int(review_decisions),
+    }
 
 
 def labels_frame(choices, classes):
     """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table."""
     import pandas as pd
 
-    from babelforge.core.text_taggers import duplicate_flags
-
     by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}
     rows = [
         {
-            "class_idx": by_synset[c.synset][0], "wnid": by_synset[c.synset][1], "lang": c.lang, "label": c.label,
-            "source": c.source, "rank": c.rank, "n_senses": c.n_senses, "n_dropped_english": c.n_dropped_english,
-            "n_dropped_mt": c.n_dropped_mt, "n_dropped_low_precision": c.n_dropped_low_precision,
-            "used_low_precision": c.used_low_precision, "raw_lemma": c.raw_lemma, "routed_from": c.routed_from or "",
-            "n_sources": c.n_sources, "rank_reason": c.rank_reason,
+            "class_idx": by_synset[c.synset][0],
+            "wnid": by_synset[c.synset][1],
+            "lang": c.lang,
+            "label": c.label,
+            "source": c.source,
+            "rank": c.rank,
+            "n_senses": c.n_senses,
+            "n_dropped_english": c.n_dropped_english,
+            "n_dropped_mt": c.n_dropped_mt,
+            "n_dropped_low_precision": c.n_dropped_low_precision,
+            "used_low_precision": c.used_low_precision,
+            "raw_lemma": c.raw_lemma,
+            "routed_from": c.routed_from or "",
+            "n_sources": c.n_sources,
+            "rank_reason": c.rank_reason,
         }
-        for c in choices if c.label is not None
+        for c in choices
+        if c.label is not None
     ]
     frame = pd.DataFrame(rows).sort_values(["lang", "class_idx"], kind="stable").reset_index(drop=True)
     # another class of the language has the same label (the audit's `duplicate` check, one tagger)
@@ -101,9 +163,6 @@ def languages_frame(choices, kept: dict[str, int], tally=None):
     cleaning and script routing did (`tally[(lang, column)]`, columns TALLY_COLUMNS)."""
     import pandas as pd
 
-    from babelforge.babel_imagenet.labels import TALLY_COLUMNS, resource_group
-    from babelforge.core.languages import registry
-
     tally = tally or {}
     totals: dict[str, list[int]] = {}
     for c in choices:
@@ -114,14 +173,25 @@ def languages_frame(choices, kept: dict[str, int], tally=None):
             t[2] += c.n_dropped_low_precision
             t[3] += c.label is None
     languages = registry()
-    counts = ("n_classes", "n_dropped_english", "n_dropped_mt", "n_dropped_low_precision", "n_classes_emptied",
-              *TALLY_COLUMNS)
+    counts = (
+        "n_classes",
+        "n_dropped_english",
+        "n_dropped_mt",
+        "n_dropped_low_precision",
+        "n_classes_emptied",
+        *TALLY_COLUMNS,
+    )
     return pd.DataFrame(
         [
             {
-                "lang": lang, "name": languages.get(lang).name, "n_classes": n, "group": resource_group(n),
-                "n_dropped_english": totals[lang][0], "n_dropped_mt": totals[lang][1],
-                "n_dropped_low_precision": totals[lang][2], "n_classes_emptied": totals[lang][3],
+                "lang": lang,
+                "name": languages.get(lang).name,
+                "n_classes": n,
+                "group": resource_group(n),
+                "n_dropped_english": totals[lang][0],
+                "n_dropped_mt": totals[lang][1],
+                "n_dropped_low_precision": totals[lang][2],
+                "n_classes_emptied": totals[lang][3],
                 **{column: tally.get((lang, column), 0) for column in TALLY_COLUMNS},
             }
             for lang, n in kept.items()
@@ -130,8 +200,10 @@ def languages_frame(choices, kept: dict[str, int], tally=None):
 
 
 def summary_table(languages) -> str:
-    header = (f"{'lang':<16} {'classes':>7} {'group':<9} {'en-drop':>7} {'mt-drop':>7} {'lowp':>5} "
-              f"{'clean':>5} {'cdrop':>5} {'sdrop':>5} {'route':>5}  name")
+    header = (
+        f"{'lang':<16} {'classes':>7} {'group':<9} {'en-drop':>7} {'mt-drop':>7} {'lowp':>5} "
+        f"{'clean':>5} {'cdrop':>5} {'sdrop':>5} {'route':>5}  name"
+    )
     lines = [header, "-" * len(header)]
     cleaned = languages.filter(like="n_cleaned_").sum(axis=1)
     dropped = languages.filter(regex="^n_dropped_(placeholder|gloss|symbol|unreadable|empty)$").sum(axis=1)
@@ -139,17 +211,20 @@ def summary_table(languages) -> str:
     order = languages.sort_values(["n_classes", "lang"], ascending=[False, True]).index
     for i in order:
         row = languages.loc[i]
-        lines.append(f"{row.lang:<16} {row.n_classes:>7} {row.group:<9} {row.n_dropped_english:>7} "
-                     f"{row.n_dropped_mt:>7} {row.n_dropped_low_precision:>5} {cleaned[i]:>5} {dropped[i]:>5} "
-                     f"{row.n_dropped_script:>5} {routed[i]:>5}  {row['name']}")
+        lines.append(
+            f"{row.lang:<16} {row.n_classes:>7} {row.group:<9} {row.n_dropped_english:>7} "
+            f"{row.n_dropped_mt:>7} {row.n_dropped_low_precision:>5} {cleaned[i]:>5} {dropped[i]:>5} "
+            f"{row.n_dropped_script:>5} {routed[i]:>5}  {row['name']}"
+        )
     counts = languages["group"].value_counts()
-    lines.append(f"{len(languages)} languages: " + ", ".join(f"{g} {counts.get(g, 0)}"
-                                                             for g in ("very-low", "low", "mid", "high")))
+    lines.append(
+        f"{len(languages)} languages: "
+        + ", ".join(f"{g} {counts.get(g, 0)}" for g in ("very-low", "low", "mid", "high"))
+    )
     return "\n".join(lines)
 
 
 def rules_of(config: Config):
-    from babelforge.babel_imagenet.labels import Rules
 
     return Rules(
         ranking=config.ranking,
@@ -161,21 +236,7 @@ def rules_of(config: Config):
 
 
 def run(config: Config) -> int:
-    from collections import Counter
-    from pathlib import Path
 
-    from babelforge.babel_imagenet.candidates import candidates_frame
-    from babelforge.babel_imagenet.labels import (ENGLISH, ScriptRouter, choose_labels, english_lemma_keys,
-                                                english_rows, kept_languages)
-    from babelforge.babel_imagenet.reviews import apply_review_folder
-    from babelforge.core.config import as_params
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import read_provenance, read_table, write_table
-    from babelforge.core.languages import registry
-    from babelforge.core.metrics import write_metrics
-    from babelforge.core.progress import info
-    from babelforge.core.provenance import provenance
-    from babelforge.lexicon.senses import SENSE_COLUMNS, Sense
     paths = config.paths
     classes = read_table(paths.wordnet, columns=["class_idx", "wnid", "synset", "clip_name", "lemmas", "taxa"])
     source, profile = config.senses.source, config.profile
@@ -210,18 +271,28 @@ def run(config: Config) -> int:
     # Each artifact records the reviews it depends on, so a review changes no more bytes than it must:
     # the class counts only move with a reject (an accept leaves languages.parquet, and its readers, alone).
     rejected = {lang: len(r["rejected"]) for lang, r in reviews.items() if r["rejected"]}
-    write_table(labels, paths.labels, sort_by=["lang", "class_idx"],
-                provenance={**record, "sources": {**record["sources"], "reviews": reviews}})
-    write_table(languages, paths.languages, sort_by=["lang"],
-                provenance={**record, "sources": {**record["sources"], **({"reviews_rejected": rejected}
-                                                                          if rejected else {})}})
-    write_table(candidates, paths.candidates, sort_by=["lang", "class_idx", "rank", "source", "label"],
-                provenance=record)
+    write_table(
+        labels,
+        paths.labels,
+        sort_by=["lang", "class_idx"],
+        provenance={**record, "sources": {**record["sources"], "reviews": reviews}},
+    )
+    write_table(
+        languages,
+        paths.languages,
+        sort_by=["lang"],
+        provenance={**record, "sources": {**record["sources"], **({"reviews_rejected": rejected} if rejected else {})}},
+    )
+    write_table(
+        candidates, paths.candidates, sort_by=["lang", "class_idx", "rank", "source", "label"], provenance=record
+    )
     for warning in warnings:
         info(f"labels: review {warning}")
     print(summary_table(languages))
     decided = sum(sum(r["decisions"].values()) for r in reviews.values())
     write_metrics(headline(labels, languages, decided), paths.metrics, "labels")
-    info(f"labels: {len(labels)} labels in {len(languages)} languages ({decided} review decisions applied) "
-         f"-> {paths.labels}, {paths.languages}")
+    info(
+        f"labels: {len(labels)} labels in {len(languages)} languages ({decided} review decisions applied) "
+        f"-> {paths.labels}, {paths.languages}"
+    )
     return 0

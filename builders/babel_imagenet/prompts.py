@@ -18,12 +18,16 @@ the language where langid knows it, repeats within the language, the length rati
 English template), then checked by thresholds as data (`prompts.checks` in params.yaml), the
 one threshold step of `babelforge.core.taggers`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.langid import identifier
 from babelforge.core.languages import Language
 from babelforge.core.taggers import Rows, Rule, Thresholds, rejection_reasons, run_tagger, tagger
 from babelforge.core.text_taggers import LangidRanking, TextContext
@@ -51,7 +55,7 @@ PROMPT_COLUMNS: dict[str, tuple[str, str]] = {
     "langid_top": ("langid_rank_v1", "top"),
     "langid_rank": ("langid_rank_v1", "rank"),
     "length_ratio": ("length_ratio_v1", "ratio"),
-    "is_duplicate": ("duplicate_v1", "is_repeat"),    # a repeat of an earlier prompt: the first is kept
+    "is_duplicate": ("duplicate_v1", "is_repeat"),  # a repeat of an earlier prompt: the first is kept
 }
 LANGID_COLUMNS = frozenset({"langid_top", "langid_rank"})
 
@@ -63,9 +67,12 @@ def _letters(text: str) -> str:
 @tagger("slots_v1", columns={"count": int, "leftover_marker": bool}, reads=("text",))
 def tag_slots(rows: Rows, context: Any) -> dict[str, list]:
     """Number of `{}` slots in a prompt; a slot-strategy marker left in its text."""
-    return {"count": [str(row["text"]).count(SLOT) for row in rows],
-            "leftover_marker": [any(token in str(row["text"]).replace(SLOT, "") for token in MARKER_TOKENS)
-                                for row in rows]}
+    return {
+        "count": [str(row["text"]).count(SLOT) for row in rows],
+        "leftover_marker": [
+            any(token in str(row["text"]).replace(SLOT, "") for token in MARKER_TOKENS) for row in rows
+        ],
+    }
 
 
 @tagger("length_ratio_v1", columns={"ratio": float}, reads=("text", "english"))
@@ -76,14 +83,12 @@ def tag_length_ratio(rows: Rows, context: Any) -> dict[str, list]:
 
 def langid_ranker() -> LangidRanking:
     """langid.py's full ranking [(code, probability), ...] (loaded lazily: it takes a second)."""
-    from babelforge.core.langid import identifier
 
     return identifier().rank
 
 
 def read_templates(path) -> list[str]:
     """The English CLIP prompt templates, one per line, each with exactly one `{}` slot."""
-    from pathlib import Path
 
     lines = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     bad = [number for number, line in enumerate(lines, 1) if line.count(SLOT) != 1]
@@ -117,13 +122,16 @@ class PromptRow:
 
 def tag_prompts(rows: Sequence[PromptRow], language: Language, rank: LangidRanking | None) -> None:
     """Fill the attribute columns of one language's translated prompts (no thresholds applied)."""
-    context = TextContext(expected_scripts={language.key: language.expected_scripts},
-                          langid_codes={language.key: language.langid}, langid_rank=rank)
+    context = TextContext(
+        expected_scripts={language.key: language.expected_scripts},
+        langid_codes={language.key: language.langid},
+        langid_rank=rank,
+    )
     prompts = [{"id": row.template_id, "lang": row.lang, "text": row.text, "english": row.english} for row in rows]
     bodies = [{"id": row.template_id, "lang": row.lang, "text": _letters(row.text)} for row in rows]
     columns: dict[tuple[str, str], list] = {}
     for name in PROMPT_TAGGERS:
-        batch = bodies if name == "langid_rank_v1" else prompts     # langid judges the words around the slot
+        batch = bodies if name == "langid_rank_v1" else prompts  # langid judges the words around the slot
         for column, values in run_tagger(name, batch, context).items():
             columns[(name, column)] = values
     for attribute, key in PROMPT_COLUMNS.items():
@@ -147,8 +155,10 @@ def check_prompt(row: PromptRow, rules: Sequence[Rule]) -> list[str]:
 def fallback_rows(lang: str, templates: Sequence[str], status: str) -> list[PromptRow]:
     """The two prompt sets for languages without usable translations: `{}` alone, English templates."""
     rows = [PromptRow(lang, "label_only", 0, SLOT, SLOT, "label_only", False, None, status=status, use=True)]
-    rows += [PromptRow(lang, "english", i, t, t, "english", False, None, status=status, use=True)
-             for i, t in enumerate(templates)]
+    rows += [
+        PromptRow(lang, "english", i, t, t, "english", False, None, status=status, use=True)
+        for i, t in enumerate(templates)
+    ]
     return rows
 
 
@@ -167,8 +177,10 @@ class LanguageSummary:
     def line(self) -> str:
         used = ", ".join(f"{k} {v}" for k, v in sorted(self.strategies.items()))
         fails = ", ".join(f"{k} {v}" for k, v in sorted(self.failures.items())) or "none"
-        return (f"{self.lang:<16} {self.status:<16} valid {self.n_valid:>2}/{self.n_templates} "
-                f"appended {self.n_fallback:>2} duplicates {self.n_duplicates:>2} | {used} | failed: {fails}")
+        return (
+            f"{self.lang:<16} {self.status:<16} valid {self.n_valid:>2}/{self.n_templates} "
+            f"appended {self.n_fallback:>2} duplicates {self.n_duplicates:>2} | {used} | failed: {fails}"
+        )
 
 
 def is_source(language: Language) -> bool:
@@ -189,16 +201,22 @@ def assemble_language(
     needs `min_valid` prompts that pass `checks` to use its translations."""
     lang = language.key
     if is_source(language):
-        rows = [PromptRow(lang, "english", i, t, t, "source", False, None, status="source", use=True)
-                for i, t in enumerate(templates)]
-        return rows, LanguageSummary(lang, "source", language.nllb, len(templates), len(templates), 0, 0,
-                                     {"source": len(templates)}, {})
+        rows = [
+            PromptRow(lang, "english", i, t, t, "source", False, None, status="source", use=True)
+            for i, t in enumerate(templates)
+        ]
+        return rows, LanguageSummary(
+            lang, "source", language.nllb, len(templates), len(templates), 0, 0, {"source": len(templates)}, {}
+        )
     if not language.nllb or translated is None:
-        return (fallback_rows(lang, templates, "no_nllb_code"),
-                LanguageSummary(lang, "no_nllb_code", None, len(templates), 0, 0, 0, {}, {}))
+        return (
+            fallback_rows(lang, templates, "no_nllb_code"),
+            LanguageSummary(lang, "no_nllb_code", None, len(templates), 0, 0, 0, {}, {}),
+        )
 
-    rows = [PromptRow(lang, "nllb", t.template_id, t.text, t.english, t.strategy, t.fallback, t.score)
-            for t in translated]
+    rows = [
+        PromptRow(lang, "nllb", t.template_id, t.text, t.english, t.strategy, t.fallback, t.score) for t in translated
+    ]
     tag_prompts(rows, language, rank)
     n_duplicates = sum(row.is_duplicate for row in rows)
     rules = prompt_rules(checks, language)
@@ -216,8 +234,17 @@ def assemble_language(
     strategies: dict[str, int] = {}
     for row in rows:
         strategies[row.strategy] = strategies.get(row.strategy, 0) + 1
-    summary = LanguageSummary(lang, status, language.nllb, len(rows), n_valid, sum(r.fallback for r in rows),
-                              n_duplicates, strategies, failures)
+    summary = LanguageSummary(
+        lang,
+        status,
+        language.nllb,
+        len(rows),
+        n_valid,
+        sum(r.fallback for r in rows),
+        n_duplicates,
+        strategies,
+        failures,
+    )
     if status == "below_min_valid":
         rows += fallback_rows(lang, templates, status)
     return rows, summary

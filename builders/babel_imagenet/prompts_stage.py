@@ -5,14 +5,33 @@ the templates with the CTranslate2 NLLB model (one batched call per language, al
 strategies together), tags and filters the prompts, and writes `prompts.parquet` (all rows,
 flagged; `use` marks what eval should use) plus a per-language summary.
 """
+
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
-from babelforge.babel_imagenet.prompts import DEFAULT_CHECKS, PROMPT_TAGGERS
-from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.babel_imagenet.prompts import (
+    DEFAULT_CHECKS,
+    PROMPT_TAGGERS,
+    SOURCE_LANG,
+    assemble_language,
+    is_source,
+    langid_ranker,
+    read_templates,
+    rows_to_records,
+)
+from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_table, sha256_file, write_json, write_table
+from babelforge.core.languages import REGISTRY_PATH, read_registry
+from babelforge.core.progress import info, progress
+from babelforge.core.provenance import provenance
 from babelforge.core.taggers import Thresholds
+from babelforge.translation.nllb import NllbTranslator
+from babelforge.translation.placeholders import strategies, translate_templates
+from babelforge.translation.template_cache import TemplateCache, model_fingerprint
 
 TAGGERS = PROMPT_TAGGERS
 
@@ -22,66 +41,88 @@ class Config:
     """The `prompts` group of params.yaml: slot strategies, the translator's settings and the checks."""
 
     GROUP = "prompts"
-    strategies: list[str] = setting(["tag_noun", "brace", "degree", "section", "reference"],
-                                    "slot encodings, tried in this order")
+    strategies: list[str] = setting(
+        ["tag_noun", "brace", "degree", "section", "reference"], "slot encodings, tried in this order"
+    )
     device: str = setting("auto", "cuda when a GPU is present, else cpu")
     compute_type: str = setting("auto", "int8_float16 on GPU, int8 on CPU")
     beam_size: int = setting(4, "beam size of the translator", minimum=1)
     max_batch_size: int = setting(4096, "tokens per batch (batch_type tokens)", minimum=1)
     batch_type: str = setting("tokens", "tokens or examples")
-    max_decoding_length: int = setting(24, "output tokens (full: 64; the random tiny model hardly ever stops)", minimum=1)
-    min_valid: int = setting(40, "a language needs this many prompts that pass the checks, else the fallback sets", minimum=0)
+    max_decoding_length: int = setting(
+        24, "output tokens (full: 64; the random tiny model hardly ever stops)", minimum=1
+    )
+    min_valid: int = setting(
+        40, "a language needs this many prompts that pass the checks, else the fallback sets", minimum=0
+    )
     checks: Thresholds = setting(
         Thresholds(DEFAULT_CHECKS),
         "check -> {prompts.parquet column: {min: x} | {max: x} | {equals: x} [, missing: fail]} (`default`), "
-        "per-language overrides (`languages`); null turns a check or bound off")
+        "per-language overrides (`languages`); null turns a check or bound off",
+    )
     templates: str = setting("resources/clip_templates_en.txt", "the English CLIP templates, one per line")
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
-    cache: str | None = setting(".cache/prompts", "translated templates per language and model, reused when "
-                                "only the language list changes (null: no cache; not a DVC output)")
+    cache: str | None = setting(
+        ".cache/prompts",
+        "translated templates per language and model, reused when "
+        "only the language list changes (null: no cache; not a DVC output)",
+    )
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--languages", dest="paths.languages", metavar="FILE",
-                        help="label languages, column `lang`: registry keys (paths.languages)")
-    parser.add_argument("--model", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 NLLB model directory (paths.nllb_model)")
+    parser.add_argument(
+        "--languages",
+        dest="paths.languages",
+        metavar="FILE",
+        help="label languages, column `lang`: registry keys (paths.languages)",
+    )
+    parser.add_argument(
+        "--model", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 NLLB model directory (paths.nllb_model)"
+    )
     parser.add_argument("--templates", dest="templates", help="English CLIP templates (prompts.templates)")
     parser.add_argument("--registry", dest="registry", help="languages.tsv (prompts.registry)")
     parser.add_argument("--out", dest="paths.prompts", metavar="FILE", help="prompts.parquet to write (paths.prompts)")
-    parser.add_argument("--summary", dest="paths.prompts_summary", metavar="FILE",
-                        help="per-language summary JSON to write (paths.prompts_summary)")
+    parser.add_argument(
+        "--summary",
+        dest="paths.prompts_summary",
+        metavar="FILE",
+        help="per-language summary JSON to write (paths.prompts_summary)",
+    )
 
 
 def prompts_table(records: list[dict]):
     """The Arrow table of prompts.parquet with a fixed schema (nulls typed, not guessed)."""
     import pyarrow as pa
 
-    schema = pa.schema([
-        ("lang", pa.string()), ("prompt_set", pa.string()), ("template_id", pa.int16()), ("text", pa.string()),
-        ("english", pa.string()), ("strategy", pa.string()), ("fallback", pa.bool_()), ("score", pa.float64()),
-        ("n_slots", pa.int16()), ("leftover_marker", pa.bool_()), ("script_share", pa.float64()),
-        ("langid_top", pa.string()), ("langid_rank", pa.int16()), ("length_ratio", pa.float64()),
-        ("is_duplicate", pa.bool_()), ("valid", pa.bool_()), ("failed", pa.string()), ("status", pa.string()),
-        ("use", pa.bool_()),
-    ])
+    schema = pa.schema(
+        [
+            ("lang", pa.string()),
+            ("prompt_set", pa.string()),
+            ("template_id", pa.int16()),
+            ("text", pa.string()),
+            ("english", pa.string()),
+            ("strategy", pa.string()),
+            ("fallback", pa.bool_()),
+            ("score", pa.float64()),
+            ("n_slots", pa.int16()),
+            ("leftover_marker", pa.bool_()),
+            ("script_share", pa.float64()),
+            ("langid_top", pa.string()),
+            ("langid_rank", pa.int16()),
+            ("length_ratio", pa.float64()),
+            ("is_duplicate", pa.bool_()),
+            ("valid", pa.bool_()),
+            ("failed", pa.string()),
+            ("status", pa.string()),
+            ("use", pa.bool_()),
+        ]
+    )
     return pa.Table.from_pylist(records, schema=schema)
 
 
 def run(config: Config) -> int:
-    from dataclasses import asdict
-    from pathlib import Path
-
-    from babelforge.babel_imagenet.prompts import (SOURCE_LANG, assemble_language, is_source, langid_ranker,
-                                                 read_templates, rows_to_records)
-    from babelforge.core.config import as_params
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import read_table, sha256_file, write_json, write_table
-    from babelforge.core.languages import REGISTRY_PATH, read_registry
-    from babelforge.core.progress import info, progress
-    from babelforge.core.provenance import provenance
-    from babelforge.translation.placeholders import strategies, translate_templates
 
     paths = config.paths
     # A typo in a check's column stops the stage before any translation.
@@ -100,34 +141,48 @@ def run(config: Config) -> int:
 
     translator = cache = None
     if to_translate:
-        from babelforge.translation.nllb import NllbTranslator
-        from babelforge.translation.template_cache import TemplateCache, model_fingerprint
-
         translator = NllbTranslator(
-            paths.nllb_model, device=config.device, compute_type=config.compute_type, beam_size=config.beam_size,
-            num_hypotheses=1, max_batch_size=config.max_batch_size, batch_type=config.batch_type,
-            max_decoding_length=config.max_decoding_length)
+            paths.nllb_model,
+            device=config.device,
+            compute_type=config.compute_type,
+            beam_size=config.beam_size,
+            num_hypotheses=1,
+            max_batch_size=config.max_batch_size,
+            batch_type=config.batch_type,
+            max_decoding_length=config.max_decoding_length,
+        )
         if config.cache:
-            setup = {"model": model_fingerprint(translator.model_dir), "translator": translator.provenance(),
-                     "max_batch_size": config.max_batch_size, "batch_type": config.batch_type,
-                     "source_lang": SOURCE_LANG}
+            setup = {
+                "model": model_fingerprint(translator.model_dir),
+                "translator": translator.provenance(),
+                "max_batch_size": config.max_batch_size,
+                "batch_type": config.batch_type,
+                "source_lang": SOURCE_LANG,
+            }
             cache = TemplateCache(config.cache, setup)
     rank = langid_ranker()
 
     def translate(language):
-        return translate_templates(translator.translate, templates, language.key, language.nllb, order,
-                                   source_lang=SOURCE_LANG)
+        return translate_templates(
+            translator.translate, templates, language.key, language.nllb, order, source_lang=SOURCE_LANG
+        )
 
     rows, summaries = [], []
     for language in progress(languages, desc="prompts", unit="lang"):
         translated = None
         if language in to_translate and cache is not None:
-            translated = cache.translations(language.key, language.nllb, templates, [s.name for s in order],
-                                            lambda: translate(language))
+            translated = cache.translations(
+                language.key,
+                language.nllb,
+                templates,
+                [s.name for s in order],
+                lambda language=language: translate(language),
+            )
         elif language in to_translate:
             translated = translate(language)
-        language_rows, summary = assemble_language(language, templates, translated, config.checks,
-                                                   config.min_valid, rank)
+        language_rows, summary = assemble_language(
+            language, templates, translated, config.checks, config.min_valid, rank
+        )
         rows += language_rows
         summaries.append(summary)
 
@@ -135,9 +190,11 @@ def run(config: Config) -> int:
     record = provenance(
         "prompts",
         params={"profile": config.profile, "prompts": as_params(config)},
-        sources={"templates": {"path": str(config.templates), "sha256": sha256_file(config.templates)},
-                 "languages": {"path": str(paths.languages), "sha256": sha256_file(paths.languages)},
-                 "registry": {"path": registry_path.name, "sha256": sha256_file(registry_path)}},
+        sources={
+            "templates": {"path": str(config.templates), "sha256": sha256_file(config.templates)},
+            "languages": {"path": str(paths.languages), "sha256": sha256_file(paths.languages)},
+            "registry": {"path": registry_path.name, "sha256": sha256_file(registry_path)},
+        },
         models=models,
     )
     table = prompts_table(rows_to_records(rows))
@@ -145,12 +202,17 @@ def run(config: Config) -> int:
     by_status: dict[str, int] = {}
     for summary in summaries:
         by_status[summary.status] = by_status.get(summary.status, 0) + 1
-    write_json({"models": models, "by_status": by_status,
-                "languages": {s.lang: asdict(s) for s in summaries}}, paths.prompts_summary)
+    write_json(
+        {"models": models, "by_status": by_status, "languages": {s.lang: asdict(s) for s in summaries}},
+        paths.prompts_summary,
+    )
     for summary in summaries:
         print(summary.line())
     if cache is not None:
         info(f"prompts: {len(cache.misses)} languages translated, {len(cache.hits)} reused from {config.cache}")
-    info(f"prompts: {len(rows)} prompts in {len(summaries)} languages ("
-         + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())) + f") -> {paths.prompts}")
+    info(
+        f"prompts: {len(rows)} prompts in {len(summaries)} languages ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items()))
+        + f") -> {paths.prompts}"
+    )
     return 0

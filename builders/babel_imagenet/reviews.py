@@ -13,26 +13,30 @@ before anything is written.
 
 Parsing, checking and applying are pure; `read_reviews` is the only function reading files.
 """
+
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from babelforge.babel_imagenet.labels import ENGLISH, english_key, normalise_lemma
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_provenance, read_table, sha256_text
+from babelforge.core.languages import registry
+from babelforge.core.scripts import expected_script_share
 from babelforge.core.text_taggers import duplicate_flags
 
 REVIEW_HEADER = ("wnid", "decision", "label", "reviewer", "date", "note")
 DECISIONS = ("accept", "reject", "replace")
 REVIEW_SOURCE = "review:"
 # Columns the review step adds to labels.parquet (after the rules' own columns).
-REVIEW_COLUMNS = ("reviewed", "review_decision", "reviewer", "review_date", "review_note", "rule_label",
-                  "review_stale")
+REVIEW_COLUMNS = ("reviewed", "review_decision", "reviewer", "review_date", "review_note", "rule_label", "review_stale")
 # Files a reviews folder may hold besides `<lang key>.tsv`.
 IGNORED_FILES = ("README.md",)
-REVIEWED_RANK = -1   # `rank` of a label a review set: it is no sense's rank
+REVIEWED_RANK = -1  # `rank` of a label a review set: it is no sense's rank
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class Review:
     lang: str
     wnid: str
     decision: str
-    label: str          # normalised; "" when not given
+    label: str  # normalised; "" when not given
     reviewer: str
     date: str
     note: str
@@ -55,30 +59,34 @@ class ReviewContext:
 
     wnids: frozenset[str]
     english_keys: frozenset[str]
-    expected_scripts: Mapping[str, Sequence[str]]   # lang -> registry's expected scripts
+    expected_scripts: Mapping[str, Sequence[str]]  # lang -> registry's expected scripts
 
 
 # --- checks ------------------------------------------------------------------------------------
 
+
 def label_problem(label: str, lang: str, context: ReviewContext) -> str | None:
     """Why `label` cannot be a label of `lang` (None when it can): the rules' English test, the script."""
-    from babelforge.core.scripts import expected_script_share
 
     if lang != ENGLISH and english_key(label) in context.english_keys:
         return f"label {label!r} equals an English lemma (the rules drop those); give the word in the language"
     expected = tuple(context.expected_scripts.get(lang, ()))
     share = expected_script_share(label, expected) if expected else None
     if share is not None and share < 0.5:
-        return (f"label {label!r} is not in the script of {lang} (expected {'/'.join(expected)}); "
-                "check the language of the file")
+        return (
+            f"label {label!r} is not in the script of {lang} (expected {'/'.join(expected)}); "
+            "check the language of the file"
+        )
     return None
 
 
 def check_review(review: Review, context: ReviewContext) -> None:
     """One decision against the build: known wnid, a usable label. Raises with `file:line`."""
     if review.wnid not in context.wnids:
-        raise BabelforgeError(f"{review.where}: unknown wnid {review.wnid!r}; use one of the 1,000 ImageNet "
-                              "wnids (resources/imagenet1k_classes.tsv)")
+        raise BabelforgeError(
+            f"{review.where}: unknown wnid {review.wnid!r}; use one of the 1,000 ImageNet "
+            "wnids (resources/imagenet1k_classes.tsv)"
+        )
     if review.label:
         problem = label_problem(review.label, review.lang, context)
         if problem:
@@ -88,8 +96,10 @@ def check_review(review: Review, context: ReviewContext) -> None:
 def parse_row(fields: Sequence[str], lang: str, where: str) -> Review:
     """One TSV row (`REVIEW_HEADER` order) as a Review; structural problems raise with `where`."""
     if len(fields) != len(REVIEW_HEADER):
-        raise BabelforgeError(f"{where}: {len(fields)} fields, expected {len(REVIEW_HEADER)} separated by tabs "
-                              f"({', '.join(REVIEW_HEADER)})")
+        raise BabelforgeError(
+            f"{where}: {len(fields)} fields, expected {len(REVIEW_HEADER)} separated by tabs "
+            f"({', '.join(REVIEW_HEADER)})"
+        )
     wnid, decision, label, reviewer, date, note = (field.strip() for field in fields)
     if decision not in DECISIONS:
         raise BabelforgeError(f"{where}: decision {decision!r}; use accept, reject or replace")
@@ -122,8 +132,9 @@ def parse_review_file(text: str, lang: str, where: str) -> list[Review]:
             continue
         review = parse_row(line.split("\t"), lang, f"{where}:{number}")
         if review.wnid in seen:
-            raise BabelforgeError(f"{review.where}: wnid {review.wnid} twice (first at {seen[review.wnid]}); "
-                                  "keep one decision per class")
+            raise BabelforgeError(
+                f"{review.where}: wnid {review.wnid} twice (first at {seen[review.wnid]}); keep one decision per class"
+            )
         seen[review.wnid] = review.where
         reviews.append(review)
     return reviews
@@ -141,18 +152,20 @@ def review_file_lang(name: str, known: Iterable[str]) -> str:
     """The language key a review file's name gives (`deu_Latn.tsv`); an unknown one raises."""
     stem, suffix = (name[:-4], ".tsv") if name.endswith(".tsv") else (name, "")
     if suffix != ".tsv" or stem not in set(known):
-        raise BabelforgeError(f"{name}: not a review file name; name it <language key>.tsv with a key of "
-                              "resources/languages.tsv (e.g. deu_Latn.tsv)")
+        raise BabelforgeError(
+            f"{name}: not a review file name; name it <language key>.tsv with a key of "
+            "resources/languages.tsv (e.g. deu_Latn.tsv)"
+        )
     return stem
 
 
-def read_reviews(folder: str | Path, context: ReviewContext, known_langs: Iterable[str]
-                 ) -> tuple[dict[str, list[Review]], dict[str, str]]:
+def read_reviews(
+    folder: str | Path, context: ReviewContext, known_langs: Iterable[str]
+) -> tuple[dict[str, list[Review]], dict[str, str]]:
     """Every review file of `folder`, checked: ({lang: reviews}, {lang: sha256 of its file}).
 
     A missing folder means no reviews. Raises on the first bad file name or row.
     """
-    from babelforge.core.io import sha256_text
 
     root = Path(folder)
     if not root.is_dir():
@@ -177,8 +190,10 @@ def read_reviews(folder: str | Path, context: ReviewContext, known_langs: Iterab
 
 # --- applying ----------------------------------------------------------------------------------
 
-def apply_reviews(rows: Sequence[Mapping[str, Any]], reviews: Mapping[str, Sequence[Review]],
-                  class_of: Mapping[str, int]) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
+
+def apply_reviews(
+    rows: Sequence[Mapping[str, Any]], reviews: Mapping[str, Sequence[Review]], class_of: Mapping[str, int]
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
     """labels.parquet rows (the rules' choices) with the reviews applied.
 
     Returns (rows with `REVIEW_COLUMNS` filled and `is_duplicate` recomputed, the record of what
@@ -188,8 +203,15 @@ def apply_reviews(rows: Sequence[Mapping[str, Any]], reviews: Mapping[str, Seque
     by_key: dict[tuple[str, int], dict[str, Any]] = {}
     for row in rows:
         row = dict(row)
-        row.update(reviewed=False, review_decision="", reviewer="", review_date="", review_note="",
-                   rule_label=row["label"], review_stale=False)
+        row.update(
+            reviewed=False,
+            review_decision="",
+            reviewer="",
+            review_date="",
+            review_note="",
+            rule_label=row["label"],
+            review_stale=False,
+        )
         by_key[(row["lang"], int(row["class_idx"]))] = row
     langs = {lang for lang, _ in by_key}
     record: dict[str, Any] = {}
@@ -207,8 +229,16 @@ def apply_reviews(rows: Sequence[Mapping[str, Any]], reviews: Mapping[str, Seque
                     warnings.append(f"{review.where}: reject of class {key[1]}, which has no label; nothing to do")
                     continue
                 del by_key[key]
-                applied["rejected"].append({"class_idx": key[1], "wnid": review.wnid, "label": row["label"],
-                                            "reviewer": review.reviewer, "date": review.date, "note": review.note})
+                applied["rejected"].append(
+                    {
+                        "class_idx": key[1],
+                        "wnid": review.wnid,
+                        "label": row["label"],
+                        "reviewer": review.reviewer,
+                        "date": review.date,
+                        "note": review.note,
+                    }
+                )
             elif review.decision == "accept" and not review.label and row is None:
                 warnings.append(f"{review.where}: accept of class {key[1]}, which has no label; nothing to do")
                 continue
@@ -216,7 +246,7 @@ def apply_reviews(rows: Sequence[Mapping[str, Any]], reviews: Mapping[str, Seque
                 by_key[key] = reviewed_row(row, review, key[1])
             applied["decisions"][review.decision] += 1
     result = [by_key[key] for key in sorted(by_key)]
-    for lang in record:   # a replace or reject can make or end a duplicate; other languages keep the rules' flags
+    for lang in record:  # a replace or reject can make or end a duplicate; other languages keep the rules' flags
         members = [row for row in result if row["lang"] == lang]
         for row, flag in zip(members, duplicate_flags([lang] * len(members), [row["label"] for row in members])):
             row["is_duplicate"] = flag
@@ -226,17 +256,47 @@ def apply_reviews(rows: Sequence[Mapping[str, Any]], reviews: Mapping[str, Seque
 def reviewed_row(row: Mapping[str, Any] | None, review: Review, class_idx: int) -> dict[str, Any]:
     """A labels row after an `accept` or `replace` (a class the rules left empty gets a new row)."""
     if row is None:
-        row = {"class_idx": class_idx, "wnid": review.wnid, "lang": review.lang, "label": None, "source": None,
-               "rank": REVIEWED_RANK, "n_senses": 0, "n_dropped_english": 0, "n_dropped_mt": 0,
-               "n_dropped_low_precision": 0, "used_low_precision": False, "raw_lemma": None, "routed_from": "",
-               "n_sources": 0, "rank_reason": "", "is_duplicate": False, "rule_label": None}
-    result = dict(row, reviewed=True, review_decision=review.decision, reviewer=review.reviewer,
-                  review_date=review.date, review_note=review.note, review_stale=False)
+        row = {
+            "class_idx": class_idx,
+            "wnid": review.wnid,
+            "lang": review.lang,
+            "label": None,
+            "source": None,
+            "rank": REVIEWED_RANK,
+            "n_senses": 0,
+            "n_dropped_english": 0,
+            "n_dropped_mt": 0,
+            "n_dropped_low_precision": 0,
+            "used_low_precision": False,
+            "raw_lemma": None,
+            "routed_from": "",
+            "n_sources": 0,
+            "rank_reason": "",
+            "is_duplicate": False,
+            "rule_label": None,
+        }
+    result = dict(
+        row,
+        reviewed=True,
+        review_decision=review.decision,
+        reviewer=review.reviewer,
+        review_date=review.date,
+        review_note=review.note,
+        review_stale=False,
+    )
     own = review.label if review.decision == "replace" else (review.label or row["label"])
     if own != row["rule_label"]:
         # a replace, or an accept of a label the rules no longer pick (stale: the accepted text stays)
-        result.update(label=own, source=f"{REVIEW_SOURCE}{review.reviewer}", rank=REVIEWED_RANK, raw_lemma=own,
-                      routed_from="", n_sources=1, rank_reason="review", review_stale=review.decision == "accept")
+        result.update(
+            label=own,
+            source=f"{REVIEW_SOURCE}{review.reviewer}",
+            rank=REVIEWED_RANK,
+            raw_lemma=own,
+            routed_from="",
+            n_sources=1,
+            rank_reason="review",
+            review_stale=review.decision == "accept",
+        )
     return result
 
 
@@ -253,11 +313,13 @@ def reviewed_frame(labels, reviews: Mapping[str, Sequence[Review]], classes):
 
 def review_context(classes, english_keys: frozenset[str], languages=None) -> ReviewContext:
     """The context of a build: its class table (wordnet.parquet), its English keys, the registry."""
-    from babelforge.core.languages import registry
 
     languages = languages if languages is not None else registry()
-    return ReviewContext(frozenset(str(w) for w in classes["wnid"]), english_keys,
-                         {language.key: language.expected_scripts for language in languages})
+    return ReviewContext(
+        frozenset(str(w) for w in classes["wnid"]),
+        english_keys,
+        {language.key: language.expected_scripts for language in languages},
+    )
 
 
 def apply_review_folder(labels, classes, folder: str | Path, english_keys: frozenset[str], languages=None):
@@ -266,7 +328,6 @@ def apply_review_folder(labels, classes, folder: str | Path, english_keys: froze
     Returns (labels with the review columns, provenance record {lang: file, sha256, decisions,
     rejected}, warnings). Raises before returning anything when a file or row is bad.
     """
-    from babelforge.core.languages import registry
 
     languages = languages if languages is not None else registry()
     reviews, hashes = read_reviews(folder, review_context(classes, english_keys, languages), languages.keys())
@@ -276,6 +337,7 @@ def apply_review_folder(labels, classes, folder: str | Path, english_keys: froze
 
 
 # --- coverage (audit, cards) -------------------------------------------------------------------
+
 
 def review_record(provenance: Mapping[str, Any]) -> dict[str, Any]:
     """The per-language review record in a labels.parquet provenance ({} before any review)."""
@@ -303,7 +365,10 @@ def review_coverage(rows: Iterable[Mapping[str, Any]], record: Mapping[str, Any]
         classes = entry["labels"] + rejected
         reviewed, changed = entry["reviewed"] + rejected, entry["changed"] + rejected
         coverage[lang] = {
-            "classes": classes, "reviewed": reviewed, "changed": changed, "rejected": rejected,
+            "classes": classes,
+            "reviewed": reviewed,
+            "changed": changed,
+            "rejected": rejected,
             "stale": entry["stale"],
             "reviewed_share": round(reviewed / classes, 4) if classes else 0.0,
             "changed_share": round(changed / classes, 4) if classes else 0.0,
@@ -313,10 +378,10 @@ def review_coverage(rows: Iterable[Mapping[str, Any]], record: Mapping[str, Any]
 
 def labels_review_coverage(labels_path: str | Path) -> dict[str, dict[str, Any]]:
     """`review_coverage` of a built labels.parquet (what a dataset card states per language)."""
-    from babelforge.core.io import read_provenance, read_table
 
-    columns = [c for c in ("lang", "label", "reviewed", "rule_label", "review_stale")
-               if c in _column_names(labels_path)]
+    columns = [
+        c for c in ("lang", "label", "reviewed", "rule_label", "review_stale") if c in _column_names(labels_path)
+    ]
     rows = read_table(labels_path, columns=columns).to_dict("records")
     return review_coverage(rows, review_record(read_provenance(labels_path)))
 

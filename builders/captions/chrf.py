@@ -1,9 +1,10 @@
 """chrF of a translation against a human one (sacrebleu's chrF, character 6-grams, beta 2)."""
+
 from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,34 +1,54 @@
 """The `mt-captions` dataset: machine-translated captions with quality estimates, one config
 per language. Registered in builders/core/datasets.py."""
+
 from __future__ import annotations
 
-from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, Value, per_language_lazy
+from babelforge.core.datasets import (
+    AuditSection,
+    DatasetSpec,
+    DatasetTables,
+    Value,
+    artifact_path,
+    artifact_provenance,
+    per_language_lazy,
+)
 from babelforge.core.determinism import MACHINE_LIMITATION
+from babelforge.core.io import read_schema
 from babelforge.core.licences import Licence
 
 MT_CAPTIONS = DatasetSpec(
     name="mt-captions",
     pretty_name="Machine-translated captions with quality estimates",
-    summary=("English captions machine-translated with n-best NLLB-200, hypotheses in the wrong language or "
-             "script dropped, the one COMETKiwi scores highest kept, with its score and per-language percentile."),
+    summary=(
+        "English captions machine-translated with n-best NLLB-200, hypotheses in the wrong language or "
+        "script dropped, the one COMETKiwi scores highest kept, with its score and per-language percentile."
+    ),
     artifacts=("captions/selected.parquet",),
     read="babelforge.captions.dataset:read_captions",
     task_categories=("image-to-text", "text-to-image"),
     citations=("nllb-2022",),
-    licences=(("English source captions", Licence(
-        "CC BY 4.0 (XTD10 / COCO captions)", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/")),),
-    limitations=("Translations are machine output; use the Kiwi percentile columns to split by quality.",
-                 MACHINE_LIMITATION),
-    audit=AuditSection(key="captions", title="MT captions",
-                       artifact="captions/selected.parquet", reader="babelforge.audit.sections:captions"),
+    licences=(
+        (
+            "English source captions",
+            Licence("CC BY 4.0 (XTD10 / COCO captions)", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/"),
+        ),
+    ),
+    limitations=(
+        "Translations are machine output; use the Kiwi percentile columns to split by quality.",
+        MACHINE_LIMITATION,
+    ),
+    audit=AuditSection(
+        key="captions",
+        title="MT captions",
+        artifact="captions/selected.parquet",
+        reader="babelforge.audit.sections:captions",
+    ),
 )
 
 
 def read_captions(paths) -> DatasetTables:
     """One config per language, each read from selected.parquet only when the card writes it
     (the file holds every caption x language of a training-scale run)."""
-    from babelforge.core.datasets import artifact_path, artifact_provenance
-    from babelforge.core.io import read_schema
 
     path = artifact_path(paths, MT_CAPTIONS.artifacts[0])
     provenance = artifact_provenance(path, "selected captions")
@@ -36,5 +56,9 @@ def read_captions(paths) -> DatasetTables:
     # `reason` (why a caption kept no translation) is null wherever one was kept: typed, it
     # stays a string column even when every value is null
     features = {"reason": Value("string")} if "reason" in columns else {}
-    return DatasetTables(per_language_lazy(path, MT_CAPTIONS.split, columns), provenance={str(path): provenance},
-                         sort_by=tuple(c for c in ("caption_id",) if c in columns), features=features)
+    return DatasetTables(
+        per_language_lazy(path, MT_CAPTIONS.split, columns),
+        provenance={str(path): provenance},
+        sort_by=tuple(c for c in ("caption_id",) if c in columns),
+        features=features,
+    )

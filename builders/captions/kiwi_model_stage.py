@@ -3,13 +3,17 @@
 Random weights, a sentencepiece tokenizer trained on the captions and their human
 translations (`captions.input`), COMET's checkpoint layout. Offline and deterministic.
 """
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 
-from babelforge.captions.readers import InputConfig
-from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.captions.qe import build_tiny_kiwi
+from babelforge.captions.readers import InputConfig, read_captions
+from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
+from babelforge.core.languages import registry
+from babelforge.core.progress import info
 
 
 @dataclass(frozen=True)
@@ -27,16 +31,12 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", dest="paths.kiwi_tiny", metavar="DIR",
-                        help="checkpoint directory to write (paths.kiwi_tiny)")
+    parser.add_argument(
+        "--out", dest="paths.kiwi_tiny", metavar="DIR", help="checkpoint directory to write (paths.kiwi_tiny)"
+    )
 
 
 def run(config: Config) -> int:
-    from babelforge.captions.qe import build_tiny_kiwi
-    from babelforge.captions.readers import read_captions
-    from babelforge.core.config import as_params
-    from babelforge.core.languages import registry
-    from babelforge.core.progress import info
 
     source = config.input
     captions = read_captions(source.format, source.path, source.source, registry()).limited(source.limit)

@@ -4,12 +4,15 @@ the shared `script_v1` tagger of `babelforge.core.text_taggers`).
 Each check is a pure function of plain strings; the tag stage runs them over every
 hypothesis and stores the numbers, and selection thresholds them later.
 """
+
 from __future__ import annotations
 
 import copy
 import math
 import re
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+
+from babelforge.core.langid import identifier
 
 
 class LanguageIdentifier:
@@ -27,7 +30,6 @@ class LanguageIdentifier:
             raise ValueError("no language in play has a langid code")
         # set_languages replaces (never mutates) the model arrays, so a shallow copy of
         # the decoded model (seconds to decode) serves each language set.
-        from babelforge.core.langid import identifier
 
         self._identifier = copy.copy(identifier())
         self._identifier.set_languages(sorted(set(self._code_of.values())))
@@ -44,14 +46,19 @@ class LanguageIdentifier:
         """
         probabilities = self.probabilities(text)
         top = max(probabilities.values())
-        best = expected if probabilities.get(expected) == top else min(
-            key for key, prob in probabilities.items() if prob == top)
+        best = (
+            expected
+            if probabilities.get(expected) == top
+            else min(key for key, prob in probabilities.items() if prob == top)
+        )
         return best, probabilities.get(expected, math.nan)
 
 
 # Words for space-delimited scripts; single characters for Han and kana, which are
 # written without spaces, so a looping "猫猫猫猫" is seen as four repeated units.
-_UNIT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_UNIT = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+)
 _EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
 
 
@@ -87,7 +94,7 @@ def _longest_run(seq: Sequence[str], max_n: int) -> int:
             run = 1
             # Compare consecutive n-grams aligned at `start`, `start + n`, ...
             for i in range(start + n, len(seq) - n + 1, n):
-                if seq[i:i + n] == seq[i - n:i]:
+                if seq[i : i + n] == seq[i - n : i]:
                     run += 1
                     best = max(best, run)
                 else:

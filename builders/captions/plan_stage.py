@@ -5,15 +5,27 @@ current), the (caption, language) pairs, the hypotheses, the expected output siz
 estimate. Rates come from the last run (`<paths.captions>/.rates/`, written by the two stages)
 or, when there is none, from a short warm-up: the first `warmup` captions translated and tagged with the configured models (model loading not counted).
 """
+
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+from babelforge.captions.readers import stream_captions
+from babelforge.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, load_registry
 from babelforge.captions.tag_stage import Config as TagConfig
+from babelforge.captions.tag_stage import TagWorker, attribute_schema, languages_in_play
 from babelforge.captions.translate_stage import Config as TranslateConfig
+from babelforge.captions.translate_stage import TranslateWorker, language_codes, model_record, shard_params
+from babelforge.core import shards
 from babelforge.core.config import from_group, setting
+from babelforge.core.io import write_table
+from babelforge.core.progress import format_seconds
+from babelforge.core.runners import measured_rate
 
 
 @dataclass(frozen=True)
@@ -30,22 +42,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """No flags of its own: `--set captions.plan.warmup=N`, `--set captions.runner.runner=ray`, ..."""
 
 
-def estimate(captions: int, targets: int, hypotheses_per_pair: float, translate_rate: float, tag_rate: float,
-             bytes_per_hypothesis: float, bytes_per_attribute: float, workers: int = 1) -> dict[str, float]:
+def estimate(
+    captions: int,
+    targets: int,
+    hypotheses_per_pair: float,
+    translate_rate: float,
+    tag_rate: float,
+    bytes_per_hypothesis: float,
+    bytes_per_attribute: float,
+    workers: int = 1,
+) -> dict[str, float]:
     """Pairs, hypotheses, bytes and seconds of a run (pure). Rates are per worker, per second:
     captions translated into every target, and hypotheses tagged."""
     pairs = captions * targets
     hypotheses = pairs * hypotheses_per_pair
     return {
-        "pairs": pairs, "hypotheses": hypotheses,
-        "hypotheses_bytes": hypotheses * bytes_per_hypothesis, "attributes_bytes": hypotheses * bytes_per_attribute,
-        "translate_seconds": captions / translate_rate / workers, "tag_seconds": hypotheses / tag_rate / workers,
+        "pairs": pairs,
+        "hypotheses": hypotheses,
+        "hypotheses_bytes": hypotheses * bytes_per_hypothesis,
+        "attributes_bytes": hypotheses * bytes_per_attribute,
+        "translate_seconds": captions / translate_rate / workers,
+        "tag_seconds": hypotheses / tag_rate / workers,
     }
 
 
 def shard_bytes_per_row(directory) -> float | None:
     """Mean Parquet bytes per row over a shard directory's committed shards, or None."""
-    from babelforge.core import shards
 
     total = rows = 0
     for index in shards.listed_shards(directory):
@@ -59,17 +81,8 @@ def shard_bytes_per_row(directory) -> float | None:
 
 def warm_up(config: Config, registry, source_code: str, targets: dict[str, str], in_play) -> dict[str, Any]:
     """Translate and tag the first `warmup` captions here; their rates and bytes per row."""
-    import tempfile
-    import time
-    from dataclasses import replace
-    from pathlib import Path
 
     import pyarrow as pa
-
-    from babelforge.captions.readers import stream_captions
-    from babelforge.captions.tag_stage import TagWorker, attribute_schema
-    from babelforge.captions.translate_stage import TranslateWorker
-    from babelforge.core.io import write_table
 
     limited = replace(config.translate.input, limit=config.warmup)
     captions = pa.concat_tables(list(stream_captions(limited, registry))).select(["caption_id", "caption"])
@@ -78,9 +91,13 @@ def warm_up(config: Config, registry, source_code: str, targets: dict[str, str],
     hypotheses = translate(captions)
     translate_seconds = time.monotonic() - began
     sources = dict(zip(captions.column("caption_id").to_pylist(), captions.column("caption").to_pylist()))
-    inputs = hypotheses.select(["caption_id", "lang", "hyp_rank", "text"]).append_column(
-        "source", pa.array([sources[c] for c in hypotheses.column("caption_id").to_pylist()], pa.string())
-    ).append_column("reference", pa.nulls(hypotheses.num_rows, pa.string()))
+    inputs = (
+        hypotheses.select(["caption_id", "lang", "hyp_rank", "text"])
+        .append_column(
+            "source", pa.array([sources[c] for c in hypotheses.column("caption_id").to_pylist()], pa.string())
+        )
+        .append_column("reference", pa.nulls(hypotheses.num_rows, pa.string()))
+    )
     tag = TagWorker(config.tag, in_play)
     began = time.monotonic()
     attributes = tag(inputs) if hypotheses.num_rows else pa.Table.from_pylist([], schema=attribute_schema())
@@ -90,23 +107,17 @@ def warm_up(config: Config, registry, source_code: str, targets: dict[str, str],
         for name, table in (("hypotheses", hypotheses), ("attributes", attributes)):
             path = write_table(table, Path(tmp) / f"{name}.parquet")
             sizes[name] = path.stat().st_size / max(table.num_rows, 1)
-    return {"translate_rate": captions.num_rows / max(translate_seconds, 1e-9),
-            "tag_rate": hypotheses.num_rows / max(tag_seconds, 1e-9),
-            "hypotheses_per_pair": hypotheses.num_rows / max(captions.num_rows * len(targets), 1),
-            "bytes_per_hypothesis": sizes["hypotheses"], "bytes_per_attribute": sizes["attributes"],
-            "captions": captions.num_rows}
+    return {
+        "translate_rate": captions.num_rows / max(translate_seconds, 1e-9),
+        "tag_rate": hypotheses.num_rows / max(tag_seconds, 1e-9),
+        "hypotheses_per_pair": hypotheses.num_rows / max(captions.num_rows * len(targets), 1),
+        "bytes_per_hypothesis": sizes["hypotheses"],
+        "bytes_per_attribute": sizes["attributes"],
+        "captions": captions.num_rows,
+    }
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
-
-    from babelforge.captions.readers import stream_captions
-    from babelforge.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, load_registry
-    from babelforge.captions.tag_stage import languages_in_play
-    from babelforge.captions.translate_stage import language_codes, model_record, shard_params
-    from babelforge.core import shards
-    from babelforge.core.progress import format_seconds
-    from babelforge.core.runners import measured_rate
 
     translate = config.translate
     runner = translate.runner
@@ -115,38 +126,60 @@ def run(config: Config) -> int:
     in_play = languages_in_play(registry.get(translate.input.source).key, list(targets), registry)
     data = Path(translate.paths.captions)
 
-    plan = shards.plan_shards(stream_captions(translate.input, registry, batch_rows=min(runner.shard_size, 8192)),
-                              runner.shard_size)
+    plan = shards.plan_shards(
+        stream_captions(translate.input, registry, batch_rows=min(runner.shard_size, 8192)), runner.shard_size
+    )
     captions = plan[-1].stop if plan else 0
     todo = plan
     if Path(translate.paths.nllb_model).exists():
         params = shard_params(translate, source_code, targets)
-        todo = shards.pending_shards(data / HYPOTHESES_DIR, plan, shards.stable_hash(params),
-                                     shards.stable_hash(model_record(translate)))
+        todo = shards.pending_shards(
+            data / HYPOTHESES_DIR, plan, shards.stable_hash(params), shards.stable_hash(model_record(translate))
+        )
     todo_captions = sum(shard.rows for shard in todo)
 
     translated, tagged = measured_rate(data, "captions_translate"), measured_rate(data, "captions_tag")
     measured = {}
     if translated and tagged:
+
         def per_worker(rate: dict) -> float:
             # local: the rate after the first shard (model load left out); ray finishes shards in bursts,
             # so there the whole run's rate
             steady = rate.get("steady_rows_in_per_second") if rate["runner"] == "local" else None
             return (steady or rate["rows_in_per_second"]) / rate["concurrency"]
 
-        measured = {"translate_rate": per_worker(translated), "tag_rate": per_worker(tagged),
-                    "hypotheses_per_pair": translated["rows_out_per_input_row"] / len(targets),
-                    "source": f"measured by the last {translated['runner']} run"}
+        measured = {
+            "translate_rate": per_worker(translated),
+            "tag_rate": per_worker(tagged),
+            "hypotheses_per_pair": translated["rows_out_per_input_row"] / len(targets),
+            "source": f"measured by the last {translated['runner']} run",
+        }
     else:
         warm = warm_up(config, registry, source_code, targets, in_play)
         measured = {**warm, "source": f"a warm-up of {warm['captions']} captions"}
     per_hypothesis = shard_bytes_per_row(data / HYPOTHESES_DIR) or measured.get("bytes_per_hypothesis", 0.0)
     per_attribute = shard_bytes_per_row(data / ATTRIBUTES_DIR) or measured.get("bytes_per_attribute", 0.0)
     workers = runner.concurrency if runner.runner == "ray" else 1
-    whole = estimate(captions, len(targets), measured["hypotheses_per_pair"], measured["translate_rate"],
-                     measured["tag_rate"], per_hypothesis, per_attribute, workers)
-    left = estimate(todo_captions, len(targets), measured["hypotheses_per_pair"], measured["translate_rate"],
-                    measured["tag_rate"], per_hypothesis, per_attribute, workers)
+    whole = estimate(
+        captions,
+        len(targets),
+        measured["hypotheses_per_pair"],
+        measured["translate_rate"],
+        measured["tag_rate"],
+        per_hypothesis,
+        per_attribute,
+        workers,
+    )
+    left = estimate(
+        todo_captions,
+        len(targets),
+        measured["hypotheses_per_pair"],
+        measured["translate_rate"],
+        measured["tag_rate"],
+        per_hypothesis,
+        per_attribute,
+        workers,
+    )
 
     def size(n: float) -> str:
         for unit in ("B", "KB", "MB", "GB", "TB"):

@@ -8,19 +8,27 @@ the real COMET code paths run offline. Nothing is imported or downloaded at impo
 A checkpoint directory has COMET's layout: `hparams.yaml` and `checkpoints/model.ckpt`.
 The tiny one also bundles its encoder (tokenizer + XLM-R config) in `encoder/`.
 """
+
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import io
+import logging
 import os
 import re
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+
+import yaml
 
 from babelforge.core.determinism import KIWI_DECIMALS, rounded
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory
+from babelforge.core.progress import progress
 
 KIWI_HUB_ID = "Unbabel/wmt22-cometkiwi-da"
 # The tiny checkpoint's encoder folder, relative to its directory (as hparams.yaml records it).
@@ -107,7 +115,6 @@ def load_kiwi(model: str, revision: str | None = None):
                 # A self-contained checkpoint: hparams.yaml names its encoder relative to the
                 # directory (same bytes at any path); resolve it against where the directory is.
                 import torch
-                import yaml
                 from comet.models import str2model
 
                 hparams = yaml.safe_load((root / "hparams.yaml").read_text(encoding="utf-8"))
@@ -145,8 +152,9 @@ def load_kiwi(model: str, revision: str | None = None):
 
 
 @functools.lru_cache(maxsize=4)
-def kiwi_scorer(model: str, revision: str | None = None, batch_size: int = 64, device: str = "auto",
-                length_sorted: bool = True) -> tuple["KiwiScorer", dict]:
+def kiwi_scorer(
+    model: str, revision: str | None = None, batch_size: int = 64, device: str = "auto", length_sorted: bool = True
+) -> tuple[KiwiScorer, dict]:
     """A COMETKiwi scorer and its provenance record, loaded once per process for the same
     settings: the `kiwi_v1` tagger and every shard a runner hands to this process share it."""
     scorer, record = load_kiwi(model, revision)
@@ -156,22 +164,19 @@ def kiwi_scorer(model: str, revision: str | None = None, batch_size: int = 64, d
 def weights_sha256(model) -> str:
     """sha256 over a model's parameters and buffers (name, dtype, shape, bytes, in name order):
     the same weights give the same hash wherever the checkpoint file lies."""
-    import hashlib
 
     import torch
 
     digest = hashlib.sha256()
     for name, tensor in sorted(model.state_dict().items()):
         flat = tensor.detach().cpu().contiguous().reshape(-1)
-        digest.update(f"{name}:{flat.dtype}:{tuple(tensor.shape)};".encode("utf-8"))
+        digest.update(f"{name}:{flat.dtype}:{tuple(tensor.shape)};".encode())
         digest.update(flat.view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()
 
 
 @contextlib.contextmanager
 def _quiet_lightning() -> Iterator[None]:
-    import logging
-    import warnings
 
     # torchmetrics 0.10 (pinned by COMET) imports pkg_resources, which warns on every import
     warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
@@ -226,13 +231,11 @@ class KiwiScorer:
     def _score_unique(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch
 
-        from babelforge.core.progress import progress
-
         order = batch_order([len(src) + len(mt) for src, mt in pairs], self.length_sorted)
         scores: list[float] = [0.0] * len(order)
         starts = range(0, len(order), self.batch_size)
         for start in progress(starts, desc="COMETKiwi", total=len(starts), unit="batch"):
-            chunk = order[start:start + self.batch_size]
+            chunk = order[start : start + self.batch_size]
             samples = [{"src": pairs[i][0], "mt": pairs[i][1]} for i in chunk]
             inputs = self.model.prepare_sample(samples, stage="predict")
             inputs = tuple({k: v.to(self.device) for k, v in part.items()} for part in inputs)
@@ -245,6 +248,7 @@ class KiwiScorer:
 
 
 # --- the tiny checkpoint -----------------------------------------------------------
+
 
 def build_tiny_kiwi(
     out_dir: str | os.PathLike,
@@ -271,7 +275,11 @@ def build_tiny_kiwi(
         encoder_dir.mkdir()
         _train_tokenizer(texts, encoder_dir, vocab_size)
         model = _random_unified_metric(
-            encoder_dir, seed=seed, hidden_size=hidden_size, layers=layers, heads=heads,
+            encoder_dir,
+            seed=seed,
+            hidden_size=hidden_size,
+            layers=layers,
+            heads=heads,
             max_positions=max_positions,
         )
         _calibrate(model, texts)
@@ -284,16 +292,21 @@ def build_tiny_kiwi(
 
 
 def _train_tokenizer(texts: list[str], encoder_dir: Path, vocab_size: int) -> None:
-    import io
 
     import sentencepiece as spm
     from transformers import XLMRobertaTokenizerFast
 
     buffer = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts), model_writer=buffer, vocab_size=vocab_size,
-        model_type="unigram", character_coverage=1.0, hard_vocab_limit=False,
-        num_threads=1, minloglevel=2, shuffle_input_sentence=False,
+        sentence_iterator=iter(texts),
+        model_writer=buffer,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        character_coverage=1.0,
+        hard_vocab_limit=False,
+        num_threads=1,
+        minloglevel=2,
+        shuffle_input_sentence=False,
     )
     spm_path = encoder_dir / "sentencepiece.bpe.model"
     spm_path.write_bytes(buffer.getvalue())
@@ -302,26 +315,36 @@ def _train_tokenizer(texts: list[str], encoder_dir: Path, vocab_size: int) -> No
     tokenizer.save_pretrained(str(encoder_dir))
 
 
-def _random_unified_metric(encoder_dir: Path, seed: int, hidden_size: int, layers: int, heads: int,
-                           max_positions: int):
+def _random_unified_metric(encoder_dir: Path, seed: int, hidden_size: int, layers: int, heads: int, max_positions: int):
     import torch
     from comet.models import UnifiedMetric
     from transformers import XLMRobertaConfig, XLMRobertaTokenizerFast
 
     tokenizer = XLMRobertaTokenizerFast.from_pretrained(str(encoder_dir), local_files_only=True)
     XLMRobertaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=layers,
-        num_attention_heads=heads, intermediate_size=2 * hidden_size,
-        max_position_embeddings=max_positions + 2, type_vocab_size=1,
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=max_positions + 2,
+        type_vocab_size=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     ).save_pretrained(str(encoder_dir))
     torch.manual_seed(seed)
     with _quiet_lightning():
         model = UnifiedMetric(
-            pretrained_model=str(encoder_dir), load_pretrained_weights=False, local_files_only=True,
-            input_segments=["mt", "src"], hidden_sizes=[4 * hidden_size], word_layer=layers - 1,
-            final_activation="Sigmoid", layer_transformation="sparsemax", batch_size=16,
+            pretrained_model=str(encoder_dir),
+            load_pretrained_weights=False,
+            local_files_only=True,
+            input_segments=["mt", "src"],
+            hidden_sizes=[4 * hidden_size],
+            word_layer=layers - 1,
+            final_activation="Sigmoid",
+            layer_transformation="sparsemax",
+            batch_size=16,
         )
     return model
 
@@ -355,7 +378,6 @@ def _calibrate(model, texts: list[str], pairs: int = 256) -> None:
 def _save_checkpoint(model, hparams: dict, root: Path) -> None:
     import pytorch_lightning
     import torch
-    import yaml
 
     (root / "checkpoints").mkdir()
     state = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}

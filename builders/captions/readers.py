@@ -8,13 +8,18 @@ below return a `CaptionSet`: one row per English (source) caption with
 and the human translations the source ships with (XTD has ten languages), keyed by the
 registry key of their language so chrF can be computed against them.
 """
+
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
+
+import numpy as np
 
 from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
@@ -51,23 +56,37 @@ class InputConfig:
     """The `captions.input` group of params.yaml: the English caption set to read."""
 
     format: Literal["xtd", "table", "img2dataset"] = setting(
-        "xtd", "xtd (XTD / xFlickrCO JSON), table (CSV / TSV / JSONL / Parquet: id, image, caption, ...) or "
-               "img2dataset (its Parquet files or their folder: key, caption, url, status, ...)")
+        "xtd",
+        "xtd (XTD / xFlickrCO JSON), table (CSV / TSV / JSONL / Parquet: id, image, caption, ...) or "
+        "img2dataset (its Parquet files or their folder: key, caption, url, status, ...)",
+    )
     path: str = setting("data/raw/xtd/xtd.json", "the caption file")
     source: str = setting("eng_Latn", "registry key of the captions' language")
     targets: list[str] = setting(
-        ["deu_Latn", "spa_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang", "pol_Latn", "rus_Cyrl", "tur_Latn",
-         "zho_Hans"], "registry keys of the languages to translate into (XTD's ten)")
+        [
+            "deu_Latn",
+            "spa_Latn",
+            "fra_Latn",
+            "ita_Latn",
+            "jpn_Jpan",
+            "kor_Hang",
+            "pol_Latn",
+            "rus_Cyrl",
+            "tur_Latn",
+            "zho_Hans",
+        ],
+        "registry keys of the languages to translate into (XTD's ten)",
+    )
     limit: int | None = setting(None, "the first N captions only (null: all)")
 
 
 @dataclass
 class CaptionSet:
-    source_lang: str                                   # registry key of the captions' language
-    captions: list[dict[str, Any]]                     # caption_id, image, caption, extras...
+    source_lang: str  # registry key of the captions' language
+    captions: list[dict[str, Any]]  # caption_id, image, caption, extras...
     references: list[tuple[str, str, str]] = field(default_factory=list)  # (caption_id, lang, text)
 
-    def limited(self, limit: int | None) -> "CaptionSet":
+    def limited(self, limit: int | None) -> CaptionSet:
         """The first `limit` captions (and their references); all when limit is None."""
         if limit is None:
             return self
@@ -103,9 +122,7 @@ def read_xtd(path: str | Path, source_lang: str, registry) -> CaptionSet:
     keys = {code: xtd_key(code, registry) for code in by_code}
     source_codes = [code for code, key in keys.items() if key == source_lang]
     if not source_codes:
-        raise BabelforgeError(
-            f"{path}: no captions in {source_lang} (the file has {', '.join(sorted(by_code))})"
-        )
+        raise BabelforgeError(f"{path}: no captions in {source_lang} (the file has {', '.join(sorted(by_code))})")
     for code, captions in by_code.items():
         if len(captions) != len(images):
             raise BabelforgeError(f"{path}: {len(captions)} {code} captions for {len(images)} images")
@@ -183,8 +200,9 @@ def _parquet_batches(path: Path, batch_rows: int):
     yield from ds.dataset([str(f) for f in files], format="parquet").to_batches(batch_size=batch_rows)
 
 
-def _table_caption(row: dict[str, Any], number: int, path: Path, id_column: str, image_column: str,
-                   registry) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def _table_caption(
+    row: dict[str, Any], number: int, path: Path, id_column: str, image_column: str, registry
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """One input row as (caption row, [(reference lang, text)]); `id_column` becomes caption_id."""
     caption_id = str(row[id_column])
     if not isinstance(row.get("caption"), str):
@@ -193,8 +211,11 @@ def _table_caption(row: dict[str, Any], number: int, path: Path, id_column: str,
     reserved = [k for k in extras if k in CORE_COLUMNS or k == "source_lang"]
     if reserved:
         raise BabelforgeError(f"{path}: column(s) {', '.join(reserved)} are reserved; rename them")
-    references = [(column[len(REFERENCE_PREFIX):], value) for column, value in extras.items()
-                  if column.startswith(REFERENCE_PREFIX) and isinstance(value, str) and value.strip()]
+    references = [
+        (column[len(REFERENCE_PREFIX) :], value)
+        for column, value in extras.items()
+        if column.startswith(REFERENCE_PREFIX) and isinstance(value, str) and value.strip()
+    ]
     return {"caption_id": caption_id, "image": row[image_column], "caption": row["caption"], **extras}, references
 
 
@@ -208,16 +229,12 @@ class SeenIds:
 
     @staticmethod
     def digests(ids: list[str]):
-        import hashlib
-
-        import numpy as np
 
         return np.array([hashlib.blake2b(i.encode("utf-8"), digest_size=16).digest() for i in ids], dtype="S16")
 
     def add(self, ids: list[str]) -> int | None:
         """Add a block of ids; the position in `ids` of the first one seen before (earlier in
         the block or in an earlier block), or None when all are new (then all are kept)."""
-        import numpy as np
 
         digests = self.digests(ids)
         repeated = np.zeros(len(ids), dtype=bool)
@@ -235,8 +252,14 @@ class SeenIds:
         return None
 
 
-def _table_captions(path: Path, registry, id_column: str = "id", image_column: str = "image",
-                    keep=lambda row: True, block_rows: int = 4096) -> Iterator[tuple[dict[str, Any], list[tuple[str, str]]]]:
+def _table_captions(
+    path: Path,
+    registry,
+    id_column: str = "id",
+    image_column: str = "image",
+    keep=lambda row: True,
+    block_rows: int = 4096,
+) -> Iterator[tuple[dict[str, Any], list[tuple[str, str]]]]:
     """(caption row, references) of every row of a table, streamed; ids unique (checked a block
     of `block_rows` at a time, before the block is handed on)."""
     seen = SeenIds()
@@ -254,11 +277,12 @@ def _table_captions(path: Path, registry, id_column: str = "id", image_column: s
         if not checked:
             missing = [column for column in (id_column, image_column, "caption") if column not in row]
             if missing:
-                raise BabelforgeError(f"{path}: missing column(s) {', '.join(missing)} "
-                                      f"(need {id_column}, {image_column}, caption)")
+                raise BabelforgeError(
+                    f"{path}: missing column(s) {', '.join(missing)} (need {id_column}, {image_column}, caption)"
+                )
             for column in row:
                 if column.startswith(REFERENCE_PREFIX):
-                    registry.get(column[len(REFERENCE_PREFIX):])  # unknown key: an error naming it
+                    registry.get(column[len(REFERENCE_PREFIX) :])  # unknown key: an error naming it
             checked = True
         if not keep(row):
             continue
@@ -309,8 +333,13 @@ def stream_captions(config: InputConfig, registry, batch_rows: int = 8192) -> It
         pairs = _table_captions(path, registry)
     elif config.format == "img2dataset":
         # img2dataset's rows: `key, caption, url, status, ...`; only images it downloaded count.
-        pairs = _table_captions(path, registry, id_column="key", image_column="url",
-                                keep=lambda row: row.get("status", "success") == "success")
+        pairs = _table_captions(
+            path,
+            registry,
+            id_column="key",
+            image_column="url",
+            keep=lambda row: row.get("status", "success") == "success",
+        )
     else:
         raise BabelforgeError(f"captions.input.format {config.format!r}: use 'xtd', 'table' or 'img2dataset'")
     block: list = []

@@ -5,12 +5,14 @@ The checks are thresholds as data (`captions.select` in params.yaml, a default a
 per-language overrides), applied by the one threshold step of `babelforge.core.taggers`:
 re-thresholding never recomputes an attribute.
 """
+
 from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import babelforge.core.text_taggers  # noqa: F401  (registers blank_v1)
 from babelforge.core import taggers
@@ -49,8 +51,8 @@ def failed_checks(row: Mapping[str, Any], rules: Sequence[Rule]) -> list[str]:
 class Choice:
     """The outcome for one (caption, language)."""
 
-    best: Mapping[str, Any] | None     # the kept hypothesis row, None when nothing passed
-    reason: str | None                 # why nothing was kept, e.g. "rejected:langid=8,script=3"
+    best: Mapping[str, Any] | None  # the kept hypothesis row, None when nothing passed
+    reason: str | None  # why nothing was kept, e.g. "rejected:langid=8,script=3"
     n_hypotheses: int
     n_passed: int
 
@@ -106,6 +108,7 @@ def quality_flags(percentile: float, bottom_percent: float = 25.0) -> tuple[bool
 def headline(quality: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """captions.json of paths.metrics from quality.json's per-language figures: totals and means
     over languages (a per-language entry would be one `dvc exp show` column per language and figure)."""
+
     def mean(key: str) -> float | None:
         values = [figures[key] for figures in quality.values() if figures.get(key) is not None]
         return round(sum(values) / len(values), 6) if values else None

@@ -12,26 +12,64 @@ percentiles; chrF pairs only where a human reference exists); a second pass choo
 writes each shard's rows, with their percentiles over all shards, into the one Parquet file
 (a row group per shard, rows in shard order, then language and caption id within a shard).
 """
+
 from __future__ import annotations
 
 import argparse
 import math
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from babelforge.captions.chrf import corpus_chrf
 from babelforge.captions.select import (
-    DEFAULT_CHECKS, KIWI_SCORE, SELECT_TAGGERS, choose, quality_flags, with_text_tags,
+    DEFAULT_CHECKS,
+    KIWI_SCORE,
+    SELECT_TAGGERS,
+    choose,
+    headline,
+    quality_flags,
+    with_text_tags,
 )
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.captions.settings import (
+    ATTRIBUTES_DIR,
+    HYPOTHESES_DIR,
+    KEY,
+    REFERENCES_DIR,
+    SELECTED_FILE,
+    SOURCE_DIR,
+    shard_inputs,
+)
+from babelforge.core import shards, taggers
+from babelforge.core.config import Paths, as_params, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import write_json, write_table_parts
+from babelforge.core.metrics import write_metrics
+from babelforge.core.progress import info, progress
+from babelforge.core.provenance import provenance
 from babelforge.core.taggers import Thresholds
 
 TAGGERS = SELECT_TAGGERS
 BOTTOM_PERCENT = 25.0
 QUALITY_FILE = "quality.json"
 SELECTED_COLUMNS = (
-    "caption_id", "lang", "text", "hyp_rank", "mt_score", "kiwi_score", "kiwi_percentile",
-    "is_bottom_25", "is_top_75", "chrf", "n_hypotheses", "n_passed", "reason",
+    "caption_id",
+    "lang",
+    "text",
+    "hyp_rank",
+    "mt_score",
+    "kiwi_score",
+    "kiwi_percentile",
+    "is_bottom_25",
+    "is_top_75",
+    "chrf",
+    "n_hypotheses",
+    "n_passed",
+    "reason",
 )
 
 
@@ -41,10 +79,13 @@ class Config:
 
     GROUP = "captions.select"
     default: dict[str, dict[str, Any] | None] = setting(
-        DEFAULT_CHECKS, "rejection reason -> {attribute column: {min: x} | {max: x} | {equals: x}}, for every "
-        "language; a hypothesis failing a condition is rejected for that reason; null turns a reason or bound off")
+        DEFAULT_CHECKS,
+        "rejection reason -> {attribute column: {min: x} | {max: x} | {equals: x}}, for every "
+        "language; a hypothesis failing a condition is rejected for that reason; null turns a reason or bound off",
+    )
     languages: dict[str, dict[str, Any]] = setting(
-        {}, "per-language overrides merged into `default`, e.g. {jpn_Jpan: {script: {script_v1__share: {min: 0.7}}}}")
+        {}, "per-language overrides merged into `default`, e.g. {jpn_Jpan: {script: {script_v1__share: {min: 0.7}}}}"
+    )
     paths: Paths = stage_paths()
 
     @property
@@ -53,14 +94,21 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from babelforge.core.config import hidden_alias
 
-    parser.add_argument("--out", dest="paths.captions", metavar="DIR",
-                        help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
-                             "quality.json (paths.captions)")
+    parser.add_argument(
+        "--out",
+        dest="paths.captions",
+        metavar="DIR",
+        help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
+        "quality.json (paths.captions)",
+    )
     hidden_alias(parser, "--data-dir", "--out")
-    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
-                        help="folder of the headline metrics; writes captions.json there (paths.metrics)")
+    parser.add_argument(
+        "--metrics",
+        dest="paths.metrics",
+        metavar="DIR",
+        help="folder of the headline metrics; writes captions.json there (paths.metrics)",
+    )
 
 
 def select_rows(
@@ -84,24 +132,32 @@ def select_rows(
     for caption_id, lang in pairs:
         choice = choose(groups.get((caption_id, lang), []), rules[lang])
         best = choice.best or {}
-        out.append({
-            "caption_id": caption_id, "lang": lang, "text": best.get("text"), "hyp_rank": best.get("hyp_rank"),
-            "mt_score": best.get("mt_score"), "kiwi_score": best.get(KIWI_SCORE),
-            "chrf": best.get("chrf_v1__score"), "n_hypotheses": choice.n_hypotheses,
-            "n_passed": choice.n_passed, "reason": choice.reason,
-        })
+        out.append(
+            {
+                "caption_id": caption_id,
+                "lang": lang,
+                "text": best.get("text"),
+                "hyp_rank": best.get("hyp_rank"),
+                "mt_score": best.get("mt_score"),
+                "kiwi_score": best.get(KIWI_SCORE),
+                "chrf": best.get("chrf_v1__score"),
+                "n_hypotheses": choice.n_hypotheses,
+                "n_passed": choice.n_passed,
+                "reason": choice.reason,
+            }
+        )
     if quality:
         add_quality_flags(out)
     return out
 
 
-def add_quality_flags(rows: list[dict[str, Any]], ranks: Mapping[str, Any] | None = None,
-                      bottom_percent: float = BOTTOM_PERCENT) -> None:
+def add_quality_flags(
+    rows: list[dict[str, Any]], ranks: Mapping[str, Any] | None = None, bottom_percent: float = BOTTOM_PERCENT
+) -> None:
     """Per language: percentile of each kept translation's Kiwi score, and the two flags.
 
     `ranks` holds each language's kept scores over all shards, sorted (`QualityTally.ranks`);
     without it, the percentiles are taken within `rows`."""
-    import numpy as np
 
     if ranks is None:
         tally = QualityTally()
@@ -138,19 +194,23 @@ class QualityTally:
         self.kept_pairs: dict[str, list] = defaultdict(list)
         self.top_pairs: dict[str, list] = defaultdict(list)
 
-    def add(self, rows: Sequence[Mapping[str, Any]], top_hypotheses: Sequence[Mapping[str, Any]],
-            references: Mapping[tuple[str, str], str]) -> None:
+    def add(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        top_hypotheses: Sequence[Mapping[str, Any]],
+        references: Mapping[tuple[str, str], str],
+    ) -> None:
         """One shard: its chosen rows, its translator-best hypotheses (hyp_rank 0) and its human
         references by (caption_id, lang)."""
-        import numpy as np
 
         scores: dict[str, list] = defaultdict(list)
         for row in rows:
             lang = row["lang"]
             self.captions[lang] += 1
             if row["reason"]:
-                self.rejections[lang].update(check.split("=")[0]
-                                             for check in row["reason"].removeprefix("rejected:").split(","))
+                self.rejections[lang].update(
+                    check.split("=")[0] for check in row["reason"].removeprefix("rejected:").split(",")
+                )
             if row["text"] is None:
                 continue
             self.selected[lang] += 1
@@ -168,10 +228,11 @@ class QualityTally:
 
     def ranks(self) -> dict[str, Any]:
         """Each language's kept Kiwi scores over all shards, sorted (for percentiles)."""
-        import numpy as np
 
-        return {lang: np.sort(np.concatenate(self.scores[lang])) if self.scores.get(lang) else np.zeros(0)
-                for lang in self.captions}
+        return {
+            lang: np.sort(np.concatenate(self.scores[lang])) if self.scores.get(lang) else np.zeros(0)
+            for lang in self.captions
+        }
 
     def summary(self) -> dict[str, Any]:
         """Per-language figures for quality.json.
@@ -203,7 +264,6 @@ class QualityTally:
 
 def _corpus_chrf(pairs: Sequence[tuple[str, str, str]]):
     """Corpus chrF of (caption id, translation, reference) triples, in caption id order."""
-    from babelforge.captions.chrf import corpus_chrf
 
     if not pairs:
         return None
@@ -217,9 +277,21 @@ def selected_schema(source_schema):
     import pyarrow as pa
 
     text, number, flag, count = pa.large_string(), pa.float64(), pa.bool_(), pa.int64()
-    own = {"caption_id": text, "lang": text, "text": text, "hyp_rank": pa.int32(), "mt_score": number,
-           "kiwi_score": number, "kiwi_percentile": number, "is_bottom_25": flag, "is_top_75": flag,
-           "chrf": number, "n_hypotheses": count, "n_passed": count, "reason": text}
+    own = {
+        "caption_id": text,
+        "lang": text,
+        "text": text,
+        "hyp_rank": pa.int32(),
+        "mt_score": number,
+        "kiwi_score": number,
+        "kiwi_percentile": number,
+        "is_bottom_25": flag,
+        "is_top_75": flag,
+        "chrf": number,
+        "n_hypotheses": count,
+        "n_passed": count,
+        "reason": text,
+    }
     fields = [pa.field(name, own[name]) for name in SELECTED_COLUMNS]
     for field in source_schema:
         if field.name != "caption_id":
@@ -233,23 +305,21 @@ def choose_shard(data, shard, langs: Sequence[str], thresholds: Thresholds):
     rows, its references by (caption_id, lang)); one shard of each directory in memory."""
     import pandas as pd
 
-    from babelforge.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR
-    from babelforge.core import shards
-    from babelforge.core.errors import BabelforgeError
-
     def part(name):
         return pd.read_parquet(shards.parquet_path(data / name, shard.index))
+
     hypotheses, attributes, source = part(HYPOTHESES_DIR), part(ATTRIBUTES_DIR), part(SOURCE_DIR)
     scored = hypotheses.merge(attributes, on=KEY, how="left", validate="one_to_one")
     if len(attributes) != len(hypotheses) or scored[KIWI_SCORE].isna().any():
-        raise BabelforgeError(f"{data / ATTRIBUTES_DIR}: {shard.name} does not match its hypotheses; "
-                              "rerun `babelforge captions_tag`")
+        raise BabelforgeError(
+            f"{data / ATTRIBUTES_DIR}: {shard.name} does not match its hypotheses; rerun `babelforge captions_tag`"
+        )
     # a caption's hypotheses and attributes all lie in its shard, so the choice is made here
     pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
     rows = select_rows(scored.to_dict("records"), pairs, thresholds, quality=False)
     top = hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records")
     references = part(REFERENCES_DIR)
-    refs = {(c, l): t for c, l, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
+    refs = {(c, lang): t for c, lang, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
     return rows, top, source, refs
 
 
@@ -265,21 +335,8 @@ def selected_part(rows: list[dict[str, Any]], source, schema):
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
 
     import pyarrow as pa
-
-    from babelforge.captions.settings import (
-        ATTRIBUTES_DIR, HYPOTHESES_DIR, REFERENCES_DIR, SELECTED_FILE, SOURCE_DIR, shard_inputs,
-    )
-    from babelforge.core import shards, taggers
-    from babelforge.core.config import as_params
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.captions.select import headline
-    from babelforge.core.io import write_json, write_table_parts
-    from babelforge.core.metrics import write_metrics
-    from babelforge.core.progress import info, progress
-    from babelforge.core.provenance import provenance
 
     data = Path(config.paths.captions)
     plan = shard_inputs(data, [HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR])
@@ -287,8 +344,14 @@ def run(config: Config) -> int:
     attribute_columns = shards.dataset(data / ATTRIBUTES_DIR).schema.names
     hypothesis_columns = shards.dataset(data / HYPOTHESES_DIR).schema.names
     config.thresholds.check([*hypothesis_columns, *attribute_columns, *selection_columns], Config.GROUP)
-    langs = sorted(set().union(*(shards.read_shard(data / HYPOTHESES_DIR, shard.index, ["lang"]).column("lang")
-                                 .unique().to_pylist() for shard in plan)))
+    langs = sorted(
+        set().union(
+            *(
+                shards.read_shard(data / HYPOTHESES_DIR, shard.index, ["lang"]).column("lang").unique().to_pylist()
+                for shard in plan
+            )
+        )
+    )
     source_schema = pa.unify_schemas([shards.read_shard(data / SOURCE_DIR, shard.index).schema for shard in plan])
     clashes = sorted(set(source_schema.names) & set(SELECTED_COLUMNS) - {"caption_id"})
     if clashes:
@@ -307,14 +370,21 @@ def run(config: Config) -> int:
             add_quality_flags(rows, ranks)
             yield selected_part(rows, source, schema)
 
-    record = provenance("captions_select", params={"select": as_params(config)}, sources={
-        name: shards.digest(data / name) for name in (HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR)})
+    record = provenance(
+        "captions_select",
+        params={"select": as_params(config)},
+        sources={
+            name: shards.digest(data / name) for name in (HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR)
+        },
+    )
     write_table_parts(parts(), data / SELECTED_FILE, schema, provenance=record)
     summary = tally.summary()
     write_json(summary, data / QUALITY_FILE)
     write_metrics(headline(summary), config.paths.metrics, "captions")
     for lang, figures in summary.items():
-        info(f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
-             f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "
-             f"{figures['chrf_corpus_top_hypothesis']}), rejections {figures['rejections']}")
+        info(
+            f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
+            f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "
+            f"{figures['chrf_corpus_top_hypothesis']}), rejections {figures['rejections']}"
+        )
     return 0

@@ -4,13 +4,20 @@
 are shard directories (`babelforge.core.shards`): shard i of each covers the same input
 captions. `selected.parquet` and `quality.json` (captions_select) are single files.
 """
+
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from babelforge.captions.readers import REFERENCES_COLUMN
+from babelforge.core import shards
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file
+from babelforge.core.languages import read_registry, registry
 
 SOURCE_DIR = "source"
 REFERENCES_DIR = "references"
@@ -22,7 +29,6 @@ KEY = ["caption_id", "lang", "hyp_rank"]
 
 def load_registry(path: str | None):
     """The project registry, or the one at `path` (tests, or before resources/languages.tsv exists)."""
-    from babelforge.core.languages import read_registry, registry
 
     if path:
         return read_registry(path)
@@ -40,21 +46,21 @@ def split_references(table, source_lang: str):
     (`caption_id, lang, text`, one row per human translation)."""
     import pyarrow as pa
 
-    from babelforge.captions.readers import REFERENCES_COLUMN
-
     nested = table.column(REFERENCES_COLUMN).to_pylist()
     source = table.drop_columns([REFERENCES_COLUMN])
     source = source.add_column(3, "source_lang", pa.array([source_lang] * source.num_rows, pa.string()))
     ids = table.column("caption_id").to_pylist()
-    rows = [{"caption_id": caption_id, "lang": ref["lang"], "text": ref["text"]}
-            for caption_id, refs in zip(ids, nested) for ref in refs or []]
+    rows = [
+        {"caption_id": caption_id, "lang": ref["lang"], "text": ref["text"]}
+        for caption_id, refs in zip(ids, nested)
+        for ref in refs or []
+    ]
     schema = pa.schema([("caption_id", pa.string()), ("lang", pa.string()), ("text", pa.string())])
     return source, pa.Table.from_pylist(rows, schema=schema)
 
 
 def write_side_shards(directory: Path, shard, table, sort_by: Sequence[str], params: Mapping[str, Any]) -> bool:
     """Write a shard that needs no model (source/, references/) unless it is current; True if written."""
-    from babelforge.core import shards
 
     params_hash = shards.stable_hash(dict(params))
     if shards.is_current(directory, shard, params_hash, ""):
@@ -65,16 +71,13 @@ def write_side_shards(directory: Path, shard, table, sort_by: Sequence[str], par
 
 def directory_sha256(path: str | os.PathLike) -> str:
     """One sha256 over a model folder's files (relative name and content hash, in name order)."""
-    import hashlib
-
-    from babelforge.core.io import sha256_file
 
     root = Path(path)
     if root.is_file():
         return sha256_file(root)
     digest = hashlib.sha256()
     for file in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(f"{file.relative_to(root).as_posix()}\t{sha256_file(file)}\n".encode("utf-8"))
+        digest.update(f"{file.relative_to(root).as_posix()}\t{sha256_file(file)}\n".encode())
     return digest.hexdigest()
 
 
@@ -82,7 +85,6 @@ def shard_inputs(data: Path, names: Sequence[str]) -> list:
     """The plan of a stage that reads the shard directories `names` of `data` side by side:
     one Shard per index they all have (an error if they disagree), whose input hash joins
     their manifests' sha256 and whose rows are those of the first directory."""
-    from babelforge.core import shards
 
     listings = {name: shards.committed_files(data / name) for name in names}
     counts = {name: len(files) for name, files in listings.items()}
@@ -94,7 +96,8 @@ def shard_inputs(data: Path, names: Sequence[str]) -> list:
         if any(manifest is None for manifest in manifests):
             raise BabelforgeError(f"{data}: {shards.shard_name(index)} is missing in one of {', '.join(names)}")
         rows = manifests[0].rows
-        plan.append(shards.Shard(index, start, start + rows,
-                                 shards.stable_hash([manifest.sha256 for manifest in manifests])))
+        plan.append(
+            shards.Shard(index, start, start + rows, shards.stable_hash([manifest.sha256 for manifest in manifests]))
+        )
         start += rows
     return plan

@@ -4,9 +4,11 @@ The settings are `captions_translate`'s Config. Works with any translator that h
 `translate(texts, src_lang, tgt_langs) -> list[list[Hypothesis(text, score)]]` (one target
 per text, hypotheses best first), i.e. `babelforge.translation.nllb.NllbTranslator` or a stub.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from babelforge.core.errors import BabelforgeError
 
@@ -17,14 +19,21 @@ def hypotheses_table(rows: Sequence[Mapping[str, Any]]):
     """Hypothesis rows as the pyarrow table of a `hypotheses/` shard (fixed types, also when empty)."""
     import pyarrow as pa
 
-    schema = pa.schema([("caption_id", pa.string()), ("lang", pa.string()), ("hyp_rank", pa.int32()),
-                        ("text", pa.string()), ("mt_score", pa.float64())])
+    schema = pa.schema(
+        [
+            ("caption_id", pa.string()),
+            ("lang", pa.string()),
+            ("hyp_rank", pa.int32()),
+            ("text", pa.string()),
+            ("mt_score", pa.float64()),
+        ]
+    )
     return pa.Table.from_pylist(list(rows), schema=schema)
 
 
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def translate_nbest(
@@ -56,8 +65,13 @@ def translate_nbest(
     for caption_id, text in captions:
         for key in sorted(targets):
             for rank, hypothesis in enumerate(results.get((text.strip(), key), [])):
-                rows.append({
-                    "caption_id": caption_id, "lang": key, "hyp_rank": rank,
-                    "text": hypothesis.text, "mt_score": float(hypothesis.score),
-                })
+                rows.append(
+                    {
+                        "caption_id": caption_id,
+                        "lang": key,
+                        "hyp_rank": rank,
+                        "text": hypothesis.text,
+                        "mt_score": float(hypothesis.score),
+                    }
+                )
     return rows

@@ -9,16 +9,35 @@ Each shard is a Parquet file plus its manifest (`babelforge.core.shards`); a rer
 shards that are missing or stale (input rows, settings or model changed), so a killed run
 loses at most the shards in flight. The translation runs on the `captions.runner` runner.
 """
+
 from __future__ import annotations
 
 import argparse
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from babelforge.captions.readers import InputConfig
-from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.captions.readers import InputConfig, stream_captions
+from babelforge.captions.settings import (
+    HYPOTHESES_DIR,
+    KEY,
+    REFERENCES_DIR,
+    SOURCE_DIR,
+    directory_sha256,
+    load_registry,
+    split_references,
+    write_side_shards,
+)
+from babelforge.captions.translate import hypotheses_table, translate_nbest
+from babelforge.core import shards
+from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.determinism import runtime
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.runners import RunnerConfig
+from babelforge.core.progress import info
+from babelforge.core.provenance import provenance
+from babelforge.core.runners import RunnerConfig, record_rate, run_sharded
+from babelforge.translation.nllb import NllbTranslator, resolve_compute_type, resolve_device
 
 
 @dataclass(frozen=True)
@@ -43,31 +62,40 @@ class Config:
 
     def __post_init__(self):
         if not 1 <= self.num_hypotheses <= self.beam_size:
-            raise BabelforgeError(f"captions.translate: num_hypotheses ({self.num_hypotheses}) must be between 1 "
-                                  f"and beam_size ({self.beam_size})")
+            raise BabelforgeError(
+                f"captions.translate: num_hypotheses ({self.num_hypotheses}) must be between 1 "
+                f"and beam_size ({self.beam_size})"
+            )
 
     def translator_kwargs(self) -> dict[str, Any]:
-        return dict(device=self.device, compute_type=self.compute_type, beam_size=self.beam_size,
-                    num_hypotheses=self.num_hypotheses, max_batch_size=self.max_batch_size,
-                    batch_type=self.batch_type, max_decoding_length=self.max_decoding_length)
+        return dict(
+            device=self.device,
+            compute_type=self.compute_type,
+            beam_size=self.beam_size,
+            num_hypotheses=self.num_hypotheses,
+            max_batch_size=self.max_batch_size,
+            batch_type=self.batch_type,
+            max_decoding_length=self.max_decoding_length,
+        )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from babelforge.core.config import hidden_alias
 
-    parser.add_argument("--registry", dest="registry", metavar="FILE",
-                        help="language registry TSV (captions.translate.registry)")
-    parser.add_argument("--out", dest="paths.captions", metavar="DIR",
-                        help="folder of the caption artifacts: source/, references/, hypotheses/ (paths.captions); "
-                             "the runner: --set captions.runner.runner=ray")
+    parser.add_argument(
+        "--registry", dest="registry", metavar="FILE", help="language registry TSV (captions.translate.registry)"
+    )
+    parser.add_argument(
+        "--out",
+        dest="paths.captions",
+        metavar="DIR",
+        help="folder of the caption artifacts: source/, references/, hypotheses/ (paths.captions); "
+        "the runner: --set captions.runner.runner=ray",
+    )
     hidden_alias(parser, "--data-dir", "--out")
 
 
 def make_translator(config: Config):
     """The NLLB translator for `captions.translate` (the one place that names the class)."""
-    from pathlib import Path
-
-    from babelforge.translation.nllb import NllbTranslator
 
     if not Path(config.paths.nllb_model).exists():
         raise BabelforgeError(f"{config.paths.nllb_model}: no NLLB model; run `babelforge nllb` first")
@@ -82,11 +110,14 @@ class TranslateWorker:
         self.translator = make_translator(config)
 
     def __call__(self, captions):
-        from babelforge.captions.translate import hypotheses_table, translate_nbest
 
         rows = translate_nbest(
-            self.translator, list(zip(captions.column("caption_id").to_pylist(), captions.column("caption").to_pylist())),
-            self.source_code, self.targets, chunk_size=self.config.chunk_size)
+            self.translator,
+            list(zip(captions.column("caption_id").to_pylist(), captions.column("caption").to_pylist())),
+            self.source_code,
+            self.targets,
+            chunk_size=self.config.chunk_size,
+        )
         return hypotheses_table(rows)
 
 
@@ -108,33 +139,27 @@ def language_codes(config: Config, registry) -> tuple[str, dict[str, str]]:
 def model_record(config: Config) -> dict[str, Any]:
     """What identifies the translator without loading it: its files' hashes and its settings
     (no hash where the folder is missing: the translator then says so when it loads)."""
-    from pathlib import Path
-
-    from babelforge.captions.settings import directory_sha256
 
     path = config.paths.nllb_model
-    return {"model": path, "sha256": directory_sha256(path) if Path(path).exists() else None,
-            **config.translator_kwargs()}
+    return {
+        "model": path,
+        "sha256": directory_sha256(path) if Path(path).exists() else None,
+        **config.translator_kwargs(),
+    }
 
 
 def shard_params(config: Config, source_code: str, targets: dict[str, str]) -> dict[str, Any]:
     """Everything besides the input rows and the model that decides a hypotheses shard's bytes."""
-    return {"source": source_code, "targets": targets, "chunk_size": config.chunk_size,
-            "batch_size": config.runner.batch_size, "threads": config.threads}
+    return {
+        "source": source_code,
+        "targets": targets,
+        "chunk_size": config.chunk_size,
+        "batch_size": config.runner.batch_size,
+        "threads": config.threads,
+    }
 
 
 def run(config: Config) -> int:
-    import functools
-    from pathlib import Path
-
-    from babelforge.captions.readers import stream_captions
-    from babelforge.captions.settings import (
-        HYPOTHESES_DIR, KEY, REFERENCES_DIR, SOURCE_DIR, load_registry, split_references, write_side_shards,
-    )
-    from babelforge.core import shards
-    from babelforge.core.progress import info
-    from babelforge.core.provenance import provenance
-    from babelforge.core.runners import record_rate, run_sharded
 
     registry = load_registry(config.registry)
     source_code, targets = language_codes(config, registry)
@@ -145,8 +170,7 @@ def run(config: Config) -> int:
     shard_size = config.runner.shard_size
 
     def stream():
-        return shards.iter_shards(stream_captions(config.input, registry, batch_rows=min(shard_size, 8192)),
-                                  shard_size)
+        return shards.iter_shards(stream_captions(config.input, registry, batch_rows=min(shard_size, 8192)), shard_size)
 
     # Pass 1 (no model): plan the shards and bring source/ and references/ up to date.
     plan = []
@@ -160,8 +184,10 @@ def run(config: Config) -> int:
     for name in (SOURCE_DIR, REFERENCES_DIR):
         shards.remove_unplanned(data / name, plan)
     captions = plan[-1].stop
-    info(f"captions_translate: {captions} captions -> {len(targets)} languages, beam {config.beam_size}, "
-         f"{config.num_hypotheses} hypotheses, {len(plan)} shards of {shard_size}")
+    info(
+        f"captions_translate: {captions} captions -> {len(targets)} languages, beam {config.beam_size}, "
+        f"{config.num_hypotheses} hypotheses, {len(plan)} shards of {shard_size}"
+    )
 
     # Pass 2: the pending shards' captions, read back from source/ (in caption id order, the
     # order a shard file has) by the runner: a reader per shard, so Ray reads them as it goes.
@@ -170,17 +196,30 @@ def run(config: Config) -> int:
 
     params = shard_params(config, source_code, targets)
     model = model_record(config)
-    from babelforge.core.determinism import runtime
-    from babelforge.translation.nllb import resolve_compute_type, resolve_device
 
     device = resolve_device(config.device)
-    record = provenance("captions_translate", params={"translate": params}, models={
-        "translator": {**model, "runtime": runtime(device, resolve_compute_type(config.compute_type, device))}})
-    stats = run_sharded(data / HYPOTHESES_DIR, plan, input_reader, TranslateWorker, (config, source_code, targets),
-                        config.runner, params_hash=shards.stable_hash(params), model_hash=shards.stable_hash(model),
-                        sort_by=KEY, desc="captions_translate", provenance=record)
+    record = provenance(
+        "captions_translate",
+        params={"translate": params},
+        models={"translator": {**model, "runtime": runtime(device, resolve_compute_type(config.compute_type, device))}},
+    )
+    stats = run_sharded(
+        data / HYPOTHESES_DIR,
+        plan,
+        input_reader,
+        TranslateWorker,
+        (config, source_code, targets),
+        config.runner,
+        params_hash=shards.stable_hash(params),
+        model_hash=shards.stable_hash(model),
+        sort_by=KEY,
+        desc="captions_translate",
+        provenance=record,
+    )
     record_rate(data, "captions_translate", stats, config.runner, unit="captions")
     summary = shards.digest(data / HYPOTHESES_DIR)
-    info(f"captions_translate: {summary['rows']} hypotheses in {summary['shards']} shards "
-         f"({stats.shards} made now) -> {data / HYPOTHESES_DIR}")
+    info(
+        f"captions_translate: {summary['rows']} hypotheses in {summary['shards']} shards "
+        f"({stats.shards} made now) -> {data / HYPOTHESES_DIR}"
+    )
     return 0

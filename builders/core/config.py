@@ -7,14 +7,22 @@ resolves `{sample: ..., full: ...}` choices at any depth for the selected profil
 unknown keys and values of the wrong type with one line naming the key, and fills nested
 dataclasses and the shared `paths:` group. `describe(Config)` gives `--help` its text.
 """
+
 from __future__ import annotations
 
+import argparse
+import copy
 import dataclasses
+import sys
 import types
 import typing
-from typing import Any, Literal, Mapping, TypeVar, get_args, get_origin
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar, get_args, get_origin
+
+import yaml
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.params import for_profile, profile_of
 
 C = TypeVar("C")
 _MISSING = dataclasses.MISSING
@@ -34,7 +42,6 @@ def setting(default: Any, help: str, **metadata: Any) -> Any:
 
 
 def _copy(value: Any) -> Any:
-    import copy
 
     return copy.deepcopy(value)
 
@@ -44,14 +51,18 @@ class Paths:
     """The `paths:` group: every artifact path, written once (dvc.yaml uses `${paths.<name>}`)."""
 
     raw: str = setting("data/raw", "fetched sources in the source-mirror layout")
-    omw: str = setting("data/raw/omw", "the fetched OMW data (index.toml, wns/<project>/): licences of OMW-derived labels")
+    omw: str = setting(
+        "data/raw/omw", "the fetched OMW data (index.toml, wns/<project>/): licences of OMW-derived labels"
+    )
     wordnet: str = setting("data/wordnet/imagenet1k.parquet", "the 1,000 ImageNet classes with WordNet knowledge")
     senses: str = setting("data/senses", "one Parquet of senses per sense source")
     labels: str = setting("data/babel_imagenet/labels.parquet", "Babel-ImageNet labels")
     languages: str = setting("data/babel_imagenet/languages.parquet", "Babel-ImageNet languages table")
     reviews: str = setting("resources/reviews", "people's review decisions, <lang key>.tsv each (in git)")
-    candidates: str = setting("data/babel_imagenet/candidates.parquet",
-                              "every candidate sense per class and language, with why the rules set it aside")
+    candidates: str = setting(
+        "data/babel_imagenet/candidates.parquet",
+        "every candidate sense per class and language, with why the rules set it aside",
+    )
     nllb_model: str = setting("models/nllb-ct2", "the CTranslate2 NLLB model")
     prompts: str = setting("data/babel_imagenet/prompts.parquet", "translated CLIP prompts")
     prompts_summary: str = setting("data/babel_imagenet/prompts_summary.json", "prompt strategy summary")
@@ -66,15 +77,16 @@ class Paths:
     tiny_clip: str = setting("models/tiny_clip", "the tiny CLIP models of the sample profile")
     eval_images: str = setting("data/eval/images", "the sample profile's image sets")
     eval_reports: str = setting("reports/eval", "evaluation results")
-    metrics: str = setting("metrics", "headline metrics, one small JSON per stage (in git: DVC metrics compared "
-                           "across commits and experiments)")
+    metrics: str = setting(
+        "metrics",
+        "headline metrics, one small JSON per stage (in git: DVC metrics compared across commits and experiments)",
+    )
 
 
 def load_config(cls: type[C], params: Mapping[str, Any], group: str | None = None) -> C:
     """The stage config `cls` from params.yaml's group (`cls.GROUP` unless named), profile resolved."""
-    from babelforge.core.params import for_profile, profile_of
 
-    name = group or getattr(cls, "GROUP")
+    name = group or cls.GROUP
     profile = profile_of(params)
     raw: Any = params
     for part in name.split("."):
@@ -186,7 +198,8 @@ def _type_name(kind: Any) -> str:
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_type_name(a) for a in args)
     return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
-        kind, getattr(kind, "__name__", str(kind)))
+        kind, getattr(kind, "__name__", str(kind))
+    )
 
 
 def describe(cls: type, prefix: str | None = None) -> str:
@@ -245,9 +258,6 @@ def stage_paths() -> Any:
 
 def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     """params with `--set group.key=value` assignments applied (values parsed as YAML)."""
-    import copy
-
-    import yaml
 
     result = copy.deepcopy(params)
     for assignment in assignments:
@@ -265,16 +275,14 @@ def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     return result
 
 
-
 # ---------------------------------------------------------------- flag vocabulary
 # One vocabulary across stages: a stage's main output is `--out` (a file or a folder), its inputs
 # and secondary outputs are named by what they are (`--labels`, `--summary`). Spellings from
 # before that rule stay accepted, hidden from --help, with a one-line note naming the new flag.
 
+
 def hidden_alias(parser, old: str, new: str) -> None:
     """Accept `old` as a deprecated spelling of the existing flag `new` (not shown in --help)."""
-    import argparse
-    import sys
 
     target = parser._option_string_actions[new]
 
@@ -285,5 +293,12 @@ def hidden_alias(parser, old: str, new: str) -> None:
             print(f"{parser.prog}: {option_string} is deprecated; use {new}", file=sys.stderr)
             setattr(namespace, self.dest, values)
 
-    parser.add_argument(old, dest=target.dest, metavar=target.metavar, type=target.type,
-                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, action=Deprecated)
+    parser.add_argument(
+        old,
+        dest=target.dest,
+        metavar=target.metavar,
+        type=target.type,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+        action=Deprecated,
+    )

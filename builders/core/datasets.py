@@ -10,15 +10,19 @@ type and this list, nothing about any dataset. docs/adding_a_dataset.md walks th
 Functions are named as "module:function" strings and imported only when used, so listing the
 datasets (`babelforge card --help`) imports no dataset code.
 """
+
 from __future__ import annotations
 
 import functools
+import importlib
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_arrow, read_provenance, read_table, value_counts
 from babelforge.core.licences import Licence
 
 # name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec, in card order.
@@ -30,7 +34,7 @@ REGISTRY: dict[str, str] = {
     "knowledge": "babelforge.lexicon.dataset:KNOWLEDGE",
 }
 CITATIONS = Path(__file__).resolve().parents[2] / "resources" / "citations.bib"
-SLICES = "datasets"    # the audit writes <paths.audit>/datasets/<name>.json: what it found per dataset
+SLICES = "datasets"  # the audit writes <paths.audit>/datasets/<name>.json: what it found per dataset
 
 
 # Column types a card declares for `datasets.load_dataset` (the card writes them as Hugging Face features).
@@ -66,11 +70,11 @@ class AuditSection:
     or None when the input is not built.
     """
 
-    key: str                 # its entry in each language's record, in summary.json and in the dataset's slice
-    title: str               # its heading on the audit's language pages
+    key: str  # its entry in each language's record, in summary.json and in the dataset's slice
+    title: str  # its heading on the audit's language pages
     artifact: str
-    reader: str | None       # None: the labels, which the audit checks row by row (no section of their own)
-    overview: bool = False   # summary.json carries the section's overview under `key`
+    reader: str | None  # None: the labels, which the audit checks row by row (no section of their own)
+    overview: bool = False  # summary.json carries the section's overview under `key`
 
 
 @dataclass(frozen=True)
@@ -90,14 +94,14 @@ class LazySplit:
 class DatasetTables:
     """What a spec's `read` hands the card: tables per config and split, plus facts from the data."""
 
-    tables: dict[str, dict[str, Any]]                                   # config -> split -> DataFrame, Arrow table or LazySplit
-    sources: dict[str, dict[str, int]] = field(default_factory=dict)    # config -> row `source` -> rows
-    groups: dict[str, str] = field(default_factory=dict)                # language -> resource group
-    provenance: dict[str, dict] = field(default_factory=dict)           # artifact path -> provenance record
-    limitations: list[str] = field(default_factory=list)                # sentences measured on the data
-    licences: list[tuple[str, Licence]] = field(default_factory=list)   # licences found in the data (images)
+    tables: dict[str, dict[str, Any]]  # config -> split -> DataFrame, Arrow table or LazySplit
+    sources: dict[str, dict[str, int]] = field(default_factory=dict)  # config -> row `source` -> rows
+    groups: dict[str, str] = field(default_factory=dict)  # language -> resource group
+    provenance: dict[str, dict] = field(default_factory=dict)  # artifact path -> provenance record
+    limitations: list[str] = field(default_factory=list)  # sentences measured on the data
+    licences: list[tuple[str, Licence]] = field(default_factory=list)  # licences found in the data (images)
     sort_by: tuple[str, ...] = ()
-    features: dict[str, Feature] = field(default_factory=dict)          # column -> declared type
+    features: dict[str, Feature] = field(default_factory=dict)  # column -> declared type
     # config -> registry key of its language where the config is not named by it; None: no language
     config_languages: dict[str, str | None] = field(default_factory=dict)
 
@@ -109,14 +113,14 @@ class DatasetTables:
 class DatasetSpec:
     """One dataset: what its card reads and says, and how the audit reports it."""
 
-    name: str                            # card folder and Hub dataset name, a key of REGISTRY
+    name: str  # card folder and Hub dataset name, a key of REGISTRY
     pretty_name: str
-    summary: str                         # the card's first paragraph: what a row is, what each column means
-    artifacts: tuple[str, ...]           # what the card reads: `paths` names, or `name/file` inside one
-    read: str                            # "module:function" (Paths) -> DatasetTables
+    summary: str  # the card's first paragraph: what a row is, what each column means
+    artifacts: tuple[str, ...]  # what the card reads: `paths` names, or `name/file` inside one
+    read: str  # "module:function" (Paths) -> DatasetTables
     task_categories: tuple[str, ...]
-    citations: tuple[str, ...]           # BibTeX keys in resources/citations.bib
-    licences: tuple[tuple[str, Licence], ...] = ()   # (what it covers, licence) for parts without a row source
+    citations: tuple[str, ...]  # BibTeX keys in resources/citations.bib
+    licences: tuple[tuple[str, Licence], ...] = ()  # (what it covers, licence) for parts without a row source
     # "module:function" (Paths, [source names]) -> [SourceInfo], for tables whose rows carry a `source`;
     # a source it does not know stops the card (it cannot tell that row's licence)
     source_licences: str | None = None
@@ -125,7 +129,7 @@ class DatasetSpec:
     limitations: tuple[str, ...] = ()
     tags: tuple[str, ...] = ("multilingual",)
     split: str = "test"
-    config_unit: str = "language"        # what one config holds, for the card's body
+    config_unit: str = "language"  # what one config holds, for the card's body
     audit: AuditSection | None = None
 
 
@@ -136,8 +140,9 @@ def names() -> list[str]:
 def spec(name: str) -> DatasetSpec:
     """The spec registered under `name`; one line naming the known names otherwise."""
     if name not in REGISTRY:
-        raise BabelforgeError(f"dataset {name!r} is not in the registry (builders/core/datasets.py); "
-                              f"known: {', '.join(REGISTRY)}")
+        raise BabelforgeError(
+            f"dataset {name!r} is not in the registry (builders/core/datasets.py); known: {', '.join(REGISTRY)}"
+        )
     found = resolve(REGISTRY[name])
     if not isinstance(found, DatasetSpec) or found.name != name:
         raise BabelforgeError(f"{REGISTRY[name]}: not the DatasetSpec of {name!r}")
@@ -150,7 +155,6 @@ def specs() -> list[DatasetSpec]:
 
 def resolve(reference: str) -> Any:
     """The object a "module:attribute" string names."""
-    import importlib
 
     module, _, attribute = reference.partition(":")
     try:
@@ -173,7 +177,7 @@ def slice_path(paths: Any, name: str) -> Path:
     return Path(paths.audit) / SLICES / f"{name}.json"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bibtex(path: Path) -> Mapping[str, str]:
     text = path.read_text(encoding="utf-8")
     starts = [match.start() for match in re.finditer(r"^@\w+\{", text, re.M)] + [len(text)]
@@ -194,7 +198,6 @@ def citation(key: str, path: Path = CITATIONS) -> str:
 
 def artifact_provenance(path: str | Path, what: str) -> dict:
     """The provenance record of a built table; one line saying which stage to run when it is not built."""
-    from babelforge.core.io import read_provenance
 
     if not Path(path).exists():
         raise BabelforgeError(f"{path}: {what} not built; run its stage first (`dvc repro`)")
@@ -203,7 +206,6 @@ def artifact_provenance(path: str | Path, what: str) -> dict:
 
 def read_artifact(path: str | Path, what: str):
     """(DataFrame, provenance) of a built table; one line saying which stage to run when it is not built."""
-    from babelforge.core.io import read_table
 
     provenance = artifact_provenance(path, what)
     return read_table(path), provenance
@@ -212,23 +214,20 @@ def read_artifact(path: str | Path, what: str):
 def per_language_lazy(path: str | Path, split: str, columns: list[str]) -> dict[str, dict[str, LazySplit]]:
     """`per_language` of a Parquet artifact without reading it whole: the rows per language
     counted from its `lang` column, each language's rows (only `columns`) read when written."""
-    from babelforge.core.io import value_counts
 
-    return {lang: {split: LazySplit(rows, functools.partial(_language_rows, path, columns, lang))}
-            for lang, rows in sorted(value_counts(path, "lang").items())}
+    return {
+        lang: {split: LazySplit(rows, functools.partial(_language_rows, path, columns, lang))}
+        for lang, rows in sorted(value_counts(path, "lang").items())
+    }
 
 
 def _language_rows(path: str | Path, columns: list[str], lang: str):
     """One language's rows of an artifact, without the artifact's schema metadata (its
     provenance goes into the card once, not into every config's file)."""
-    from babelforge.core.io import read_arrow
 
     return read_arrow(path, columns, ("lang", lang)).replace_schema_metadata(None)
 
 
 def per_language(table, split: str, columns: list[str]) -> dict[str, dict[str, Any]]:
     """{lang: {split: its rows}}: one config per language of a table with a `lang` column."""
-    return {
-        lang: {split: part[columns].reset_index(drop=True)}
-        for lang, part in table.groupby("lang", sort=True)
-    }
+    return {lang: {split: part[columns].reset_index(drop=True)} for lang, part in table.groupby("lang", sort=True)}

@@ -32,14 +32,18 @@ The variables are read when a library loads: `pin_cpu` must run before ctranslat
 numpy are imported (the CLI does it before importing a stage module). GPUs cannot be pinned
 this way: CUDA kernels never give the CPU's bytes.
 """
+
 from __future__ import annotations
 
+import importlib.metadata as metadata
+import math
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.params import for_profile, profile_of
 
 PARAM = "nllb.cpu_isa"
 # Lowest first. GENERIC: the plain C++ kernels every x86-64 CPU (and others) runs.
@@ -49,8 +53,17 @@ DEFAULT_CPU_ISA = "AVX2"
 REQUIRED_FLAGS = {"GENERIC": (), "AVX": ("avx",), "AVX2": ("avx", "avx2", "fma")}
 # numpy's dispatchable features above each level (the 1.26 wheels' baseline is SSE3);
 # disabling one a CPU lacks is allowed, so the lists name every later one too.
-_NPY_AVX512 = ("AVX512F", "AVX512CD", "AVX512_KNL", "AVX512_KNM", "AVX512_SKX", "AVX512_CLX",
-               "AVX512_CNL", "AVX512_ICL", "AVX512_SPR")
+_NPY_AVX512 = (
+    "AVX512F",
+    "AVX512CD",
+    "AVX512_KNL",
+    "AVX512_KNM",
+    "AVX512_SKX",
+    "AVX512_CLX",
+    "AVX512_CNL",
+    "AVX512_ICL",
+    "AVX512_SPR",
+)
 _NPY_ABOVE = {
     "GENERIC": ("SSSE3", "SSE41", "POPCNT", "SSE42", "AVX", "F16C", "FMA3", "AVX2", *_NPY_AVX512),
     "AVX": ("F16C", "FMA3", "AVX2", *_NPY_AVX512),
@@ -117,11 +130,13 @@ def require_isa(cpu_isa: str, flags: set[str] | None) -> None:
         raise BabelforgeError(
             f"params.yaml {PARAM} is {isa} but this CPU lacks {', '.join(lacking)}; set {PARAM}: "
             f"{CPU_ISAS[CPU_ISAS.index(isa) - 1]} or GENERIC on every machine that builds this version "
-            "(outputs then differ from a build with another value)")
+            "(outputs then differ from a build with another value)"
+        )
 
 
-def pin_cpu(cpu_isa: str, environ: Mapping[str, str] | None = None,
-            flags: set[str] | None | bool = True) -> dict[str, str]:
+def pin_cpu(
+    cpu_isa: str, environ: Mapping[str, str] | None = None, flags: set[str] | None | bool = True
+) -> dict[str, str]:
     """Check this CPU and set the pinning variables in `environ` (default os.environ), overriding
     what the machine set. Returns the variables set. Call it before the libraries load."""
     env = os.environ if environ is None else environ
@@ -138,7 +153,6 @@ def loaded_too_early() -> list[str]:
 
 def cpu_isa_from_params(params: Mapping) -> str:
     """`nllb.cpu_isa` of loaded params.yaml (profile choices resolved); the default when absent."""
-    from babelforge.core.params import for_profile, profile_of
 
     value = (params.get("nllb") or {}).get("cpu_isa", DEFAULT_CPU_ISA)
     return check_isa_name(for_profile(value, profile_of(params), PARAM))
@@ -147,7 +161,6 @@ def cpu_isa_from_params(params: Mapping) -> str:
 def runtime(device: str, compute_type: str | None = None) -> dict:
     """What an artifact records of the machine-side of its numbers: device, compute type, the
     pinned CPU ISA (or the GPU's name), what torch actually dispatched to, library versions."""
-    import importlib.metadata as metadata
 
     record: dict = {"device": device}
     if compute_type:
@@ -189,7 +202,6 @@ METRIC_DECIMALS = 6
 def rounded(value, decimals: int):
     """`value` with every float in it (nested lists/dicts/tuples too) rounded to `decimals`;
     NaN, infinities, ints, bools and text unchanged."""
-    import math
 
     if isinstance(value, bool) or value is None:
         return value
@@ -208,4 +220,5 @@ MACHINE_LIMITATION = (
     "Built on CPU with the instruction set pinned (params.yaml nllb.cpu_isa; the build provenance's `runtime` "
     "says which): a rebuild on any x86-64 CPU with that level gives the same bytes. A GPU build never does "
     "(CUDA kernels and fp16 round differently): it gives other translations and scores for some rows; "
-    "`babelforge diff` counts them per language.")
+    "`babelforge diff` counts them per language."
+)

@@ -6,10 +6,12 @@ the runtime that will run the model sees one, else the CPU. The runtime matters:
 CPU-only torch beside a CUDA build of CTranslate2 (or the reverse) sees different
 hardware, so the caller names the runtime it is about to use.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from babelforge.core.errors import BabelforgeError
 

@@ -14,20 +14,27 @@ handling are written once:
 
 `requests` is imported inside the functions: importing this module costs nothing.
 """
+
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import logging
 import os
+import platform
 import random
 import re
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+import babelforge
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file
+from babelforge.core.progress import progress
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -38,7 +45,7 @@ MASK = "***"
 
 _secrets: set[str] = set()
 _SECRET_QUERY = re.compile(
-    r"(?i)(?P<name>[?&;](?:%s)=)[^&#\s\"'<>]*" % "|".join(re.escape(p) for p in SECRET_PARAMS)
+    r"(?i)(?P<name>[?&;](?:{})=)[^&#\s\"'<>]*".format("|".join(re.escape(p) for p in SECRET_PARAMS))
 )
 
 
@@ -66,11 +73,11 @@ class ChecksumMismatchError(BabelforgeError):
 class RetryPolicy:
     """How hard to try. Tests pass tiny delays; the defaults suit real servers."""
 
-    attempts: int = 5                 # total tries of one request, first one included
-    base_delay: float = 1.0           # back-off before retry n is base_delay * 2**n, jittered
-    max_delay: float = 60.0           # ... and never longer than this
-    max_retry_after: float = 900.0    # a longer Retry-After means "not today": give up at once
-    timeout: float = 30.0             # seconds to connect and between bytes read
+    attempts: int = 5  # total tries of one request, first one included
+    base_delay: float = 1.0  # back-off before retry n is base_delay * 2**n, jittered
+    max_delay: float = 60.0  # ... and never longer than this
+    max_retry_after: float = 900.0  # a longer Retry-After means "not today": give up at once
+    timeout: float = 30.0  # seconds to connect and between bytes read
 
     def __post_init__(self):
         if self.attempts < 1:
@@ -84,7 +91,6 @@ POLICY_ENV = "BABELFORGE_HTTP_POLICY"
 
 def policy_from_text(text: str | None, base: RetryPolicy = RetryPolicy()) -> RetryPolicy:
     """`base` with `name=value` pairs (comma-separated) applied; one line naming a bad pair."""
-    import dataclasses
 
     if not text or not text.strip():
         return base
@@ -105,6 +111,7 @@ DEFAULT_POLICY = policy_from_text(os.environ.get(POLICY_ENV))
 
 
 # --- secrets -----------------------------------------------------------------------------
+
 
 def register_secret(value: str | None) -> None:
     """Mask `value` in every message and log line this module produces from now on."""
@@ -153,15 +160,13 @@ def _install_log_filter() -> None:
 
 # --- session and retries -----------------------------------------------------------------
 
-def default_user_agent() -> str:
-    import platform
 
-    import babelforge
+def default_user_agent() -> str:
 
     return f"babelforge/{babelforge.__version__} (benchmark builder; Python {platform.python_version()})"
 
 
-def make_session(user_agent: str | None = None) -> "requests.Session":
+def make_session(user_agent: str | None = None) -> requests.Session:
     """A `requests.Session` that names babelforge and accepts gzip."""
     import requests
 
@@ -197,7 +202,7 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
 
 def backoff_delay(retry: int, policy: RetryPolicy, rng: random.Random | None = None) -> float:
     """Delay before retry number `retry` (0-based): exponential, capped, jittered to 50-100 %."""
-    ceiling = min(policy.max_delay, policy.base_delay * (2 ** retry))
+    ceiling = min(policy.max_delay, policy.base_delay * (2**retry))
     return ceiling * (rng or random).uniform(0.5, 1.0)
 
 
@@ -219,7 +224,7 @@ def _request_errors() -> tuple[type[BaseException], ...]:
 
 
 def request(
-    session: "requests.Session",
+    session: requests.Session,
     method: str,
     url: str,
     *,
@@ -227,9 +232,9 @@ def request(
     headers: Mapping[str, str] | None = None,
     stream: bool = False,
     policy: RetryPolicy = DEFAULT_POLICY,
-    give_up: Callable[["requests.Response"], bool] | None = None,
+    give_up: Callable[[requests.Response], bool] | None = None,
     sleep: Callable[[float], None] = time.sleep,
-) -> "requests.Response":
+) -> requests.Response:
     """Send a request, retrying 429/5xx and connection failures; return the final response.
 
     Any other status (2xx, 3xx, 4xx) is returned for the caller to judge. `give_up(response)`
@@ -243,7 +248,11 @@ def request(
         delay: float | None = None
         try:
             response = session.request(
-                method, url, params=params, headers=dict(headers or {}), stream=stream,
+                method,
+                url,
+                params=params,
+                headers=dict(headers or {}),
+                stream=stream,
                 timeout=policy.timeout,
             )
         except _connection_errors() as error:
@@ -270,12 +279,12 @@ def request(
 
 
 def get_json(
-    session: "requests.Session",
+    session: requests.Session,
     url: str,
     params: Mapping[str, Any] | None = None,
     *,
     policy: RetryPolicy = DEFAULT_POLICY,
-    give_up: Callable[["requests.Response"], bool] | None = None,
+    give_up: Callable[[requests.Response], bool] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Any:
     """GET `url` and parse its JSON body; `HttpStatusError` on a non-2xx answer."""
@@ -283,7 +292,7 @@ def get_json(
     return parse_json(response, describe(url, params))
 
 
-def parse_json(response: "requests.Response", shown: str) -> Any:
+def parse_json(response: requests.Response, shown: str) -> Any:
     if not response.ok:
         raise HttpStatusError(
             f"GET {shown}: HTTP {response.status_code} {response.reason or ''}".rstrip(),
@@ -296,6 +305,7 @@ def parse_json(response: "requests.Response", shown: str) -> Any:
 
 
 # --- downloads ---------------------------------------------------------------------------
+
 
 class _Incomplete(Exception):
     """The body ended before Content-Length bytes arrived."""
@@ -311,7 +321,7 @@ def download(
     dest: str | os.PathLike,
     sha256: str,
     *,
-    session: "requests.Session | None" = None,
+    session: requests.Session | None = None,
     policy: RetryPolicy = DEFAULT_POLICY,
     chunk_size: int = 1 << 16,
     desc: str | None = None,
@@ -325,8 +335,6 @@ def download(
     checksum it is deleted and `ChecksumMismatchError` names expected, actual and the URL.
     An existing `dest` with the right checksum is left alone (no request).
     """
-    from babelforge.core.io import sha256_file
-    from babelforge.core.progress import progress
 
     dest = Path(dest)
     shown = describe(url)

@@ -7,25 +7,31 @@ can tell a dead writer's leftovers from a live one's and removes them. Tables ar
 and written with fixed Parquet settings and no timestamps, so the same inputs give
 byte-identical files. `stage_lock` lets one process at a time write an output.
 """
+
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
+
+import yaml
 
 from babelforge.core.errors import BabelforgeError
 
 PROVENANCE_KEY = b"babelforge.provenance"
 # what a writer leaves beside its target while it works: `.<name>.<pid>.<random>.tmp|old`
 _LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.(?:tmp|old)$")
-_LEGACY_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.(?:tmp|old)$")   # before pids were in the name
+_LEGACY_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.(?:tmp|old)$")  # before pids were in the name
 
 
 def os_error_text(error: OSError) -> str:
@@ -85,8 +91,11 @@ def _make_parent(target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         blocking = next((p for p in target.parents if p.exists()), None)
-        reason = (f"{blocking} is a file, not a folder" if blocking is not None and not blocking.is_dir()
-                  else os_error_text(error))
+        reason = (
+            f"{blocking} is a file, not a folder"
+            if blocking is not None and not blocking.is_dir()
+            else os_error_text(error)
+        )
         raise BabelforgeError(f"cannot create the folder {target.parent}: {reason}") from None
 
 
@@ -263,14 +272,17 @@ def read_arrow(path: str | os.PathLike, columns: Sequence[str] | None = None, wh
         names = parquet.schema_arrow.names
         missing = [column for column in [*(columns or ()), *(where[:1] if where else ())] if column not in names]
         if missing:
-            raise BabelforgeError(f"{path}: no column {missing[0]!r} (it has {', '.join(names)}); "
-                                  "rebuild it with the stage that writes it")
+            raise BabelforgeError(
+                f"{path}: no column {missing[0]!r} (it has {', '.join(names)}); "
+                "rebuild it with the stage that writes it"
+            )
         if where is None:
             return parquet.read(columns=list(columns) if columns else None)
         import pyarrow.dataset as ds
 
         return ds.dataset(path, format="parquet").to_table(
-            columns=list(columns) if columns else None, filter=ds.field(where[0]) == pa.scalar(where[1]))
+            columns=list(columns) if columns else None, filter=ds.field(where[0]) == pa.scalar(where[1])
+        )
 
 
 def read_schema(path: str | os.PathLike):
@@ -282,7 +294,6 @@ def read_schema(path: str | os.PathLike):
 
 def value_counts(path: str | os.PathLike, column: str, batch_size: int = 1 << 16) -> dict[Any, int]:
     """{value: rows} of one column of a Parquet artifact, read in batches (bounded memory)."""
-    import collections
 
     import pyarrow.compute as pc
 
@@ -311,8 +322,9 @@ def _readable_parquet(path: Path) -> Iterator[Any]:
             yield parquet
     except (OSError, pa.ArrowException) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise BabelforgeError(f"{path}: not a readable Parquet file ({first}); "
-                              "rebuild it with the stage that writes it") from None
+        raise BabelforgeError(
+            f"{path}: not a readable Parquet file ({first}); rebuild it with the stage that writes it"
+        ) from None
 
 
 def read_provenance(path: str | os.PathLike) -> dict:
@@ -322,6 +334,7 @@ def read_provenance(path: str | os.PathLike) -> dict:
 
 
 # --- one writer per output ---------------------------------------------------------------
+
 
 def lock_path(output: str | os.PathLike) -> Path:
     """The lock file of an output: `.<name>.lock` beside it (never inside a DVC output folder)."""
@@ -341,7 +354,6 @@ def _missing_folders(path: Path) -> list[Path]:
 
 def _take_lock(stage: str, output: Path) -> int:
     """An exclusive flock on `output`'s lock file, holding its pid; one line naming the holder if taken."""
-    import fcntl
 
     path = lock_path(output)
     _make_parent(path)
@@ -355,8 +367,9 @@ def _take_lock(stage: str, output: Path) -> int:
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
             os.close(fd)
-            raise BabelforgeError(f"{output} is being written by {holder}; wait for it to finish "
-                                  f"(or stop it), then rerun") from None
+            raise BabelforgeError(
+                f"{output} is being written by {holder}; wait for it to finish (or stop it), then rerun"
+            ) from None
         # the holder before us may have removed the file after we opened it: lock the current one
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino
@@ -364,7 +377,7 @@ def _take_lock(stage: str, output: Path) -> int:
             same = False
         if same:
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"babelforge {stage} (pid {os.getpid()})".encode("utf-8"), 0)
+            os.pwrite(fd, f"babelforge {stage} (pid {os.getpid()})".encode(), 0)
             return fd
         os.close(fd)
 
@@ -401,7 +414,6 @@ def stage_lock(stage: str, outputs: Iterable[str | os.PathLike]) -> Iterator[Non
 def stage_outputs(stage: str, config: Any, dvc_file: str | os.PathLike | None = None) -> list[str]:
     """The outputs `dvc.yaml` declares for `stage`, with `${paths.*}` (and a foreach stage's
     `${key}`, from `config.dataset`) filled from the stage's config; [] for a stage it lacks."""
-    import yaml
 
     dvc_file = Path(dvc_file) if dvc_file else Path(__file__).resolve().parents[2] / "dvc.yaml"
     if not dvc_file.is_file():

@@ -5,6 +5,7 @@ audit checks all want it; they share this one instance. Callers that restrict th
 language set (`set_languages` replaces the model arrays, never mutates them) take a
 shallow copy first.
 """
+
 from __future__ import annotations
 
 import functools

@@ -5,14 +5,15 @@ Flores-200 form `xxx_Scrp` (ISO 639-3 + ISO 15924 script); a few BabelNet editio
 share a language and script with another (Simple English, Belarusian Taraškievica)
 carry a variant suffix `xxx_Scrp-variant` so every key stays unique.
 """
+
 from __future__ import annotations
 
 import csv
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from babelforge.core.errors import BabelforgeError
 
@@ -23,8 +24,20 @@ KEY_PATTERN = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}(-[a-z0-9]+)?$")
 CODE_SYSTEMS = ("key", "babelnet", "iso639_1", "omw", "nllb", "langid")
 
 COLUMNS = (
-    "key", "name", "iso639_3", "script", "scripts", "iso639_1", "babelnet", "omw",
-    "nllb", "langid", "in_xlmr", "in_eval_100", "in_sib200", "in_babel_imagenet",
+    "key",
+    "name",
+    "iso639_3",
+    "script",
+    "scripts",
+    "iso639_1",
+    "babelnet",
+    "omw",
+    "nllb",
+    "langid",
+    "in_xlmr",
+    "in_eval_100",
+    "in_sib200",
+    "in_babel_imagenet",
 )
 
 
@@ -42,17 +55,17 @@ class Language:
     key: str
     name: str
     iso639_3: str
-    script: str                    # primary ISO 15924 script of the key
-    scripts: tuple[str, ...]       # Unicode scripts text in this language is expected to use
+    script: str  # primary ISO 15924 script of the key
+    scripts: tuple[str, ...]  # Unicode scripts text in this language is expected to use
     iso639_1: str | None
     babelnet: str | None
-    omw: tuple[str, ...]           # OMW / wn language codes that mean this language
-    nllb: str | None               # NLLB-200 code, or None when NLLB cannot translate it
-    langid: str | None             # langid.py code, or None when langid does not know it
+    omw: tuple[str, ...]  # OMW / wn language codes that mean this language
+    nllb: str | None  # NLLB-200 code, or None when NLLB cannot translate it
+    langid: str | None  # langid.py code, or None when langid does not know it
     in_xlmr: bool
-    in_eval_100: bool              # the Babel-ImageNet paper's 100 evaluation languages
+    in_eval_100: bool  # the Babel-ImageNet paper's 100 evaluation languages
     in_sib200: bool
-    in_babel_imagenet: bool        # one of the 298 languages of the Babel-ImageNet release
+    in_babel_imagenet: bool  # one of the 298 languages of the Babel-ImageNet release
 
     @property
     def expected_scripts(self) -> tuple[str, ...]:

@@ -3,24 +3,36 @@ licence texts as sources write them (URLs, `CC BY SA 3.0`, `MIT`...).
 
 Pure: no file is read here.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
 # Hugging Face licence identifiers a card may state (hf.co/docs/hub/repositories-licenses).
-HF_LICENSES = frozenset({
-    "apache-2.0", "mit", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "odc-by",
-    "cc-by-nc-sa-3.0", "gfdl", "cc0-1.0", "other",
-})
+HF_LICENSES = frozenset(
+    {
+        "apache-2.0",
+        "mit",
+        "cc-by-3.0",
+        "cc-by-4.0",
+        "cc-by-sa-3.0",
+        "cc-by-sa-4.0",
+        "odc-by",
+        "cc-by-nc-sa-3.0",
+        "gfdl",
+        "cc0-1.0",
+        "other",
+    }
+)
 
 
 @dataclass(frozen=True)
 class Licence:
     """One licence a part of the data is under."""
 
-    name: str                 # human-readable, e.g. "CC BY 3.0"
-    hf_id: str                # Hugging Face identifier, or "other"
+    name: str  # human-readable, e.g. "CC BY 3.0"
+    hf_id: str  # Hugging Face identifier, or "other"
     url: str | None = None
 
 
@@ -28,10 +40,10 @@ class Licence:
 class SourceInfo:
     """A source of rows (the value of a table's `source` column): its licence and how to cite it."""
 
-    source: str               # as in the data: `omw:cow`, `wikt`, `cldr`, `WIKI`, `review:anna`...
+    source: str  # as in the data: `omw:cow`, `wikt`, `cldr`, `WIKI`, `review:anna`...
     title: str
     licence: Licence
-    citation: str | None = None   # BibTeX
+    citation: str | None = None  # BibTeX
 
 
 def licence_from_text(text: str) -> Licence:

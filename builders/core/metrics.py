@@ -8,11 +8,13 @@ as `!` everywhere else). Per-language detail stays in the stage's cached outputs
 `data/` and `reports/`: every number here becomes a column of `dvc exp show`, so a metric file
 holds totals and means, never one entry per language.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_json

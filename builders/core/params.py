@@ -1,8 +1,11 @@
 """params.yaml access: one file, grouped by stage (DVC tracks each group)."""
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from babelforge.core.errors import BabelforgeError
 
@@ -12,7 +15,6 @@ PROFILES = ("sample", "full")
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
-    import yaml
 
     path = Path(path)
     if not path.exists():
@@ -70,7 +72,5 @@ def profile_section(params: dict[str, Any], name: str) -> dict[str, Any]:
 def section(params: dict[str, Any], name: str) -> dict[str, Any]:
     """The group `name` of params.yaml; an error naming the file's groups if missing."""
     if name not in params:
-        raise BabelforgeError(
-            f"params.yaml has no '{name}' group (it has: {', '.join(sorted(params))})"
-        )
+        raise BabelforgeError(f"params.yaml has no '{name}' group (it has: {', '.join(sorted(params))})")
     return params[name]

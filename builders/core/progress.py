@@ -1,15 +1,19 @@
 """Progress bars and status lines, on stderr so stdout stays for results."""
+
 from __future__ import annotations
 
 import sys
-from typing import Iterable, TypeVar
+import time
+from collections.abc import Iterable
+from typing import TypeVar
+
+from tqdm.auto import tqdm
 
 T = TypeVar("T")
 
 
 def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterable[T]:
     """A tqdm bar when stderr is a terminal; the bare iterable otherwise (logs, CI)."""
-    from tqdm.auto import tqdm
 
     return tqdm(iterable, desc=desc, total=total, unit=unit, disable=None, file=sys.stderr, leave=False)
 
@@ -23,18 +27,13 @@ class ShardProgress:
     everywhere (CI logs too), one line per finished shard."""
 
     def __init__(self, desc: str, total: int, done: int = 0):
-        import time
-
-        from tqdm.auto import tqdm
 
         self.desc, self.total, self.done, self.initial = desc, total, done, done
         self.rows = 0
         self.started = time.monotonic()
-        self._bar = tqdm(total=total, initial=done, desc=desc, unit="shard", disable=None, file=sys.stderr,
-                         leave=False)
+        self._bar = tqdm(total=total, initial=done, desc=desc, unit="shard", disable=None, file=sys.stderr, leave=False)
 
     def shard_done(self, name: str, rows: int, seconds: float) -> None:
-        import time
 
         self.done += 1
         self.rows += rows
@@ -44,8 +43,10 @@ class ShardProgress:
         eta = elapsed / (self.done - self.initial) * (self.total - self.done)
         self._bar.set_postfix_str(f"{rate:,.0f} rows/s", refresh=False)
         self._bar.update(1)
-        info(f"{self.desc}: {name} done ({self.done}/{self.total}), {rows} rows in {seconds:.1f} s, "
-             f"{rate:,.0f} rows/s, ETA {format_seconds(eta)}")
+        info(
+            f"{self.desc}: {name} done ({self.done}/{self.total}), {rows} rows in {seconds:.1f} s, "
+            f"{rate:,.0f} rows/s, ETA {format_seconds(eta)}"
+        )
 
     def close(self) -> None:
         self._bar.close()

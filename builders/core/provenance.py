@@ -3,9 +3,11 @@
 Secrets never pass through here: keys and tokens come from the environment at the
 point of use and are not part of params, sources or models.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import babelforge
 

@@ -23,16 +23,24 @@ whose output depends on its batch (padding in a GPU kernel) gives the same bytes
 This process always does the writing, so the shard directory (a DVC output) lives where the
 stage runs, whichever machines did the work.
 """
+
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from babelforge.core.config import setting
+from babelforge.core.determinism import pinned_now
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, write_json
+from babelforge.core.progress import ShardProgress, info
+from babelforge.core.shards import pending_shards, remove_unplanned, write_shard
 
 # Measured throughput is kept for plans (`babelforge captions_plan`) in a `.rates/` folder beside
 # a stage's shard directories: never inside a DVC output (a timing would make identical runs differ).
@@ -49,8 +57,9 @@ class RunnerConfig:
     num_gpus: float = setting(0.0, "ray: GPUs per actor (1 = one model per GPU; 0.5 packs two per GPU)")
     num_cpus: float = setting(1.0, "ray: CPUs per actor")
     batch_size: int = setting(256, "input rows per worker call; both runners hand the worker the same chunks")
-    address: str | None = setting(None, "ray: cluster address (auto, ray://head:10001); null: $RAY_ADDRESS, "
-                                        "else a local Ray started here")
+    address: str | None = setting(
+        None, "ray: cluster address (auto, ray://head:10001); null: $RAY_ADDRESS, else a local Ray started here"
+    )
     local_cpus: int | None = setting(None, "ray: CPUs of a local Ray started here (null: every core)")
 
     def __post_init__(self):
@@ -63,11 +72,11 @@ class RunStats:
     shards: int = 0
     rows_in: int = 0
     rows_out: int = 0
-    seconds: float = 0.0          # the whole run: model loads and (ray) actor start included
-    started: float = 0.0          # time.monotonic() at the start
-    first_done: float = 0.0       # ... when the first shard was written
-    last_done: float = 0.0        # ... when the last one was
-    first_rows_in: int = 0        # input rows of the first shard written
+    seconds: float = 0.0  # the whole run: model loads and (ray) actor start included
+    started: float = 0.0  # time.monotonic() at the start
+    first_done: float = 0.0  # ... when the first shard was written
+    last_done: float = 0.0  # ... when the last one was
+    first_rows_in: int = 0  # input rows of the first shard written
 
     def steady_rate(self) -> float | None:
         """Input rows per second between the first and the last shard written: the throughput
@@ -103,18 +112,20 @@ def _read_input(shard, read: InputReader):
     otherwise give a shard whose manifest describes other rows)."""
     table = read()
     if table.num_rows != shard.rows:
-        raise BabelforgeError(f"the input of {shard.name} has {table.num_rows} rows, the plan {shard.rows}: "
-                              "it changed during the run; run it again")
+        raise BabelforgeError(
+            f"the input of {shard.name} has {table.num_rows} rows, the plan {shard.rows}: "
+            "it changed during the run; run it again"
+        )
     return table
 
 
 def slice_reader(table) -> Callable[[Any], InputReader]:
     """`input_reader` over an in-memory table (a file listing, a test's rows): each shard's
     reader carries only its own rows (Arrow IPC bytes of the slice), not the whole table."""
-    import functools
 
     def reader(shard) -> InputReader:
         return functools.partial(_from_ipc, _to_ipc(table.slice(shard.start, shard.rows)))
+
     return reader
 
 
@@ -166,6 +177,7 @@ def _count(stats: RunStats, shard, output, seconds: float, progress) -> None:
 
 # ---------------------------------------------------------------- ray
 
+
 def _to_ipc(table) -> bytes:
     import pyarrow as pa
 
@@ -187,14 +199,20 @@ def _chunk_rows(shard, read: InputReader, batch_size: int) -> list:
     one chunk, as under the local runner."""
     import pyarrow as pa
 
-    return [pa.table({"shard": pa.array([shard.index], pa.int64()), "chunk": pa.array([number], pa.int64()),
-                      "data": pa.array([_to_ipc(part)], pa.large_binary())})
-            for number, part in enumerate(chunks(_read_input(shard, read), batch_size))]
+    return [
+        pa.table(
+            {
+                "shard": pa.array([shard.index], pa.int64()),
+                "chunk": pa.array([number], pa.int64()),
+                "data": pa.array([_to_ipc(part)], pa.large_binary()),
+            }
+        )
+        for number, part in enumerate(chunks(_read_input(shard, read), batch_size))
+    ]
 
 
 def _pending_source(pending: list, batch_size: int):
     """The pending shards as a Ray Data datasource: one read task per shard, on this node."""
-    import functools
 
     from ray.data import Datasource, ReadTask
     from ray.data.block import BlockMetadata
@@ -208,10 +226,15 @@ def _pending_source(pending: list, batch_size: int):
             return None
 
         def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
-            return [ReadTask(functools.partial(_chunk_rows, shard, read, batch_size),
-                             BlockMetadata(num_rows=chunk_count(shard.rows, batch_size), size_bytes=None,
-                                           exec_stats=None, input_files=None))
-                    for shard, read in pending]
+            return [
+                ReadTask(
+                    functools.partial(_chunk_rows, shard, read, batch_size),
+                    BlockMetadata(
+                        num_rows=chunk_count(shard.rows, batch_size), size_bytes=None, exec_stats=None, input_files=None
+                    ),
+                )
+                for shard, read in pending
+            ]
 
     return PendingShards()
 
@@ -233,8 +256,14 @@ class ChunkWorker:
             began = time.monotonic()
             results.append(_to_ipc(self.worker(_from_ipc(item))))
             seconds.append(time.monotonic() - began)
-        return pa.table({"shard": pa.array(shards, pa.int64()), "chunk": pa.array(numbers, pa.int64()),
-                         "data": pa.array(results, pa.large_binary()), "seconds": pa.array(seconds, pa.float64())})
+        return pa.table(
+            {
+                "shard": pa.array(shards, pa.int64()),
+                "chunk": pa.array(numbers, pa.int64()),
+                "data": pa.array(results, pa.large_binary()),
+                "seconds": pa.array(seconds, pa.float64()),
+            }
+        )
 
 
 def ray_init_options(config: RunnerConfig, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -244,9 +273,6 @@ def ray_init_options(config: RunnerConfig, environ: Mapping[str, str] | None = N
     cluster gives other bytes than `local`). A local Ray started here inherits this process's
     environment, pin included, so it gets none: a job environment would keep Ray from handing
     the actors the worker processes it starts ahead (measured: actors up 2-3 s later)."""
-    import logging
-
-    from babelforge.core.determinism import pinned_now
 
     env = os.environ if environ is None else environ
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
@@ -306,12 +332,20 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
         # Reads take no CPU slot of their own (a file read beside the actors) and one reader
         # per four actors keeps a pool fed: reading a shard takes a fraction of a second, working
         # on it minutes. More readers would only start more processes on this node.
-        source = ray.data.read_datasource(_pending_source(pending, config.batch_size), num_cpus=0,
-                                          concurrency=max(1, config.concurrency // 4),
-                                          override_num_blocks=len(pending))
-        mapped = source.map_batches(ChunkWorker, fn_constructor_args=(worker, args),
-                                    compute=ray.data.ActorPoolStrategy(size=config.concurrency),
-                                    batch_size=1, batch_format="pyarrow", **resources)
+        source = ray.data.read_datasource(
+            _pending_source(pending, config.batch_size),
+            num_cpus=0,
+            concurrency=max(1, config.concurrency // 4),
+            override_num_blocks=len(pending),
+        )
+        mapped = source.map_batches(
+            ChunkWorker,
+            fn_constructor_args=(worker, args),
+            compute=ray.data.ActorPoolStrategy(size=config.concurrency),
+            batch_size=1,
+            batch_format="pyarrow",
+            **resources,
+        )
         arrived: dict[int, dict[int, Any]] = {}
         worked: dict[int, float] = {}  # the actors' seconds on each shard's chunks so far
         try:
@@ -342,6 +376,7 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
 
 # ---------------------------------------------------------------- a sharded stage, start to end
 
+
 def run_sharded(
     directory: str | os.PathLike,
     plan: list,
@@ -362,14 +397,14 @@ def run_sharded(
     returns its input rows (a shard file of an upstream directory, `slice_reader` over a small
     table); a shard whose input no longer has the planned rows stops the run with an error.
     """
-    from babelforge.core.progress import ShardProgress, info
-    from babelforge.core.shards import pending_shards, remove_unplanned, write_shard
 
     removed = remove_unplanned(directory, plan)
     todo = pending_shards(directory, plan, params_hash, model_hash)
-    info(f"{desc}: {len(plan)} shards, {len(plan) - len(todo)} current, {len(todo)} to do"
-         + (f", {len(removed)} no longer planned removed" if removed else "")
-         + (f" (runner {config.runner})" if todo else ""))
+    info(
+        f"{desc}: {len(plan)} shards, {len(plan) - len(todo)} current, {len(todo)} to do"
+        + (f", {len(removed)} no longer planned removed" if removed else "")
+        + (f" (runner {config.runner})" if todo else "")
+    )
 
     def write(shard, table):
         write_shard(directory, shard, table, params_hash, model_hash, sort_by=sort_by, provenance=provenance)
@@ -383,24 +418,32 @@ def run_sharded(
 
 # ---------------------------------------------------------------- measured rates
 
+
 def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, config: RunnerConfig, unit: str) -> None:
     """Keep this run's throughput (input rows per second) for the next plan of `stage`, in
     `directory/.rates/<stage>.json` (directory: the folder holding the stage's shard directories)."""
-    from babelforge.core.io import write_json
 
     if stats.rows_in == 0 or stats.seconds <= 0:
         return
-    write_json({"stage": stage, "runner": config.runner, "concurrency": config.concurrency if config.runner == "ray"
-                else 1, "unit": unit, "rows_in": stats.rows_in, "rows_out": stats.rows_out,
-                "seconds": round(stats.seconds, 3), "rows_in_per_second": stats.rows_in / stats.seconds,
-                "steady_rows_in_per_second": stats.steady_rate(),
-                "rows_out_per_input_row": stats.rows_out / stats.rows_in},
-               Path(directory) / RATES_DIR / f"{stage}.json")
+    write_json(
+        {
+            "stage": stage,
+            "runner": config.runner,
+            "concurrency": config.concurrency if config.runner == "ray" else 1,
+            "unit": unit,
+            "rows_in": stats.rows_in,
+            "rows_out": stats.rows_out,
+            "seconds": round(stats.seconds, 3),
+            "rows_in_per_second": stats.rows_in / stats.seconds,
+            "steady_rows_in_per_second": stats.steady_rate(),
+            "rows_out_per_input_row": stats.rows_out / stats.rows_in,
+        },
+        Path(directory) / RATES_DIR / f"{stage}.json",
+    )
 
 
 def measured_rate(directory: str | os.PathLike, stage: str) -> dict | None:
     """The throughput the last run of `stage` on this machine recorded, or None."""
-    from babelforge.core.io import read_json
 
     path = Path(directory) / RATES_DIR / f"{stage}.json"
     return read_json(path) if path.is_file() else None

@@ -14,17 +14,20 @@ Everything is deterministic (no timestamps), so the same input, params and model
 same bytes in every shard, whichever runner wrote it. Readers open the directory as one
 pyarrow dataset (`dataset`, `read`) and read only the columns and rows they ask for.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import sha256_file, write_json, write_table
 
 SHARD_PATTERN = re.compile(r"^shard-(\d{5,})\.(parquet|json)$")
 
@@ -56,12 +59,17 @@ class Manifest:
     input_hash: str
     params_hash: str
     model_hash: str
-    rows: int            # rows of the output Parquet
-    sha256: str          # of the output Parquet's bytes
+    rows: int  # rows of the output Parquet
+    sha256: str  # of the output Parquet's bytes
 
     def matches(self, shard: Shard, params_hash: str, model_hash: str) -> bool:
-        return (self.shard == shard.index and self.input_rows == shard.rows and self.input_hash == shard.input_hash
-                and self.params_hash == params_hash and self.model_hash == model_hash)
+        return (
+            self.shard == shard.index
+            and self.input_rows == shard.rows
+            and self.input_hash == shard.input_hash
+            and self.params_hash == params_hash
+            and self.model_hash == model_hash
+        )
 
 
 def shard_name(index: int) -> str:
@@ -77,6 +85,7 @@ def manifest_path(directory: str | os.PathLike, index: int) -> Path:
 
 
 # ---------------------------------------------------------------- hashing (pure)
+
 
 def stable_hash(value: Any) -> str:
     """sha256 of a JSON-able value's canonical text (sorted keys): params, model records."""
@@ -98,6 +107,7 @@ def table_hash(table) -> str:
 
 
 # ---------------------------------------------------------------- planning (pure over a stream)
+
 
 def rebatch(batches: Iterable, size: int) -> Iterator:
     """pyarrow tables of exactly `size` rows (the last one shorter) from batches of any size.
@@ -140,6 +150,7 @@ def plan_shards(batches: Iterable, shard_size: int) -> list[Shard]:
 
 # ---------------------------------------------------------------- manifests and shard files
 
+
 def read_manifest(directory: str | os.PathLike, index: int) -> Manifest | None:
     """The shard's manifest, or None when it is missing or unreadable (then the shard is redone)."""
     path = manifest_path(directory, index)
@@ -149,11 +160,11 @@ def read_manifest(directory: str | os.PathLike, index: int) -> Manifest | None:
         return None
 
 
-def is_current(directory: str | os.PathLike, shard: Shard, params_hash: str, model_hash: str,
-               verify: bool = True) -> bool:
+def is_current(
+    directory: str | os.PathLike, shard: Shard, params_hash: str, model_hash: str, verify: bool = True
+) -> bool:
     """The shard's output exists, its manifest matches this input/params/model, and (verify) the
     Parquet's bytes still hash to what the manifest recorded: a truncated file is not current."""
-    from babelforge.core.io import sha256_file
 
     manifest = read_manifest(directory, shard.index)
     if manifest is None or not manifest.matches(shard, params_hash, model_hash):
@@ -164,26 +175,39 @@ def is_current(directory: str | os.PathLike, shard: Shard, params_hash: str, mod
     return not verify or sha256_file(path) == manifest.sha256
 
 
-def pending_shards(directory: str | os.PathLike, plan: Sequence[Shard], params_hash: str, model_hash: str,
-                   verify: bool = True) -> list[Shard]:
+def pending_shards(
+    directory: str | os.PathLike, plan: Sequence[Shard], params_hash: str, model_hash: str, verify: bool = True
+) -> list[Shard]:
     """The shards of `plan` that are missing or stale in `directory`, in plan order."""
     return [shard for shard in plan if not is_current(directory, shard, params_hash, model_hash, verify)]
 
 
-def write_shard(directory: str | os.PathLike, shard: Shard, table, params_hash: str, model_hash: str,
-                sort_by: Sequence[str] = (), provenance: dict | None = None) -> Manifest:
+def write_shard(
+    directory: str | os.PathLike,
+    shard: Shard,
+    table,
+    params_hash: str,
+    model_hash: str,
+    sort_by: Sequence[str] = (),
+    provenance: dict | None = None,
+) -> Manifest:
     """Write the shard's output (sorted by `sort_by`, so the bytes do not depend on the order
     rows came back in), then its manifest. Both atomic; the manifest commits the shard."""
-    from babelforge.core.io import sha256_file, write_json, write_table
 
     path = parquet_path(directory, shard.index)
     # A stale manifest goes first: a kill between the two writes must not leave an old
     # manifest beside a new Parquet (it would then be checked against the wrong sha256 only).
     manifest_path(directory, shard.index).unlink(missing_ok=True)
     write_table(table, path, sort_by=sort_by, provenance=provenance)
-    manifest = Manifest(shard=shard.index, input_rows=shard.rows, input_hash=shard.input_hash,
-                        params_hash=params_hash, model_hash=model_hash, rows=table.num_rows,
-                        sha256=sha256_file(path))
+    manifest = Manifest(
+        shard=shard.index,
+        input_rows=shard.rows,
+        input_hash=shard.input_hash,
+        params_hash=params_hash,
+        model_hash=model_hash,
+        rows=table.num_rows,
+        sha256=sha256_file(path),
+    )
     write_json(asdict(manifest), manifest_path(directory, shard.index))
     return manifest
 
@@ -218,6 +242,7 @@ def remove_unplanned(directory: str | os.PathLike, plan: Sequence[Shard]) -> lis
 
 # ---------------------------------------------------------------- reading a sharded directory
 
+
 def committed_files(directory: str | os.PathLike) -> list[Path]:
     """The Parquet files of `directory` whose manifest exists, in shard order.
 
@@ -232,7 +257,8 @@ def committed_files(directory: str | os.PathLike) -> list[Path]:
     if unfinished:
         raise BabelforgeError(
             f"{directory}: shard(s) {', '.join(shard_name(i) for i in unfinished[:5])} unfinished; "
-            "rerun the stage that writes it (only missing shards are redone)")
+            "rerun the stage that writes it (only missing shards are redone)"
+        )
     return [parquet_path(directory, index) for index in sorted(listed)]
 
 
@@ -274,5 +300,5 @@ def digest(directory: str | os.PathLike) -> dict[str, Any]:
         if manifest is None:
             raise BabelforgeError(f"{manifest_path(path.parent, index)}: unreadable manifest; rerun the stage")
         rows += manifest.rows
-        hasher.update(f"{path.name}\t{manifest.sha256}\n".encode("utf-8"))
+        hasher.update(f"{path.name}\t{manifest.sha256}\n".encode())
     return {"path": str(directory), "shards": len(files), "rows": rows, "sha256": hasher.hexdigest()}

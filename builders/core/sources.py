@@ -16,6 +16,7 @@ of `../shared/data`, which is also the layout `fetch` writes under `data/raw/`).
 `python -m babelforge.core.sources --mirror ../shared/data` re-records the hashes and file
 lists from a mirror, leaving every other column as it is.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,11 +24,12 @@ import csv
 import hashlib
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, sha256_file, write_text
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 SOURCES_PATH = RESOURCES / "sources.tsv"
@@ -39,7 +41,7 @@ ORIGINS = ("verbatim", "filtered", "derived")
 
 @dataclass(frozen=True)
 class SourceFile:
-    path: str      # relative to the source's own path, POSIX separators
+    path: str  # relative to the source's own path, POSIX separators
     sha256: str
 
 
@@ -47,10 +49,10 @@ class SourceFile:
 class Source:
     name: str
     kind: str
-    path: str                   # in the mirror layout, e.g. `sib-200/annotated`
+    path: str  # in the mirror layout, e.g. `sib-200/annotated`
     origin: str
     version: str
-    url: str                    # download URL (file) or URL prefix (dir); provenance for derived ones
+    url: str  # download URL (file) or URL prefix (dir); provenance for derived ones
     sha256: str
     licence: str
     citation: str
@@ -72,7 +74,6 @@ def manifest_hash(files: Iterable[tuple[str, str]]) -> str:
 
 def scan_dir(root: str | os.PathLike) -> list[SourceFile]:
     """Every regular file under `root` with its sha256, sorted by relative path."""
-    from babelforge.core.io import sha256_file
 
     root = Path(root)
     found = [
@@ -92,13 +93,17 @@ def _read_tsv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 def _read_file_list(name: str, files_dir: Path) -> tuple[SourceFile, ...]:
     path = files_dir / f"{name}.tsv"
     if not path.exists():
-        raise BabelforgeError(f"source {name}: no file list {path}; record it with "
-                              f"`python -m babelforge.core.sources --mirror ../shared/data`")
+        raise BabelforgeError(
+            f"source {name}: no file list {path}; record it with "
+            f"`python -m babelforge.core.sources --mirror ../shared/data`"
+        )
     _, rows = _read_tsv(path)
     return tuple(SourceFile(path=row["path"], sha256=row["sha256"]) for row in rows)
 
 
-def read_sources(path: str | os.PathLike = SOURCES_PATH, files_dir: str | os.PathLike | None = None) -> dict[str, Source]:
+def read_sources(
+    path: str | os.PathLike = SOURCES_PATH, files_dir: str | os.PathLike | None = None
+) -> dict[str, Source]:
     """The registry, checked: known kinds/origins, unique names, no nested paths, hashes agree."""
     path = Path(path)
     files_dir = Path(files_dir) if files_dir is not None else path.parent / SOURCE_FILES_DIR.name
@@ -133,8 +138,9 @@ def _check_disjoint(sources: Iterable[Source], where: Path) -> None:
     sources = list(sources)
     for outer in sources:
         for inner in sources:
-            if outer is not inner and (inner.path == outer.path or (
-                    outer.kind == "dir" and inner.path.startswith(outer.path + "/"))):
+            if outer is not inner and (
+                inner.path == outer.path or (outer.kind == "dir" and inner.path.startswith(outer.path + "/"))
+            ):
                 raise BabelforgeError(f"{where}: source {inner.name} lies inside source {outer.name}")
 
 
@@ -153,7 +159,6 @@ def select_sources(sources: dict[str, Source], names: str | Iterable[str] | None
 
 def fetched_record(name: str, raw_dir: str | os.PathLike = "data/raw") -> dict:
     """The `fetch` manifest of one source, for the provenance of the artifacts made from it."""
-    from babelforge.core.io import read_json
 
     path = Path(raw_dir) / f"{name}.json"
     if not path.exists():
@@ -162,8 +167,9 @@ def fetched_record(name: str, raw_dir: str | os.PathLike = "data/raw") -> dict:
     return {"version": manifest["version"], "sha256": manifest["sha256"], "licence": manifest["licence"]}
 
 
-def fetched_source_at(path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw",
-                      registry: dict[str, Source] | None = None) -> str | None:
+def fetched_source_at(
+    path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw", registry: dict[str, Source] | None = None
+) -> str | None:
     """The name of the registered source that `path` is (or lies inside) under `raw_dir`; None elsewhere."""
     relative = Path(os.path.relpath(Path(path).resolve(), Path(raw_dir).resolve())).as_posix()
     if relative == ".." or relative.startswith("../"):
@@ -187,7 +193,6 @@ def input_record(path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw
     name = fetched_source_at(path, raw_dir)
     if name is not None:
         return {"source": name, **fetched_record(name, raw_dir)}
-    from babelforge.core.io import sha256_file
 
     path = Path(path)
     if path.is_file():
@@ -201,9 +206,9 @@ def input_record(path: str | os.PathLike, raw_dir: str | os.PathLike = "data/raw
 
 # --- recording hashes from a mirror (maintenance) -------------------------------------------
 
+
 def record_from_mirror(mirror: str | os.PathLike, path: str | os.PathLike = SOURCES_PATH) -> list[str]:
     """Rewrite the sha256 column and the file lists from the files in `mirror`."""
-    from babelforge.core.io import sha256_file, write_text
 
     mirror, path = Path(mirror), Path(path)
     files_dir = path.parent / SOURCE_FILES_DIR.name

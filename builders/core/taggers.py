@@ -24,13 +24,15 @@ condition says `missing: fail`. A reason may be limited to some rows with `when:
 condition}` (it applies only where every `when` condition holds). Per-language overrides
 merge into the default at every level (`Thresholds.for_language`).
 """
+
 from __future__ import annotations
 
 import math
 import numbers
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from babelforge.core.errors import BabelforgeError
 
@@ -50,7 +52,7 @@ class Tagger:
     name: str
     columns: Mapping[str, type]
     function: TaggerFunction = field(repr=False, compare=False)
-    reads: tuple[str, ...] = ()          # row fields the function reads
+    reads: tuple[str, ...] = ()  # row fields the function reads
     help: str = ""
     module: str = ""
 
@@ -76,8 +78,9 @@ class Tagger:
 REGISTRY: dict[str, Tagger] = {}
 
 
-def register(name: str, columns: Mapping[str, type], function: TaggerFunction,
-             reads: Iterable[str] = (), help: str = "") -> Tagger:
+def register(
+    name: str, columns: Mapping[str, type], function: TaggerFunction, reads: Iterable[str] = (), help: str = ""
+) -> Tagger:
     """Add a tagger to the registry; a second, different registration of one name is an error."""
     if not NAME.match(name):
         raise ValueError(f"tagger name {name!r}: expected <name>_v<version>, e.g. langid_v1")
@@ -91,14 +94,17 @@ def register(name: str, columns: Mapping[str, type], function: TaggerFunction,
     entry = Tagger(name, dict(columns), function, tuple(reads), help, getattr(function, "__module__", ""))
     known = REGISTRY.get(name)
     if known is not None and (known.module, known.function.__qualname__) != (entry.module, function.__qualname__):
-        raise ValueError(f"tagger {name} is registered twice ({known.module} and {entry.module}); "
-                         "a changed tagger takes a new version")
+        raise ValueError(
+            f"tagger {name} is registered twice ({known.module} and {entry.module}); "
+            "a changed tagger takes a new version"
+        )
     REGISTRY[name] = entry
     return entry
 
 
 def tagger(name: str, columns: Mapping[str, type], reads: Iterable[str] = (), help: str = ""):
     """Decorator form of `register`; the function stays callable as it is."""
+
     def decorate(function: TaggerFunction) -> TaggerFunction:
         register(name, columns, function, reads, help or _first_paragraph(function.__doc__))
         return function
@@ -140,9 +146,11 @@ def check_output(entry: Tagger, rows: Rows, output: Mapping[str, Sequence[Any]])
     got, declared = set(output), set(entry.columns)
     if got != declared:
         extra, missing = sorted(got - declared), sorted(declared - got)
-        raise ValueError(f"tagger {entry.name} returned columns {sorted(got)}; declared {sorted(declared)}"
-                         + (f" (unexpected: {', '.join(extra)})" if extra else "")
-                         + (f" (missing: {', '.join(missing)})" if missing else ""))
+        raise ValueError(
+            f"tagger {entry.name} returned columns {sorted(got)}; declared {sorted(declared)}"
+            + (f" (unexpected: {', '.join(extra)})" if extra else "")
+            + (f" (missing: {', '.join(missing)})" if missing else "")
+        )
     checked: Columns = {}
     for column, kind in entry.columns.items():
         values = list(output[column])
@@ -202,7 +210,7 @@ class Condition:
     min: float | None = None
     max: float | None = None
     equals: Any = _UNSET
-    missing: str = "pass"          # a missing value (None / NaN) passes, or fails
+    missing: str = "pass"  # a missing value (None / NaN) passes, or fails
 
     def passes(self, value: Any) -> bool:
         if is_missing(value):
@@ -243,7 +251,8 @@ class Rule:
 
     def fails(self, row: Mapping[str, Any]) -> bool:
         return self.applies(row) and not all(
-            condition.passes(row.get(column)) for column, condition in self.conditions.items())
+            condition.passes(row.get(column)) for column, condition in self.conditions.items()
+        )
 
     @property
     def columns(self) -> set[str]:
@@ -321,16 +330,18 @@ class Thresholds:
         column stops the stage before any row is judged."""
         known = set(available)
         sets = [(f"{where}.default", self.default)] + [
-            (f"{where}.languages.{lang}", merge(self.default, data or {})) for lang, data in self.languages.items()]
+            (f"{where}.languages.{lang}", merge(self.default, data or {})) for lang, data in self.languages.items()
+        ]
         for place, data in sets:
             for rule in parse_rules(data, place):
                 unknown = sorted(rule.columns - known)
                 if unknown:
-                    raise BabelforgeError(f"{place}.{rule.reason}: no column {unknown[0]} to threshold; "
-                                          f"columns: {', '.join(sorted(known))}")
+                    raise BabelforgeError(
+                        f"{place}.{rule.reason}: no column {unknown[0]} to threshold; "
+                        f"columns: {', '.join(sorted(known))}"
+                    )
 
 
 def rejection_reasons(row: Mapping[str, Any], rules: Sequence[Rule]) -> list[str]:
     """The reasons (in rule order) a row fails; empty when it passes every rule."""
     return [rule.reason for rule in rules if rule.fails(row)]
-

@@ -6,11 +6,13 @@ duplicates within a language, English look-alikes, and langid's ranking. Rows ca
 object supplies what a tagger needs beyond the row (see each tagger's docstring); any
 object with those attributes will do (`TextContext` is the plain one).
 """
+
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from babelforge.core.scripts import dominant_script, expand_script, expected_script_share, han_variant
 from babelforge.core.taggers import Rows, cached_by, run_tagger, tagger
@@ -21,23 +23,27 @@ LangidRanking = Callable[[str], Sequence[tuple[str, float]]]
 
 @dataclass
 class TextContext:
-    expected_scripts: Mapping[str, Sequence[str]] = field(default_factory=dict)   # lang -> ISO 15924
-    langid_codes: Mapping[str, str | None] = field(default_factory=dict)          # lang -> langid code
-    langid_rank: LangidRanking | None = None                                      # None: langid not run
-    english_lemmas: Mapping[int, Sequence[str]] = field(default_factory=dict)     # class -> English lemmas
+    expected_scripts: Mapping[str, Sequence[str]] = field(default_factory=dict)  # lang -> ISO 15924
+    langid_codes: Mapping[str, str | None] = field(default_factory=dict)  # lang -> langid code
+    langid_rank: LangidRanking | None = None  # None: langid not run
+    english_lemmas: Mapping[int, Sequence[str]] = field(default_factory=dict)  # class -> English lemmas
 
 
 # --- blank --------------------------------------------------------------------------------------
+
 
 @tagger("blank_v1", columns={"empty": bool, "padded": bool}, reads=("text",))
 def tag_blank(rows: Rows, context: Any) -> dict[str, list]:
     """Text that is empty or only whitespace; text with leading or trailing whitespace."""
     texts = [str(row.get("text") or "") for row in rows]
-    return {"empty": [not text.strip() for text in texts],
-            "padded": [bool(text.strip()) and text != text.strip() for text in texts]}
+    return {
+        "empty": [not text.strip() for text in texts],
+        "padded": [bool(text.strip()) and text != text.strip() for text in texts],
+    }
 
 
 # --- script -------------------------------------------------------------------------------------
+
 
 def expand_scripts(scripts: Iterable[str]) -> frozenset[str]:
     """Registry scripts as Unicode script codes (`Hans` -> `Hani`, `Jpan` -> Han + kana)."""
@@ -64,8 +70,11 @@ def script_facts(text: str, expected: tuple[str, ...]) -> tuple[float | None, st
     return share, dominant, mismatch, variant, han_mismatch
 
 
-@tagger("script_v1", reads=("text", "lang"), columns={
-    "share": float, "dominant": str, "mismatch": bool, "han_variant": str, "han_mismatch": bool})
+@tagger(
+    "script_v1",
+    reads=("text", "lang"),
+    columns={"share": float, "dominant": str, "mismatch": bool, "han_variant": str, "han_mismatch": bool},
+)
 def tag_script(rows: Rows, context: Any) -> dict[str, list]:
     """Writing system against the language's expected scripts (`context.expected_scripts`).
 
@@ -76,21 +85,22 @@ def tag_script(rows: Rows, context: Any) -> dict[str, list]:
     standard-specific characters say so. han_mismatch: that standard is not the one expected
     (only when exactly one of Hans / Hant is expected).
     """
-    facts = cached_by(lambda row: (row["text"], tuple(context.expected_scripts.get(row["lang"], ()))),
-                      rows, script_facts)
+    facts = cached_by(
+        lambda row: (row["text"], tuple(context.expected_scripts.get(row["lang"], ()))), rows, script_facts
+    )
     names = ("share", "dominant", "mismatch", "han_variant", "han_mismatch")
     return {name: [fact[i] for fact in facts] for i, name in enumerate(names)}
 
 
 # --- duplicates ---------------------------------------------------------------------------------
 
+
 def duplicate_key(text: str) -> str:
     """The form two texts must share to be duplicates: Unicode NFC, stripped, casefolded."""
     return unicodedata.normalize("NFC", text).strip().casefold()
 
 
-@tagger("duplicate_v1", columns={"is_duplicate": bool, "is_repeat": bool, "others": list},
-        reads=("text", "lang", "id"))
+@tagger("duplicate_v1", columns={"is_duplicate": bool, "is_repeat": bool, "others": list}, reads=("text", "lang", "id"))
 def tag_duplicate(rows: Rows, context: Any) -> dict[str, list]:
     """Texts of one language equal under `duplicate_key`.
 
@@ -117,6 +127,7 @@ def duplicate_flags(langs: Iterable[str], texts: Iterable[str]) -> list[bool]:
 
 # --- English look-alikes ------------------------------------------------------------------------
 
+
 def loose_form(text: str) -> str:
     """`text` with accents, case, whitespace and punctuation removed: `Café-Crème` -> `cafecreme`."""
     decomposed = unicodedata.normalize("NFKD", text)
@@ -138,12 +149,15 @@ def tag_english_lookalike(rows: Rows, context: Any) -> dict[str, list]:
             if form:
                 by_form.setdefault(form, (idx, lemma))
     matches = [by_form.get(loose_form(str(row["text"]))) for row in rows]
-    return {"match": [m is not None for m in matches],
-            "lemma": [m[1] if m else None for m in matches],
-            "lemma_class": [m[0] if m else None for m in matches]}
+    return {
+        "match": [m is not None for m in matches],
+        "lemma": [m[1] if m else None for m in matches],
+        "lemma_class": [m[0] if m else None for m in matches],
+    }
 
 
 # --- langid -------------------------------------------------------------------------------------
+
 
 def _ranking(text: str, code: str | None, rank: LangidRanking | None):
     if code is None or rank is None or not text.strip():
@@ -154,14 +168,18 @@ def _ranking(text: str, code: str | None, rank: LangidRanking | None):
     return top, top_prob, codes.index(code) + 1 if code in codes else None
 
 
-@tagger("langid_rank_v1", columns={"top": str, "top_prob": float, "rank": int, "chars": int},
-        reads=("text", "lang"))
+@tagger("langid_rank_v1", columns={"top": str, "top_prob": float, "rank": int, "chars": int}, reads=("text", "lang"))
 def tag_langid_rank(rows: Rows, context: Any) -> dict[str, list]:
     """langid.py over all its languages (`context.langid_rank`), for languages it knows
     (`context.langid_codes`): its top language and that one's probability, the rank of the
     row's language (1 = top), and the stripped text's length (langid is unreliable on short text).
     Nothing is judged for a blank text or a language without a langid code."""
-    facts = cached_by(lambda row: (row["text"], context.langid_codes.get(row["lang"]), context.langid_rank),
-                      rows, _ranking)
-    return {"top": [f[0] for f in facts], "top_prob": [f[1] for f in facts], "rank": [f[2] for f in facts],
-            "chars": [len(str(row["text"]).strip()) for row in rows]}
+    facts = cached_by(
+        lambda row: (row["text"], context.langid_codes.get(row["lang"]), context.langid_rank), rows, _ranking
+    )
+    return {
+        "top": [f[0] for f in facts],
+        "top_prob": [f[1] for f in facts],
+        "rank": [f[2] for f in facts],
+        "chars": [len(str(row["text"]).strip()) for row in rows],
+    }

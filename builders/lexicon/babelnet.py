@@ -19,16 +19,26 @@ with `{"message": "Your key is not valid or the daily requests limit has been re
 That stops the run with `BabelNetQuotaError`; what is cached stays, and the next run
 resumes from it. 429 and 5xx are retried by `babelforge.core.http`, honouring `Retry-After`.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
 
+from babelforge.core import http
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.http import DEFAULT_POLICY, describe, register_secret
+from babelforge.core.io import canonical_json, read_json, sha256_text, write_json
+from babelforge.core.languages import UnknownLanguageError
+from babelforge.core.languages import registry as project_registry
+from babelforge.core.progress import info, progress
 from babelforge.lexicon.senses import Sense
 
 DEFAULT_BASE_URL = "https://babelnet.io/v9"
@@ -46,15 +56,64 @@ TRANSLATION_SOURCES = frozenset({"WNTR", "WIKITR", "OMWN_PT", "OMWN_JA", "OMWN_I
 TRANSLATED_OMWN_LANGUAGES = frozenset({"FR", "PT", "JA", "ID", "MS"})
 # Every other source name BabelNet documents; a name outside both sets is kept (not a
 # translation) and counted, so a new BabelNet source shows up in the run's warnings.
-KNOWN_SOURCES = TRANSLATION_SOURCES | frozenset({
-    "BABELNET", "WORD_ATLAS", "WN", "WN2020", "OEWN", "WIKI", "WIKIRED", "WIKIDIS", "WIKICAT",
-    "WIKIQU", "WIKIQUREDI", "WIKT", "WIKTLB", "WIKIDATA", "WIKIDATA_ALIAS", "OMWIKI", "GEONM",
-    "VERBNET", "FRAMENET", "MSTERM", "IWN", "WONEF", "SALDO", "SLOWNET", "ICEWN", "OMWN",
-    "MCR_CA", "MCR_ES", "MCR_EU", "MCR_GL", "MCR_PT", "OMWN_AR", "OMWN_BG", "OMWN_CWN", "OMWN_DA",
-    "OMWN_EL", "OMWN_FA", "OMWN_FI", "OMWN_FR", "OMWN_HE", "OMWN_HR", "OMWN_IT", "OMWN_KO",
-    "OMWN_LT", "OMWN_NL", "OMWN_NN", "OMWN_NO", "OMWN_PL", "OMWN_RO", "OMWN_SK", "OMWN_SQ",
-    "OMWN_SV", "OMWN_TH", "OMWN_ZH",
-})
+KNOWN_SOURCES = TRANSLATION_SOURCES | frozenset(
+    {
+        "BABELNET",
+        "WORD_ATLAS",
+        "WN",
+        "WN2020",
+        "OEWN",
+        "WIKI",
+        "WIKIRED",
+        "WIKIDIS",
+        "WIKICAT",
+        "WIKIQU",
+        "WIKIQUREDI",
+        "WIKT",
+        "WIKTLB",
+        "WIKIDATA",
+        "WIKIDATA_ALIAS",
+        "OMWIKI",
+        "GEONM",
+        "VERBNET",
+        "FRAMENET",
+        "MSTERM",
+        "IWN",
+        "WONEF",
+        "SALDO",
+        "SLOWNET",
+        "ICEWN",
+        "OMWN",
+        "MCR_CA",
+        "MCR_ES",
+        "MCR_EU",
+        "MCR_GL",
+        "MCR_PT",
+        "OMWN_AR",
+        "OMWN_BG",
+        "OMWN_CWN",
+        "OMWN_DA",
+        "OMWN_EL",
+        "OMWN_FA",
+        "OMWN_FI",
+        "OMWN_FR",
+        "OMWN_HE",
+        "OMWN_HR",
+        "OMWN_IT",
+        "OMWN_KO",
+        "OMWN_LT",
+        "OMWN_NL",
+        "OMWN_NN",
+        "OMWN_NO",
+        "OMWN_PL",
+        "OMWN_RO",
+        "OMWN_SK",
+        "OMWN_SQ",
+        "OMWN_SV",
+        "OMWN_TH",
+        "OMWN_ZH",
+    }
+)
 
 
 class BabelNetQuotaError(BabelforgeError):
@@ -71,7 +130,6 @@ def is_translation(source: str, language: str) -> bool:
 
 def api_version(base_url: str) -> str | None:
     """The API version a base URL names (`https://babelnet.io/v9` -> `v9`); None when it names none."""
-    from urllib.parse import urlsplit
 
     last = urlsplit(base_url).path.rstrip("/").rpartition("/")[2]
     return last if re.fullmatch(r"v\d+(\.\d+)*", last) else None
@@ -79,9 +137,8 @@ def api_version(base_url: str) -> str | None:
 
 def utc_date(timestamp: float) -> str:
     """A POSIX timestamp as its UTC calendar date, `YYYY-MM-DD`."""
-    from datetime import datetime, timezone
 
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).date().isoformat()
+    return datetime.fromtimestamp(timestamp, tz=UTC).date().isoformat()
 
 
 def wordnet_resource_id(synset: str) -> str:
@@ -129,34 +186,33 @@ class BabelNetSource:
         wn_version: str = "WN_30",
         sleep: Callable[[float], None] = time.sleep,
     ):
-        from babelforge.core.http import DEFAULT_POLICY
-        from babelforge.core.languages import registry as project_registry
 
         if int(batch_size) < 1:
             raise BabelforgeError(f"BabelNet batch_size must be at least 1, got {batch_size}")
         self.cache_dir = Path(cache_dir)
         self.registry = registry if registry is not None else project_registry()
-        self.languages = list(languages) if languages is not None else [
-            language.key for language in self.registry if language.babelnet
-        ]
+        self.languages = (
+            list(languages)
+            if languages is not None
+            else [language.key for language in self.registry if language.babelnet]
+        )
         self.batch_size = int(batch_size)
         self.base_url = base_url.rstrip("/")
         self.session = session
         self.policy = policy or DEFAULT_POLICY
         self.wn_version = wn_version
         self.sleep = sleep
-        self.requests_made = 0                       # requests sent (cache misses)
+        self.requests_made = 0  # requests sent (cache misses)
         self.cache_hits = 0
-        self.unknown_codes: Counter[str] = Counter()    # senses skipped: language code not in the registry
+        self.unknown_codes: Counter[str] = Counter()  # senses skipped: language code not in the registry
         self.unknown_sources: Counter[str] = Counter()  # senses kept, but from a source not in KNOWN_SOURCES
-        self.without_code: list[str] = []            # wanted languages that have no BabelNet code
-        self.unmapped: list[str] = []                # synsets BabelNet has no id for
-        self.newest_answer: float | None = None      # mtime of the newest cache file this run read or wrote
+        self.without_code: list[str] = []  # wanted languages that have no BabelNet code
+        self.unmapped: list[str] = []  # synsets BabelNet has no id for
+        self.newest_answer: float | None = None  # mtime of the newest cache file this run read or wrote
 
     # --- SenseSource ---------------------------------------------------------------------
 
     def senses(self, synsets: Iterable[str], langs: Iterable[str] | None = None) -> Iterator[Sense]:
-        from babelforge.core.progress import info, progress
 
         synsets = list(synsets)
         batches = self._batches(langs)
@@ -188,22 +244,29 @@ class BabelNetSource:
         """What was skipped or unusual in this run, one line each (the counts, not every case)."""
         lines = []
         if self.without_code:
-            lines.append(f"{len(self.without_code)} languages have no BabelNet code, skipped: "
-                         f"{', '.join(sorted(self.without_code))}")
+            lines.append(
+                f"{len(self.without_code)} languages have no BabelNet code, skipped: "
+                f"{', '.join(sorted(self.without_code))}"
+            )
         if self.unknown_codes:
-            lines.append(f"{sum(self.unknown_codes.values())} senses skipped, BabelNet language code not in "
-                         f"resources/languages.tsv: " + ", ".join(f"{c} ({n})" for c, n in sorted(self.unknown_codes.items())))
+            lines.append(
+                f"{sum(self.unknown_codes.values())} senses skipped, BabelNet language code not in "
+                f"resources/languages.tsv: " + ", ".join(f"{c} ({n})" for c, n in sorted(self.unknown_codes.items()))
+            )
         if self.unknown_sources:
-            lines.append("senses from sources not known to be manual or translated (kept, is_translation=False): "
-                         + ", ".join(f"{s} ({n})" for s, n in sorted(self.unknown_sources.items())))
+            lines.append(
+                "senses from sources not known to be manual or translated (kept, is_translation=False): "
+                + ", ".join(f"{s} ({n})" for s, n in sorted(self.unknown_sources.items()))
+            )
         if self.unmapped:
-            lines.append(f"{len(self.unmapped)} synsets have no BabelNet id: {', '.join(self.unmapped[:10])}"
-                         + (" ..." if len(self.unmapped) > 10 else ""))
+            lines.append(
+                f"{len(self.unmapped)} synsets have no BabelNet id: {', '.join(self.unmapped[:10])}"
+                + (" ..." if len(self.unmapped) > 10 else "")
+            )
         return lines
 
     def cached_synsets(self, synsets: Iterable[str], langs: Iterable[str] | None = None) -> int:
         """How many of `synsets` are answered completely from the cache (no request, no key)."""
-        from babelforge.core.io import read_json
 
         batches = self._batches(langs, quiet=True)
         count = 0
@@ -212,8 +275,11 @@ class BabelNetSource:
             if not ids_path.is_file():
                 continue
             ids = self._babelnet_ids(synset, read_json(ids_path)["response"])
-            if all(self._cache_path("getSynset", self._synset_params(bn_id, [code for _, code in batch])).is_file()
-                   for bn_id in ids for batch in batches):
+            if all(
+                self._cache_path("getSynset", self._synset_params(bn_id, [code for _, code in batch])).is_file()
+                for bn_id in ids
+                for batch in batches
+            ):
                 count += 1
         return count
 
@@ -233,7 +299,7 @@ class BabelNetSource:
                 pairs.append((key, code.upper()))
             elif not quiet and key not in self.without_code:
                 self.without_code.append(key)
-        return [pairs[i:i + self.batch_size] for i in range(0, len(pairs), self.batch_size)]
+        return [pairs[i : i + self.batch_size] for i in range(0, len(pairs), self.batch_size)]
 
     def _id_params(self, synset: str) -> dict[str, Any]:
         return {"id": wordnet_resource_id(synset), "source": "WN", "wnVersion": self.wn_version}
@@ -259,7 +325,6 @@ class BabelNetSource:
         return ids
 
     def _synset_senses(self, synset: str, batches: list[list[tuple[str, str]]]) -> Iterator[Sense]:
-        from babelforge.core.languages import UnknownLanguageError
 
         ids = self._babelnet_ids(synset)
         if not ids and synset not in self.unmapped:
@@ -295,25 +360,27 @@ class BabelNetSource:
                         continue
                     if source.upper() not in KNOWN_SOURCES:
                         self.unknown_sources[source] += 1
-                    yield Sense(synset=synset, lang=lang, lemma=lemma, source=source,
-                                is_translation=is_translation(source, code), rank=rank[lang])
+                    yield Sense(
+                        synset=synset,
+                        lang=lang,
+                        lemma=lemma,
+                        source=source,
+                        is_translation=is_translation(source, code),
+                        rank=rank[lang],
+                    )
                     rank[lang] += 1
 
     def _cache_path(self, endpoint: str, params: dict[str, Any]) -> Path:
-        from babelforge.core.io import canonical_json, sha256_text
 
         digest = sha256_text(canonical_json({"endpoint": endpoint, "params": params}))
         return self.cache_dir / endpoint / f"{digest}.json"
 
     def _shown(self, endpoint: str, params: dict[str, Any]) -> str:
-        from babelforge.core.http import describe
 
         return describe(f"{self.base_url}/{endpoint}", params)
 
     def _get(self, endpoint: str, params: dict[str, Any], what: str) -> Any:
         """The API's answer to one request: from the cache, else from the network (then cached)."""
-        from babelforge.core import http
-        from babelforge.core.io import read_json, write_json
 
         path = self._cache_path(endpoint, params)
         if path.is_file():
@@ -325,8 +392,13 @@ class BabelNetSource:
             self.session = http.make_session()
         shown = self._shown(endpoint, params)
         response = http.request(
-            self.session, "GET", f"{self.base_url}/{endpoint}", params={**params, "key": key},
-            policy=self.policy, give_up=lambda r: _refusal_message(r) is not None, sleep=self.sleep,
+            self.session,
+            "GET",
+            f"{self.base_url}/{endpoint}",
+            params={**params, "key": key},
+            policy=self.policy,
+            give_up=lambda r: _refusal_message(r) is not None,
+            sleep=self.sleep,
         )
         self.requests_made += 1
         with response:
@@ -346,7 +418,9 @@ class BabelNetSource:
                     f"nothing was cached for it, rerun to ask again"
                 ) from None
         if isinstance(answer, dict) and "message" in answer and "senses" not in answer:
-            raise BabelforgeError(f"BabelNet {endpoint} for {what}: {http.redact(str(answer['message']))}; request {shown}")
+            raise BabelforgeError(
+                f"BabelNet {endpoint} for {what}: {http.redact(str(answer['message']))}; request {shown}"
+            )
         write_json({"endpoint": endpoint, "params": params, "response": answer}, path)
         self._saw(path)
         return answer
@@ -358,7 +432,6 @@ class BabelNetSource:
 
 
 def _key_from_environment(needed_for: str) -> str:
-    from babelforge.core.http import register_secret
 
     key = os.environ.get(KEY_ENV, "").strip()
     if not key:

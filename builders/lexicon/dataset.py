@@ -1,5 +1,6 @@
 """The `knowledge` dataset: per ImageNet-1k class, its WordNet 3.0 synset, lemmas, definition
 and hypernym path (ELEVATER-style external knowledge). Registered in builders/core/datasets.py."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -11,8 +12,10 @@ from babelforge.lexicon.licences import CLIP_NAMES, WORDNET
 KNOWLEDGE = DatasetSpec(
     name="knowledge",
     pretty_name="ImageNet-1k WordNet knowledge",
-    summary=("Per ImageNet-1k class: WordNet 3.0 synset, English lemmas, definition and hypernym path "
-             "(ELEVATER-style external knowledge), keyed by `class_idx`, `wnid` and synset id."),
+    summary=(
+        "Per ImageNet-1k class: WordNet 3.0 synset, English lemmas, definition and hypernym path "
+        "(ELEVATER-style external knowledge), keyed by `class_idx`, `wnid` and synset id."
+    ),
     artifacts=("wordnet",),
     read="babelforge.lexicon.dataset:read_knowledge",
     task_categories=("zero-shot-image-classification",),
@@ -26,8 +29,12 @@ KNOWLEDGE = DatasetSpec(
 def read_knowledge(paths) -> DatasetTables:
     table, provenance = read_artifact(paths.wordnet, "WordNet knowledge")
     # one English table: a single config, named like every other English config
-    return DatasetTables({"eng_Latn": {KNOWLEDGE.split: table}}, provenance={paths.wordnet: provenance},
-                         sort_by=("class_idx",), features={"class_idx": imagenet_class_label(table)})
+    return DatasetTables(
+        {"eng_Latn": {KNOWLEDGE.split: table}},
+        provenance={paths.wordnet: provenance},
+        sort_by=("class_idx",),
+        features={"class_idx": imagenet_class_label(table)},
+    )
 
 
 def imagenet_class_label(table) -> ClassLabel:
@@ -39,8 +46,10 @@ def imagenet_class_label(table) -> ClassLabel:
     pairs = dict(zip(table["class_idx"].astype(int), table["wnid"].astype(str)))
     missing = [idx for idx in range(max(pairs) + 1) if idx not in pairs] if pairs else []
     if missing:
-        raise BabelforgeError(f"class_idx {missing[0]} has no row (of {len(missing)} missing): "
-                              "the class label needs every ImageNet class's wnid")
+        raise BabelforgeError(
+            f"class_idx {missing[0]} has no row (of {len(missing)} missing): "
+            "the class label needs every ImageNet class's wnid"
+        )
     clashes = [wnid for wnid, count in Counter(pairs.values()).items() if count > 1]
     if clashes:
         raise BabelforgeError(f"wnid {sorted(clashes)[0]} names several class_idx values")

@@ -5,22 +5,33 @@ licence of the wordnet (or Wiktionary / CLDR) they came from, read from the OMW 
 `index.toml`, `.tab` headers and LICENSE files; the English CLIP class names are MIT. A name
 none of these knows is an error: its rows' licence cannot be told.
 """
+
 from __future__ import annotations
 
 import re
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
+from babelforge.core.datasets import citation
 from babelforge.core.licences import Licence, SourceInfo, licence_from_text
+from babelforge.lexicon.babelnet import KNOWN_SOURCES
 
 BABELNET = Licence("BabelNet Non-Commercial License", "other", "https://babelnet.org/license")
-WIKTIONARY = Licence("CC BY-SA 3.0 (Wiktionary; also GFDL)", "cc-by-sa-3.0",
-                     "https://creativecommons.org/licenses/by-sa/3.0/")
+WIKTIONARY = Licence(
+    "CC BY-SA 3.0 (Wiktionary; also GFDL)", "cc-by-sa-3.0", "https://creativecommons.org/licenses/by-sa/3.0/"
+)
 CLDR = Licence("Unicode License (CLDR data)", "other", "https://www.unicode.org/license.txt")
-WORDNET = Licence("WordNet 3.0 License (Princeton)", "other", "https://wordnet.princeton.edu/license-and-commercial-use")
+WORDNET = Licence(
+    "WordNet 3.0 License (Princeton)", "other", "https://wordnet.princeton.edu/license-and-commercial-use"
+)
 # English labels are the CLIP class names (source `clip`), published with CLIP under MIT.
-CLIP_NAMES = SourceInfo("clip", "OpenAI CLIP ImageNet class names (English)",
-                        Licence("MIT (OpenAI CLIP)", "mit", "https://github.com/openai/CLIP/blob/main/LICENSE"))
+CLIP_NAMES = SourceInfo(
+    "clip",
+    "OpenAI CLIP ImageNet class names (English)",
+    Licence("MIT (OpenAI CLIP)", "mit", "https://github.com/openai/CLIP/blob/main/LICENSE"),
+)
 
 
 def omw_sources(omw_dir: Path) -> dict[str, SourceInfo]:
@@ -30,7 +41,6 @@ def omw_sources(omw_dir: Path) -> dict[str, SourceInfo]:
     The licence of a wordnet comes from `index.toml` (the package whose `source` lies in its
     folder), else from the `.tab` header's licence field; Wiktionary and CLDR have their own.
     """
-    import tomllib
 
     index_path = omw_dir / "index.toml"
     packages: dict[str, Any] = {}
@@ -62,8 +72,11 @@ def omw_sources(omw_dir: Path) -> dict[str, SourceInfo]:
             title = next((h[0] for h in headers if h), project)
         if not texts:
             continue  # a folder with no data in this copy (e.g. only a README)
-        licence = licence_from_text(texts[0]) if len(texts) == 1 else Licence(
-            " / ".join(licence_from_text(t).name for t in texts), "other", None)
+        licence = (
+            licence_from_text(texts[0])
+            if len(texts) == 1
+            else Licence(" / ".join(licence_from_text(t).name for t in texts), "other", None)
+        )
         infos[f"omw:{project}"] = SourceInfo(f"omw:{project}", title, licence, citation)
     return infos
 
@@ -86,8 +99,6 @@ def sense_source_info(source: str, omw: Mapping[str, SourceInfo]) -> SourceInfo:
     """Licence and citation of one sense source: `clip` (the English names), the OMW ones from
     the OMW data, BabelNet's own source names (`WIKI`, `WN`, ...: `babelnet.KNOWN_SOURCES`)
     under BabelNet's licence. Anything else raises ValueError naming the source."""
-    from babelforge.core.datasets import citation
-    from babelforge.lexicon.babelnet import KNOWN_SOURCES
 
     if source == CLIP_NAMES.source:
         return CLIP_NAMES
@@ -97,6 +108,7 @@ def sense_source_info(source: str, omw: Mapping[str, SourceInfo]) -> SourceInfo:
         raise ValueError(f"source {source!r} is not in the OMW data given (paths.omw); cannot tell its licence")
     if source.upper() in KNOWN_SOURCES:
         return SourceInfo(source, f"BabelNet ({source})", BABELNET, citation("navigli-ponzetto-2012-babelnet"))
-    raise ValueError(f"source {source!r} is not a known sense source (clip, omw:<project>, wikt, cldr or a "
-                     "BabelNet source name in builders/lexicon/babelnet.py); cannot tell its licence")
-
+    raise ValueError(
+        f"source {source!r} is not a known sense source (clip, omw:<project>, wikt, cldr or a "
+        "BabelNet source name in builders/lexicon/babelnet.py); cannot tell its licence"
+    )

@@ -9,16 +9,19 @@ Raw layout (what `fetch` copies from the mirror or downloads): `wns/<project>/wn
 The WN-LMF path reads the same wordnets as packaged for the `wn` library (what
 `wn.download("omw:1.4")` fetches online), so a user with those packages gets the same senses.
 """
+
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.languages import LanguageRegistry, UnknownLanguageError, registry as default_registry
+from babelforge.core.io import sha256_file
+from babelforge.core.languages import LanguageRegistry, UnknownLanguageError
+from babelforge.core.languages import registry as default_registry
 from babelforge.lexicon.senses import Sense
 
 SYNSET_PATTERN = re.compile(r"(\d{8})-([nvasr])$")
@@ -33,9 +36,9 @@ class TabFile:
     """One OMW `.tab` file and what its header says."""
 
     path: Path
-    source: str        # omw:<project>, wikt or cldr
-    omw_code: str      # the language code the file declares
-    lang: str          # registry key
+    source: str  # omw:<project>, wikt or cldr
+    omw_code: str  # the language code the file declares
+    lang: str  # registry key
     name: str
     url: str
     licence: str
@@ -54,7 +57,9 @@ def _decode(raw: bytes, path: Path, number: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise BabelforgeError(f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start} of the line)") from None
+        raise BabelforgeError(
+            f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start} of the line)"
+        ) from None
 
 
 def parse_header(line: str, path: Path) -> tuple[str, str, str, str]:
@@ -98,9 +103,11 @@ def read_tab_lemmas(tab: TabFile) -> Iterator[tuple[str, str]]:
     with tab.path.open("rb") as handle:
         next(handle)
         for number, raw in enumerate(handle, start=2):
-            if not raw.endswith(b"\n"):   # every OMW file ends with a newline: this one was cut off
-                raise BabelforgeError(f"{tab.path}:{number}: the file ends in the middle of a row (truncated?); "
-                                      "fetch it again (`babelforge fetch --sources omw`)")
+            if not raw.endswith(b"\n"):  # every OMW file ends with a newline: this one was cut off
+                raise BabelforgeError(
+                    f"{tab.path}:{number}: the file ends in the middle of a row (truncated?); "
+                    "fetch it again (`babelforge fetch --sources omw`)"
+                )
             line = _decode(raw, tab.path, number)
             if not line.strip() or line.startswith("#"):
                 continue
@@ -147,8 +154,12 @@ class OmwSource:
 
     name = "omw"
 
-    def __init__(self, root: str | Path, languages: LanguageRegistry | None = None,
-                 source_order: Sequence[str] = DEFAULT_SOURCE_ORDER):
+    def __init__(
+        self,
+        root: str | Path,
+        languages: LanguageRegistry | None = None,
+        source_order: Sequence[str] = DEFAULT_SOURCE_ORDER,
+    ):
         self.root = Path(root)
         self.languages = languages or default_registry()
         self.source_order = tuple(source_order)
@@ -170,13 +181,17 @@ class OmwSource:
 
     def source_records(self) -> dict[str, dict]:
         """Per file: the header's name, language, licence and the file's sha256 (for provenance and cards)."""
-        from babelforge.core.io import sha256_file
 
         base = self.root
         return {
             str(tab.path.relative_to(base)): {
-                "source": tab.source, "omw_code": tab.omw_code, "lang": tab.lang, "name": tab.name,
-                "url": tab.url, "licence": tab.licence, "sha256": sha256_file(tab.path),
+                "source": tab.source,
+                "omw_code": tab.omw_code,
+                "lang": tab.lang,
+                "name": tab.name,
+                "url": tab.url,
+                "licence": tab.licence,
+                "sha256": sha256_file(tab.path),
             }
             for tab in self.files
         }
@@ -192,9 +207,14 @@ class WnLmfSource:
 
     name = "omw-lmf"
 
-    def __init__(self, packages: Sequence[str | Path], data_dir: str | Path,
-                 languages: LanguageRegistry | None = None, source_names: dict[str, str] | None = None,
-                 source_order: Sequence[str] = DEFAULT_SOURCE_ORDER):
+    def __init__(
+        self,
+        packages: Sequence[str | Path],
+        data_dir: str | Path,
+        languages: LanguageRegistry | None = None,
+        source_names: dict[str, str] | None = None,
+        source_order: Sequence[str] = DEFAULT_SOURCE_ORDER,
+    ):
         self.packages = list(packages)
         self.data_dir = Path(data_dir)
         self.languages = languages or default_registry()
@@ -218,7 +238,9 @@ class WnLmfSource:
             else:
                 found = wn.lexicons(lexicon=str(package))
                 if not found:
-                    raise BabelforgeError(f"WN-LMF package {package!r}: not a file and not in the wn database {self.data_dir}")
+                    raise BabelforgeError(
+                        f"WN-LMF package {package!r}: not a file and not in the wn database {self.data_dir}"
+                    )
                 lexicons.extend(found)
         return lexicons
 

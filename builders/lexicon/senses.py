@@ -1,8 +1,10 @@
 """The sense model and the protocol every multilingual sense source follows."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 # Column order of data/senses/<source>.parquet
 SENSE_COLUMNS = ("synset", "lang", "lemma", "source", "is_translation", "rank")

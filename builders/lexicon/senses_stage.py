@@ -3,13 +3,23 @@
 The source comes from the profile (`senses.source.<profile>`): `omw` reads the OMW raw data
 offline; `babelnet` queries the BabelNet HTTP API with the key in the environment.
 """
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.io import read_table, write_table
+from babelforge.core.languages import registry
+from babelforge.core.progress import info
+from babelforge.core.provenance import provenance
+from babelforge.core.sources import input_record
+from babelforge.lexicon.babelnet import BabelNetSource
+from babelforge.lexicon.omw import OmwSource
+from babelforge.lexicon.senses import SENSE_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -33,37 +43,31 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)")
+    parser.add_argument(
+        "--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)"
+    )
     parser.add_argument("--out", dest="paths.senses", metavar="DIR", help="writes DIR/<source>.parquet (paths.senses)")
     hidden_alias(parser, "--out-dir", "--out")
 
 
 def build_source(config: Config):
     """The SenseSource the config names."""
-    from babelforge.core.languages import registry
 
     if config.source == "omw":
-        from babelforge.lexicon.omw import OmwSource
-
         return OmwSource(config.omw_dir, source_order=config.omw_source_order)
-    from babelforge.lexicon.babelnet import BabelNetSource
 
     languages = [lang.key for lang in registry() if lang.babelnet and lang.in_babel_imagenet]
-    return BabelNetSource(cache_dir=config.babelnet.cache_dir, languages=languages,
-                          batch_size=config.babelnet.batch_size, base_url=config.babelnet.base_url)
+    return BabelNetSource(
+        cache_dir=config.babelnet.cache_dir,
+        languages=languages,
+        batch_size=config.babelnet.batch_size,
+        base_url=config.babelnet.base_url,
+    )
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
 
     import pandas as pd
-
-    from babelforge.core.config import as_params
-    from babelforge.core.io import read_table, write_table
-    from babelforge.core.progress import info
-    from babelforge.core.provenance import provenance
-    from babelforge.core.sources import input_record
-    from babelforge.lexicon.senses import SENSE_COLUMNS
 
     source = build_source(config)
     synsets = read_table(config.paths.wordnet, columns=["synset"])["synset"].tolist()
@@ -76,10 +80,13 @@ def run(config: Config) -> int:
     if config.source == "omw":
         # the fetched source as a whole (version, manifest hash, licence), then every file read
         records = {**input_record(config.omw_dir, config.paths.raw), "files": records}
-    record = provenance("senses", params={"profile": config.profile, "senses": as_params(config)},
-                        sources={config.source: records})
+    record = provenance(
+        "senses", params={"profile": config.profile, "senses": as_params(config)}, sources={config.source: records}
+    )
     out = Path(config.paths.senses) / f"{config.source}.parquet"
     write_table(frame, out, sort_by=["lang", "synset", "rank"], provenance=record)
-    info(f"senses: {len(frame)} senses of {frame['synset'].nunique()} synsets in {frame['lang'].nunique()} "
-         f"languages from {config.source} -> {out}")
+    info(
+        f"senses: {len(frame)} senses of {frame['synset'].nunique()} synsets in {frame['lang'].nunique()} "
+        f"languages from {config.source} -> {out}"
+    )
     return 0

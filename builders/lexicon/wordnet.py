@@ -4,10 +4,12 @@ nltk will not read `/usr/share/wordnet` in place: it wants `corpora/wordnet/` in
 of its data directories, with a `lexnames` file Debian does not ship. `provision_nltk_wordnet`
 builds that directory once (copying the database and `resources/wordnet_lexnames.tsv`).
 """
+
 from __future__ import annotations
 
 import csv
 import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +22,20 @@ LEXNAMES = RESOURCES / "wordnet_lexnames.tsv"
 IMAGENET_CLASSES = RESOURCES / "imagenet1k_classes.tsv"
 # The database files nltk's WordNet reader opens.
 WORDNET_FILES = (
-    "adj.exc", "adv.exc", "noun.exc", "verb.exc", "cntlist.rev",
-    "data.adj", "data.adv", "data.noun", "data.verb",
-    "index.adj", "index.adv", "index.noun", "index.verb", "index.sense",
+    "adj.exc",
+    "adv.exc",
+    "noun.exc",
+    "verb.exc",
+    "cntlist.rev",
+    "data.adj",
+    "data.adv",
+    "data.noun",
+    "data.verb",
+    "index.adj",
+    "index.adv",
+    "index.noun",
+    "index.verb",
+    "index.sense",
 )
 
 
@@ -39,13 +52,13 @@ class ClassKnowledge:
 
     class_idx: int
     wnid: str
-    synset: str               # WordNet 3.0 offset id, 01440764-n
-    synset_name: str          # tench.n.01
+    synset: str  # WordNet 3.0 offset id, 01440764-n
+    synset_name: str  # tench.n.01
     clip_name: str
-    lemmas: tuple[str, ...]   # English lemmas in WordNet order, `_` -> space
+    lemmas: tuple[str, ...]  # English lemmas in WordNet order, `_` -> space
     definition: str
     hypernym_path: tuple[str, ...]  # synset names from entity.n.01 down to the class
-    taxa: tuple[str, ...] = ()      # `rank:Name` of the taxa the class belongs to (`genus:Canis`), sorted
+    taxa: tuple[str, ...] = ()  # `rank:Name` of the taxa the class belongs to (`genus:Canis`), sorted
 
 
 def read_imagenet_classes(path: str | Path = IMAGENET_CLASSES) -> list[ImageNetClass]:
@@ -58,8 +71,7 @@ def read_imagenet_classes(path: str | Path = IMAGENET_CLASSES) -> list[ImageNetC
         if not expected <= set(reader.fieldnames or ()):
             raise BabelforgeError(f"{path}: expected columns {sorted(expected)}, got {reader.fieldnames}")
         classes = [
-            ImageNetClass(int(row["class_idx"]), row["wnid"].strip(), row["openai_clip_name"].strip())
-            for row in reader
+            ImageNetClass(int(row["class_idx"]), row["wnid"].strip(), row["openai_clip_name"].strip()) for row in reader
         ]
     indices = [c.class_idx for c in classes]
     if indices != list(range(len(classes))):
@@ -92,7 +104,6 @@ def provision_nltk_wordnet(dict_dir: str | Path, nltk_data: str | Path) -> Path:
 
 def open_wordnet(dict_dir: str | Path, nltk_data: str | Path):
     """An nltk WordNetCorpusReader over WordNet 3.0 from `dict_dir`."""
-    import warnings
 
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -116,11 +127,31 @@ def choose_hypernym_path(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
 
 
 # Prefixes WordNet gives the lemma of a taxon synset (`genus_Canis`, `family_Canidae`).
-TAXON_RANKS = frozenset({
-    "kingdom", "subkingdom", "phylum", "subphylum", "superphylum", "division", "subdivision",
-    "class", "subclass", "superclass", "infraclass", "order", "suborder", "superorder", "infraorder",
-    "family", "subfamily", "superfamily", "tribe", "genus", "subgenus",
-})
+TAXON_RANKS = frozenset(
+    {
+        "kingdom",
+        "subkingdom",
+        "phylum",
+        "subphylum",
+        "superphylum",
+        "division",
+        "subdivision",
+        "class",
+        "subclass",
+        "superclass",
+        "infraclass",
+        "order",
+        "suborder",
+        "superorder",
+        "infraorder",
+        "family",
+        "subfamily",
+        "superfamily",
+        "tribe",
+        "genus",
+        "subgenus",
+    }
+)
 
 
 def taxon_names(synset) -> tuple[str, ...]:

@@ -1,10 +1,15 @@
 """`babelforge wordnet`: the 1,000 ImageNet-1k classes resolved in WordNet 3.0."""
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 
 from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.io import sha256_file, write_table
+from babelforge.core.progress import info, progress
+from babelforge.core.provenance import provenance
+from babelforge.lexicon.wordnet import open_wordnet, read_imagenet_classes, resolve_class, wordnet_source_record
 
 
 @dataclass(frozen=True)
@@ -25,11 +30,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(config: Config) -> int:
     import pandas as pd
-
-    from babelforge.core.io import sha256_file, write_table
-    from babelforge.core.progress import info, progress
-    from babelforge.core.provenance import provenance
-    from babelforge.lexicon.wordnet import open_wordnet, read_imagenet_classes, resolve_class, wordnet_source_record
 
     classes = read_imagenet_classes(config.classes)
     reader = open_wordnet(config.dict_dir, config.nltk_data)

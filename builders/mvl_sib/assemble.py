@@ -18,11 +18,12 @@ Decisions worth knowing:
   shuffled with a seed per task, and shared by the k variants of a task and by every
   language, so comparisons across k or languages see the same option order.
 """
+
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -51,9 +52,7 @@ class SamplingConfig:
 
     def __post_init__(self) -> None:
         if self.sentence_pool not in ("split", "all"):
-            raise BabelforgeError(
-                f"mvl_sib.sentence_pool is {self.sentence_pool!r}; use 'split' or 'all'"
-            )
+            raise BabelforgeError(f"mvl_sib.sentence_pool is {self.sentence_pool!r}; use 'split' or 'all'")
         if self.n_negatives != N_OPTIONS - 1:
             raise BabelforgeError(
                 f"mvl_sib.n_negatives is {self.n_negatives}; the tasks have {N_OPTIONS} options, "
@@ -67,14 +66,14 @@ class SamplingConfig:
 class Instances:
     """Column arrays, one row per instance (instance_id = row number)."""
 
-    sentence_id: np.ndarray         # (n,) SIB index_id
-    replicate: np.ndarray           # (n,) 0..instances_per_sentence-1
-    split: np.ndarray               # (n,) str
-    topic: np.ndarray               # (n,) str
-    positive_images: np.ndarray     # (n, 5) image ids, same topic
+    sentence_id: np.ndarray  # (n,) SIB index_id
+    replicate: np.ndarray  # (n,) 0..instances_per_sentence-1
+    split: np.ndarray  # (n,) str
+    topic: np.ndarray  # (n,) str
+    positive_images: np.ndarray  # (n, 5) image ids, same topic
     positive_sentences: np.ndarray  # (n, 4) index_ids, same topic, not the sentence itself
-    negative_topics: np.ndarray     # (n, 3) distinct topics != topic
-    negative_images: np.ndarray     # (n, 3) image of negative_topics[:, i]
+    negative_topics: np.ndarray  # (n, 3) distinct topics != topic
+    negative_images: np.ndarray  # (n, 3) image of negative_topics[:, i]
     negative_sentences: np.ndarray  # (n, 3) index_id of negative_topics[:, i]
 
     def __len__(self) -> int:
@@ -162,14 +161,18 @@ def sample_instances(
             chosen = [others[i] for i in rng.choice(len(others), config.n_negatives, replace=False)]
             neg_topic[row] = chosen
             neg_img[row] = [images[t][rng.integers(len(images[t]))] for t in chosen]
-            neg_sent[row] = [
-                pools[(key, t)][rng.integers(len(pools[(key, t)]))] for t in chosen
-            ]
+            neg_sent[row] = [pools[(key, t)][rng.integers(len(pools[(key, t)]))] for t in chosen]
             row += 1
     return Instances(
-        sentence_id=out_sentence, replicate=out_replicate, split=out_split, topic=out_topic,
-        positive_images=pos_img, positive_sentences=pos_sent, negative_topics=neg_topic,
-        negative_images=neg_img, negative_sentences=neg_sent,
+        sentence_id=out_sentence,
+        replicate=out_replicate,
+        split=out_split,
+        topic=out_topic,
+        positive_images=pos_img,
+        positive_sentences=pos_sent,
+        negative_topics=neg_topic,
+        negative_images=neg_img,
+        negative_sentences=neg_sent,
     )
 
 
@@ -194,13 +197,13 @@ def place_options(correct: np.ndarray, negatives: np.ndarray, labels: np.ndarray
 class TaskPlan:
     """The language-independent content of one task config (ids only, no texts)."""
 
-    name: str                      # e.g. "i2s_k3"
-    task: str                      # i2s / s2i / t2s / s2t
+    name: str  # e.g. "i2s_k3"
+    task: str  # i2s / s2i / t2s / s2t
     k: int
-    label: np.ndarray              # (n,) int8
-    refs: np.ndarray | None        # (n, k) image ids or sentence ids; None for t2s (the topic is the query)
-    options: np.ndarray            # (n, 4) sentence ids, image ids or topics
-    option_topics: np.ndarray      # (n, 4)
+    label: np.ndarray  # (n,) int8
+    refs: np.ndarray | None  # (n, k) image ids or sentence ids; None for t2s (the topic is the query)
+    options: np.ndarray  # (n, 4) sentence ids, image ids or topics
+    option_topics: np.ndarray  # (n, 4)
 
 
 def config_name(task: str, k: int) -> str:
@@ -319,18 +322,30 @@ def task_table(plan: TaskPlan, instances: Instances, texts, position: np.ndarray
 # task -> (what is shown for k = 1, for k > 1, the instruction). Filled by `prompt_text`;
 # `{{topic}}` survives as `{topic}`, to be filled per row in t2s.
 _PROMPTS: dict[str, tuple[str, str, str]] = {
-    "i2s": ("an image", "{n} images that share one topic",
-            "You are shown {shown} and four sentences labelled {letters}. Each sentence is about one of these "
-            "topics: {topics}. Which sentence is about the topic of the image{s}? Answer with the letter only."),
-    "s2i": ("a sentence", "{n} sentences that share one topic",
-            "You are shown {shown} and four images labelled {letters}. The topic is one of: {topics}. "
-            "Which image shows the topic of the sentence{s}? Answer with the letter only."),
-    "t2s": ("a topic", "a topic",
-            "Topic: {{topic}}. Below are four sentences labelled {letters}, each about one of these topics: "
-            "{topics}. Which sentence is about the given topic? Answer with the letter only."),
-    "s2t": ("a sentence", "{n} sentences that share one topic",
-            "You are shown {shown} and four topics labelled {letters}, chosen from: {topics}. "
-            "Which of them is the topic of the sentence{s}? Answer with the letter only."),
+    "i2s": (
+        "an image",
+        "{n} images that share one topic",
+        "You are shown {shown} and four sentences labelled {letters}. Each sentence is about one of these "
+        "topics: {topics}. Which sentence is about the topic of the image{s}? Answer with the letter only.",
+    ),
+    "s2i": (
+        "a sentence",
+        "{n} sentences that share one topic",
+        "You are shown {shown} and four images labelled {letters}. The topic is one of: {topics}. "
+        "Which image shows the topic of the sentence{s}? Answer with the letter only.",
+    ),
+    "t2s": (
+        "a topic",
+        "a topic",
+        "Topic: {{topic}}. Below are four sentences labelled {letters}, each about one of these topics: "
+        "{topics}. Which sentence is about the given topic? Answer with the letter only.",
+    ),
+    "s2t": (
+        "a sentence",
+        "{n} sentences that share one topic",
+        "You are shown {shown} and four topics labelled {letters}, chosen from: {topics}. "
+        "Which of them is the topic of the sentence{s}? Answer with the letter only.",
+    ),
 }
 
 
@@ -341,6 +356,8 @@ def prompt_text(task: str, k: int, topics: Sequence[str]) -> str:
     one, many, template = _PROMPTS[task]
     number = {1: "one", 3: "three", 5: "five"}.get(k, str(k))
     return template.format(
-        shown=one if k == 1 else many.format(n=number), letters=", ".join(OPTION_LETTERS),
-        topics=", ".join(topics), s="" if k == 1 else "s",
+        shown=one if k == 1 else many.format(n=number),
+        letters=", ".join(OPTION_LETTERS),
+        topics=", ".join(topics),
+        s="" if k == 1 else "s",
     )

@@ -6,19 +6,35 @@ languages with a problem); the full per-language table goes to `<paths.mvl_sib_r
 the headline figures to `<paths.metrics>/mvl_sib.json` (a DVC metric tracked by git). Exit 1 when
 any check fails.
 """
+
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, read_table, write_json
+from babelforge.core.metrics import write_metrics
+from babelforge.core.progress import progress
 
 REPORT_FILE = "check.json"
 METRICS_NAME = "mvl_sib"
 
 # Columns that must be identical in every language (everything except texts).
-ID_COLUMNS = ("instance_id", "sentence_id", "topic", "label", "ref_image_ids", "ref_sentence_ids",
-              "option_sentence_ids", "option_image_ids", "option_topics")
+ID_COLUMNS = (
+    "instance_id",
+    "sentence_id",
+    "topic",
+    "label",
+    "ref_image_ids",
+    "ref_sentence_ids",
+    "option_sentence_ids",
+    "option_image_ids",
+    "option_topics",
+)
 
 
 @dataclass(frozen=True)
@@ -38,12 +54,25 @@ class Config(CheckSettings):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mvl-sib", dest="paths.mvl_sib", metavar="DIR", help="the assembled MVL-SIB (paths.mvl_sib)")
-    parser.add_argument("--out", dest="paths.mvl_sib_reports", metavar="DIR",
-                        help=f"folder for {REPORT_FILE}, the per-language table (paths.mvl_sib_reports)")
-    parser.add_argument("--metrics", dest="paths.metrics", metavar="DIR",
-                        help=f"folder of the headline metrics; writes {METRICS_NAME}.json there (paths.metrics)")
-    parser.add_argument("--per-language", dest="per_language", action="store_const", const=True,
-                        help="print one line per language (mvl_sib.check.per_language)")
+    parser.add_argument(
+        "--out",
+        dest="paths.mvl_sib_reports",
+        metavar="DIR",
+        help=f"folder for {REPORT_FILE}, the per-language table (paths.mvl_sib_reports)",
+    )
+    parser.add_argument(
+        "--metrics",
+        dest="paths.metrics",
+        metavar="DIR",
+        help=f"folder of the headline metrics; writes {METRICS_NAME}.json there (paths.metrics)",
+    )
+    parser.add_argument(
+        "--per-language",
+        dest="per_language",
+        action="store_const",
+        const=True,
+        help="print one line per language (mvl_sib.check.per_language)",
+    )
     hidden_alias(parser, "--out-dir", "--mvl-sib")
     hidden_alias(parser, "--reports", "--out")
 
@@ -67,18 +96,11 @@ def check_config_file(path, n_options: int):
 
 def check_all(out_dir) -> tuple[dict, dict, dict, list[str]]:
     """(per-language table, summary, label-count variants per config, problems) for an assembled MVL-SIB folder."""
-    from collections import Counter
-    from pathlib import Path
-
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import read_json, read_table
-    from babelforge.core.progress import progress
 
     out_dir = Path(out_dir)
     if not (out_dir / "instances.parquet").is_file():
         raise BabelforgeError(f"{out_dir}: no instances.parquet; run `babelforge mvl_sib` first")
-    instances = read_table(out_dir / "instances.parquet",
-                           columns=["topic", "positive_image_ids", "negative_image_ids"])
+    instances = read_table(out_dir / "instances.parquet", columns=["topic", "positive_image_ids", "negative_image_ids"])
     expected_rows = len(instances)
     expected_topics = dict(sorted(Counter(instances["topic"]).items()))
     configs = sorted(p.parent.name for p in out_dir.glob("*/task.json"))
@@ -88,8 +110,12 @@ def check_all(out_dir) -> tuple[dict, dict, dict, list[str]]:
 
     table: dict[str, dict] = {lang: {} for lang in languages}
     problems: list[str] = []
-    referenced = {image for column in ("positive_image_ids", "negative_image_ids")
-                  for images in instances[column] for image in images}
+    referenced = {
+        image
+        for column in ("positive_image_ids", "negative_image_ids")
+        for images in instances[column]
+        for image in images
+    }
     missing_images = sorted(image for image in referenced if not (out_dir / "images" / f"{image}.jpg").is_file())
     if missing_images:
         problems.append(f"images/{missing_images[0]}: {len(missing_images)} referenced image file(s) missing")
@@ -138,10 +164,6 @@ def headline(summary: dict) -> dict:
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
-
-    from babelforge.core.io import write_json
-    from babelforge.core.metrics import write_metrics
 
     out_dir = Path(config.paths.mvl_sib)
     report = Path(config.paths.mvl_sib_reports) / REPORT_FILE
@@ -150,12 +172,18 @@ def run(config: Config) -> int:
     write_metrics(headline(summary), config.paths.metrics, METRICS_NAME)
 
     configs = sorted({name for per_lang in table.values() for name in per_lang})
-    print(f"MVL-SIB check of {out_dir}: {summary['languages']} languages × {summary['configs']} task configs "
-          f"({', '.join(configs)})")
-    print(f"  rows per language and config: {summary['rows_per_language_per_config']} expected; "
-          f"{summary['rows_total']:,} rows in all")
-    print("  topic balance (rows per topic, every language): "
-          + ", ".join(f"{topic} {count}" for topic, count in summary["topics_per_language"].items()))
+    print(
+        f"MVL-SIB check of {out_dir}: {summary['languages']} languages × {summary['configs']} task configs "
+        f"({', '.join(configs)})"
+    )
+    print(
+        f"  rows per language and config: {summary['rows_per_language_per_config']} expected; "
+        f"{summary['rows_total']:,} rows in all"
+    )
+    print(
+        "  topic balance (rows per topic, every language): "
+        + ", ".join(f"{topic} {count}" for topic, count in summary["topics_per_language"].items())
+    )
     print("  label positions A/B/C/D per language:")
     for name in configs:
         shown = " | ".join("/".join(str(c) for c in v) for v in variants[name])
@@ -168,9 +196,11 @@ def run(config: Config) -> int:
         spread = max((max(e["labels"]) - min(e["labels"]) for e in entries.values()), default=0)
         parallel = all(entry["parallel"] for entry in entries.values())
         topics_ok = all(entry["topics"] == summary["topics_per_language"] for entry in entries.values())
-        print(f"  {lang}: configs {len(entries)}, rows {'/'.join(map(str, rows))}, "
-              f"topics {'as expected' if topics_ok else 'DIFFER'}, label spread {spread}, "
-              f"parallel {'yes' if parallel else 'NO'}")
+        print(
+            f"  {lang}: configs {len(entries)}, rows {'/'.join(map(str, rows))}, "
+            f"topics {'as expected' if topics_ok else 'DIFFER'}, label spread {spread}, "
+            f"parallel {'yes' if parallel else 'NO'}"
+        )
     if problems:
         print(f"  {len(problems)} problem(s), first: " + "; ".join(problems[:5]))
         return 1

@@ -1,47 +1,53 @@
 """The `mvl-sib` dataset: the MVL-SIB task configs per language and the topic images they
 refer to. Registered in builders/core/datasets.py."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, Image
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_provenance, read_table
 from babelforge.core.licences import Licence, licence_from_text
+from babelforge.core.progress import progress
 
-SIB200 = Licence("CC BY-SA 4.0 (SIB-200 / Flores-200 text)", "cc-by-sa-4.0",
-                 "https://creativecommons.org/licenses/by-sa/4.0/")
+SIB200 = Licence(
+    "CC BY-SA 4.0 (SIB-200 / Flores-200 text)", "cc-by-sa-4.0", "https://creativecommons.org/licenses/by-sa/4.0/"
+)
 IMAGES_CONFIG = "images"
-IMAGES_TABLE = "images.parquet"   # in paths.mvl_sib: image_id, topic, file, url, licence, attribution, ...
+IMAGES_TABLE = "images.parquet"  # in paths.mvl_sib: image_id, topic, file, url, licence, attribution, ...
 
 MVL_SIB = DatasetSpec(
     name="mvl-sib",
     pretty_name="MVL-SIB",
-    summary=("Cross-modal topical matching in the SIB-200 languages: each instance couples a sentence with "
-             "same-topic images and sentences and other-topic distractors; one config per task and "
-             "language, `<task>_k<k>.<lang>` (images→sentence `i2s`, sentences→image `s2i` with k reference "
-             "items, topic→sentence `t2s`, sentences→topic `s2t`), `label` = position of the correct option. "
-             "Instances are identical across languages. Tasks name images by `image_id`; the `images` config "
-             "holds each topic image once, as an image feature: "
-             "`images = load_dataset(repo, \"images\", split=\"test\")`, then "
-             "`by_id = dict(zip(images[\"image_id\"], images[\"image\"]))`."),
+    summary=(
+        "Cross-modal topical matching in the SIB-200 languages: each instance couples a sentence with "
+        "same-topic images and sentences and other-topic distractors; one config per task and "
+        "language, `<task>_k<k>.<lang>` (images→sentence `i2s`, sentences→image `s2i` with k reference "
+        "items, topic→sentence `t2s`, sentences→topic `s2t`), `label` = position of the correct option. "
+        "Instances are identical across languages. Tasks name images by `image_id`; the `images` config "
+        "holds each topic image once, as an image feature: "
+        '`images = load_dataset(repo, "images", split="test")`, then '
+        '`by_id = dict(zip(images["image_id"], images["image"]))`.'
+    ),
     artifacts=("mvl_sib",),
     read="babelforge.mvl_sib.dataset:read_mvl_sib",
     task_categories=("image-text-to-text", "text-classification"),
     citations=("schmidt-etal-2025-mvlsib", "adelani-etal-2024-sib", "nllb-2022"),
     licences=(("SIB-200 / Flores-200 sentences", SIB200),),
-    limitations=("Topics are as unevenly distributed as in SIB-200 (science/technology is the "
-                 "largest); use the balanced `label` positions, not topic frequency, as chance level.",),
+    limitations=(
+        "Topics are as unevenly distributed as in SIB-200 (science/technology is the "
+        "largest); use the balanced `label` positions, not topic frequency, as chance level.",
+    ),
     config_unit="task and language, plus `images`",
-    audit=AuditSection(key="mvl_sib", title="MVL-SIB", artifact="mvl_sib",
-                        reader="babelforge.audit.sections:mvl_sib", overview=True),
+    audit=AuditSection(
+        key="mvl_sib", title="MVL-SIB", artifact="mvl_sib", reader="babelforge.audit.sections:mvl_sib", overview=True
+    ),
 )
 
 
 def read_mvl_sib(paths) -> DatasetTables:
     import pyarrow.parquet as pq
-
-    from babelforge.core.io import read_provenance
-    from babelforge.core.progress import progress
 
     root = Path(paths.mvl_sib)
     files = sorted(root.glob("*/*.parquet"))
@@ -58,8 +64,9 @@ def read_mvl_sib(paths) -> DatasetTables:
         # the card's time; the schema metadata (provenance) stays out of the card's files
         tables[name] = {MVL_SIB.split: pq.read_table(path).replace_schema_metadata(None)}
         config_languages[name] = path.stem
-    data = DatasetTables(tables, provenance={str(files[0]): read_provenance(files[0])},
-                         config_languages=config_languages)
+    data = DatasetTables(
+        tables, provenance={str(files[0]): read_provenance(files[0])}, config_languages=config_languages
+    )
     images_path = root / IMAGES_TABLE
     if not images_path.exists():
         data.limitations.append("Images are referenced by id only: this build has no images.parquet.")
@@ -68,17 +75,19 @@ def read_mvl_sib(paths) -> DatasetTables:
     tables[IMAGES_CONFIG] = {MVL_SIB.split: images}
     config_languages[IMAGES_CONFIG] = None
     data.features["image"] = Image()
-    data.licences = [(f"images ({int((images['licence'] == text).sum())})", licence_from_text(text))
-                     for text in sorted(images["licence"].unique())]
+    data.licences = [
+        (f"images ({int((images['licence'] == text).sum())})", licence_from_text(text))
+        for text in sorted(images["licence"].unique())
+    ]
     data.limitations.append(
         f"{len(images)} topic images (thumbnails) are in the `images` config, each with its URL, licence and "
-        "attribution; task rows refer to them by `image_id`.")
+        "attribution; task rows refer to them by `image_id`."
+    )
     return data
 
 
 def images_table(path: Path):
     """images.parquet with each listed file's bytes in an `image` column ({bytes, path}) instead of `file`."""
-    from babelforge.core.io import read_table
 
     images = read_table(path).sort_values("image_id", kind="stable").reset_index(drop=True)
     cells = []
@@ -90,4 +99,3 @@ def images_table(path: Path):
     images = images.drop(columns=["file"])
     images.insert(2, "image", cells)
     return images
-

@@ -9,11 +9,12 @@ level an image was taken at is recorded with it.
 
 Pure: plain data in, plain data out; the CSV reading lives in the stage module.
 """
+
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from babelforge.core.errors import BabelforgeError
 
@@ -37,7 +38,7 @@ class LanguageArea:
     continents: frozenset[str]
 
     @classmethod
-    def of(cls, regions: Iterable[str], countries: Iterable[str], continents: Iterable[str]) -> "LanguageArea":
+    def of(cls, regions: Iterable[str], countries: Iterable[str], continents: Iterable[str]) -> LanguageArea:
         return cls(frozenset(regions), frozenset(countries), frozenset(continents))
 
 
@@ -45,8 +46,8 @@ class LanguageArea:
 class Selection:
     lang: str
     image_id: str
-    level: str   # one of LEVELS
-    rank: int    # 0..n-1 within the language, in selection order
+    level: str  # one of LEVELS
+    rank: int  # 0..n-1 within the language, in selection order
 
 
 def level_of(candidate: Candidate, area: LanguageArea) -> int:
@@ -62,7 +63,7 @@ def level_of(candidate: Candidate, area: LanguageArea) -> int:
 
 def _order_key(seed: int, lang: str, image_id: str) -> int:
     # A per-language, seeded but order-independent tie-break among images of one level.
-    return zlib.crc32(f"{seed}\t{lang}\t{image_id}".encode("utf-8"))
+    return zlib.crc32(f"{seed}\t{lang}\t{image_id}".encode())
 
 
 def select_geo_pool(

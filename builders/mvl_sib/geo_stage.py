@@ -9,12 +9,21 @@
 Selection: `babelforge.mvl_sib.geo.select_geo_pool` (XM3600's greedy back-off). A tool run by
 hand (not a `dvc.yaml` stage): its settings have no params.yaml group unless one is added.
 """
+
 from __future__ import annotations
 
 import argparse
+import csv
 from dataclasses import dataclass
+from pathlib import Path
 
 from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import write_table
+from babelforge.core.progress import info
+from babelforge.core.provenance import provenance
+from babelforge.core.sources import input_record
+from babelforge.mvl_sib.geo import LEVELS, Candidate, LanguageArea, level_counts, select_geo_pool
 
 
 @dataclass(frozen=True)
@@ -33,17 +42,14 @@ class Config:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--candidates", dest="candidates", help="candidate images CSV (geo_pool.candidates)")
     parser.add_argument("--areas", dest="areas", help="language -> region/country/continent CSV (geo_pool.areas)")
-    parser.add_argument("--per-language", dest="per_language", type=int,
-                        help="images to select per language (geo_pool.per_language)")
+    parser.add_argument(
+        "--per-language", dest="per_language", type=int, help="images to select per language (geo_pool.per_language)"
+    )
     parser.add_argument("--seed", dest="seed", type=int, help="tie-break seed within a back-off level (geo_pool.seed)")
     parser.add_argument("--out", dest="out", help="output Parquet (geo_pool.out)")
 
 
 def _read_csv(path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
-    import csv
-    from pathlib import Path
-
-    from babelforge.core.errors import BabelforgeError
 
     path = Path(path)
     if not path.is_file():
@@ -62,8 +68,6 @@ def _read_csv(path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]
 
 
 def read_candidates(path):
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.mvl_sib.geo import Candidate
 
     candidates = []
     for line, row in _read_csv(path, ("image_id", "region", "country", "continent")):
@@ -80,8 +84,6 @@ def _region_key(row: dict[str, str]) -> str:
 
 
 def read_areas(path):
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.mvl_sib.geo import LanguageArea
 
     parts: dict[str, tuple[set, set, set]] = {}
     for line, row in _read_csv(path, ("lang", "region", "country", "continent")):
@@ -90,11 +92,11 @@ def read_areas(path):
         if not (row["region"] or row["country"] or row["continent"]):
             raise BabelforgeError(f"{path}:{line}: {row['lang']} names no region, country or continent")
         if row["region"] and not row["country"]:
-            raise BabelforgeError(f"{path}:{line}: region {row['region']!r} needs its country "
-                                  "(region names repeat across countries)")
+            raise BabelforgeError(
+                f"{path}:{line}: region {row['region']!r} needs its country (region names repeat across countries)"
+            )
         regions, countries, continents = parts.setdefault(row["lang"], (set(), set(), set()))
-        for values, value in ((regions, _region_key(row)), (countries, row["country"]),
-                              (continents, row["continent"])):
+        for values, value in ((regions, _region_key(row)), (countries, row["country"]), (continents, row["continent"])):
             if value:
                 values.add(value)
     return {lang: LanguageArea.of(*sets) for lang, sets in parts.items()}
@@ -103,16 +105,16 @@ def read_areas(path):
 def run(config: Config) -> int:
     import pandas as pd
 
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import write_table
-    from babelforge.core.progress import info
-    from babelforge.core.provenance import provenance
-    from babelforge.core.sources import input_record
-    from babelforge.mvl_sib.geo import LEVELS, level_counts, select_geo_pool
-
-    missing = [flag for flag, value in (("--candidates", config.candidates), ("--areas", config.areas),
-                                        ("--per-language", config.per_language), ("--out", config.out))
-               if value is None]
+    missing = [
+        flag
+        for flag, value in (
+            ("--candidates", config.candidates),
+            ("--areas", config.areas),
+            ("--per-language", config.per_language),
+            ("--out", config.out),
+        )
+        if value is None
+    ]
     if missing:
         raise BabelforgeError(f"geo_pool needs {', '.join(missing)} (or --set geo_pool.<key>=...)")
     candidates = read_candidates(config.candidates)
@@ -122,9 +124,12 @@ def run(config: Config) -> int:
         [(s.lang, s.image_id, s.level, s.rank) for s in selections], columns=["lang", "image_id", "level", "rank"]
     )
     record = provenance(
-        "geo_pool", {"per_language": config.per_language, "seed": config.seed},
-        sources={"candidates": input_record(config.candidates, config.paths.raw),
-                 "areas": input_record(config.areas, config.paths.raw)},
+        "geo_pool",
+        {"per_language": config.per_language, "seed": config.seed},
+        sources={
+            "candidates": input_record(config.candidates, config.paths.raw),
+            "areas": input_record(config.areas, config.paths.raw),
+        },
     )
     write_table(table, config.out, sort_by=["lang", "rank"], provenance=record)
     counts = level_counts(selections)

@@ -6,20 +6,36 @@ its own manifest (real sha256 of the drawn files) and goes through the same veri
 Output folder (`paths.mvl_sib_images`): `thumbnails/<image_id>.jpg`, `images.parquet`,
 and for the sample profile `generated/` (the drawn originals + `manifest.tsv`).
 """
+
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
-from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_directory, sha256_file, write_table, write_text
+from babelforge.core.progress import info, progress
+from babelforge.core.provenance import provenance
+from babelforge.core.sources import input_record
+from babelforge.mvl_sib.images import (
+    THUMBNAIL_SUFFIX,
+    fetch_image,
+    generate_sample_set,
+    make_thumbnail,
+    manifest_text,
+    read_manifest,
+)
 
 
 @dataclass(frozen=True)
 class ImagesSettings:
     """The keys of the `mvl_sib.images` group (also declared by the `mvl_sib` stage's Config)."""
 
-    manifest: str = setting("resources/mvl_sib_images.tsv", "full profile: topic, image_id, url, licence, "
-                                                            "attribution, sha256 per image")
+    manifest: str = setting(
+        "resources/mvl_sib_images.tsv", "full profile: topic, image_id, url, licence, attribution, sha256 per image"
+    )
     per_topic: int = setting(10, "images per SIB-200 topic")
     thumbnail_px: int = setting(640, "long side of the thumbnails (LANCZOS)")
     sample_seed: int = setting(0, "seed of the generated offline set of the sample profile")
@@ -37,20 +53,16 @@ class Config(ImagesSettings):
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", dest="profile", choices=("sample", "full"), help="override the params profile")
     parser.add_argument("--manifest", dest="manifest", help="image manifest, full profile (mvl_sib.images.manifest)")
-    parser.add_argument("--out", dest="paths.mvl_sib_images", metavar="DIR",
-                        help="output folder (paths.mvl_sib_images)")
+    parser.add_argument(
+        "--out", dest="paths.mvl_sib_images", metavar="DIR", help="output folder (paths.mvl_sib_images)"
+    )
     hidden_alias(parser, "--out-dir", "--out")
 
 
 def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, provenance_record: dict):
     """Verify every manifest image into a staging folder, then thumbnail; return the table rows."""
-    from pathlib import Path
 
     import pandas as pd
-
-    from babelforge.core.io import sha256_file, write_table
-    from babelforge.core.progress import progress
-    from babelforge.mvl_sib.images import THUMBNAIL_SUFFIX, fetch_image, make_thumbnail, read_manifest
 
     manifest_path, out_dir = Path(manifest_path), Path(out_dir)
     entries = read_manifest(manifest_path, per_topic=per_topic)
@@ -64,11 +76,20 @@ def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, p
     for entry in entries:
         dest = thumbs / f"{entry.image_id}{THUMBNAIL_SUFFIX}"
         width, height = make_thumbnail(staging / entry.image_id, dest, thumbnail_px)
-        rows.append({
-            "topic": entry.topic, "image_id": entry.image_id, "file": f"{entry.image_id}{THUMBNAIL_SUFFIX}",
-            "url": entry.url, "licence": entry.licence, "attribution": entry.attribution,
-            "sha256": entry.sha256, "thumbnail_sha256": sha256_file(dest), "width": width, "height": height,
-        })
+        rows.append(
+            {
+                "topic": entry.topic,
+                "image_id": entry.image_id,
+                "file": f"{entry.image_id}{THUMBNAIL_SUFFIX}",
+                "url": entry.url,
+                "licence": entry.licence,
+                "attribution": entry.attribution,
+                "sha256": entry.sha256,
+                "thumbnail_sha256": sha256_file(dest),
+                "width": width,
+                "height": height,
+            }
+        )
     for path in staging.iterdir():
         path.unlink()
     staging.rmdir()
@@ -78,15 +99,6 @@ def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, p
 
 
 def run(config: Config) -> int:
-    from pathlib import Path
-
-    from babelforge.core.config import as_params
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import atomic_directory, write_text
-    from babelforge.core.progress import info
-    from babelforge.core.provenance import provenance
-    from babelforge.core.sources import input_record
-    from babelforge.mvl_sib.images import generate_sample_set, manifest_text
 
     out_dir = Path(config.paths.mvl_sib_images)
     with atomic_directory(out_dir) as tmp:
@@ -100,10 +112,12 @@ def run(config: Config) -> int:
                 raise BabelforgeError(f"{manifest}: no image manifest; set mvl_sib.images.manifest in params.yaml")
         shown = str(manifest.relative_to(tmp)) if manifest.is_relative_to(tmp) else None
         record = provenance(
-            "mvl_sib_images", {"profile": config.profile, **as_params(config)},
+            "mvl_sib_images",
+            {"profile": config.profile, **as_params(config)},
             sources={"manifest": input_record(manifest, config.paths.raw, shown=shown)},
         )
-        table = build_images(manifest, tmp, per_topic=config.per_topic,
-                             thumbnail_px=config.thumbnail_px, provenance_record=record)
+        table = build_images(
+            manifest, tmp, per_topic=config.per_topic, thumbnail_px=config.thumbnail_px, provenance_record=record
+        )
     info(f"mvl_sib_images: {len(table)} images ({config.profile} profile), {table.topic.nunique()} topics -> {out_dir}")
     return 0

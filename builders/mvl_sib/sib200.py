@@ -9,20 +9,27 @@ Every language must carry the same sentences: the same index ids, in the same or
 with the same categories, 701/99/204 per split and 7 topics. Anything else stops the
 read with an error naming the file and the line.
 """
+
 from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from babelforge.core.errors import BabelforgeError
 
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 SPLIT_SIZES: dict[str, int] = {"train": 701, "dev": 99, "test": 204}
 TOPICS: tuple[str, ...] = (
-    "entertainment", "geography", "health", "politics", "science/technology", "sports", "travel",
+    "entertainment",
+    "geography",
+    "health",
+    "politics",
+    "science/technology",
+    "sports",
+    "travel",
 )
 HEADER = ["index_id", "category", "text"]
 CODE_PATTERN = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}$")
@@ -73,9 +80,7 @@ def read_split(path: str | Path) -> _SplitFile:
         try:
             header = next(reader, None)
             if header != HEADER:
-                raise BabelforgeError(
-                    f"{path}:1: header is {header!r}, expected {HEADER!r} (not a SIB-200 file?)"
-                )
+                raise BabelforgeError(f"{path}:1: header is {header!r}, expected {HEADER!r} (not a SIB-200 file?)")
             for row in reader:
                 line = reader.line_num
                 if len(row) != 3:
@@ -112,9 +117,7 @@ def list_languages(sib_dir: str | Path) -> list[str]:
 def _check_reference(split: str, path: Path, data: _SplitFile) -> None:
     """The first language read fixes ids/order/categories; check it against SIB-200's shape."""
     if len(data.ids) != SPLIT_SIZES[split]:
-        raise BabelforgeError(
-            f"{path}: {len(data.ids)} sentences, SIB-200 {split} has {SPLIT_SIZES[split]}"
-        )
+        raise BabelforgeError(f"{path}: {len(data.ids)} sentences, SIB-200 {split} has {SPLIT_SIZES[split]}")
     seen: set[int] = set()
     for index_id, topic, line in zip(data.ids, data.topics, data.lines):
         if topic not in TOPICS:
@@ -156,8 +159,9 @@ def read_corpus(sib_dir: str | Path, languages: Iterable[str] | None = None) -> 
         if not CODE_PATTERN.match(code):
             raise BabelforgeError(f"{sib_dir / code}: {code!r} is not a SIB-200 code of the form xxx_Scrp")
         if sib_dir.is_dir() and not (sib_dir / code).is_dir():
-            raise BabelforgeError(f"{code!r} is not a language of {sib_dir} (no folder {sib_dir / code}); "
-                                  "check mvl_sib.languages")
+            raise BabelforgeError(
+                f"{code!r} is not a language of {sib_dir} (no folder {sib_dir / code}); check mvl_sib.languages"
+            )
 
     reference: dict[str, tuple[Path, list[int], list[str]]] = {}
     texts: dict[str, list[str]] = {code: [] for code in codes}
@@ -178,9 +182,7 @@ def read_corpus(sib_dir: str | Path, languages: Iterable[str] | None = None) -> 
     splits = tuple(split for split in SPLITS for _ in reference[split][1])
     if len(set(ids)) != len(ids):
         duplicated = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise BabelforgeError(
-            f"{sib_dir / codes[0]}: index_id(s) {duplicated} appear in more than one split"
-        )
+        raise BabelforgeError(f"{sib_dir / codes[0]}: index_id(s) {duplicated} appear in more than one split")
     missing = sorted(set(TOPICS) - set(topics))
     if missing:
         raise BabelforgeError(f"{sib_dir / codes[0]}: topic(s) {missing} have no sentence; SIB-200 has 7 topics")

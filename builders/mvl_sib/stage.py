@@ -8,18 +8,57 @@ Reads SIB-200 (`mvl_sib.sib_dir`, validated) and the verified topic images
   <task>_k<k>/task.json             the English prompt (topics + instruction), once per config
   <task>_k<k>/<lang>.parquet        one row per instance: ids + texts, options, `label`
 """
+
 from __future__ import annotations
 
 import argparse
+import shutil
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
 from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import (
+    atomic_directory,
+    read_provenance,
+    read_table,
+    sha256_file,
+    sha256_text,
+    write_json,
+    write_table,
+)
+from babelforge.core.progress import info, progress
+from babelforge.core.provenance import provenance
+from babelforge.core.sources import input_record
+from babelforge.mvl_sib.assemble import (
+    N_OPTIONS,
+    OPTION_LETTERS,
+    TASKS,
+    SamplingConfig,
+    id_positions,
+    list_column,
+    plan_tasks,
+    prompt_text,
+    sample_instances,
+    shared_columns,
+    task_table,
+)
 from babelforge.mvl_sib.check_stage import CheckSettings
 from babelforge.mvl_sib.images_stage import ImagesSettings
+from babelforge.mvl_sib.sib200 import SPLITS, TOPICS, read_corpus
 
-SAMPLING_KEYS = ("seed", "instances_per_sentence", "n_positive_images", "n_positive_sentences",
-                 "n_negatives", "sentence_pool")
+SAMPLING_KEYS = (
+    "seed",
+    "instances_per_sentence",
+    "n_positive_images",
+    "n_positive_sentences",
+    "n_negatives",
+    "sentence_pool",
+)
 
 
 @dataclass(frozen=True)
@@ -28,17 +67,21 @@ class Config:
 
     GROUP = "mvl_sib"
     sib_dir: str = setting("data/raw/sib-200/annotated", "SIB-200 annotated/, as `fetch` lays it out")
-    languages: str | list[str] = setting("all", "`all` folders under sib_dir, or SIB-200 codes "
-                                                "(a list or a comma list)")
+    languages: str | list[str] = setting(
+        "all", "`all` folders under sib_dir, or SIB-200 codes (a list or a comma list)"
+    )
     seed: int = setting(42, "seed of the instance sampling (the same instances in every language)")
-    instances_per_sentence: int = setting(3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)", minimum=1)
+    instances_per_sentence: int = setting(
+        3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)", minimum=1
+    )
     n_positive_images: int = setting(5, "same-topic images per instance", minimum=1)
     n_positive_sentences: int = setting(4, "further same-topic sentences per instance", minimum=1)
     n_negatives: int = setting(3, "other-topic images and sentences, from distinct other topics", minimum=1)
     sentence_pool: Literal["split", "all"] = setting("split", "co-sentences from the sentence's own split or from all")
-    tasks: dict[str, list[int]] = setting({"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
-                                          "task -> k values (i2s images->sentence, s2i sentences->image, "
-                                          "t2s topic->sentence, s2t sentences->topic)")
+    tasks: dict[str, list[int]] = setting(
+        {"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
+        "task -> k values (i2s images->sentence, s2i sentences->image, t2s topic->sentence, s2t sentences->topic)",
+    )
     images: ImagesSettings = setting(ImagesSettings(), "the mvl_sib_images stage's settings (its own group)")
     check: CheckSettings = setting(CheckSettings(), "the mvl_sib_check stage's settings (its own group)")
     paths: Paths = stage_paths()
@@ -46,11 +89,13 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sib200", dest="sib_dir", metavar="DIR", help="SIB-200 annotated/ folder (mvl_sib.sib_dir)")
-    parser.add_argument("--images", dest="paths.mvl_sib_images", metavar="DIR",
-                        help="output of mvl_sib_images (paths.mvl_sib_images)")
+    parser.add_argument(
+        "--images", dest="paths.mvl_sib_images", metavar="DIR", help="output of mvl_sib_images (paths.mvl_sib_images)"
+    )
     parser.add_argument("--out", dest="paths.mvl_sib", metavar="DIR", help="output folder (paths.mvl_sib)")
-    parser.add_argument("--language", dest="languages", metavar="CODES",
-                        help="comma-separated SIB-200 codes (mvl_sib.languages)")
+    parser.add_argument(
+        "--language", dest="languages", metavar="CODES", help="comma-separated SIB-200 codes (mvl_sib.languages)"
+    )
     hidden_alias(parser, "--sib-dir", "--sib200")
     hidden_alias(parser, "--images-dir", "--images")
     hidden_alias(parser, "--out-dir", "--out")
@@ -67,30 +112,27 @@ def _languages(value) -> list[str] | None:
 
 def language_sha256(sib_dir, lang: str) -> str:
     """One digest over a language's three split files (its source version)."""
-    from babelforge.core.io import sha256_file, sha256_text
-    from babelforge.mvl_sib.sib200 import SPLITS
 
     return sha256_text("".join(sha256_file(sib_dir / lang / f"{split}.tsv") for split in SPLITS))
 
 
 def instances_table(instances):
-    import numpy as np
     import pyarrow as pa
 
-    from babelforge.mvl_sib.assemble import list_column
-
-    return pa.table({
-        "instance_id": pa.array(np.arange(len(instances), dtype=np.int32)),
-        "sentence_id": pa.array(instances.sentence_id.astype(np.int32)),
-        "replicate": pa.array(instances.replicate.astype(np.int8)),
-        "split": pa.array(instances.split, type=pa.string()),
-        "topic": pa.array(instances.topic, type=pa.string()),
-        "positive_image_ids": list_column(instances.positive_images, pa.string()),
-        "positive_sentence_ids": list_column(instances.positive_sentences.astype(np.int32), pa.int32()),
-        "negative_topics": list_column(instances.negative_topics, pa.string()),
-        "negative_image_ids": list_column(instances.negative_images, pa.string()),
-        "negative_sentence_ids": list_column(instances.negative_sentences.astype(np.int32), pa.int32()),
-    })
+    return pa.table(
+        {
+            "instance_id": pa.array(np.arange(len(instances), dtype=np.int32)),
+            "sentence_id": pa.array(instances.sentence_id.astype(np.int32)),
+            "replicate": pa.array(instances.replicate.astype(np.int8)),
+            "split": pa.array(instances.split, type=pa.string()),
+            "topic": pa.array(instances.topic, type=pa.string()),
+            "positive_image_ids": list_column(instances.positive_images, pa.string()),
+            "positive_sentence_ids": list_column(instances.positive_sentences.astype(np.int32), pa.int32()),
+            "negative_topics": list_column(instances.negative_topics, pa.string()),
+            "negative_image_ids": list_column(instances.negative_images, pa.string()),
+            "negative_sentence_ids": list_column(instances.negative_sentences.astype(np.int32), pa.int32()),
+        }
+    )
 
 
 def assemble_all(corpus, images, config: Config, out_dir, source_records: dict, progress_desc: str = "mvl_sib"):
@@ -102,19 +144,8 @@ def assemble_all(corpus, images, config: Config, out_dir, source_records: dict, 
     provenance, `images_manifest`, `sib200` (the SIB-200 source) and `languages`
     ({lang: {"sha256": ...}}, one digest over each language's files).
     """
-    import shutil
-    from pathlib import Path
 
     import pyarrow as pa
-
-    from babelforge.core.io import write_json, write_table
-    from babelforge.core.progress import progress
-    from babelforge.core.provenance import provenance
-    from babelforge.mvl_sib.assemble import (
-        N_OPTIONS, OPTION_LETTERS, TASKS, SamplingConfig, id_positions, plan_tasks, prompt_text,
-        sample_instances, shared_columns, task_table,
-    )
-    from babelforge.mvl_sib.sib200 import TOPICS
 
     out_dir = Path(out_dir)
     sampling = SamplingConfig(**{key: getattr(config, key) for key in SAMPLING_KEYS})
@@ -126,51 +157,65 @@ def assemble_all(corpus, images, config: Config, out_dir, source_records: dict, 
     used_params = {key: getattr(config, key) for key in (*SAMPLING_KEYS, "tasks")}
     shared_sources = {key: value for key, value in source_records.items() if key != "languages"}
 
-    write_table(instances_table(instances), out_dir / "instances.parquet",
-                provenance=provenance("mvl_sib", used_params, shared_sources))
+    write_table(
+        instances_table(instances),
+        out_dir / "instances.parquet",
+        provenance=provenance("mvl_sib", used_params, shared_sources),
+    )
     (out_dir / "images").mkdir()
     for source in images["path"]:
         shutil.copyfile(source, out_dir / "images" / Path(source).name)
     image_table = images.drop(columns=["path"]).assign(file=["images/" + name for name in images["file"]])
-    write_table(image_table, out_dir / "images.parquet", sort_by=["topic", "image_id"],
-                provenance=provenance("mvl_sib", used_params, shared_sources))
+    write_table(
+        image_table,
+        out_dir / "images.parquet",
+        sort_by=["topic", "image_id"],
+        provenance=provenance("mvl_sib", used_params, shared_sources),
+    )
 
     for plan in plans:
         name, refs, options = TASKS[plan.task]
-        write_json({
-            "config": plan.name, "task": plan.task, "task_name": name, "k": plan.k,
-            "references": refs, "options": options, "n_options": N_OPTIONS,
-            "option_letters": list(OPTION_LETTERS), "topics": list(TOPICS),
-            "prompt": prompt_text(plan.task, plan.k, TOPICS),
-            "label": "0-based position of the correct option",
-            "image_files": "images/<image_id>.jpg",
-        }, out_dir / plan.name / "task.json")
+        write_json(
+            {
+                "config": plan.name,
+                "task": plan.task,
+                "task_name": name,
+                "k": plan.k,
+                "references": refs,
+                "options": options,
+                "n_options": N_OPTIONS,
+                "option_letters": list(OPTION_LETTERS),
+                "topics": list(TOPICS),
+                "prompt": prompt_text(plan.task, plan.k, TOPICS),
+                "label": "0-based position of the correct option",
+                "image_files": "images/<image_id>.jpg",
+            },
+            out_dir / plan.name / "task.json",
+        )
 
     position = id_positions(corpus.ids)
     shared = {plan.name: shared_columns(plan, instances) for plan in plans}
     for lang in progress(corpus.languages, desc=progress_desc, total=len(corpus.languages), unit="lang"):
         texts = pa.array(corpus.texts[lang], type=pa.string())
         record = provenance(
-            "mvl_sib", used_params,
-            {**shared_sources, "sib200": {**shared_sources["sib200"], "language": lang,
-                                          "language_sha256": source_records["languages"][lang]["sha256"]}},
+            "mvl_sib",
+            used_params,
+            {
+                **shared_sources,
+                "sib200": {
+                    **shared_sources["sib200"],
+                    "language": lang,
+                    "language_sha256": source_records["languages"][lang]["sha256"],
+                },
+            },
         )
         for plan in plans:
             table = task_table(plan, instances, texts, position, shared[plan.name])
-            write_table(table, out_dir / plan.name / f"{lang}.parquet",
-                        provenance={**record, "config": plan.name})
+            write_table(table, out_dir / plan.name / f"{lang}.parquet", provenance={**record, "config": plan.name})
     return {plan.name: len(instances) for plan in plans}
 
 
 def run(config: Config) -> int:
-    import time
-    from pathlib import Path
-
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.io import atomic_directory, read_provenance, read_table
-    from babelforge.core.progress import info
-    from babelforge.core.sources import input_record
-    from babelforge.mvl_sib.sib200 import read_corpus
 
     started = time.perf_counter()
     sib_dir = Path(config.sib_dir)

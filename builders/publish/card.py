@@ -9,19 +9,28 @@ Licences are decided per *source of each row*, never per dataset by assumption: 
 rows carry a `source` names each source's licence through its spec; parts without a row source
 (images, templates, source captions) carry the licences the spec or the data state.
 """
+
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
+
+import yaml
 
 from babelforge.core.datasets import ClassLabel, DatasetSpec, Feature, Image, Value, citation
 from babelforge.core.licences import HF_LICENSES, Licence, SourceInfo
 
 SIZE_CATEGORIES = (
-    (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"),
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
 )
 FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 
@@ -32,10 +41,10 @@ class ConfigStats:
 
     name: str
     rows: int
-    language_tag: str | None          # None: a config of no language (MVL-SIB's images)
+    language_tag: str | None  # None: a config of no language (MVL-SIB's images)
     group: str | None = None
     sources: Mapping[str, int] = field(default_factory=dict)
-    files: Mapping[str, str] = field(default_factory=dict)    # split -> path in the repo
+    files: Mapping[str, str] = field(default_factory=dict)  # split -> path in the repo
 
 
 def size_category(rows: int) -> str:
@@ -59,21 +68,23 @@ def front_matter(
         # listing every source's licence.
         metadata["license_name"] = "babelforge-per-source" if len(licences) > 1 else _slug(licences[0].name)
         metadata["license_link"] = "LICENSES.md"
-    metadata.update({
-        "language": sorted({config.language_tag for config in configs if config.language_tag}),
-        "multilinguality": "multilingual" if len(configs) > 1 else "monolingual",
-        "size_categories": [size_category(sum(config.rows for config in configs))],
-        "task_categories": list(spec.task_categories),
-        "tags": list(spec.tags),
-        "configs": [
-            {
-                "config_name": config.name,
-                "data_files": [{"split": split, "path": path} for split, path in sorted(config.files.items())],
-                **({"default": True} if config.name == default_config else {}),
-            }
-            for config in configs
-        ],
-    })
+    metadata.update(
+        {
+            "language": sorted({config.language_tag for config in configs if config.language_tag}),
+            "multilinguality": "multilingual" if len(configs) > 1 else "monolingual",
+            "size_categories": [size_category(sum(config.rows for config in configs))],
+            "task_categories": list(spec.task_categories),
+            "tags": list(spec.tags),
+            "configs": [
+                {
+                    "config_name": config.name,
+                    "data_files": [{"split": split, "path": path} for split, path in sorted(config.files.items())],
+                    **({"default": True} if config.name == default_config else {}),
+                }
+                for config in configs
+            ],
+        }
+    )
     return metadata
 
 
@@ -96,7 +107,6 @@ def render_card(
 ) -> str:
     """README.md: YAML front matter + a body generated from the data. `part_licences`: (what it
     covers, licence) of the parts without a row source (the spec's, then those found in the data)."""
-    import yaml
 
     total = sum(config.rows for config in configs)
     lines = [
@@ -134,8 +144,7 @@ def render_card(
     for applies_to, licence in part_licences:
         named = f"[{_md(licence.name)}]({licence.url})" if licence.url else _md(licence.name)
         lines.append(f"| {_md(applies_to)} | | {named} | |")
-    lines += ["", "## Build provenance", "",
-              "Built by babelforge; recorded in the artifacts' metadata:", ""]
+    lines += ["", "## Build provenance", "", "Built by babelforge; recorded in the artifacts' metadata:", ""]
     lines += _provenance_lines(provenance)
     lines += ["", "## Known limitations", ""]
     lines += [f"- {item}" for item in [*limitations, *spec.limitations]]
@@ -147,14 +156,29 @@ def render_card(
 
 def _languages_table(configs: Sequence[ConfigStats]) -> list[str]:
     """One row per config; the group and sources columns only where some config has one."""
-    columns = [("config", "---", lambda c: c.name), ("language tag", "---", lambda c: c.language_tag or ""),
-               ("group", "---", lambda c: c.group or ""), ("rows", "---:", lambda c: str(c.rows)),
-               ("sources", "---", lambda c: ", ".join(f"{_md(source)} {count}" for source, count in sorted(
-                   c.sources.items(), key=lambda item: (-item[1], item[0]))))]
-    shown = [column for column in columns
-             if column[0] not in ("group", "sources") or any(column[2](config) for config in configs)]
-    lines = ["| " + " | ".join(name for name, _, _ in shown) + " |",
-             "| " + " | ".join(align for _, align, _ in shown) + " |"]
+    columns = [
+        ("config", "---", lambda c: c.name),
+        ("language tag", "---", lambda c: c.language_tag or ""),
+        ("group", "---", lambda c: c.group or ""),
+        ("rows", "---:", lambda c: str(c.rows)),
+        (
+            "sources",
+            "---",
+            lambda c: ", ".join(
+                f"{_md(source)} {count}"
+                for source, count in sorted(c.sources.items(), key=lambda item: (-item[1], item[0]))
+            ),
+        ),
+    ]
+    shown = [
+        column
+        for column in columns
+        if column[0] not in ("group", "sources") or any(column[2](config) for config in configs)
+    ]
+    lines = [
+        "| " + " | ".join(name for name, _, _ in shown) + " |",
+        "| " + " | ".join(align for _, align, _ in shown) + " |",
+    ]
     lines += ["| " + " | ".join(cell(config) for _, _, cell in shown) + " |" for config in configs]
     return lines
 
@@ -184,7 +208,6 @@ def _provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
 
 def _value_lines(label: str, value: Any, indent: str) -> list[str]:
     """`- label: `json`` when short or flat (a record of plain values), else `- label:` and a bullet per key."""
-    import json
 
     text = json.dumps(value, sort_keys=True, ensure_ascii=False)
     nested = isinstance(value, Mapping) and any(isinstance(item, Mapping) for item in value.values())
@@ -198,11 +221,14 @@ def _value_lines(label: str, value: Any, indent: str) -> list[str]:
 
 def render_licences(sources: Sequence[SourceInfo], extra: Sequence[tuple[str, Licence]]) -> str:
     """LICENSES.md: every source, its licence and its citation."""
-    lines = ["# Licences", "",
-             "Rows carry a `source` column; each row is under the licence of its source.", ""]
+    lines = ["# Licences", "", "Rows carry a `source` column; each row is under the licence of its source.", ""]
     for info in sources:
-        lines += [f"## {info.source}: {info.title}", "", f"Licence: {info.licence.name}"
-                  + (f" <{info.licence.url}>" if info.licence.url else ""), ""]
+        lines += [
+            f"## {info.source}: {info.title}",
+            "",
+            f"Licence: {info.licence.name}" + (f" <{info.licence.url}>" if info.licence.url else ""),
+            "",
+        ]
         if info.citation:
             lines += ["```bibtex", info.citation, "```", ""]
     for applies_to, licence in extra:
@@ -244,7 +270,6 @@ def validate_card(folder: Path) -> list[str]:
     README.md has YAML front matter with the metadata the Hub expects, licence ids it knows
     (a custom one has name + link), unique config names, and every data file present.
     """
-    import yaml
 
     readme = folder / "README.md"
     if not readme.exists():

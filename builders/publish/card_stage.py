@@ -7,16 +7,24 @@ Hugging Face features. The folder is built beside the target and swapped in whol
 failed build leaves the previous card (or none), never a mix. A card reads its dataset's
 artifacts and the audit's slice of that dataset only, so it is rebuilt when they change.
 """
+
 from __future__ import annotations
 
 import argparse
+import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from babelforge.core.config import Paths, setting, stage_paths
-from babelforge.core.datasets import names
+from babelforge.core.datasets import LazySplit, names, resolve, slice_path, spec
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_directory, read_json, write_table, write_text
+from babelforge.core.languages import registry
+from babelforge.core.progress import info, progress
+from babelforge.publish import card
+from babelforge.publish.card import arrow_type, hf_features
 
 
 @dataclass(frozen=True)
@@ -30,13 +38,12 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", choices=names(), help="which dataset's card to build")
-    parser.add_argument("--out", dest="paths.hub", metavar="DIR", help="folder of the card folders to write (paths.hub)")
+    parser.add_argument(
+        "--out", dest="paths.hub", metavar="DIR", help="folder of the card folders to write (paths.hub)"
+    )
 
 
 def run(config: Config) -> int:
-    from babelforge.core.datasets import spec
-    from babelforge.core.languages import registry
-    from babelforge.core.progress import info
 
     if config.dataset is None:
         raise BabelforgeError("card: name the dataset, e.g. `babelforge card babel-imagenet`")
@@ -47,12 +54,6 @@ def run(config: Config) -> int:
 
 def build_card(spec, paths: Paths, languages) -> Path:
     """Build the card folder of the dataset `spec` under `paths.hub`; returns it. Validates it before swapping it in."""
-    import time
-
-    from babelforge.core.datasets import LazySplit, resolve, slice_path
-    from babelforge.core.io import atomic_directory, read_json, write_text
-    from babelforge.core.progress import info, progress
-    from babelforge.publish import card
 
     started = time.monotonic()
     data = resolve(spec.read)(paths)
@@ -78,15 +79,23 @@ def build_card(spec, paths: Paths, languages) -> Path:
                 write_config_table(table, staging / path, data.features, data.sort_by)
                 files[split] = path
             language = data.language(name)
-            stats.append(card.ConfigStats(name=name, rows=sum(len(table) for table in data.tables[name].values()),
-                                          language_tag=_language_tag(languages, language) if language else None,
-                                          group=data.groups.get(language) if language else None,
-                                          sources=data.sources.get(name, {}), files=files))
+            stats.append(
+                card.ConfigStats(
+                    name=name,
+                    rows=sum(len(table) for table in data.tables[name].values()),
+                    language_tag=_language_tag(languages, language) if language else None,
+                    group=data.groups.get(language) if language else None,
+                    sources=data.sources.get(name, {}),
+                    files=files,
+                )
+            )
         licences = [info.licence for info in source_infos] + [licence for _, licence in part_licences]
         default = next((name for name in sorted(data.tables) if data.language(name) == "eng_Latn"), None)
         metadata = card.front_matter(spec, stats, licences, default)
-        write_text(card.render_card(spec, metadata, stats, source_infos, data.provenance, limitations, part_licences),
-                   staging / "README.md")
+        write_text(
+            card.render_card(spec, metadata, stats, source_infos, data.provenance, limitations, part_licences),
+            staging / "README.md",
+        )
         write_text(card.render_licences(source_infos, part_licences), staging / "LICENSES.md")
         problems = card.validate_card(staging)
         if problems:
@@ -97,14 +106,15 @@ def build_card(spec, paths: Paths, languages) -> Path:
 
 def _source_infos(spec, paths: Paths, data) -> list:
     """Licence of every row source in the data; a source the spec cannot license stops the card."""
-    from babelforge.core.datasets import resolve
 
     used = sorted({source for counts in data.sources.values() for source in counts})
     if not used:
         return []
     if spec.source_licences is None:
-        raise BabelforgeError(f"card {spec.name}: rows carry sources ({', '.join(used[:3])}...) but the spec "
-                              "names no source_licences function; cannot tell their licences")
+        raise BabelforgeError(
+            f"card {spec.name}: rows carry sources ({', '.join(used[:3])}...) but the spec "
+            "names no source_licences function; cannot tell their licences"
+        )
     try:
         return resolve(spec.source_licences)(paths, used)
     except ValueError as error:
@@ -114,12 +124,8 @@ def _source_infos(spec, paths: Paths, data) -> list:
 def write_config_table(table, path: Path, features: dict[str, Any], sort_by: tuple[str, ...]) -> None:
     """One config's split (a DataFrame or an Arrow table) as Parquet: sorted, declared columns cast to their feature's Arrow
     type and described in the `huggingface` schema metadata, which `datasets` reads back."""
-    import json
 
     import pyarrow as pa
-
-    from babelforge.core.io import write_table
-    from babelforge.publish.card import arrow_type, hf_features
 
     arrow = table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False)
     declared = {column: feature for column, feature in features.items() if column in arrow.column_names}

@@ -10,30 +10,34 @@ The planning functions are pure; `publish` takes the Hub client as an argument s
 drive it with a fake. The token is read from the environment by the caller and handed to
 the client only; it is never logged nor written.
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, sha256_file, write_json
+from babelforge.publish.card import validate_card
 
 RECEIPT_NAME = re.compile(r"^(\d{4})-(.+)\.json$")
 
 
 @dataclass(frozen=True)
 class Operation:
-    kind: str            # "add" or "delete"
-    path: str            # path in the repo
-    size: int            # bytes (for a delete: the size the receipt recorded)
+    kind: str  # "add" or "delete"
+    path: str  # path in the repo
+    size: int  # bytes (for a delete: the size the receipt recorded)
     sha256: str
 
 
 def manifest(folder: Path) -> dict[str, dict[str, Any]]:
     """{relative posix path: {size, sha256}} of every file in a built card folder."""
-    from babelforge.core.io import sha256_file
 
     if not folder.is_dir():
         raise BabelforgeError(f"{folder}: no built card; run `babelforge card <dataset>` (or dvc repro) first")
@@ -50,13 +54,11 @@ def content_hash(files: Mapping[str, Mapping[str, Any]]) -> str:
     """One sha256 over the sorted (path, sha256) pairs: equal iff the published content is equal."""
     digest = hashlib.sha256()
     for path in sorted(files):
-        digest.update(f"{path}\0{files[path]['sha256']}\n".encode("utf-8"))
+        digest.update(f"{path}\0{files[path]['sha256']}\n".encode())
     return digest.hexdigest()
 
 
-def plan_operations(
-    local: Mapping[str, Mapping[str, Any]], remote: Mapping[str, Mapping[str, Any]]
-) -> list[Operation]:
+def plan_operations(local: Mapping[str, Mapping[str, Any]], remote: Mapping[str, Mapping[str, Any]]) -> list[Operation]:
     """The commit that turns `remote` (last receipt's files) into `local`, sorted by path."""
     operations = [
         Operation("add", path, int(entry["size"]), entry["sha256"])
@@ -65,7 +67,8 @@ def plan_operations(
     ]
     operations += [
         Operation("delete", path, int(entry.get("size", 0)), entry.get("sha256", ""))
-        for path, entry in remote.items() if path not in local
+        for path, entry in remote.items()
+        if path not in local
     ]
     return sorted(operations, key=lambda op: (op.path, op.kind))
 
@@ -82,7 +85,6 @@ def receipts(releases: Path, dataset: str) -> list[tuple[int, Path]]:
 
 def last_receipt(releases: Path, dataset: str, repo: str) -> dict[str, Any] | None:
     """The newest receipt of `dataset` published to `repo`, or None."""
-    from babelforge.core.io import read_json
 
     for _, path in reversed(receipts(releases, dataset)):
         receipt = read_json(path)
@@ -94,15 +96,16 @@ def last_receipt(releases: Path, dataset: str, repo: str) -> dict[str, Any] | No
 def version_conflict(releases: Path, dataset: str, repo: str, version: str | None, digest: str) -> str | None:
     """Why `version` cannot be published with content `digest`: an earlier receipt for the
     same repo has that version with other content (a version is never moved). None if fine."""
-    from babelforge.core.io import read_json
 
     if version is None:
         return None
     for _, path in receipts(releases, dataset):
         receipt = read_json(path)
         if receipt.get("repo") == repo and receipt.get("version") == version and receipt.get("content_hash") != digest:
-            return (f"{repo} already has {dataset} {version} with other content (receipt {path.name}); "
-                    "publish the change under a new version")
+            return (
+                f"{repo} already has {dataset} {version} with other content (receipt {path.name}); "
+                "publish the change under a new version"
+            )
     return None
 
 
@@ -130,14 +133,13 @@ class HubApi(Protocol):
 class PublishResult:
     operations: list[Operation]
     content_hash: str
-    receipt: dict[str, Any] | None      # the new receipt; None when nothing was published
+    receipt: dict[str, Any] | None  # the new receipt; None when nothing was published
     receipt_path: Path | None
 
 
 def audit_errors(summary_path: Path | None) -> int | None:
     """Error rows the last audit counted for the dataset (its slice, `<paths.audit>/datasets/<name>.json`),
     or None when the audit wrote none."""
-    from babelforge.core.io import read_json
 
     if summary_path is None or not summary_path.exists():
         return None
@@ -160,20 +162,21 @@ def publish(
     Refuses (BabelforgeError) when the card is invalid, or the audit has errors and not
     `force`. Returns without any Hub call when the content hash equals the last receipt's.
     """
-    from babelforge.publish.card import validate_card
 
     problems = validate_card(folder)
     if problems:
         raise BabelforgeError(f"publish: card is invalid: {problems[0]}")
     errors = audit_errors(audit_summary)
     if errors and not force:
-        raise BabelforgeError(
-            f"publish: the audit ({audit_summary}) has {errors} error rows; fix them or pass --force")
+        raise BabelforgeError(f"publish: the audit ({audit_summary}) has {errors} error rows; fix them or pass --force")
     local = manifest(folder)
     digest = content_hash(local)
     previous = last_receipt(releases, dataset, repo)
-    if previous is not None and previous.get("content_hash") == digest and (
-            version is None or previous.get("version") == version):
+    if (
+        previous is not None
+        and previous.get("content_hash") == digest
+        and (version is None or previous.get("version") == version)
+    ):
         return PublishResult([], digest, None, None)
     conflict = version_conflict(releases, dataset, repo, version, digest)
     if conflict:
@@ -183,20 +186,26 @@ def publish(
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     hub_operations = [
-        CommitOperationAdd(path_in_repo=op.path, path_or_fileobj=str(folder / op.path)) if op.kind == "add"
+        CommitOperationAdd(path_in_repo=op.path, path_or_fileobj=str(folder / op.path))
+        if op.kind == "add"
         else CommitOperationDelete(path_in_repo=op.path)
         for op in operations
     ]
     api.create_repo(repo, repo_type="dataset", exist_ok=True, private=private)
     commit_sha = previous.get("commit") if previous and not hub_operations else None
     if hub_operations:
-        info = api.create_commit(repo, hub_operations, repo_type="dataset",
-                                 commit_message=f"{dataset} {version or 'update'} (content {digest[:12]})")
+        info = api.create_commit(
+            repo,
+            hub_operations,
+            repo_type="dataset",
+            commit_message=f"{dataset} {version or 'update'} (content {digest[:12]})",
+        )
         commit_sha = getattr(info, "oid", None) or str(info)
     if version:
         try:
-            api.create_tag(repo, tag=version, revision=commit_sha, repo_type="dataset",
-                           tag_message=f"{dataset} {version}")
+            api.create_tag(
+                repo, tag=version, revision=commit_sha, repo_type="dataset", tag_message=f"{dataset} {version}"
+            )
         except Exception:
             if hub_operations:
                 # The commit is on the Hub: record it (untagged), so a rerun only adds the tag.
@@ -206,10 +215,18 @@ def publish(
     return PublishResult(operations, digest, receipt, path)
 
 
-def _write_receipt(releases: Path, dataset: str, repo: str, commit_sha: str | None, version: str | None,
-                   digest: str, errors: int | None, force: bool, local: Mapping[str, Any]):
+def _write_receipt(
+    releases: Path,
+    dataset: str,
+    repo: str,
+    commit_sha: str | None,
+    version: str | None,
+    digest: str,
+    errors: int | None,
+    force: bool,
+    local: Mapping[str, Any],
+):
     """The next numbered receipt `releases/<dataset>/NNNN-<version>.json`; returns (receipt, path)."""
-    from babelforge.core.io import write_json
 
     receipt = {
         "dataset": dataset,
@@ -232,7 +249,6 @@ def _write_receipt(releases: Path, dataset: str, repo: str, commit_sha: str | No
 
 def _project_commit() -> str | None:
     """The babelforge git commit the data was built from, when run inside its checkout."""
-    import subprocess
 
     try:
         result = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)

@@ -6,6 +6,7 @@ it validates the card and prints the exact commit operations against the last re
 printed), refuses when the audit's slice of the dataset (`<paths.audit>/datasets/<dataset>.json`)
 counts errors unless `--force`, and writes a receipt into `paths.releases`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
-from babelforge.core.datasets import names
+from babelforge.core.datasets import names, slice_path, spec
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.http import redact, register_secret
+from babelforge.core.progress import info
+from babelforge.publish import hub
+from babelforge.publish.card import validate_card
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
@@ -41,27 +46,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", choices=names(), help="which built card under paths.hub to publish")
     parser.add_argument("--repo", required=True, help="Hub dataset repo, ORG/NAME")
     parser.add_argument("--revision-tag", default=None, help="tag the commit with this dataset version (vX.Y)")
-    parser.add_argument("--dry-run", action="store_true", default=None,
-                        help="validate and list the operations; no network")
+    parser.add_argument(
+        "--dry-run", action="store_true", default=None, help="validate and list the operations; no network"
+    )
     parser.add_argument("--force", action="store_true", default=None, help="publish even when the audit has errors")
     parser.add_argument("--private", action="store_true", default=None, help="create the repo private (when it is new)")
     parser.add_argument("--hub", dest="paths.hub", metavar="DIR", help="where the built cards are (paths.hub)")
     parser.add_argument("--releases", dest="paths.releases", metavar="DIR", help="receipts folder (paths.releases)")
-    parser.add_argument("--audit", dest="paths.audit", metavar="DIR",
-                        help="audit report whose datasets/<dataset>.json gates publishing (paths.audit)")
+    parser.add_argument(
+        "--audit",
+        dest="paths.audit",
+        metavar="DIR",
+        help="audit report whose datasets/<dataset>.json gates publishing (paths.audit)",
+    )
     hidden_alias(parser, "--hub-dir", "--hub")
     hidden_alias(parser, "--audit-dir", "--audit")
 
 
 def run(config: Config, api=None) -> int:
-    from babelforge.core.datasets import slice_path, spec
-    from babelforge.core.progress import info
-    from babelforge.publish import hub
-    from babelforge.publish.card import validate_card
 
     if config.dataset is None or config.repo is None:
         raise BabelforgeError("publish: name the dataset and --repo ORG/NAME")
-    spec(config.dataset)   # a name the registry knows
+    spec(config.dataset)  # a name the registry knows
     if not REPO_ID.match(config.repo):
         raise BabelforgeError(f"--repo {config.repo!r}: expected ORG/NAME")
     if config.revision_tag and not VERSION.match(config.revision_tag):
@@ -77,20 +83,32 @@ def run(config: Config, api=None) -> int:
             raise BabelforgeError(f"publish --dry-run: the card at {folder} is invalid ({len(problems)} problems)")
         local = hub.manifest(folder)
         previous = hub.last_receipt(releases, config.dataset, config.repo)
-        where = (f"last receipt: commit {previous.get('commit')}, version {previous.get('version')}"
-                 if previous else "no receipt: the repo is taken as empty")
+        where = (
+            f"last receipt: commit {previous.get('commit')}, version {previous.get('version')}"
+            if previous
+            else "no receipt: the repo is taken as empty"
+        )
         print(f"dry run: {config.dataset} -> {config.repo} ({where})")
         print(f"content hash {hub.content_hash(local)}; card valid")
         errors = hub.audit_errors(audit)
         if errors is None:
             print(f"audit: no findings at {audit}")
         else:
-            print(f"audit: {errors} error rows" + (" (a real run refuses without --force)" if errors and not config.force else ""))
-        conflict = hub.version_conflict(releases, config.dataset, config.repo, config.revision_tag, hub.content_hash(local))
+            print(
+                f"audit: {errors} error rows"
+                + (" (a real run refuses without --force)" if errors and not config.force else "")
+            )
+        conflict = hub.version_conflict(
+            releases, config.dataset, config.repo, config.revision_tag, hub.content_hash(local)
+        )
         if conflict:
             print(f"version: {conflict} (a real run refuses)")
         same = previous is not None and previous.get("content_hash") == hub.content_hash(local)
-        print(hub.format_operations([] if same else hub.plan_operations(local, previous.get("files", {}) if previous else {})))
+        print(
+            hub.format_operations(
+                [] if same else hub.plan_operations(local, previous.get("files", {}) if previous else {})
+            )
+        )
         if config.revision_tag and not (same and previous.get("version") == config.revision_tag):
             at = f"commit {previous.get('commit')}" if same else "the new commit"
             print(f"tag {config.revision_tag} at {at}")
@@ -98,10 +116,8 @@ def run(config: Config, api=None) -> int:
 
     from requests import RequestException
 
-    from babelforge.core.http import redact, register_secret
-
     token = os.environ.get("HF_TOKEN")
-    register_secret(token)   # masked in every message below, whoever produces it
+    register_secret(token)  # masked in every message below, whoever produces it
     if api is None:
         if not token:
             raise BabelforgeError("publish: set HF_TOKEN in the environment (a Hub write token), or use --dry-run")
@@ -109,15 +125,28 @@ def run(config: Config, api=None) -> int:
 
         api = HfApi(token=token)
     try:
-        result = hub.publish(api, folder, config.dataset, config.repo, releases, config.revision_tag, audit,
-                             force=config.force, private=config.private)
-    except RequestException as error:   # huggingface_hub's HTTP errors included
+        result = hub.publish(
+            api,
+            folder,
+            config.dataset,
+            config.repo,
+            releases,
+            config.revision_tag,
+            audit,
+            force=config.force,
+            private=config.private,
+        )
+    except RequestException as error:  # huggingface_hub's HTTP errors included
         first_line = redact(str(error)).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise BabelforgeError(f"publish: the Hub refused or could not be reached ({first_line}); "
-                              "check HF_TOKEN's write access to the repo and the network, then rerun") from None
+        raise BabelforgeError(
+            f"publish: the Hub refused or could not be reached ({first_line}); "
+            "check HF_TOKEN's write access to the repo and the network, then rerun"
+        ) from None
     if result.receipt is None:
         print(f"nothing to do: {config.repo} already has content {result.content_hash[:12]}")
         return 0
     print(hub.format_operations(result.operations))
-    print(f"published {config.dataset} to {config.repo} at commit {result.receipt['commit']}; receipt {result.receipt_path}")
+    print(
+        f"published {config.dataset} to {config.repo} at commit {result.receipt['commit']}; receipt {result.receipt_path}"
+    )
     return 0

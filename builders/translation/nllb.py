@@ -13,6 +13,7 @@ token is stripped from every hypothesis.
 
 Heavy libraries (ctranslate2, transformers, huggingface_hub) are imported inside functions.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from babelforge.core.determinism import NLLB_SCORE_DECIMALS, rounded
+from babelforge.core.determinism import NLLB_SCORE_DECIMALS, rounded, runtime
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, canonical_json, read_json
 
@@ -33,7 +34,10 @@ FULL_MODEL_REVISION = "7be3e24664b38ce1cac29b8aeed6911aa0cf0576"
 METADATA_FILE = "babelforge_model.json"
 # Tokenizer files copied into the CTranslate2 directory when the source has them.
 TOKENIZER_FILES = (
-    "sentencepiece.bpe.model", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+    "sentencepiece.bpe.model",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
 )
 QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "int8_bfloat16", "int16", "float16", "bfloat16", "float32")
 
@@ -41,7 +45,7 @@ QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "int8_bfloat16", "int16
 @dataclass(frozen=True)
 class Hypothesis:
     text: str
-    score: float   # CTranslate2's length-normalised log-probability; higher is better
+    score: float  # CTranslate2's length-normalised log-probability; higher is better
 
 
 def cuda_available() -> bool:
@@ -92,8 +96,9 @@ def locate_hf_model(model: str, revision: str | None = None) -> Path:
 
     patterns = ["*.json", "*.model", "*.safetensors", "*.bin"]
     try:
-        return Path(huggingface_hub.snapshot_download(
-            model, revision=revision, local_files_only=True, allow_patterns=patterns))
+        return Path(
+            huggingface_hub.snapshot_download(model, revision=revision, local_files_only=True, allow_patterns=patterns)
+        )
     except Exception:  # not cached: fall through to the network
         pass
     try:
@@ -151,8 +156,7 @@ def resolve_model_dir(model_dir: str | os.PathLike) -> Path:
         if (candidate / "model.bin").exists():
             return candidate
     raise BabelforgeError(
-        f"{path}: no CTranslate2 model (model.bin) there; build it with `babelforge nllb` "
-        f"(or `dvc repro nllb`)"
+        f"{path}: no CTranslate2 model (model.bin) there; build it with `babelforge nllb` (or `dvc repro nllb`)"
     )
 
 
@@ -193,7 +197,8 @@ class NllbTranslator:
         # checkpoint's tokenizer_config says (see module docstring).
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.model_dir), legacy_behaviour=False)
         self._translator = ctranslate2.Translator(
-            str(self.model_dir), device=self.device, compute_type=self.compute_type, intra_threads=intra_threads)
+            str(self.model_dir), device=self.device, compute_type=self.compute_type, intra_threads=intra_threads
+        )
 
     @property
     def model_id(self) -> str:
@@ -209,15 +214,19 @@ class NllbTranslator:
 
     def provenance(self) -> dict[str, Any]:
         return {
-            "model_id": self.model_id, "revision": self.revision, "quantization": self.quantization,
-            "compute_type": self.compute_type, "device": self.device, "beam_size": self.beam_size,
-            "num_hypotheses": self.num_hypotheses, "max_decoding_length": self.max_decoding_length,
+            "model_id": self.model_id,
+            "revision": self.revision,
+            "quantization": self.quantization,
+            "compute_type": self.compute_type,
+            "device": self.device,
+            "beam_size": self.beam_size,
+            "num_hypotheses": self.num_hypotheses,
+            "max_decoding_length": self.max_decoding_length,
             "runtime": self.runtime(),
         }
 
     def runtime(self) -> dict[str, Any]:
         """Device, compute type, pinned CPU ISA or GPU name, library versions (determinism.runtime)."""
-        from babelforge.core.determinism import runtime
 
         return runtime(self.device, self.compute_type)
 
@@ -226,7 +235,8 @@ class NllbTranslator:
         unknown = sorted(code for code in codes if self.tokenizer.convert_tokens_to_ids(code) in (None, unk))
         if unknown:
             raise BabelforgeError(
-                f"NLLB language code(s) {', '.join(unknown)} not in the vocabulary of {self.model_id}")
+                f"NLLB language code(s) {', '.join(unknown)} not in the vocabulary of {self.model_id}"
+            )
 
     def source_tokens(self, texts: list[str], src_lang: str) -> list[list[str]]:
         """Subword tokens of each text as the model reads them: `[src_lang] ... </s>`."""

@@ -4,12 +4,19 @@
 same way. `full`: `facebook/nllb-200-distilled-1.3B` at the pinned revision, from the local
 Hugging Face cache, `nllb.local_path`, or (when online) the Hub.
 """
+
 from __future__ import annotations
 
 import argparse
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.progress import info
+from babelforge.translation.nllb import convert_to_ctranslate2
+from babelforge.translation.tiny import TINY_MODEL_ID, build_tiny_hf
 
 
 @dataclass(frozen=True)
@@ -17,52 +24,55 @@ class Config:
     """The `nllb` group of params.yaml; writes `paths.nllb_model`."""
 
     GROUP = "nllb"
-    source: str = setting("tiny", "`tiny` = build the tiny model locally, else a Hub id "
-                                  "(per profile: sample tiny, full facebook/nllb-200-distilled-1.3B)")
+    source: str = setting(
+        "tiny",
+        "`tiny` = build the tiny model locally, else a Hub id "
+        "(per profile: sample tiny, full facebook/nllb-200-distilled-1.3B)",
+    )
     revision: str | None = setting("7be3e24664b38ce1cac29b8aeed6911aa0cf0576", "pinned Hub commit of the full model")
     local_path: str = setting("", "local copy of the full model (HF dir), used instead of the Hub when set")
-    quantization: str = setting("int8", "weights as stored; auto = int8_float16 with a GPU, int8 without "
-                                        "(per profile: sample int8, full auto)")
+    quantization: str = setting(
+        "int8", "weights as stored; auto = int8_float16 with a GPU, int8 without (per profile: sample int8, full auto)"
+    )
     tiny_seed: int = setting(0, "seed of the tiny model's random weights")
-    sib_dir: str = setting("data/raw/sib-200/annotated",
-                           "the tiny model's vocabulary text: SIB-200, as `fetch` lays it out")
+    sib_dir: str = setting(
+        "data/raw/sib-200/annotated", "the tiny model's vocabulary text: SIB-200, as `fetch` lays it out"
+    )
     templates: str = setting("resources/clip_templates_en.txt", "... and the CLIP templates (empty: the repo's)")
-    cpu_isa: str = setting("AVX2", "CPU instruction set every CTranslate2/torch/numpy stage is pinned to: "
-                                   "GENERIC, AVX or AVX2 (README ## Reproducibility)")
+    cpu_isa: str = setting(
+        "AVX2",
+        "CPU instruction set every CTranslate2/torch/numpy stage is pinned to: "
+        "GENERIC, AVX or AVX2 (README ## Reproducibility)",
+    )
     paths: Paths = stage_paths()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", dest="paths.nllb_model", metavar="DIR",
-                        help="CTranslate2 model directory to write (paths.nllb_model)")
+    parser.add_argument(
+        "--out", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 model directory to write (paths.nllb_model)"
+    )
 
 
 def run(config: Config) -> int:
-    import tempfile
-    from pathlib import Path
-
-    from babelforge.core.errors import BabelforgeError
-    from babelforge.core.progress import info
-    from babelforge.translation.nllb import convert_to_ctranslate2
 
     out_dir, quantization = config.paths.nllb_model, config.quantization
     if config.source == "tiny":
-        from babelforge.translation.tiny import TINY_MODEL_ID, build_tiny_hf
-
         seed = config.tiny_seed
         with tempfile.TemporaryDirectory() as scratch:
-            hf_dir = build_tiny_hf(Path(scratch) / "hf", seed=seed, sib_dir=config.sib_dir,
-                                   templates=config.templates or None)
-            out = convert_to_ctranslate2(hf_dir, out_dir, quantization, revision=f"seed-{seed}",
-                                         model_id=TINY_MODEL_ID)
+            hf_dir = build_tiny_hf(
+                Path(scratch) / "hf", seed=seed, sib_dir=config.sib_dir, templates=config.templates or None
+            )
+            out = convert_to_ctranslate2(hf_dir, out_dir, quantization, revision=f"seed-{seed}", model_id=TINY_MODEL_ID)
         info(f"nllb: tiny NLLB model (seed {seed}, {quantization}) -> {out}")
         return 0
     revision = config.revision or None
     location = config.local_path or config.source
     if config.local_path and not Path(location).is_dir():
         # Never read as a Hub id: `models/nllb` would otherwise be looked up on the Hub.
-        raise BabelforgeError(f"params.yaml nllb.local_path {location}: no such directory "
-                              f"(a local copy of {config.source}; leave it empty to use the Hugging Face cache)")
+        raise BabelforgeError(
+            f"params.yaml nllb.local_path {location}: no such directory "
+            f"(a local copy of {config.source}; leave it empty to use the Hugging Face cache)"
+        )
     out = convert_to_ctranslate2(location, out_dir, quantization, revision=revision, model_id=config.source)
     info(f"nllb: {config.source}@{revision} ({quantization}) from {location} -> {out}")
     return 0

@@ -8,12 +8,14 @@ translated without the slot and ` {}` is appended (the `appended` fallback, reco
 
 Everything here is pure: `Translate` is any callable with `NllbTranslator.translate`'s shape.
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.scripts import script_of
@@ -24,9 +26,9 @@ SLOT = "{}"
 @dataclass(frozen=True)
 class SlotStrategy:
     name: str
-    slot: str           # what replaces `{}` in the English template sent to the translator
-    pattern: str        # regex matching the marker (and what it encloses) in the output
-    tokens: tuple[str, ...]   # literal marker pieces: each must occur exactly once
+    slot: str  # what replaces `{}` in the English template sent to the translator
+    pattern: str  # regex matching the marker (and what it encloses) in the output
+    tokens: tuple[str, ...]  # literal marker pieces: each must occur exactly once
 
     def encode(self, template: str) -> str:
         return template.replace(SLOT, self.slot)
@@ -44,7 +46,8 @@ class SlotStrategy:
 # translator inflect articles/case as for a real noun; the rare symbols are opaque tokens
 # translators tend to copy through.
 STRATEGIES: dict[str, SlotStrategy] = {
-    s.name: s for s in (
+    s.name: s
+    for s in (
         SlotStrategy("tag_noun", "<b>object</b>", r"<b>[^<>]*</b>", ("<b>", "</b>")),
         SlotStrategy("brace", "{c}", r"\{c\}", ("{c}",)),
         SlotStrategy("degree", "°", "°", ("°",)),
@@ -114,17 +117,18 @@ def _between_cjk(text: str, space_at: int) -> bool:
 
 @dataclass(frozen=True)
 class TranslatedTemplate:
-    lang: str              # registry key
+    lang: str  # registry key
     template_id: int
-    english: str           # the English template
-    text: str              # translation with exactly the restored slot (or the appended one)
-    strategy: str          # the accepted strategy, or FALLBACK_STRATEGY
-    fallback: bool         # True when the slot was appended to a slot-less translation
-    score: float           # translator score of the accepted hypothesis
+    english: str  # the English template
+    text: str  # translation with exactly the restored slot (or the appended one)
+    strategy: str  # the accepted strategy, or FALLBACK_STRATEGY
+    fallback: bool  # True when the slot was appended to a slot-less translation
+    score: float  # translator score of the accepted hypothesis
 
 
 class Scored(Protocol):
     """What a translator returns per hypothesis (`nllb.Hypothesis` or a test stub)."""
+
     text: str
     score: float
 
@@ -161,12 +165,20 @@ def translate_templates(
             best = outputs[k * n + template_id][0]
             restored = strategy.restore(best.text)
             if restored is not None:
-                chosen = TranslatedTemplate(lang, template_id, english, normalise_spacing(restored, lang),
-                                            strategy.name, False, float(best.score))
+                chosen = TranslatedTemplate(
+                    lang,
+                    template_id,
+                    english,
+                    normalise_spacing(restored, lang),
+                    strategy.name,
+                    False,
+                    float(best.score),
+                )
                 break
         if chosen is None:
             best = outputs[len(order) * n + template_id][0]
-            chosen = TranslatedTemplate(lang, template_id, english, append_slot(best.text, lang),
-                                        FALLBACK_STRATEGY, True, float(best.score))
+            chosen = TranslatedTemplate(
+                lang, template_id, english, append_slot(best.text, lang), FALLBACK_STRATEGY, True, float(best.score)
+            )
         results.append(chosen)
     return results

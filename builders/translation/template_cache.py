@@ -8,12 +8,14 @@ The key covers everything the translation depends on: the model's files, the tra
 strategies, the templates and the language's codes. Checks and thresholds are not in the key:
 they are applied after the cache, so changing them never needs a translation.
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from babelforge.core.io import canonical_json, read_json, sha256_file, write_json
 from babelforge.translation.placeholders import TranslatedTemplate
@@ -28,11 +30,17 @@ def model_fingerprint(model_dir: str | Path) -> str:
     return digest.hexdigest()
 
 
-def translation_key(setup: dict[str, Any], lang: str, nllb_code: str, templates: Sequence[str],
-                    strategies: Sequence[str]) -> str:
+def translation_key(
+    setup: dict[str, Any], lang: str, nllb_code: str, templates: Sequence[str], strategies: Sequence[str]
+) -> str:
     """The cache key of one language's translation: sha256 of every input that can change it."""
-    record = {"setup": setup, "lang": lang, "nllb_code": nllb_code, "templates": list(templates),
-              "strategies": list(strategies)}
+    record = {
+        "setup": setup,
+        "lang": lang,
+        "nllb_code": nllb_code,
+        "templates": list(templates),
+        "strategies": list(strategies),
+    }
     return hashlib.sha256(canonical_json(record).encode()).hexdigest()
 
 
@@ -45,8 +53,14 @@ class TemplateCache:
         self.hits: list[str] = []
         self.misses: list[str] = []
 
-    def translations(self, lang: str, nllb_code: str, templates: Sequence[str], strategies: Sequence[str],
-                     translate: Callable[[], list[TranslatedTemplate]]) -> list[TranslatedTemplate]:
+    def translations(
+        self,
+        lang: str,
+        nllb_code: str,
+        templates: Sequence[str],
+        strategies: Sequence[str],
+        translate: Callable[[], list[TranslatedTemplate]],
+    ) -> list[TranslatedTemplate]:
         """The language's translated templates, calling `translate` only on a cache miss."""
         key = translation_key(self.setup, lang, nllb_code, templates, strategies)
         path = self.root / f"{lang}-{key[:24]}.json"
@@ -57,6 +71,7 @@ class TemplateCache:
                 return [TranslatedTemplate(**row) for row in entry["templates"]]
         self.misses.append(lang)
         translated = translate()
-        write_json({"key": key, "lang": lang, "nllb_code": nllb_code,
-                    "templates": [asdict(row) for row in translated]}, path)
+        write_json(
+            {"key": key, "lang": lang, "nllb_code": nllb_code, "templates": [asdict(row) for row in translated]}, path
+        )
         return translated

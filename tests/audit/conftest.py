@@ -3,6 +3,7 @@
 Class names and indices are the real ImageNet-1k ones (resources/imagenet1k_classes.tsv);
 the labels of the other languages are written here so every check has a row it must flag.
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,19 +29,19 @@ REGISTRY_ROWS = [
 # fin_Latn: every check has a target row.
 FIN_LABELS = {
     0: "suutari",
-    1: "золотая рыбка",          # Cyrillic in a Latin-script language -> script_mismatch
-    2: "hai",                    # 2 and 3 share a label -> duplicate
+    1: "золотая рыбка",  # Cyrillic in a Latin-script language -> script_mismatch
+    2: "hai",  # 2 and 3 share a label -> duplicate
     3: "Hai",
-    4: "Hammer-head Shark",      # English 'hammerhead shark' once case and '-' go -> english_lookalike
+    4: "Hammer-head Shark",  # English 'hammerhead shark' once case and '-' go -> english_lookalike
     5: "sähkörausku <b>&amp;</b>",  # markup characters: must be escaped on the page
-    6: "rausku ",                # trailing space -> empty_label
+    6: "rausku ",  # trailing space -> empty_label
     7: "kukko",
     8: "kana",
-    9: "Strauß",                 # looks odd, is fine: no check may flag it
+    9: "Strauß",  # looks odd, is fine: no check may flag it
 }
 RUS_LABELS = {0: "линь", 1: "золотая рыбка", 2: "большая белая акула", 3: "tench", 4: "акула-молот"}
 JPN_LABELS = {0: "テンチ", 1: "金魚", 2: "ホホジロザメ", 3: "イタチザメ", 4: "シュモクザメ"}
-KMR_LABELS = {0: "masî", 1: "ماسی", 2: "şûr"}   # Arabic-script (Sorani) label in Kurmanji
+KMR_LABELS = {0: "masî", 1: "ماسی", 2: "şûr"}  # Arabic-script (Sorani) label in Kurmanji
 
 
 def clip_names() -> dict[int, str]:
@@ -60,10 +61,20 @@ def labels_table(per_language: dict[str, dict[int, str]], source: str = "wikt") 
     rows = []
     for lang, labels in per_language.items():
         for idx, label in labels.items():
-            rows.append({"class_idx": idx, "wnid": wnids[idx], "lang": lang, "label": label,
-                         "source": "clip" if lang == "eng_Latn" else source, "rank": 0,
-                         "n_dropped_english": 1 if idx % 2 else 0, "n_dropped_mt": 0,
-                         "n_dropped_low_precision": 0, "is_duplicate": False})
+            rows.append(
+                {
+                    "class_idx": idx,
+                    "wnid": wnids[idx],
+                    "lang": lang,
+                    "label": label,
+                    "source": "clip" if lang == "eng_Latn" else source,
+                    "rank": 0,
+                    "n_dropped_english": 1 if idx % 2 else 0,
+                    "n_dropped_mt": 0,
+                    "n_dropped_low_precision": 0,
+                    "is_duplicate": False,
+                }
+            )
     frame = pd.DataFrame(rows)
     # the labels stage's own duplicate flag (exact label match within a language)
     frame["is_duplicate"] = frame.duplicated(["lang", "label"], keep=False)
@@ -73,27 +84,46 @@ def labels_table(per_language: dict[str, dict[int, str]], source: str = "wikt") 
 
 def crafted_labels() -> dict[str, dict[int, str]]:
     names = clip_names()
-    return {"eng_Latn": {idx: names[idx] for idx in range(30)}, "fin_Latn": FIN_LABELS,
-            "rus_Cyrl": RUS_LABELS, "jpn_Jpan": JPN_LABELS, "kmr_Latn": KMR_LABELS}
+    return {
+        "eng_Latn": {idx: names[idx] for idx in range(30)},
+        "fin_Latn": FIN_LABELS,
+        "rus_Cyrl": RUS_LABELS,
+        "jpn_Jpan": JPN_LABELS,
+        "kmr_Latn": KMR_LABELS,
+    }
 
 
 def wordnet_table() -> pd.DataFrame:
     names = clip_names()
-    return pd.DataFrame([
-        {"class_idx": idx, "wnid": f"n{idx:08d}", "synset": f"{idx:08d}-n", "synset_name": f"c{idx}.n.01",
-         "lemmas": [names[idx].replace(" ", "_"), f"Lemma_{idx}"], "definition": f"definition of {names[idx]} <&>",
-         "hypernym_path": ["entity.n.01"]}
-        for idx in range(30)
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "class_idx": idx,
+                "wnid": f"n{idx:08d}",
+                "synset": f"{idx:08d}-n",
+                "synset_name": f"c{idx}.n.01",
+                "lemmas": [names[idx].replace(" ", "_"), f"Lemma_{idx}"],
+                "definition": f"definition of {names[idx]} <&>",
+                "hypernym_path": ["entity.n.01"],
+            }
+            for idx in range(30)
+        ]
+    )
 
 
 def audit_params(tmp: Path, **overrides) -> dict:
     """params.yaml with every input and output path in `tmp` and `audit` settings overridden."""
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    params["paths"].update(labels=str(tmp / "labels.parquet"), languages=str(tmp / "languages.parquet"),
-                           wordnet=str(tmp / "wordnet.parquet"), prompts=str(tmp / "prompts.parquet"),
-                           captions=str(tmp), mvl_sib=str(tmp / "mvl_sib"), audit=str(tmp / "reports" / "audit"),
-                           candidates=str(tmp / "candidates.parquet"))
+    params["paths"].update(
+        labels=str(tmp / "labels.parquet"),
+        languages=str(tmp / "languages.parquet"),
+        wordnet=str(tmp / "wordnet.parquet"),
+        prompts=str(tmp / "prompts.parquet"),
+        captions=str(tmp),
+        mvl_sib=str(tmp / "mvl_sib"),
+        audit=str(tmp / "reports" / "audit"),
+        candidates=str(tmp / "candidates.parquet"),
+    )
     params["audit"].update({"reference": None, **overrides})
     return params
 
@@ -111,8 +141,9 @@ def label_inputs(tmp_path: Path) -> Path:
     labels = labels_table(crafted_labels())
     labels.to_parquet(tmp_path / "labels.parquet", index=False)
     counts = labels.groupby("lang").size()
-    pd.DataFrame({"lang": counts.index, "n_classes": counts.values,
-                  "group": ["very-low"] * len(counts)}).to_parquet(tmp_path / "languages.parquet", index=False)
+    pd.DataFrame({"lang": counts.index, "n_classes": counts.values, "group": ["very-low"] * len(counts)}).to_parquet(
+        tmp_path / "languages.parquet", index=False
+    )
     wordnet_table().to_parquet(tmp_path / "wordnet.parquet", index=False)
     write_registry(tmp_path / "languages.tsv")
     return tmp_path

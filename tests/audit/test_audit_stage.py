@@ -1,4 +1,5 @@
 """The audit stage end to end on crafted inputs: files written, escaping, optional inputs, determinism."""
+
 import json
 
 import pandas as pd
@@ -24,7 +25,9 @@ def test_labels_alone_report_every_optional_input_not_built(label_inputs):
     assert set(summary["languages"]) == {"eng_Latn", "fin_Latn", "rus_Cyrl", "jpn_Jpan", "kmr_Latn"}
     for lang in summary["languages"]:
         assert (out / f"{lang}.json").exists() and (out / f"{lang}.html").exists()
-    assert {"index.html", "summary.json", "classes_per_language.png", "source_mix.png"} <= {p.name for p in out.iterdir()}
+    assert {"index.html", "summary.json", "classes_per_language.png", "source_mix.png"} <= {
+        p.name for p in out.iterdir()
+    }
     assert not (out / "kiwi.png").exists()
     fin = json.loads((out / "fin_Latn.json").read_text())
     assert fin["prompts"] == {"status": "not built"}
@@ -56,16 +59,39 @@ def test_labels_and_definitions_are_escaped(label_inputs):
 
 def test_optional_inputs_are_summarised_when_built(label_inputs):
     tmp = label_inputs
-    pd.DataFrame([{"lang": "fin_Latn", "template_id": i, "text": f"kuva {{}} {i}", "strategy": "tag",
-                   "fallback": i == 0, "valid": True} for i in range(4)]).to_parquet(tmp / "prompts.parquet")
-    pd.DataFrame([{"caption_id": i, "lang": lang, "text": "t", "kiwi_score": i / 10, "kiwi_percentile": i * 10.0,
-                   "chrf": 50.0 + i} for i in range(10) for lang in ("fin_Latn", "rus_Cyrl")]
-                 ).to_parquet(tmp / "selected.parquet")
+    pd.DataFrame(
+        [
+            {
+                "lang": "fin_Latn",
+                "template_id": i,
+                "text": f"kuva {{}} {i}",
+                "strategy": "tag",
+                "fallback": i == 0,
+                "valid": True,
+            }
+            for i in range(4)
+        ]
+    ).to_parquet(tmp / "prompts.parquet")
+    pd.DataFrame(
+        [
+            {
+                "caption_id": i,
+                "lang": lang,
+                "text": "t",
+                "kiwi_score": i / 10,
+                "kiwi_percentile": i * 10.0,
+                "chrf": 50.0 + i,
+            }
+            for i in range(10)
+            for lang in ("fin_Latn", "rus_Cyrl")
+        ]
+    ).to_parquet(tmp / "selected.parquet")
     for task in ("i2s_k1", "s2t"):
         (tmp / "mvl_sib" / task).mkdir(parents=True)
         for lang in ("fin_Latn", "jpn_Jpan"):
             pd.DataFrame({"label": [0, 1, 2, 3] * 3, "topic": ["a", "b", "c"] * 4}).to_parquet(
-                tmp / "mvl_sib" / task / f"{lang}.parquet")
+                tmp / "mvl_sib" / task / f"{lang}.parquet"
+            )
     reference = {"FI": [[0, 7, 8, 500], ["suutari", "kukko", "Kana", "x"]], "eng_Latn": [[0], ["tench"]]}
     (tmp / "reference.json").write_text(json.dumps(reference, ensure_ascii=False))
     summary = run_audit(tmp, reference=str(tmp / "reference.json"))
@@ -99,7 +125,7 @@ def test_cli_with_real_langid_and_missing_labels(label_inputs, capsys):
     fin = json.loads((label_inputs / "reports" / "audit" / "fin_Latn.json").read_text())
     assert fin["langid"]["status"] == "checked" and fin["langid"]["code"] == "fi"
     kmr = json.loads((label_inputs / "reports" / "audit" / "kmr_Latn.json").read_text())
-    assert kmr["langid"]["status"] == "not checked"   # the registry gives Kurmanji no langid code
+    assert kmr["langid"]["status"] == "not checked"  # the registry gives Kurmanji no langid code
     (label_inputs / "labels.parquet").unlink()
     assert cli(["audit", "--params", str(params), "--registry", registry]) == 1
     assert "labels not built" in capsys.readouterr().err
@@ -129,8 +155,10 @@ def test_a_failed_run_leaves_the_previous_report_whole(label_inputs, monkeypatch
     monkeypatch.setattr(report, "render_index", broken_index)
     with pytest.raises(RuntimeError):
         run_audit(label_inputs)
-    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before   # no new fin_Latn page beside the old index
-    assert sorted(p.name for p in out.parent.iterdir()) == ["audit"]   # no staging folder left
+    assert {
+        p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()
+    } == before  # no new fin_Latn page beside the old index
+    assert sorted(p.name for p in out.parent.iterdir()) == ["audit"]  # no staging folder left
 
 
 def test_dropped_senses_count_classes_the_filters_emptied(label_inputs):
@@ -156,14 +184,34 @@ def test_prompt_failures_are_counted_per_check_name(label_inputs):
     from babelforge.core.io import write_table
 
     failed = [["script", "langid"], ["langid"], [], ["slot_count", "script", "length_ratio"]]
-    rows = [PromptRow("fin_Latn", "nllb", i, f"kuva {{}} {i}", "a photo of a {}.", "tag_noun", False, -0.1,
-                      failed=checks, valid=not checks) for i, checks in enumerate(failed)]
-    write_table(prompts_table(rows_to_records(rows)), label_inputs / "prompts.parquet",
-                sort_by=["lang", "prompt_set", "template_id"])
+    rows = [
+        PromptRow(
+            "fin_Latn",
+            "nllb",
+            i,
+            f"kuva {{}} {i}",
+            "a photo of a {}.",
+            "tag_noun",
+            False,
+            -0.1,
+            failed=checks,
+            valid=not checks,
+        )
+        for i, checks in enumerate(failed)
+    ]
+    write_table(
+        prompts_table(rows_to_records(rows)),
+        label_inputs / "prompts.parquet",
+        sort_by=["lang", "prompt_set", "template_id"],
+    )
     run_audit(label_inputs)
     fin = json.loads((label_inputs / "reports" / "audit" / "fin_Latn.json").read_text())
     assert fin["prompts"]["sets"]["nllb"]["failed_checks"] == {
-        "script": 2, "langid": 2, "slot_count": 1, "length_ratio": 1}
+        "script": 2,
+        "langid": 2,
+        "slot_count": 1,
+        "length_ratio": 1,
+    }
     page = (label_inputs / "reports" / "audit" / "fin_Latn.html").read_text()
     assert "failed_checks.i" not in page
 
@@ -188,8 +236,19 @@ def test_each_registered_dataset_gets_its_own_slice_that_other_datasets_leave_al
     assert json.loads(before["knowledge"]) == {"dataset": "knowledge", "audited": False}
     assert json.loads(before["babel-imagenet-prompts"])["status"] == "not built"
     # prompts appear: only the prompts' slice changes, so only the prompts card is rebuilt
-    pd.DataFrame([{"lang": "fin_Latn", "template_id": i, "text": f"kuva {{}} {i}", "strategy": "tag",
-                   "fallback": False, "valid": True} for i in range(4)]).to_parquet(label_inputs / "prompts.parquet")
+    pd.DataFrame(
+        [
+            {
+                "lang": "fin_Latn",
+                "template_id": i,
+                "text": f"kuva {{}} {i}",
+                "strategy": "tag",
+                "fallback": False,
+                "valid": True,
+            }
+            for i in range(4)
+        ]
+    ).to_parquet(label_inputs / "prompts.parquet")
     run_audit(label_inputs)
     after = {p.stem: p.read_bytes() for p in out.iterdir()}
     assert [name for name in names() if after[name] != before[name]] == ["babel-imagenet-prompts"]
@@ -209,32 +268,62 @@ def test_reviews_alternatives_and_the_sheet_reach_the_report(label_inputs):
         "wnid\tdecision\tlabel\treviewer\tdate\tnote\n"
         f"{wnid[2]}\treplace\thai (kala)\tanna\t2025-01-14\tthe duplicate of class 3\n"
         f"{wnid[7]}\treject\t\tanna\t2025-01-14\t\n"
-        f"{wnid[0]}\taccept\tsuutarikala\tbert\t2025-01-15\t\n", "fin_Latn", "fin_Latn.tsv")
+        f"{wnid[0]}\taccept\tsuutarikala\tbert\t2025-01-15\t\n",
+        "fin_Latn",
+        "fin_Latn.tsv",
+    )
     rows, record, _ = apply_reviews(labels.to_dict("records"), {"fin_Latn": reviews}, {w: i for i, w in wnid.items()})
-    write_table(pd.DataFrame(rows), tmp / "labels.parquet", sort_by=["lang", "class_idx"],
-                provenance={"sources": {"reviews": record}})
-    pd.DataFrame([
-        {"lang": "fin_Latn", "class_idx": 2, "wnid": wnid[2], "label": label, "source": source, "rank": rank,
-         "is_translation": False, "chosen": rank == 0, "set_aside": "" if rank == 0 else reason, "agreement": 1}
-        for label, source, rank, reason in [("hai", "wikt", 0, ""), ("valkohai", "omw:fin", 1, "not_first"),
-                                            ("white shark", "wikt", 2, "english")]
-    ]).to_parquet(tmp / "candidates.parquet")
+    write_table(
+        pd.DataFrame(rows),
+        tmp / "labels.parquet",
+        sort_by=["lang", "class_idx"],
+        provenance={"sources": {"reviews": record}},
+    )
+    pd.DataFrame(
+        [
+            {
+                "lang": "fin_Latn",
+                "class_idx": 2,
+                "wnid": wnid[2],
+                "label": label,
+                "source": source,
+                "rank": rank,
+                "is_translation": False,
+                "chosen": rank == 0,
+                "set_aside": "" if rank == 0 else reason,
+                "agreement": 1,
+            }
+            for label, source, rank, reason in [
+                ("hai", "wikt", 0, ""),
+                ("valkohai", "omw:fin", 1, "not_first"),
+                ("white shark", "wikt", 2, "english"),
+            ]
+        ]
+    ).to_parquet(tmp / "candidates.parquet")
     summary = run_audit(tmp)
     out = tmp / "reports" / "audit"
     fin = json.loads((out / "fin_Latn.json").read_text())
     assert {k: fin["reviews"][k] for k in ("classes", "reviewed", "changed", "rejected", "stale")} == {
-        "classes": 10, "reviewed": 3, "changed": 3, "rejected": 1, "stale": 1}
+        "classes": 10,
+        "reviewed": 3,
+        "changed": 3,
+        "rejected": 1,
+        "stale": 1,
+    }
     assert [(d["class_idx"], d["decision"], d["reviewer"]) for d in fin["reviews"]["decisions"]] == [
-        (0, "accept", "bert"), (2, "replace", "anna"), (7, "reject", "anna")]
+        (0, "accept", "bert"),
+        (2, "replace", "anna"),
+        (7, "reject", "anna"),
+    ]
     assert summary["languages"]["fin_Latn"]["reviews"]["reviewed_share"] == 0.3
     assert "decisions" not in summary["languages"]["fin_Latn"]["reviews"]
     index = (out / "index.html").read_text()
     assert "30.0%" in index and "reviewed" in index
     page = (out / "fin_Latn.html").read_text()
-    row = page[page.index('id="class-2"'):].split("</tr>")[0]
+    row = page[page.index('id="class-2"') :].split("</tr>")[0]
     assert "hai (kala)" in row and "valkohai" in row and 'data-reviewed="replace"' in row and "review:anna" in row
-    stale = page[page.index('id="class-0"'):].split("</tr>")[0]
-    assert "stale_review" in stale and 'class="flagged"' in page[page.rindex("<tr", 0, page.index('id="class-0"')):]
+    stale = page[page.index('id="class-0"') :].split("</tr>")[0]
+    assert "stale_review" in stale and 'class="flagged"' in page[page.rindex("<tr", 0, page.index('id="class-0"')) :]
     assert 'id="class-7"' not in page and "fin_Latn.review.csv" in page
     sheet = (out / "fin_Latn.review.csv").read_text(encoding="utf-8")
     assert sheet.startswith("\ufefflang,class_idx") and len(sheet.splitlines()) == 1 + 9
@@ -253,13 +342,27 @@ def test_the_caption_section_reads_each_language_alone_and_plots_box_statistics(
 
     reads = []
     original = io.read_table
-    monkeypatch.setattr(io, "read_table", lambda path, columns=None, where=None: reads.append(where[1])
-                        or original(path, columns, where))
+    monkeypatch.setattr(
+        io,
+        "read_table",
+        lambda path, columns=None, where=None: reads.append(where[1]) or original(path, columns, where),
+    )
 
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame([{"caption_id": f"c{i}", "lang": lang, "text": "t", "kiwi_score": float(rng.random()),
-                           "chrf": float(rng.random() * 100), "reason": None}
-                          for i in range(40) for lang in ("fin_Latn", "rus_Cyrl")])
+    frame = pd.DataFrame(
+        [
+            {
+                "caption_id": f"c{i}",
+                "lang": lang,
+                "text": "t",
+                "kiwi_score": float(rng.random()),
+                "chrf": float(rng.random() * 100),
+                "reason": None,
+            }
+            for i in range(40)
+            for lang in ("fin_Latn", "rus_Cyrl")
+        ]
+    )
     frame.loc[3, ["kiwi_score", "chrf", "reason"]] = [None, None, "empty: all hypotheses dropped"]
     frame.to_parquet(tmp_path / "selected.parquet", row_group_size=16)
     section = sections.captions(tmp_path / "selected.parquet")
@@ -270,11 +373,12 @@ def test_the_caption_section_reads_each_language_alone_and_plots_box_statistics(
     assert section.language("jpn_Jpan") == {"status": "no captions for this language"}
     reads.clear()
     boxes = section.distribution()
-    assert reads == []   # both languages were read for their summaries already
+    assert reads == []  # both languages were read for their summaries already
     scores = frame.loc[frame["lang"] == "rus_Cyrl", "kiwi_score"].dropna().to_numpy()
     expected = cbook.boxplot_stats(scores, labels=["rus_Cyrl"])[0]
     assert {key: boxes["rus_Cyrl"][key] for key in ("q1", "med", "q3", "whislo", "whishi", "label")} == {
-        key: expected[key] for key in ("q1", "med", "q3", "whislo", "whishi", "label")}
+        key: expected[key] for key in ("q1", "med", "q3", "whislo", "whishi", "label")
+    }
     assert sorted(boxes) == ["fin_Latn", "rus_Cyrl"] and boxes["rus_Cyrl"]["fliers"] == []
     frame.drop(columns="lang").to_parquet(tmp_path / "nolang.parquet")
     with pytest.raises(BabelforgeError, match="no `lang` column"):

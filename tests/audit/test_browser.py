@@ -1,6 +1,7 @@
 """The audit's HTML in a real headless browser (Debian `chromium`): it renders, every link of the
 index resolves to a file of the report, a flagged row is visible on a language page, and the
 page's filters and sorting work when driven like a user would (DevTools protocol)."""
+
 import asyncio
 import json
 import re
@@ -20,13 +21,23 @@ from tests.browser import chromium_page
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium not installed (Debian package `chromium`; scripts/setup.sh installs it)")
-FLAGGED_BACKGROUND = (0xFF, 0xD6, 0xD6)   # tr.flagged td in report._STYLE
+    CHROMIUM is None, reason="chromium not installed (Debian package `chromium`; scripts/setup.sh installs it)"
+)
+FLAGGED_BACKGROUND = (0xFF, 0xD6, 0xD6)  # tr.flagged td in report._STYLE
 
 
 def chromium(tmp: Path, *args: str) -> str:
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp / 'profile'}", *args]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        f"--user-data-dir={tmp / 'profile'}",
+        *args,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=90)
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
@@ -87,17 +98,20 @@ async def drive(page_url: str, profile: Path) -> dict:
     async with chromium_page(profile) as page:
         await page.open(page_url)
         seen = {"all": await page.evaluate(f"Array.from(document.querySelectorAll('{ROWS}'), r => r.id)")}
-        await page.evaluate("var s = document.getElementById('filter-flag'); s.value = 'any';"
-                            "s.dispatchEvent(new Event('change'))")
+        await page.evaluate(
+            "var s = document.getElementById('filter-flag'); s.value = 'any';s.dispatchEvent(new Event('change'))"
+        )
         seen["flagged"] = await page.evaluate(
-            f"Array.from(document.querySelectorAll('{ROWS}'), r => [r.id, r.className, !r.hidden])")
+            f"Array.from(document.querySelectorAll('{ROWS}'), r => [r.id, r.className, !r.hidden])"
+        )
         seen["shown"] = await page.evaluate("document.getElementById('shown').textContent")
         seen["hash"] = await page.evaluate("location.hash")
         await page.evaluate("document.querySelector('th[data-key=\"class\"]').click()")
         await page.evaluate("document.querySelector('th[data-key=\"class\"]').click()")
         seen["sorted"] = await page.evaluate(
             f"Array.from(document.querySelectorAll('{ROWS}'), r => r.id).filter((id, i, all) => "
-            "!document.getElementById(id).hidden)")
+            "!document.getElementById(id).hidden)"
+        )
         # a linked view: the fragment sets the filters when the page loads (a fresh load, not a fragment change)
         await page.open("about:blank")
         await page.open(page_url + "#review=unreviewed&flag=none")
@@ -108,7 +122,7 @@ async def drive(page_url: str, profile: Path) -> dict:
 def test_every_class_is_listed_and_the_flag_filter_keeps_the_flagged_rows(report, tmp_path):
     record = json.loads((report / "fin_Latn.json").read_text())
     seen = asyncio.run(drive((report / "fin_Latn.html").as_uri(), tmp_path / "profile"))
-    classes = {f"class-{idx}" for idx in range(10)}           # every class of the crafted Finnish labels
+    classes = {f"class-{idx}" for idx in range(10)}  # every class of the crafted Finnish labels
     assert set(seen["all"]) == classes and len(seen["all"]) == len(classes)
     flagged = {f"class-{idx}" for idx in record["flags"]}
     assert flagged and flagged != classes

@@ -1,4 +1,5 @@
 """Each audit check on crafted labels: what it must flag and what it must leave alone."""
+
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +26,21 @@ def english_lemmas():
 
 def policy(**severity):
     return checks.AuditPolicy(
-        severity={"empty_label": "error", "script_mismatch": "error", "english_lookalike": "warning",
-                  "duplicate": "warning", "langid_other": "info", **severity},
-        score_weights={"empty_label": 1.0, "script_mismatch": 1.0, "english_lookalike": 1.0,
-                       "duplicate": 0.5, "langid_other": 0.1},
+        severity={
+            "empty_label": "error",
+            "script_mismatch": "error",
+            "english_lookalike": "warning",
+            "duplicate": "warning",
+            "langid_other": "info",
+            **severity,
+        },
+        score_weights={
+            "empty_label": 1.0,
+            "script_mismatch": 1.0,
+            "english_lookalike": 1.0,
+            "duplicate": 0.5,
+            "langid_other": 0.1,
+        },
     )
 
 
@@ -39,10 +51,10 @@ def test_cyrillic_label_in_latin_language_is_a_script_mismatch():
 
 
 def test_traditional_label_in_simplified_chinese_is_flagged_and_the_reverse():
-    labels = {0: "金鱼", 1: "金魚", 2: "吉娃娃"}   # simplified fish, traditional fish, shared characters
+    labels = {0: "金鱼", 1: "金魚", 2: "吉娃娃"}  # simplified fish, traditional fish, shared characters
     assert flagged_by("han_variant", labels, ["Hani", "Hans"]) == {1: "Hant characters, expected Hans"}
     assert set(flagged_by("han_variant", labels, ["Hani", "Hant"])) == {0}
-    assert flagged_by("han_variant", labels, ["Hani"]) == {}   # no standard named: nothing to check
+    assert flagged_by("han_variant", labels, ["Hani"]) == {}  # no standard named: nothing to check
 
 
 def test_latin_acronyms_pass_but_latin_names_inside_greek_do_not():
@@ -70,13 +82,16 @@ def test_duplicates_ignore_case_and_name_each_other():
     assert flagged[2] == "also class 3" and flagged[3] == "also class 2"
 
 
-@pytest.mark.parametrize("label, english, expected", [
-    ("Hammer-head Shark", "hammerhead shark", True),
-    ("Tênch", "tench", True),                # accent stripped
-    ("ÉLECTRIC RAY", "electric ray", True),  # case and accent
-    ("goldfisch", "goldfish", False),        # a real translation stays
-    ("golden fish", "goldfish", False),
-])
+@pytest.mark.parametrize(
+    "label, english, expected",
+    [
+        ("Hammer-head Shark", "hammerhead shark", True),
+        ("Tênch", "tench", True),  # accent stripped
+        ("ÉLECTRIC RAY", "electric ray", True),  # case and accent
+        ("goldfisch", "goldfish", False),  # a real translation stays
+        ("golden fish", "goldfish", False),
+    ],
+)
 def test_english_lookalike_under_loose_matching(label, english, expected):
     flagged = flagged_by("english_lookalike", {7: label}, english_lemmas={7: [english]})
     assert (7 in flagged) is expected
@@ -97,8 +112,8 @@ def test_crafted_finnish_flags_each_defect_once():
 def test_langid_flags_only_confident_long_disagreements():
     labels = {0: "kala", 1: "a long english looking label", 2: "собака"}
     flags, summary = checks.flag_labels(labels, langid_code="fi", rank=stub_rank, policy=checks.LangidPolicy(8, 0.9))
-    assert flags["langid_other"] == {1: "en p=0.95"}   # long + p=0.95
-    assert summary["disagree"] == 2              # short "собака" is counted, not flagged
+    assert flags["langid_other"] == {1: "en p=0.95"}  # long + p=0.95
+    assert summary["disagree"] == 2  # short "собака" is counted, not flagged
     assert summary["disagree_confident"] == 1
     flags, unknown = checks.flag_labels(labels, langid_code=None, rank=stub_rank)
     assert unknown == {"status": "not checked", "reason": "langid does not know this language"}
@@ -110,17 +125,26 @@ def test_real_langid_is_not_trusted_on_single_words():
     from babelforge.audit.audit_stage import langid_ranking
 
     labels = {0: "koira", 1: "kissa", 2: "Dies ist ganz offensichtlich ein langer deutscher Satz über Hunde"}
-    flags, summary = checks.flag_labels(labels, langid_code="fi", rank=langid_ranking(),
-                                        policy=checks.LangidPolicy(8, 0.9))
+    flags, summary = checks.flag_labels(
+        labels, langid_code="fi", rank=langid_ranking(), policy=checks.LangidPolicy(8, 0.9)
+    )
     flagged = flags["langid_other"]
     assert 2 in flagged and flagged[2].startswith("de")
-    assert set(flagged) <= {2}                   # short words never become confident flags
+    assert set(flagged) <= {2}  # short words never become confident flags
 
 
 def test_audit_language_counts_severities_and_scores():
-    rows = [{"class_idx": idx, "label": label, "source": "wikt" if idx % 2 else "omw:fin",
-             "n_dropped_english": 1, "n_dropped_mt": 2, "n_dropped_low_precision": 0}
-            for idx, label in FIN_LABELS.items()]
+    rows = [
+        {
+            "class_idx": idx,
+            "label": label,
+            "source": "wikt" if idx % 2 else "omw:fin",
+            "n_dropped_english": 1,
+            "n_dropped_mt": 2,
+            "n_dropped_low_precision": 0,
+        }
+        for idx, label in FIN_LABELS.items()
+    ]
     record = checks.audit_language(rows, english_lemmas(), ["Latn"], "fi", stub_rank, policy())
     counts = {check: entry["count"] for check, entry in record["checks"].items()}
     assert counts["script_mismatch"] == 1 and counts["duplicate"] == 2
@@ -132,8 +156,15 @@ def test_audit_language_counts_severities_and_scores():
     penalty = 1 + 1 + 1 + 0.5 * 2 + 0.1 * counts["langid_other"]
     assert record["quality_score"] == pytest.approx(100 * 10 / 1000 * (1 - penalty / 10), abs=0.01)
     # English labels are not compared against themselves
-    eng = checks.audit_language([{"class_idx": 0, "label": "tench", "source": "clip"}], english_lemmas(),
-                                ["Latn"], "en", None, policy(), is_english=True)
+    eng = checks.audit_language(
+        [{"class_idx": 0, "label": "tench", "source": "clip"}],
+        english_lemmas(),
+        ["Latn"],
+        "en",
+        None,
+        policy(),
+        is_english=True,
+    )
     assert eng["checks"]["english_lookalike"]["count"] == 0
 
 
@@ -163,11 +194,31 @@ def test_percentiles_match_numpy():
 
 
 def test_prompt_caption_and_mvl_sib_summaries():
-    prompts = [{"lang": "fin_Latn", "prompt_set": "nllb", "template_id": i, "text": "{}", "fallback": i < 2,
-                "valid": i != 3, "strategy": "tag" if i else "append", "failed": ["script"] if i == 3 else []}
-               for i in range(8)]
-    prompts += [{"lang": "fin_Latn", "prompt_set": "labels_only", "template_id": 0, "text": "{}", "fallback": False,
-                 "valid": True, "strategy": "none", "failed": None}]
+    prompts = [
+        {
+            "lang": "fin_Latn",
+            "prompt_set": "nllb",
+            "template_id": i,
+            "text": "{}",
+            "fallback": i < 2,
+            "valid": i != 3,
+            "strategy": "tag" if i else "append",
+            "failed": ["script"] if i == 3 else [],
+        }
+        for i in range(8)
+    ]
+    prompts += [
+        {
+            "lang": "fin_Latn",
+            "prompt_set": "labels_only",
+            "template_id": 0,
+            "text": "{}",
+            "fallback": False,
+            "valid": True,
+            "strategy": "none",
+            "failed": None,
+        }
+    ]
     summary = checks.prompt_summary(prompts)
     nllb = summary["sets"]["nllb"]
     assert summary["prompts"] == 9 and set(summary["sets"]) == {"nllb", "labels_only"}
@@ -176,11 +227,16 @@ def test_prompt_caption_and_mvl_sib_summaries():
     # prompts.parquet's own form: check names joined with commas
     assert checks.check_names("script,langid") == ["script", "langid"] and checks.check_names("") == []
     # a kept translation's reason is missing: None, or NaN as pandas reads a null of a string column
-    captions = {"kiwi": [0.2, 0.8, 0.5, float("nan")], "chrf": [40.0, float("nan"), 60.0, float("nan")],
-                "reason": [None, float("nan"), None, "rejected:langid=8,script=3"]}
+    captions = {
+        "kiwi": [0.2, 0.8, 0.5, float("nan")],
+        "chrf": [40.0, float("nan"), 60.0, float("nan")],
+        "reason": [None, float("nan"), None, "rejected:langid=8,script=3"],
+    }
     caption = checks.caption_summary(4, captions, "kiwi", "chrf")
-    assert caption["captions"] == 4 and checks.caption_summary(0, {}, "kiwi", "chrf")["status"] == \
-        "no captions for this language"
+    assert (
+        caption["captions"] == 4
+        and checks.caption_summary(0, {}, "kiwi", "chrf")["status"] == "no captions for this language"
+    )
     assert caption["not_translated"] == {"rejected": 1}
     assert caption["kiwi_percentiles"]["p50"] == 0.5 and caption["chrf"] == {"with_reference": 2, "mean": 50.0}
     tasks = {"i2s_k1": [{"label": i % 4, "topic": "sports" if i % 2 else "travel"} for i in range(8)]}

@@ -1,4 +1,5 @@
 """The label changelog: pure diff on two small label sets, and the CLI on two labels files."""
+
 import json
 
 from babelforge.audit.diff import diff_labels, labels_by_language, render_markdown
@@ -6,8 +7,11 @@ from babelforge.cli import main as cli
 from tests.audit.conftest import labels_table
 
 OLD = {"fin_Latn": {0: "suutari", 1: "kultakala", 2: "hai"}, "rus_Cyrl": {0: "линь"}, "deu_Latn": {0: "Schleie"}}
-NEW = {"fin_Latn": {0: "suutari", 1: "Kultakala", 3: "tiikerihai"}, "rus_Cyrl": {0: "линь"},
-       "jpn_Jpan": {0: "テンチ", 1: "金魚"}}
+NEW = {
+    "fin_Latn": {0: "suutari", 1: "Kultakala", 3: "tiikerihai"},
+    "rus_Cyrl": {0: "линь"},
+    "jpn_Jpan": {0: "テンチ", 1: "金魚"},
+}
 
 
 def test_added_removed_relabelled_per_language():
@@ -35,8 +39,10 @@ def test_markdown_escapes_pipes_and_lists_changes():
 
 
 def test_lowest_rank_wins_when_a_class_has_several_rows():
-    rows = [{"lang": "fin_Latn", "class_idx": 0, "label": "b", "rank": 2},
-            {"lang": "fin_Latn", "class_idx": 0, "label": "a", "rank": 1}]
+    rows = [
+        {"lang": "fin_Latn", "class_idx": 0, "label": "b", "rank": 2},
+        {"lang": "fin_Latn", "class_idx": 0, "label": "a", "rank": 1},
+    ]
     assert labels_by_language(rows) == {"fin_Latn": {0: "a"}}
 
 
@@ -58,8 +64,10 @@ def test_cli_on_two_label_files(tmp_path, capsys):
 def test_review_made_changes_are_listed_apart_from_rule_made_ones():
     from babelforge.audit.diff import review_made
 
-    old_rows = [{"lang": "deu_Latn", "class_idx": i, "label": label} for i, label in
-                [(0, "Schleie"), (1, "Goldfisch"), (457, "Fliege"), (579, "Flügel"), (9, "Strauß")]]
+    old_rows = [
+        {"lang": "deu_Latn", "class_idx": i, "label": label}
+        for i, label in [(0, "Schleie"), (1, "Goldfisch"), (457, "Fliege"), (579, "Flügel"), (9, "Strauß")]
+    ]
     new_rows = [
         {"lang": "deu_Latn", "class_idx": 0, "label": "Schlei", "rule_label": "Schlei", "reviewed": False},  # rules
         {"lang": "deu_Latn", "class_idx": 1, "label": "Goldfisch", "rule_label": "Goldfisch", "reviewed": True},
@@ -71,13 +79,15 @@ def test_review_made_changes_are_listed_apart_from_rule_made_ones():
     assert by_review == {("deu_Latn", 457), ("deu_Latn", 579), ("deu_Latn", 9)}
     diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), by_review)
     entry = diff["languages"]["deu_Latn"]
-    assert entry["relabelled"] == [{"class_idx": 0, "old": "Schleie", "new": "Schlei", "by": "rules"},
-                                   {"class_idx": 457, "old": "Fliege", "new": "Querbinder", "by": "review"}]
+    assert entry["relabelled"] == [
+        {"class_idx": 0, "old": "Schleie", "new": "Schlei", "by": "rules"},
+        {"class_idx": 457, "old": "Fliege", "new": "Querbinder", "by": "review"},
+    ]
     assert entry["removed"] == [{"class_idx": 579, "label": "Flügel", "by": "review"}]
     assert diff["summary"]["by_review"] == {"added": 0, "removed": 1, "relabelled": 1}
     text = render_markdown(diff, "v1", "v2")
-    reviews_part = text[text.index("### made by reviews"):text.index("### made by the rules")]
-    rules_part = text[text.index("### made by the rules"):]
+    reviews_part = text[text.index("### made by reviews") : text.index("### made by the rules")]
+    rules_part = text[text.index("### made by the rules") :]
     assert "Querbinder" in reviews_part and "579 `Flügel`" in reviews_part and "Schlei |" not in reviews_part
     assert "| 0 | Schleie | Schlei |" in rules_part and "Querbinder" not in rules_part
     assert "| deu_Latn | 5 | 4 | 0 | 1 | 2 | 2 |" in text
@@ -88,14 +98,23 @@ def test_review_made_changes_are_listed_apart_from_rule_made_ones():
 def hypotheses(texts: dict[tuple[str, int, int], str]):
     import pandas as pd
 
-    return pd.DataFrame([{"caption_id": c, "lang": lang, "hyp_rank": r, "text": t, "mt_score": -0.5}
-                         for (lang, c, r), t in texts.items()])
+    return pd.DataFrame(
+        [
+            {"caption_id": c, "lang": lang, "hyp_rank": r, "text": t, "mt_score": -0.5}
+            for (lang, c, r), t in texts.items()
+        ]
+    )
 
 
 def test_rows_changed_per_language_of_two_caption_builds(tmp_path, capsys):
     """What a GPU build changes: rows counted per language, matched on the table's keys."""
-    cpu = {("deu_Latn", 1, 0): "Ein Hund", ("deu_Latn", 1, 1): "Hund", ("deu_Latn", 2, 0): "Katze",
-           ("zho_Hans", 1, 0): "狗", ("rus_Cyrl", 1, 0): "собака"}
+    cpu = {
+        ("deu_Latn", 1, 0): "Ein Hund",
+        ("deu_Latn", 1, 1): "Hund",
+        ("deu_Latn", 2, 0): "Katze",
+        ("zho_Hans", 1, 0): "狗",
+        ("rus_Cyrl", 1, 0): "собака",
+    }
     gpu = {**cpu, ("deu_Latn", 1, 1): "Der Hund", ("zho_Hans", 1, 1): "一只狗"}
     del gpu[("rus_Cyrl", 1, 0)]
     old, new = tmp_path / "cpu.parquet", tmp_path / "gpu.parquet"
@@ -107,7 +126,8 @@ def test_rows_changed_per_language_of_two_caption_builds(tmp_path, capsys):
     assert data["languages"] == {
         "deu_Latn": {"rows_before": 3, "rows_after": 3, "added": 0, "removed": 0, "changed": 1},
         "rus_Cyrl": {"rows_before": 1, "rows_after": 0, "added": 0, "removed": 1, "changed": 0},
-        "zho_Hans": {"rows_before": 1, "rows_after": 2, "added": 1, "removed": 0, "changed": 0}}
+        "zho_Hans": {"rows_before": 1, "rows_after": 2, "added": 1, "removed": 0, "changed": 0},
+    }
     assert data["summary"]["changed"] == 1 and data["summary"]["languages_unchanged"] == 0
     assert cli(["diff", str(old), str(new)]) == 0
     text = capsys.readouterr().out

@@ -1,25 +1,47 @@
 """The review sheet: export rows, read back what a spreadsheet saved, merge into a review file."""
+
 import csv
 import io
 
 import pytest
 
-from babelforge.audit.review_sheet import (SHEET_COLUMNS, merge_reviews, read_sheet, render_sheet, sheet_reviews,
-                                         sheet_rows)
+from babelforge.audit.review_sheet import (
+    SHEET_COLUMNS,
+    merge_reviews,
+    read_sheet,
+    render_sheet,
+    sheet_reviews,
+    sheet_rows,
+)
 from babelforge.babel_imagenet.reviews import Review, ReviewContext
 from babelforge.core.errors import BabelforgeError
 
 TENCH, GOLDFISH, BOW_TIE = "n01440764", "n01443537", "n02883205"
-CONTEXT = ReviewContext(frozenset({TENCH, GOLDFISH, BOW_TIE}), frozenset({"tench", "goldfish", "bow tie"}),
-                        {"deu_Latn": ("Latn",)})
+CONTEXT = ReviewContext(
+    frozenset({TENCH, GOLDFISH, BOW_TIE}), frozenset({"tench", "goldfish", "bow tie"}), {"deu_Latn": ("Latn",)}
+)
 LABELS = [
     {"class_idx": 457, "wnid": BOW_TIE, "label": "Fliege", "source": "wikt", "reviewed": False},
-    {"class_idx": 0, "wnid": TENCH, "label": "Schleie", "source": "wikt", "reviewed": True, "review_decision": "accept",
-     "reviewer": "anna", "review_date": "2025-01-14", "review_stale": True, "rule_label": "Schlei"},
+    {
+        "class_idx": 0,
+        "wnid": TENCH,
+        "label": "Schleie",
+        "source": "wikt",
+        "reviewed": True,
+        "review_decision": "accept",
+        "reviewer": "anna",
+        "review_date": "2025-01-14",
+        "review_stale": True,
+        "rule_label": "Schlei",
+    },
 ]
-CANDIDATES = {0: [{"label": "Schleie", "source": "wikt", "set_aside": "", "chosen": True, "agreement": 2},
-                  {"label": "Schlei", "source": "omw:odenet", "set_aside": "not_first", "chosen": False, "agreement": 1},
-                  {"label": "Tench", "source": "wikt", "set_aside": "english", "chosen": False, "agreement": 1}]}
+CANDIDATES = {
+    0: [
+        {"label": "Schleie", "source": "wikt", "set_aside": "", "chosen": True, "agreement": 2},
+        {"label": "Schlei", "source": "omw:odenet", "set_aside": "not_first", "chosen": False, "agreement": 1},
+        {"label": "Tench", "source": "wikt", "set_aside": "english", "chosen": False, "agreement": 1},
+    ]
+}
 ENGLISH = {0: {"name": "tench", "definition": "freshwater dace-like game fish"}, 457: {"name": "bow tie"}}
 
 
@@ -55,27 +77,44 @@ def decide(text, decisions, delimiter=","):
 @pytest.mark.parametrize("delimiter", [",", ";", "\t"])
 def test_import_reads_what_a_spreadsheet_saved(delimiter):
     _, text = exported()
-    saved = decide(text, {BOW_TIE: {"decision": "replace", "new_label": "Querbinder", "note": "Fliege, das Insekt"},
-                          TENCH: {"decision": "Accept", "reviewer": "bert", "date": "2025-02-01"}}, delimiter)
+    saved = decide(
+        text,
+        {
+            BOW_TIE: {"decision": "replace", "new_label": "Querbinder", "note": "Fliege, das Insekt"},
+            TENCH: {"decision": "Accept", "reviewer": "bert", "date": "2025-02-01"},
+        },
+        delimiter,
+    )
     lang, reviews = sheet_reviews(saved, "sheet.csv", CONTEXT, reviewer="carla", date="2025-03-01")
     assert lang == "deu_Latn"
     assert [(r.wnid, r.decision, r.label, r.reviewer, r.date, r.note) for r in reviews] == [
         (TENCH, "accept", "Schleie", "bert", "2025-02-01", ""),
-        (BOW_TIE, "replace", "Querbinder", "carla", "2025-03-01", "Fliege, das Insekt")]
+        (BOW_TIE, "replace", "Querbinder", "carla", "2025-03-01", "Fliege, das Insekt"),
+    ]
 
 
-SHEET_ERRORS = {   # the sheet's rows: line 2 tench, line 3 bow tie
+SHEET_ERRORS = {  # the sheet's rows: line 2 tench, line 3 bow tie
     "replace without label": ({BOW_TIE: {"decision": "replace"}}, "sheet.csv:3: replace without a label"),
-    "new label with accept": ({BOW_TIE: {"decision": "accept", "new_label": "Querbinder"}},
-                              "sheet.csv:3: new_label 'Querbinder' with decision accept"),
-    "English lemma": ({BOW_TIE: {"decision": "replace", "new_label": "bow tie"}}, "sheet.csv:3: label 'bow tie' equals"),
-    "wrong script": ({BOW_TIE: {"decision": "replace", "new_label": "галстук"}}, "sheet.csv:3: label 'галстук' is not in"),
+    "new label with accept": (
+        {BOW_TIE: {"decision": "accept", "new_label": "Querbinder"}},
+        "sheet.csv:3: new_label 'Querbinder' with decision accept",
+    ),
+    "English lemma": (
+        {BOW_TIE: {"decision": "replace", "new_label": "bow tie"}},
+        "sheet.csv:3: label 'bow tie' equals",
+    ),
+    "wrong script": (
+        {BOW_TIE: {"decision": "replace", "new_label": "галстук"}},
+        "sheet.csv:3: label 'галстук' is not in",
+    ),
     "unknown decision": ({TENCH: {"decision": "ok"}}, "sheet.csv:2: decision 'ok'"),
     "bad date": ({TENCH: {"decision": "reject", "date": "1/14/2025"}}, "sheet.csv:2: date '1/14/2025'"),
     "unknown wnid": ({TENCH: {"decision": "reject", "wnid": "n00000000"}}, "sheet.csv:2: unknown wnid"),
     "two languages": ({BOW_TIE: {"lang": "fra_Latn"}}, "sheet.csv:3: language 'fra_Latn' in a sheet of deu_Latn"),
-    "same class twice": ({TENCH: {"decision": "reject", "wnid": BOW_TIE}, BOW_TIE: {"decision": "reject"}},
-                         "sheet.csv:3: wnid n02883205 decided twice (also at sheet.csv:2)"),
+    "same class twice": (
+        {TENCH: {"decision": "reject", "wnid": BOW_TIE}, BOW_TIE: {"decision": "reject"}},
+        "sheet.csv:3: wnid n02883205 decided twice (also at sheet.csv:2)",
+    ),
 }
 
 
@@ -98,9 +137,13 @@ def test_a_later_decision_replaces_the_earlier_one_and_says_so():
         return Review("deu_Latn", wnid, decision, label, "anna", date, "", "x")
 
     existing = [review(BOW_TIE, "accept", "Fliege"), review(TENCH, "accept", "Schleie")]
-    incoming = [review(BOW_TIE, "replace", "Querbinder", "2025-03-01"), review(TENCH, "accept", "Schleie"),
-                review(GOLDFISH, "reject")]
+    incoming = [
+        review(BOW_TIE, "replace", "Querbinder", "2025-03-01"),
+        review(TENCH, "accept", "Schleie"),
+        review(GOLDFISH, "reject"),
+    ]
     merged, messages = merge_reviews(existing, incoming)
     assert [(r.wnid, r.decision) for r in merged] == [(TENCH, "accept"), (GOLDFISH, "reject"), (BOW_TIE, "replace")]
-    assert messages == [f"{BOW_TIE}: replace 'Querbinder' by anna on 2025-03-01 replaces accept 'Fliege' by anna "
-                        "on 2025-01-14"]
+    assert messages == [
+        f"{BOW_TIE}: replace 'Querbinder' by anna on 2025-03-01 replaces accept 'Fliege' by anna on 2025-01-14"
+    ]

@@ -1,11 +1,24 @@
 """The label rules on hand-made senses, one rule at a time."""
+
 from collections import Counter
 
 import pytest
 
 from babelforge.babel_imagenet.labels import (
-    Form, LabelChoice, Rules, ScriptRouter, choose_label, choose_labels, english_lemma_keys, english_rows,
-    is_scientific_name, kept_languages, priority_index, rank_candidates, resolve_duplicates, resource_group,
+    Form,
+    LabelChoice,
+    Rules,
+    ScriptRouter,
+    choose_label,
+    choose_labels,
+    english_lemma_keys,
+    english_rows,
+    is_scientific_name,
+    kept_languages,
+    priority_index,
+    rank_candidates,
+    resolve_duplicates,
+    resource_group,
 )
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.languages import read_registry
@@ -60,29 +73,46 @@ def test_class_without_remaining_sense_has_no_label():
 
 def test_choose_labels_groups_per_language_and_skips_english():
     senses = [
-        sense("Schleie", 0), sense("tanche", 0, lang="fra_Latn"), sense("tench", 0, lang="eng_Latn"),
+        sense("Schleie", 0),
+        sense("tanche", 0, lang="fra_Latn"),
+        sense("tench", 0, lang="eng_Latn"),
         sense("Goldfisch", 0, synset="01443537-n"),
     ]
     choices = choose_labels(senses, ENGLISH)
     assert [(c.lang, c.synset, c.label) for c in choices] == [
-        ("deu_Latn", "01440764-n", "Schleie"), ("deu_Latn", "01443537-n", "Goldfisch"),
+        ("deu_Latn", "01440764-n", "Schleie"),
+        ("deu_Latn", "01443537-n", "Goldfisch"),
         ("fra_Latn", "01440764-n", "tanche"),
     ]
 
 
 # --- cleaning inside the procedure -------------------------------------------------------------
 
+
 def test_cleaned_forms_are_candidates_and_the_raw_lemma_is_kept():
     tally = Counter()
-    choices = choose_labels([sense("GAP!", 0, source="omw:ita", lang="ita_Latn"),
-                             sense("lynx (mammifère)|fr:lynx", 0, source="omw:fra", lang="fra_Latn", synset="02127052-n"),
-                             sense("[[wandelende]] [[tak]]", 0, source="omw:nld", lang="nld_Latn")],
-                            english_lemma_keys([["lynx", "catamount"]]), tally=tally)
+    choices = choose_labels(
+        [
+            sense("GAP!", 0, source="omw:ita", lang="ita_Latn"),
+            sense("lynx (mammifère)|fr:lynx", 0, source="omw:fra", lang="fra_Latn", synset="02127052-n"),
+            sense("[[wandelende]] [[tak]]", 0, source="omw:nld", lang="nld_Latn"),
+        ],
+        english_lemma_keys([["lynx", "catamount"]]),
+        tally=tally,
+    )
     # GAP! leaves nothing; "lynx" is clean but English; the Dutch links become a name
     assert [(c.lang, c.label, c.raw_lemma) for c in choices] == [
-        ("fra_Latn", None, None), ("nld_Latn", "wandelende tak", "[[wandelende]] [[tak]]")]
-    assert tally == Counter({("ita_Latn", "n_dropped_placeholder"): 1, ("fra_Latn", "n_cleaned_qualifier"): 1,
-                             ("fra_Latn", "n_cleaned_markup"): 1, ("nld_Latn", "n_cleaned_markup"): 1})
+        ("fra_Latn", None, None),
+        ("nld_Latn", "wandelende tak", "[[wandelende]] [[tak]]"),
+    ]
+    assert tally == Counter(
+        {
+            ("ita_Latn", "n_dropped_placeholder"): 1,
+            ("fra_Latn", "n_cleaned_qualifier"): 1,
+            ("fra_Latn", "n_cleaned_markup"): 1,
+            ("nld_Latn", "n_cleaned_markup"): 1,
+        }
+    )
     assert choices[0].n_dropped_english == 1
 
 
@@ -94,14 +124,24 @@ def test_a_list_gives_one_candidate_per_name_in_its_order():
 
 # --- script routing ------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def languages(tmp_path_factory):
     rows = [
-        {"key": "hbs_Latn", "scripts": "Latn,Cyrl"}, {"key": "srp_Cyrl", "scripts": "Cyrl,Latn"},
-        {"key": "kur_Latn"}, {"key": "ckb_Arab"}, {"key": "arb_Arab"}, {"key": "arb_Latn"},
-        {"key": "ell_Grek"}, {"key": "oji_Cans", "scripts": "Cans,Latn"}, {"key": "bul_Cyrl"},
-        {"key": "zho_Hans", "scripts": "Hani"}, {"key": "zho_Hant", "scripts": "Hani"}, {"key": "deu_Latn"},
-        {"key": "eng_Latn"}, {"key": "eng_Latn-simple", "iso639_3": "eng"},
+        {"key": "hbs_Latn", "scripts": "Latn,Cyrl"},
+        {"key": "srp_Cyrl", "scripts": "Cyrl,Latn"},
+        {"key": "kur_Latn"},
+        {"key": "ckb_Arab"},
+        {"key": "arb_Arab"},
+        {"key": "arb_Latn"},
+        {"key": "ell_Grek"},
+        {"key": "oji_Cans", "scripts": "Cans,Latn"},
+        {"key": "bul_Cyrl"},
+        {"key": "zho_Hans", "scripts": "Hani"},
+        {"key": "zho_Hant", "scripts": "Hani"},
+        {"key": "deu_Latn"},
+        {"key": "eng_Latn"},
+        {"key": "eng_Latn-simple", "iso639_3": "eng"},
     ]
     return read_registry(write_registry(tmp_path_factory.mktemp("registry") / "languages.tsv", rows))
 
@@ -109,36 +149,46 @@ def languages(tmp_path_factory):
 ROUTES = {"hbs_Latn": {"Cyrl": "srp_Cyrl"}, "kur_Latn": {"Arab": "ckb_Arab"}}
 
 
-@pytest.mark.parametrize("lang, text, target", [
-    ("hbs_Latn", "zlatna ribica", "hbs_Latn"),
-    ("hbs_Latn", "златна рибица", "srp_Cyrl"),      # a route of the params: Serbo-Croatian Cyrillic is Serbian's key
-    ("kur_Latn", "هەنجیر", "ckb_Arab"),             # Arabic-script Kurdish is Sorani
-    ("arb_Arab", "qahwa", "arb_Latn"),              # the registry has the same language in Latin script
-    ("ell_Grek", "λύκος canis latrans", None),      # mostly Latin letters: not Greek, and no Greek-in-Latin key
-    ("oji_Cans", "opichi", "oji_Cans"),             # no Latin Ojibwe key, and the registry expects Latin for it
-    ("bul_Cyrl", "GSM", "bul_Cyrl"),                # a Latin acronym stays, as the audit allows
-    ("zho_Hans", "T恤", "zho_Hans"),                # one Han, one Latin letter: Han (ties go alphabetically)
-    ("zho_Hant", "美洲豹", "zho_Hant"),             # two keys write zho in Han: each keeps its own
-])
+@pytest.mark.parametrize(
+    "lang, text, target",
+    [
+        ("hbs_Latn", "zlatna ribica", "hbs_Latn"),
+        ("hbs_Latn", "златна рибица", "srp_Cyrl"),  # a route of the params: Serbo-Croatian Cyrillic is Serbian's key
+        ("kur_Latn", "هەنجیر", "ckb_Arab"),  # Arabic-script Kurdish is Sorani
+        ("arb_Arab", "qahwa", "arb_Latn"),  # the registry has the same language in Latin script
+        ("ell_Grek", "λύκος canis latrans", None),  # mostly Latin letters: not Greek, and no Greek-in-Latin key
+        ("oji_Cans", "opichi", "oji_Cans"),  # no Latin Ojibwe key, and the registry expects Latin for it
+        ("bul_Cyrl", "GSM", "bul_Cyrl"),  # a Latin acronym stays, as the audit allows
+        ("zho_Hans", "T恤", "zho_Hans"),  # one Han, one Latin letter: Han (ties go alphabetically)
+        ("zho_Hant", "美洲豹", "zho_Hant"),  # two keys write zho in Han: each keeps its own
+    ],
+)
 def test_script_routing(languages, lang, text, target):
     assert ScriptRouter(languages, ROUTES).route(lang, text) == target
 
 
 def test_routing_counts_and_ranks_routed_forms_after_native_ones(languages):
     tally = Counter()
-    senses = [sense("ситно", 0, source="wikt", lang="hbs_Latn"), sense("ситница", 0, source="omw:srp", lang="srp_Cyrl"),
-              sense("Carduelis carduelis", 0, source="omw:ell", lang="ell_Grek")]
+    senses = [
+        sense("ситно", 0, source="wikt", lang="hbs_Latn"),
+        sense("ситница", 0, source="omw:srp", lang="srp_Cyrl"),
+        sense("Carduelis carduelis", 0, source="omw:ell", lang="ell_Grek"),
+    ]
     choices = choose_labels(senses, ENGLISH, ScriptRouter(languages, ROUTES), tally=tally)
     assert [(c.lang, c.label, c.routed_from) for c in choices] == [("srp_Cyrl", "ситница", None)]
     assert [(c.label, c.form.routed_from) for c in choices[0].candidates] == [("ситница", None), ("ситно", "hbs_Latn")]
-    assert tally == Counter({("hbs_Latn", "n_routed_out"): 1, ("srp_Cyrl", "n_routed_in"): 1,
-                             ("ell_Grek", "n_dropped_script"): 1})
+    assert tally == Counter(
+        {("hbs_Latn", "n_routed_out"): 1, ("srp_Cyrl", "n_routed_in"): 1, ("ell_Grek", "n_dropped_script"): 1}
+    )
 
 
-@pytest.mark.parametrize("routes, message", [
-    ({"hbs_Latn": {"Cyrl": "xxx_Cyrl"}}, "xxx_Cyrl is not a registry key"),
-    ({"kur_Latn": {"Arab": "srp_Cyrl"}}, "labels.script_routes.kur_Latn.Arab: srp_Cyrl is not written in Arab"),
-])
+@pytest.mark.parametrize(
+    "routes, message",
+    [
+        ({"hbs_Latn": {"Cyrl": "xxx_Cyrl"}}, "xxx_Cyrl is not a registry key"),
+        ({"kur_Latn": {"Arab": "srp_Cyrl"}}, "labels.script_routes.kur_Latn.Arab: srp_Cyrl is not written in Arab"),
+    ],
+)
 def test_bad_routes_are_one_line(languages, routes, message):
     with pytest.raises(BabelforgeError, match=message):
         ScriptRouter(languages, routes)
@@ -146,14 +196,20 @@ def test_bad_routes_are_one_line(languages, routes, message):
 
 # --- ranking --------------------------------------------------------------------------------------
 
+
 def test_agreement_prefers_the_form_more_sources_give():
-    forms = [form("G", 0, "omw:fra"), form("cellule", 1, "omw:fra"), form("téléphone mobile", 2, "omw:fra"),
-             form("téléphone mobile", 3, "wikt"), form("portable", 4, "wikt")]
+    forms = [
+        form("G", 0, "omw:fra"),
+        form("cellule", 1, "omw:fra"),
+        form("téléphone mobile", 2, "omw:fra"),
+        form("téléphone mobile", 3, "wikt"),
+        form("portable", 4, "wikt"),
+    ]
     first = choose_label(forms, ENGLISH, ranking="first")
     agreement = choose_label(forms, ENGLISH, ranking="agreement", priority=("wikt", "omw"))
     assert (first.label, first.rank_reason) == ("G", "first")
     assert (agreement.label, agreement.n_sources, agreement.rank_reason) == ("téléphone mobile", 2, "agreement")
-    assert agreement.source == "wikt"   # of the sources giving it, the one priority puts first
+    assert agreement.source == "wikt"  # of the sources giving it, the one priority puts first
 
 
 def test_agreement_then_source_priority_then_source_order():
@@ -171,23 +227,40 @@ def test_priority_matches_full_names_and_kinds_unlisted_last():
 
 def test_per_language_priority_in_rules():
     rules = Rules(ranking="agreement", source_priority_by_lang={"ell_Grek": ("omw", "wikt")})
-    senses = [sense("λύκος", 0, "omw:ell", lang="ell_Grek"), sense("κογιότ", 1, "wikt", lang="ell_Grek"),
-              sense("Kojote", 0, "omw:deu"), sense("Präriewolf", 1, "wikt")]
+    senses = [
+        sense("λύκος", 0, "omw:ell", lang="ell_Grek"),
+        sense("κογιότ", 1, "wikt", lang="ell_Grek"),
+        sense("Kojote", 0, "omw:deu"),
+        sense("Präriewolf", 1, "wikt"),
+    ]
     assert [c.label for c in choose_labels(senses, ENGLISH, rules=rules)] == ["Präriewolf", "λύκος"]
 
 
-@pytest.mark.parametrize("text, scientific", [
-    ("Canis lupus dingo", True), ("canis latrans", True), ("Canidae", True), ("carnivora", True),
-    ("cicadellidae", True),             # a family ending, even when the class's taxa lack the family
-    ("canis", False),                   # a genus alone is also a vernacular word (lynx, python, gorilla)
-    ("dingo", False), ("canidés", False), ("Canis lupus dingo australis x", False), ("λύκος", False),
-])
+@pytest.mark.parametrize(
+    "text, scientific",
+    [
+        ("Canis lupus dingo", True),
+        ("canis latrans", True),
+        ("Canidae", True),
+        ("carnivora", True),
+        ("cicadellidae", True),  # a family ending, even when the class's taxa lack the family
+        ("canis", False),  # a genus alone is also a vernacular word (lynx, python, gorilla)
+        ("dingo", False),
+        ("canidés", False),
+        ("Canis lupus dingo australis x", False),
+        ("λύκος", False),
+    ],
+)
 def test_scientific_names(text, scientific):
     assert is_scientific_name(text, CANIS) is scientific
 
 
 def test_a_vernacular_name_beats_a_scientific_one_even_with_more_sources():
-    forms = [form("Canis lupus dingo", 0, "omw:cat"), form("Canis lupus dingo", 1, "wikt"), form("gos salvatge", 2, "wikt")]
+    forms = [
+        form("Canis lupus dingo", 0, "omw:cat"),
+        form("Canis lupus dingo", 1, "wikt"),
+        form("gos salvatge", 2, "wikt"),
+    ]
     agreement = choose_label(forms, ENGLISH, ranking="agreement", priority=("wikt", "omw"), taxa=CANIS)
     assert (agreement.label, agreement.rank_reason) == ("gos salvatge", "vernacular")
     assert choose_label(forms, ENGLISH, ranking="first", taxa=CANIS).label == "Canis lupus dingo"
@@ -196,37 +269,60 @@ def test_a_vernacular_name_beats_a_scientific_one_even_with_more_sources():
 
 
 def test_candidates_merge_spellings_casefolded_keeping_the_best_spelling():
-    candidates = rank_candidates([form("GSM", 0, "omw:fra"), form("gsm", 1, "omw:fra"), form("GSM", 2, "wikt")],
-                                 "agreement", ("wikt", "omw"))
+    candidates = rank_candidates(
+        [form("GSM", 0, "omw:fra"), form("gsm", 1, "omw:fra"), form("GSM", 2, "wikt")], "agreement", ("wikt", "omw")
+    )
     assert [(c.label, c.sources) for c in candidates] == [("GSM", ("omw:fra", "wikt"))]
 
 
 # --- duplicates ----------------------------------------------------------------------------------
 
+
 def cat_choices(rules):
     # Chinese: cougar, leopard and jaguar all have 美洲豹 first in the wordnet
-    senses = [sense("美洲豹", 0, "omw:cow", synset="02125311-n", lang="zho_Hans"),
-              sense("美洲狮", 1, "wikt", synset="02125311-n", lang="zho_Hans"),
-              sense("美洲豹", 0, "omw:cow", synset="02128385-n", lang="zho_Hans"),
-              sense("豹", 1, "omw:cow", synset="02128385-n", lang="zho_Hans"),
-              sense("美洲豹", 0, "omw:cow", synset="02128925-n", lang="zho_Hans"),
-              sense("美洲豹", 1, "wikt", synset="02128925-n", lang="zho_Hans")]
+    senses = [
+        sense("美洲豹", 0, "omw:cow", synset="02125311-n", lang="zho_Hans"),
+        sense("美洲狮", 1, "wikt", synset="02125311-n", lang="zho_Hans"),
+        sense("美洲豹", 0, "omw:cow", synset="02128385-n", lang="zho_Hans"),
+        sense("豹", 1, "omw:cow", synset="02128385-n", lang="zho_Hans"),
+        sense("美洲豹", 0, "omw:cow", synset="02128925-n", lang="zho_Hans"),
+        sense("美洲豹", 1, "wikt", synset="02128925-n", lang="zho_Hans"),
+    ]
     return {c.synset: (c.label, c.rank_reason) for c in choose_labels(senses, ENGLISH, rules=rules)}
 
 
 def test_duplicates_give_way_to_unique_candidates():
     assert cat_choices(Rules(ranking="first")) == {
-        "02125311-n": ("美洲豹", "first"), "02128385-n": ("美洲豹", "first"), "02128925-n": ("美洲豹", "only")}
+        "02125311-n": ("美洲豹", "first"),
+        "02128385-n": ("美洲豹", "first"),
+        "02128925-n": ("美洲豹", "only"),
+    }
     # jaguar has no other candidate and keeps 美洲豹; cougar and leopard take their unique ones
     assert cat_choices(Rules(ranking="first", resolve_duplicates=True)) == {
-        "02125311-n": ("美洲狮", "unique"), "02128385-n": ("豹", "unique"), "02128925-n": ("美洲豹", "only")}
+        "02125311-n": ("美洲狮", "unique"),
+        "02128385-n": ("豹", "unique"),
+        "02128925-n": ("美洲豹", "only"),
+    }
 
 
 def test_when_every_holder_has_an_alternative_the_best_supported_keeps_the_label():
-    choices = [choose_label([form("wieg", 0, "omw:nld", synset=s), form("wieg", 1, "wikt", synset=s), form(alt, 2, "omw:nld", synset=s)],
-                            ENGLISH, ranking="agreement") for s, alt in (("03125729-n", "bakermat"), ("03131574-n", "kinderbed"))]
-    choices[1] = choose_label([form("wieg", 0, "omw:nld", synset="03131574-n"), form("kinderbed", 2, "omw:nld", synset="03131574-n")],
-                              ENGLISH, ranking="agreement")
+    choices = [
+        choose_label(
+            [
+                form("wieg", 0, "omw:nld", synset=s),
+                form("wieg", 1, "wikt", synset=s),
+                form(alt, 2, "omw:nld", synset=s),
+            ],
+            ENGLISH,
+            ranking="agreement",
+        )
+        for s, alt in (("03125729-n", "bakermat"), ("03131574-n", "kinderbed"))
+    ]
+    choices[1] = choose_label(
+        [form("wieg", 0, "omw:nld", synset="03131574-n"), form("kinderbed", 2, "omw:nld", synset="03131574-n")],
+        ENGLISH,
+        ranking="agreement",
+    )
     resolved = resolve_duplicates(choices)
     assert [(c.label, c.rank_reason) for c in resolved] == [("wieg", "agreement"), ("kinderbed", "unique")]
     # never a candidate another class already uses: with `kinderbed` taken, the crib cannot move
@@ -236,8 +332,10 @@ def test_when_every_holder_has_an_alternative_the_best_supported_keeps_the_label
 
 
 def test_duplicate_resolution_does_not_depend_on_input_order():
-    choices = [choose_label([form("Kran", 0, synset=s), form(alt, 1, synset=s)], ENGLISH)
-               for s, alt in (("01000000-n", "Baukran"), ("02000000-n", "Kranich"))]
+    choices = [
+        choose_label([form("Kran", 0, synset=s), form(alt, 1, synset=s)], ENGLISH)
+        for s, alt in (("01000000-n", "Baukran"), ("02000000-n", "Kranich"))
+    ]
     forward = resolve_duplicates(choices)
     backward = resolve_duplicates(choices[::-1])[::-1]
     assert forward == backward
@@ -246,14 +344,26 @@ def test_duplicate_resolution_does_not_depend_on_input_order():
 
 # --- languages ----------------------------------------------------------------------------------
 
+
 def test_min_classes_threshold():
     choices = [choose_label([form(f"w{i}", 0, synset=f"{i:08d}-n")], ENGLISH) for i in range(10)]
     choices += [choose_label([form(f"m{i}", 0, synset=f"{i:08d}-n", lang="fra_Latn")], ENGLISH) for i in range(9)]
     assert kept_languages(choices, 10) == {"deu_Latn": 10}
 
 
-@pytest.mark.parametrize("n, group", [(10, "very-low"), (100, "very-low"), (101, "low"), (333, "low"),
-                                      (334, "mid"), (666, "mid"), (667, "high"), (1000, "high")])
+@pytest.mark.parametrize(
+    "n, group",
+    [
+        (10, "very-low"),
+        (100, "very-low"),
+        (101, "low"),
+        (333, "low"),
+        (334, "mid"),
+        (666, "mid"),
+        (667, "high"),
+        (1000, "high"),
+    ],
+)
 def test_resource_group_bounds(n, group):
     assert resource_group(n) == group
 
@@ -263,12 +373,19 @@ def test_duplicates_are_flagged_not_dropped():
 
     from babelforge.babel_imagenet.labels_stage import labels_frame
 
-    classes = pd.DataFrame({"class_idx": range(5), "wnid": [f"n{i}" for i in range(5)],
-                            "synset": [f"{i:08d}-n" for i in range(5)]})
-    labels = [("deu_Latn", "Kran"), ("deu_Latn", "kran"), ("deu_Latn", "Hai"), ("deu_Latn", "Schleie"),
-              ("fin_Latn", "hai")]
-    choices = [LabelChoice(f"{i:08d}-n", lang, label, "wikt", 0, 1, 0, 0, 0, False)
-               for i, (lang, label) in enumerate(labels)]
+    classes = pd.DataFrame(
+        {"class_idx": range(5), "wnid": [f"n{i}" for i in range(5)], "synset": [f"{i:08d}-n" for i in range(5)]}
+    )
+    labels = [
+        ("deu_Latn", "Kran"),
+        ("deu_Latn", "kran"),
+        ("deu_Latn", "Hai"),
+        ("deu_Latn", "Schleie"),
+        ("fin_Latn", "hai"),
+    ]
+    choices = [
+        LabelChoice(f"{i:08d}-n", lang, label, "wikt", 0, 1, 0, 0, 0, False) for i, (lang, label) in enumerate(labels)
+    ]
     frame = labels_frame(choices, classes)
     # the duplicate tagger the audit counts with: within a language, NFC + strip + casefold
     assert frame["is_duplicate"].tolist() == [True, True, False, False, False]
@@ -276,4 +393,7 @@ def test_duplicates_are_flagged_not_dropped():
 
 def test_english_rows_are_clip_names():
     rows = english_rows({"01443537-n": "goldfish", "01440764-n": "tench"})
-    assert [(r.synset, r.label, r.source) for r in rows] == [("01440764-n", "tench", "clip"), ("01443537-n", "goldfish", "clip")]
+    assert [(r.synset, r.label, r.source) for r in rows] == [
+        ("01440764-n", "tench", "clip"),
+        ("01443537-n", "goldfish", "clip"),
+    ]

@@ -1,4 +1,5 @@
 """The wordnet -> senses -> labels chain on the real OMW mirror, through the CLI."""
+
 import pandas as pd
 import pytest
 import yaml
@@ -22,9 +23,26 @@ def build(tmp, repo_root, shared_data, nltk_data, extra_params=None):
     p.write_text(yaml.safe_dump(params))
     assert cli(["wordnet", "--params", str(p), "--out", str(tmp / "wn.parquet")]) == 0
     assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
-    assert cli(["labels", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--senses", str(tmp / "senses"),
-                "--out", str(tmp / "bi/labels.parquet"), "--languages", str(tmp / "bi/languages.parquet"),
-                "--candidates", str(tmp / "bi/candidates.parquet")]) == 0
+    assert (
+        cli(
+            [
+                "labels",
+                "--params",
+                str(p),
+                "--wordnet",
+                str(tmp / "wn.parquet"),
+                "--senses",
+                str(tmp / "senses"),
+                "--out",
+                str(tmp / "bi/labels.parquet"),
+                "--languages",
+                str(tmp / "bi/languages.parquet"),
+                "--candidates",
+                str(tmp / "bi/candidates.parquet"),
+            ]
+        )
+        == 0
+    )
     return tmp
 
 
@@ -58,7 +76,9 @@ def test_labels_from_real_omw(built, capsys):
     assert set(languages["group"]) <= {"very-low", "low", "mid", "high"}
     # no label left equals an English lemma of any class (rule 2), outside English itself
     wn = pd.read_parquet(first / "wn.parquet")
-    english = {l.casefold() for lemmas in wn["lemmas"] for l in lemmas} | {n.casefold() for n in wn["clip_name"]}
+    english = {lemma.casefold() for lemmas in wn["lemmas"] for lemma in lemmas} | {
+        n.casefold() for n in wn["clip_name"]
+    }
     other = labels[labels["lang"] != "eng_Latn"]
     assert not other["label"].str.casefold().isin(english).any()
     assert (other[["n_dropped_english"]].sum() > 0).all()
@@ -78,10 +98,30 @@ def first_rule(built, tmp_path_factory):
     """The same senses under the paper's rule (`full`'s settings): labels only."""
     first, _ = built
     out = tmp_path_factory.mktemp("first")
-    assert cli(["labels", "--params", str(first / "params.yaml"), "--wordnet", str(first / "wn.parquet"),
-                "--senses", str(first / "senses"), "--out", str(out / "labels.parquet"),
-                "--languages", str(out / "languages.parquet"), "--candidates", str(out / "candidates.parquet"),
-                "--set", "labels.ranking=first", "--set", "labels.resolve_duplicates=false"]) == 0
+    assert (
+        cli(
+            [
+                "labels",
+                "--params",
+                str(first / "params.yaml"),
+                "--wordnet",
+                str(first / "wn.parquet"),
+                "--senses",
+                str(first / "senses"),
+                "--out",
+                str(out / "labels.parquet"),
+                "--languages",
+                str(out / "languages.parquet"),
+                "--candidates",
+                str(out / "candidates.parquet"),
+                "--set",
+                "labels.ranking=first",
+                "--set",
+                "labels.resolve_duplicates=false",
+            ]
+        )
+        == 0
+    )
     return pd.read_parquet(out / "labels.parquet")
 
 
@@ -100,7 +140,7 @@ def test_duplicates_flagged(built):
     labels = pd.read_parquet(first / "bi" / "labels.parquet")
     dup = labels[labels["is_duplicate"]]
     assert len(dup) > 0
-    for (lang, label), group in dup.groupby(["lang", labels.loc[dup.index, "label"].str.casefold()]):
+    for (_lang, _label), group in dup.groupby(["lang", labels.loc[dup.index, "label"].str.casefold()]):
         assert len(group) >= 2
 
 
@@ -115,20 +155,44 @@ def test_min_classes_param_changes_kept_languages(tmp_path, repo_root, shared_da
 def test_summary_is_printed(tmp_path, repo_root, shared_data, built, capsys):
     first, _ = built
     p = first / "params.yaml"
-    assert cli(["labels", "--params", str(p), "--wordnet", str(first / "wn.parquet"), "--senses",
-                str(first / "senses"), "--out", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
-                "--candidates", str(tmp_path / "bi/candidates.parquet")]) == 0
+    assert (
+        cli(
+            [
+                "labels",
+                "--params",
+                str(p),
+                "--wordnet",
+                str(first / "wn.parquet"),
+                "--senses",
+                str(first / "senses"),
+                "--out",
+                str(tmp_path / "bi/labels.parquet"),
+                "--languages",
+                str(tmp_path / "bi/languages.parquet"),
+                "--candidates",
+                str(tmp_path / "bi/candidates.parquet"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "en-drop" in out and "mt-drop" in out and "deu_Latn" in out
-    assert out.strip().splitlines()[-1].startswith(f"{len(pd.read_parquet(first / 'bi' / 'languages.parquet'))} languages")
+    assert (
+        out.strip().splitlines()[-1].startswith(f"{len(pd.read_parquet(first / 'bi' / 'languages.parquet'))} languages")
+    )
 
 
 # --- the rules of issue 14 on the real mirror: the cases that motivated them -----------------------
 
+
 def frames(built):
     first, _ = built
     labels = pd.read_parquet(first / "bi" / "labels.parquet")
-    return labels, pd.read_parquet(first / "bi" / "languages.parquet").set_index("lang"), labels[labels["lang"] != "eng_Latn"]
+    return (
+        labels,
+        pd.read_parquet(first / "bi" / "languages.parquet").set_index("lang"),
+        labels[labels["lang"] != "eng_Latn"],
+    )
 
 
 def label_of(labels, lang, wnid):
@@ -149,8 +213,10 @@ def test_no_markup_or_placeholder_is_a_label(built, first_rule):
     assert gaps["ita_Latn"] == 6
     assert languages.loc["ita_Latn", "n_dropped_placeholder"] == gaps["ita_Latn"]
     # Hebrew's `!` prefixes are cleaned off, the names kept
-    assert languages.loc["heb_Hebr", "n_cleaned_markup"] == senses[(senses["lang"] == "heb_Hebr")
-                                                                    & senses["lemma"].str.startswith("!")].shape[0]
+    assert (
+        languages.loc["heb_Hebr", "n_cleaned_markup"]
+        == senses[(senses["lang"] == "heb_Hebr") & senses["lemma"].str.startswith("!")].shape[0]
+    )
 
 
 def test_named_markup_cases(built, first_rule):
@@ -159,7 +225,7 @@ def test_named_markup_cases(built, first_rule):
     assert (stick["label"], stick["raw_lemma"]) == ("wandelende tak", "[[wandelende]] [[tak]]")
     # French lynx: `lynx (mammifère)|fr:lynx` cleans to `lynx`, which is English: no French label left
     assert label_of(labels, "fra_Latn", "n02127052") is None
-    assert languages.loc["fra_Latn", "n_cleaned_qualifier"] >= 2   # lynx, agama, spatule...
+    assert languages.loc["fra_Latn", "n_cleaned_qualifier"] >= 2  # lynx, agama, spatule...
     # French cellular telephone: `G` and `g` are symbols; the paper's rule then takes the next sense,
     # agreement the name two sources give
     assert label_of(first_rule, "fra_Latn", "n02992529") == "cellule"
@@ -192,7 +258,7 @@ def test_every_label_is_in_a_script_its_language_expects(built):
     # Greek names with a Latin binomial appended are mostly Latin: dropped, another name taken
     assert set(scripts.get_group("ell_Grek")) == {"Grek"}
     assert languages.loc["ell_Grek", "n_dropped_script"] >= 5
-    assert label_of(labels, "ell_Grek", "n02114855") == "κογιότ"   # was `λύκος canis latrans`
+    assert label_of(labels, "ell_Grek", "n02114855") == "κογιότ"  # was `λύκος canis latrans`
 
 
 def test_agreement_rank_reasons_and_duplicates(built, first_rule):
@@ -210,4 +276,4 @@ def test_agreement_rank_reasons_and_duplicates(built, first_rule):
     assert label_of(first_rule, "fra_Latn", "n01494475") == "sphyrnidae"
     hammerhead = labels[(labels["lang"] == "fra_Latn") & (labels["wnid"] == "n01494475")].iloc[0]
     assert (hammerhead["label"], hammerhead["rank_reason"]) == ("requin-marteau", "vernacular")
-    assert label_of(labels, "fra_Latn", "n02364673") == "cochon d'Inde"   # not `cavia porcellus`
+    assert label_of(labels, "fra_Latn", "n02364673") == "cochon d'Inde"  # not `cavia porcellus`

@@ -1,4 +1,5 @@
 """Prompt validation (tag, then filter) and per-language assembly, on hand-made outputs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -119,15 +120,22 @@ def test_duplicates_are_flagged_after_the_first(registry, rank):
 
 
 def translations(lang, texts):
-    return [TranslatedTemplate(lang, i, f"english {i} {{}}", text, "tag_noun", False, -0.2)
-            for i, text in enumerate(texts)]
+    return [
+        TranslatedTemplate(lang, i, f"english {i} {{}}", text, "tag_noun", False, -0.2) for i, text in enumerate(texts)
+    ]
 
 
 def test_translated_language_uses_only_valid_prompts(registry, rank, templates):
-    texts = ["ein Foto von einem {}.", "ein schlechtes Foto von einem {}.", "eine Skulptur eines {}.",
-             "ein Foto von einem {}.", "ein Foto {} {}."]
-    rows, summary = pr.assemble_language(registry.get("deu_Latn"), templates[:5],
-                                         translations("deu_Latn", texts), CHECKS, MIN_VALID, rank)
+    texts = [
+        "ein Foto von einem {}.",
+        "ein schlechtes Foto von einem {}.",
+        "eine Skulptur eines {}.",
+        "ein Foto von einem {}.",
+        "ein Foto {} {}.",
+    ]
+    rows, summary = pr.assemble_language(
+        registry.get("deu_Latn"), templates[:5], translations("deu_Latn", texts), CHECKS, MIN_VALID, rank
+    )
     assert summary.status == "translated" and summary.n_valid == 3 and summary.n_duplicates == 1
     assert [r.use for r in rows] == [True, True, True, False, False]
     assert rows[4].failed == ["slot_count"]
@@ -137,8 +145,9 @@ def test_translated_language_uses_only_valid_prompts(registry, rank, templates):
 
 def test_below_min_valid_gets_both_fallback_sets(registry, rank, templates):
     texts = ["фото {}.", "ein Foto.", "ein Foto {}."]
-    rows, summary = pr.assemble_language(registry.get("deu_Latn"), templates,
-                                         translations("deu_Latn", texts), CHECKS, MIN_VALID, rank)
+    rows, summary = pr.assemble_language(
+        registry.get("deu_Latn"), templates, translations("deu_Latn", texts), CHECKS, MIN_VALID, rank
+    )
     assert summary.status == "below_min_valid" and summary.n_valid == 1
     nllb = [r for r in rows if r.prompt_set == "nllb"]
     assert len(nllb) == 3 and not any(r.use for r in nllb)
@@ -175,21 +184,22 @@ def test_checks_are_data_with_per_language_overrides(registry, rank):
     assert "length_ratio" in check(registry, rank, "deu_Latn", long, english="a {}.")[0]
     assert check(registry, rank, "deu_Latn", long, english="a {}.", checks=relaxed)[0] == []
     # the lower bound of the default stays: only `max` was overridden
-    assert "length_ratio" in check(registry, rank, "deu_Latn", "{}.", english="a low resolution photo of the {}.",
-                                   checks=relaxed)[0]
+    assert (
+        "length_ratio"
+        in check(registry, rank, "deu_Latn", "{}.", english="a low resolution photo of the {}.", checks=relaxed)[0]
+    )
     off = Thresholds({**pr.DEFAULT_CHECKS, "script": None})
     assert check(registry, rank, "deu_Latn", "фотография {}.", checks=off)[0] == ["langid"]
 
 
 def test_prompts_config_is_params_yaml(tmp_path):
-    import yaml
 
     from babelforge.babel_imagenet.prompts_stage import Config
     from babelforge.core.config import load_config
     from babelforge.core.params import load_params
 
     params = load_params(REPO / "params.yaml")
-    assert load_config(Config, params) == Config()          # code defaults = the sample profile's params
+    assert load_config(Config, params) == Config()  # code defaults = the sample profile's params
     assert load_config(Config, {**params, "profile": "full"}).max_decoding_length == 64
     params["prompts"]["checks"]["default"]["script"]["script_share"]["min"] = "high"
     with pytest.raises(BabelforgeError, match="prompts.checks.default.script.script_share.min is 'high'"):

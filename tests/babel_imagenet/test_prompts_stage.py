@@ -1,4 +1,5 @@
 """`babelforge nllb` (sample: tiny model) then `babelforge prompts`, end to end."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,21 +24,39 @@ def workdir(tmp_path_factory, sib_dir):
     params["profile"] = "sample"
     params["nllb"]["sib_dir"] = str(sib_dir)
     params["nllb"]["templates"] = str(REPO / "resources" / "clip_templates_en.txt")
-    params["prompts"]["max_decoding_length"]["sample"] = 16   # the random model rarely stops by itself
+    params["prompts"]["max_decoding_length"]["sample"] = 16  # the random model rarely stops by itself
     params["prompts"]["cache"] = str(root / "translations")
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     write_registry(root / "languages.tsv")
-    write_table(pd.DataFrame({"lang": LABEL_LANGUAGES, "n_classes": [100] * len(LABEL_LANGUAGES)}),
-                root / "languages.parquet", sort_by=["lang"])
+    write_table(
+        pd.DataFrame({"lang": LABEL_LANGUAGES, "n_classes": [100] * len(LABEL_LANGUAGES)}),
+        root / "languages.parquet",
+        sort_by=["lang"],
+    )
     assert main(["nllb", "--params", str(root / "params.yaml"), "--out", str(root / "nllb-ct2")]) == 0
     return root
 
 
 def run_prompts(root: Path, out: str) -> int:
-    return main(["prompts", "--params", str(root / "params.yaml"), "--languages", str(root / "languages.parquet"),
-                 "--model", str(root / "nllb-ct2"), "--templates", str(REPO / "resources" / "clip_templates_en.txt"),
-                 "--registry", str(root / "languages.tsv"), "--out", str(root / out),
-                 "--summary", str(root / (out + ".json"))])
+    return main(
+        [
+            "prompts",
+            "--params",
+            str(root / "params.yaml"),
+            "--languages",
+            str(root / "languages.parquet"),
+            "--model",
+            str(root / "nllb-ct2"),
+            "--templates",
+            str(REPO / "resources" / "clip_templates_en.txt"),
+            "--registry",
+            str(root / "languages.tsv"),
+            "--out",
+            str(root / out),
+            "--summary",
+            str(root / (out + ".json")),
+        ]
+    )
 
 
 def test_nllb_stage_writes_the_tiny_model(workdir):
@@ -52,7 +71,7 @@ def test_prompts_for_every_label_language_with_invariants(workdir):
     assert sorted(frame["lang"].unique()) == sorted(LABEL_LANGUAGES)
     for lang, group in frame.groupby("lang"):
         used = group[group["use"]]
-        assert len(used) > 0, lang                       # every language has prompts to use
+        assert len(used) > 0, lang  # every language has prompts to use
         assert (used["text"].str.count(r"\{\}") == 1).all(), lang
         nllb = group[group["prompt_set"] == "nllb"]
         assert set(nllb["template_id"]) <= set(range(80))
@@ -69,7 +88,7 @@ def test_prompts_for_every_label_language_with_invariants(workdir):
     assert provenance["models"]["nllb"]["model_id"] == "babelforge/tiny-nllb"
     assert provenance["models"]["nllb"]["revision"] == "seed-0"
     assert provenance["models"]["nllb"]["quantization"] == "int8"
-    assert provenance["models"]["nllb"]["max_decoding_length"] == 16     # the sample value of a per-profile map
+    assert provenance["models"]["nllb"]["max_decoding_length"] == 16  # the sample value of a per-profile map
     summary = read_json(workdir / "prompts.parquet.json")
     assert set(summary["languages"]) == set(LABEL_LANGUAGES)
 
@@ -107,15 +126,18 @@ def test_a_changed_language_list_translates_only_the_new_languages(workdir, monk
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
 
     def with_languages(languages):
-        write_table(pd.DataFrame({"lang": languages, "n_classes": [100] * len(languages)}),
-                    root / "languages.parquet", sort_by=["lang"])
+        write_table(
+            pd.DataFrame({"lang": languages, "n_classes": [100] * len(languages)}),
+            root / "languages.parquet",
+            sort_by=["lang"],
+        )
         targets.clear()
         assert run_prompts(root, "prompts.parquet") == 0
         return list(targets)
 
     assert with_languages(["eng_Latn", "deu_Latn", "zho_Hans", "kmr_Latn"]) == ["deu_Latn", "kmr_Latn", "zho_Hans"]
-    assert with_languages(["eng_Latn", "deu_Latn", "zho_Hans"]) == []      # a language dropped: nothing translated
-    assert with_languages(LABEL_LANGUAGES) == ["jpn_Jpan"]                 # one added: only it is translated
+    assert with_languages(["eng_Latn", "deu_Latn", "zho_Hans"]) == []  # a language dropped: nothing translated
+    assert with_languages(LABEL_LANGUAGES) == ["jpn_Jpan"]  # one added: only it is translated
     assert "reused from" in capsys.readouterr().err
     # the reused translations give the same table as a build with an empty cache
     fresh = read_table(root / "prompts.parquet")
@@ -126,8 +148,19 @@ def test_a_changed_language_list_translates_only_the_new_languages(workdir, monk
 
 
 def test_missing_languages_file_fails_cleanly(workdir, capsys):
-    code = main(["prompts", "--params", str(workdir / "params.yaml"), "--languages", str(workdir / "nope.parquet"),
-                 "--registry", str(workdir / "languages.tsv"), "--out", str(workdir / "never.parquet")])
+    code = main(
+        [
+            "prompts",
+            "--params",
+            str(workdir / "params.yaml"),
+            "--languages",
+            str(workdir / "nope.parquet"),
+            "--registry",
+            str(workdir / "languages.tsv"),
+            "--out",
+            str(workdir / "never.parquet"),
+        ]
+    )
     assert code == 1 and "babelforge labels" in capsys.readouterr().err
     assert not (workdir / "never.parquet").exists()
 
@@ -136,10 +169,22 @@ def test_unknown_prompts_param_fails_naming_it(workdir, tmp_path, capsys):
     import yaml
 
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
-    params["prompts"]["min_vaild"] = 10        # a typo must not silently keep the default
+    params["prompts"]["min_vaild"] = 10  # a typo must not silently keep the default
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    code = main(["prompts", "--params", str(tmp_path / "params.yaml"), "--languages", str(workdir / "languages.parquet"),
-                 "--model", str(workdir / "nllb-ct2"), "--registry", str(workdir / "languages.tsv"),
-                 "--out", str(tmp_path / "never.parquet")])
+    code = main(
+        [
+            "prompts",
+            "--params",
+            str(tmp_path / "params.yaml"),
+            "--languages",
+            str(workdir / "languages.parquet"),
+            "--model",
+            str(workdir / "nllb-ct2"),
+            "--registry",
+            str(workdir / "languages.tsv"),
+            "--out",
+            str(tmp_path / "never.parquet"),
+        ]
+    )
     assert code == 1 and "min_vaild" in capsys.readouterr().err
     assert not (tmp_path / "never.parquet").exists()

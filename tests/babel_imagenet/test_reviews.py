@@ -1,11 +1,18 @@
 """Review files: parsing and applying (pure), and the labels stage on the real mirror with reviews,
 where every bad row is one error line naming file and line and nothing is written."""
+
 import pandas as pd
 import pytest
 import yaml
 
-from babelforge.babel_imagenet.reviews import (Review, ReviewContext, apply_reviews, format_review_file,
-                                             parse_review_file, review_coverage)
+from babelforge.babel_imagenet.reviews import (
+    Review,
+    ReviewContext,
+    apply_reviews,
+    format_review_file,
+    parse_review_file,
+    review_coverage,
+)
 from babelforge.cli import main as cli
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance
@@ -19,17 +26,33 @@ def review(wnid, decision, label="", reviewer="anna", date="2025-01-14", note=""
 
 
 def row(idx, wnid, label, lang="deu_Latn", source="wikt"):
-    return {"class_idx": idx, "wnid": wnid, "lang": lang, "label": label, "source": source, "rank": 0,
-            "n_senses": 1, "n_dropped_english": 0, "n_dropped_mt": 0, "n_dropped_low_precision": 0,
-            "used_low_precision": False, "is_duplicate": False}
+    return {
+        "class_idx": idx,
+        "wnid": wnid,
+        "lang": lang,
+        "label": label,
+        "source": source,
+        "rank": 0,
+        "n_senses": 1,
+        "n_dropped_english": 0,
+        "n_dropped_mt": 0,
+        "n_dropped_low_precision": 0,
+        "used_low_precision": False,
+        "is_duplicate": False,
+    }
 
 
-RULES = [row(0, TENCH, "Schleie"), row(308, FLY, "Fliege"), row(457, BOW_TIE, "Fliege"),
-         row(579, GRAND_PIANO, "Flügel")]
+RULES = [
+    row(0, TENCH, "Schleie"),
+    row(308, FLY, "Fliege"),
+    row(457, BOW_TIE, "Fliege"),
+    row(579, GRAND_PIANO, "Flügel"),
+]
 CLASS_OF = {TENCH: 0, GOLDFISH: 1, FLY: 308, BOW_TIE: 457, GRAND_PIANO: 579}
 
 
 # --- pure ----------------------------------------------------------------------------------------
+
 
 def test_parse_normalises_labels_and_skips_blank_lines():
     text = HEADER + f"{BOW_TIE}\treplace\t Quer_binder \tanna\t2025-01-14\tthe insect is class 308\n\n"
@@ -42,13 +65,22 @@ def test_format_then_parse_round_trips_in_wnid_order():
     text = format_review_file(reviews)
     assert [line.split("\t")[0] for line in text.splitlines()[1:]] == [TENCH, FLY, BOW_TIE]
     assert {(r.wnid, r.decision, r.label) for r in parse_review_file(text, "deu_Latn", "x")} == {
-        (r.wnid, r.decision, r.label) for r in reviews}
+        (r.wnid, r.decision, r.label) for r in reviews
+    }
 
 
 def test_replace_reject_accept_applied_after_the_rules():
-    rows, record, warnings = apply_reviews(RULES, {"deu_Latn": [
-        review(BOW_TIE, "replace", "Querbinder"), review(GRAND_PIANO, "reject"), review(TENCH, "accept", "Schleie")]},
-        CLASS_OF)
+    rows, record, warnings = apply_reviews(
+        RULES,
+        {
+            "deu_Latn": [
+                review(BOW_TIE, "replace", "Querbinder"),
+                review(GRAND_PIANO, "reject"),
+                review(TENCH, "accept", "Schleie"),
+            ]
+        },
+        CLASS_OF,
+    )
     by_idx = {r["class_idx"]: r for r in rows}
     assert sorted(by_idx) == [0, 308, 457]
     assert (by_idx[457]["label"], by_idx[457]["source"], by_idx[457]["rank"]) == ("Querbinder", "review:anna", -1)
@@ -58,8 +90,9 @@ def test_replace_reject_accept_applied_after_the_rules():
     # the duplicate Fliege (fly / bow tie) is resolved by the replace
     assert not any(r["is_duplicate"] for r in rows)
     assert record["deu_Latn"]["decisions"] == {"accept": 1, "reject": 1, "replace": 1}
-    assert record["deu_Latn"]["rejected"] == [{"class_idx": 579, "wnid": GRAND_PIANO, "label": "Flügel",
-                                               "reviewer": "anna", "date": "2025-01-14", "note": ""}]
+    assert record["deu_Latn"]["rejected"] == [
+        {"class_idx": 579, "wnid": GRAND_PIANO, "label": "Flügel", "reviewer": "anna", "date": "2025-01-14", "note": ""}
+    ]
     assert warnings == []
     coverage = review_coverage(rows, record)["deu_Latn"]
     assert (coverage["classes"], coverage["reviewed"], coverage["changed"], coverage["rejected"]) == (4, 3, 2, 1)
@@ -67,7 +100,7 @@ def test_replace_reject_accept_applied_after_the_rules():
 
 
 def test_an_accept_the_rules_no_longer_agree_with_is_stale_and_keeps_its_label():
-    upstream = [row(0, TENCH, "Schlei")]   # the rules now pick another lemma
+    upstream = [row(0, TENCH, "Schlei")]  # the rules now pick another lemma
     rows, _, _ = apply_reviews(upstream, {"deu_Latn": [review(TENCH, "accept", "Schleie")]}, CLASS_OF)
     (result,) = rows
     assert (result["label"], result["rule_label"], result["review_stale"]) == ("Schleie", "Schlei", True)
@@ -78,17 +111,26 @@ def test_an_accept_the_rules_no_longer_agree_with_is_stale_and_keeps_its_label()
 def test_replace_gives_a_class_the_rules_left_empty_a_label():
     rows, _, _ = apply_reviews(RULES, {"deu_Latn": [review(GOLDFISH, "replace", "Goldfisch")]}, CLASS_OF)
     added = next(r for r in rows if r["class_idx"] == 1)
-    assert (added["label"], added["rule_label"], added["wnid"], added["reviewed"]) == ("Goldfisch", None, GOLDFISH, True)
+    assert (added["label"], added["rule_label"], added["wnid"], added["reviewed"]) == (
+        "Goldfisch",
+        None,
+        GOLDFISH,
+        True,
+    )
 
 
 def test_decisions_with_nothing_to_act_on_warn():
-    _, record, warnings = apply_reviews(RULES, {"deu_Latn": [review(GOLDFISH, "reject")],
-                                                "fra_Latn": [review(TENCH, "accept", lang="fra_Latn")]}, CLASS_OF)
+    _, record, warnings = apply_reviews(
+        RULES,
+        {"deu_Latn": [review(GOLDFISH, "reject")], "fra_Latn": [review(TENCH, "accept", lang="fra_Latn")]},
+        CLASS_OF,
+    )
     assert record["deu_Latn"]["decisions"]["reject"] == 0 and "fra_Latn" not in record
     assert len(warnings) == 2 and "nothing to do" in warnings[0] and "did not keep" in warnings[1]
 
 
 # --- the labels stage on the real mirror --------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def senses_built(tmp_path_factory, repo_root, shared_data):
@@ -105,18 +147,35 @@ def senses_built(tmp_path_factory, repo_root, shared_data):
 
 
 def labels(built, reviews_dir, out):
-    return cli(["labels", "--params", str(built / "params.yaml"), "--wordnet", str(built / "wn.parquet"),
-                "--senses", str(built / "senses"), "--reviews", str(reviews_dir),
-                "--out", str(out / "labels.parquet"), "--languages", str(out / "languages.parquet"),
-                "--candidates", str(out / "candidates.parquet")])
+    return cli(
+        [
+            "labels",
+            "--params",
+            str(built / "params.yaml"),
+            "--wordnet",
+            str(built / "wn.parquet"),
+            "--senses",
+            str(built / "senses"),
+            "--reviews",
+            str(reviews_dir),
+            "--out",
+            str(out / "labels.parquet"),
+            "--languages",
+            str(out / "languages.parquet"),
+            "--candidates",
+            str(out / "candidates.parquet"),
+        ]
+    )
 
 
 def test_stage_applies_a_review_file_and_records_it(senses_built, tmp_path):
     reviews = tmp_path / "reviews"
     reviews.mkdir()
     (reviews / "README.md").write_text("not a review file: ignored")
-    (reviews / "deu_Latn.tsv").write_text(HEADER + f"{BOW_TIE}\treplace\tQuerbinder\tanna\t2025-01-14\t\n"
-                                          f"{GRAND_PIANO}\treject\t\tanna\t2025-01-14\t\n", encoding="utf-8")
+    (reviews / "deu_Latn.tsv").write_text(
+        HEADER + f"{BOW_TIE}\treplace\tQuerbinder\tanna\t2025-01-14\t\n{GRAND_PIANO}\treject\t\tanna\t2025-01-14\t\n",
+        encoding="utf-8",
+    )
     assert labels(senses_built, reviews, tmp_path) == 0
     table = pd.read_parquet(tmp_path / "labels.parquet").set_index(["lang", "wnid"])
     assert table.loc[("deu_Latn", BOW_TIE), "label"] == "Querbinder"
@@ -133,19 +192,37 @@ def test_stage_applies_a_review_file_and_records_it(senses_built, tmp_path):
 
 
 BAD_ROWS = {
-    "unknown wnid": ("deu_Latn.tsv", f"n99999999\taccept\t\tanna\t2025-01-14\t\n", "deu_Latn.tsv:2: unknown wnid"),
-    "unknown language file": ("german.tsv", f"{TENCH}\taccept\t\tanna\t2025-01-14\t\n", "german.tsv: not a review file"),
-    "replace without label": ("deu_Latn.tsv", f"{TENCH}\treplace\t\tanna\t2025-01-14\t\n",
-                              "deu_Latn.tsv:2: replace without a label"),
-    "English lemma": ("deu_Latn.tsv", f"{TENCH}\taccept\tSchleie\tanna\t2025-01-14\t\n"
-                                      f"{BOW_TIE}\treplace\tBow tie\tanna\t2025-01-14\t\n",
-                      "deu_Latn.tsv:3: label 'Bow tie' equals an English lemma"),
-    "wrong script": ("deu_Latn.tsv", f"{BOW_TIE}\treplace\tгалстук-бабочка\tanna\t2025-01-14\t\n",
-                     "deu_Latn.tsv:2: label 'галстук-бабочка' is not in the script of deu_Latn"),
-    "same wnid twice": ("deu_Latn.tsv", f"{BOW_TIE}\taccept\t\tanna\t2025-01-14\t\n"
-                                        f"{BOW_TIE}\treject\t\tanna\t2025-01-15\t\n",
-                        f"deu_Latn.tsv:3: wnid {BOW_TIE} twice"),
-    "unknown decision": ("deu_Latn.tsv", f"{TENCH}\tapprove\t\tanna\t2025-01-14\t\n", "deu_Latn.tsv:2: decision 'approve'"),
+    "unknown wnid": ("deu_Latn.tsv", "n99999999\taccept\t\tanna\t2025-01-14\t\n", "deu_Latn.tsv:2: unknown wnid"),
+    "unknown language file": (
+        "german.tsv",
+        f"{TENCH}\taccept\t\tanna\t2025-01-14\t\n",
+        "german.tsv: not a review file",
+    ),
+    "replace without label": (
+        "deu_Latn.tsv",
+        f"{TENCH}\treplace\t\tanna\t2025-01-14\t\n",
+        "deu_Latn.tsv:2: replace without a label",
+    ),
+    "English lemma": (
+        "deu_Latn.tsv",
+        f"{TENCH}\taccept\tSchleie\tanna\t2025-01-14\t\n{BOW_TIE}\treplace\tBow tie\tanna\t2025-01-14\t\n",
+        "deu_Latn.tsv:3: label 'Bow tie' equals an English lemma",
+    ),
+    "wrong script": (
+        "deu_Latn.tsv",
+        f"{BOW_TIE}\treplace\tгалстук-бабочка\tanna\t2025-01-14\t\n",
+        "deu_Latn.tsv:2: label 'галстук-бабочка' is not in the script of deu_Latn",
+    ),
+    "same wnid twice": (
+        "deu_Latn.tsv",
+        f"{BOW_TIE}\taccept\t\tanna\t2025-01-14\t\n{BOW_TIE}\treject\t\tanna\t2025-01-15\t\n",
+        f"deu_Latn.tsv:3: wnid {BOW_TIE} twice",
+    ),
+    "unknown decision": (
+        "deu_Latn.tsv",
+        f"{TENCH}\tapprove\t\tanna\t2025-01-14\t\n",
+        "deu_Latn.tsv:2: decision 'approve'",
+    ),
     "no reviewer": ("deu_Latn.tsv", f"{TENCH}\taccept\t\t\t2025-01-14\t\n", "deu_Latn.tsv:2: no reviewer"),
     "bad date": ("deu_Latn.tsv", f"{TENCH}\taccept\t\tanna\t14.01.2025\t\n", "deu_Latn.tsv:2: date '14.01.2025'"),
     "missing field": ("deu_Latn.tsv", f"{TENCH}\taccept\t\tanna\t2025-01-14\n", "deu_Latn.tsv:2: 5 fields"),
@@ -175,7 +252,7 @@ def test_label_checks_follow_the_language():
     from babelforge.babel_imagenet.reviews import check_review
 
     context = ReviewContext(frozenset({TENCH}), frozenset({"tench"}), {"eng_Latn": ("Latn",), "rus_Cyrl": ("Cyrl",)})
-    check_review(review(TENCH, "replace", "tench", lang="eng_Latn"), context)   # English labels are English words
+    check_review(review(TENCH, "replace", "tench", lang="eng_Latn"), context)  # English labels are English words
     check_review(review(TENCH, "replace", "линь", lang="rus_Cyrl"), context)
     with pytest.raises(BabelforgeError, match="not in the script of rus_Cyrl"):
         check_review(review(TENCH, "replace", "lin", lang="rus_Cyrl"), context)
@@ -185,12 +262,15 @@ def test_the_card_states_review_coverage_per_reviewed_language():
     from babelforge.babel_imagenet.datasets import review_coverage_sentence
     from babelforge.babel_imagenet.reviews import review_coverage
 
-    rows = [{"lang": "deu_Latn", "label": "Querbinder", "rule_label": "Fliege", "reviewed": True},
-            {"lang": "deu_Latn", "label": "Hai", "rule_label": "Hai", "reviewed": True},
-            *({"lang": "deu_Latn", "label": f"w{i}", "rule_label": f"w{i}"} for i in range(6)),
-            {"lang": "fin_Latn", "label": "hai", "rule_label": "hai"}]
+    rows = [
+        {"lang": "deu_Latn", "label": "Querbinder", "rule_label": "Fliege", "reviewed": True},
+        {"lang": "deu_Latn", "label": "Hai", "rule_label": "Hai", "reviewed": True},
+        *({"lang": "deu_Latn", "label": f"w{i}", "rule_label": f"w{i}"} for i in range(6)),
+        {"lang": "fin_Latn", "label": "hai", "rule_label": "hai"},
+    ]
     coverage = review_coverage(rows, {"deu_Latn": {"rejected": [7]}})
     assert review_coverage_sentence(coverage) == (
         "Reviewed by people in 1 of 2 languages: deu_Latn 3 of 9 classes (33.3%, 2 changed). "
-        "Every other label is the rules' choice.")
+        "Every other label is the rules' choice."
+    )
     assert review_coverage_sentence({"fin_Latn": coverage["fin_Latn"]}).startswith("No label has been reviewed")

@@ -1,5 +1,6 @@
 """Fixtures for the caption tests: the real XTD mirror, a small registry, a stub translator,
 and the tiny COMETKiwi checkpoint (built once per session, a few seconds)."""
+
 from __future__ import annotations
 
 import json

@@ -7,8 +7,19 @@ from babelforge.captions.taggers import ATTRIBUTES, TAGGERS, TagContext, run_tag
 from babelforge.core.taggers import run_tagger
 from babelforge.core.text_taggers import TextContext
 
-XTD_KEYS = ["eng_Latn", "deu_Latn", "spa_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang",
-            "pol_Latn", "rus_Cyrl", "tur_Latn", "zho_Hans"]
+XTD_KEYS = [
+    "eng_Latn",
+    "deu_Latn",
+    "spa_Latn",
+    "fra_Latn",
+    "ita_Latn",
+    "jpn_Jpan",
+    "kor_Hang",
+    "pol_Latn",
+    "rus_Cyrl",
+    "tur_Latn",
+    "zho_Hans",
+]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +44,7 @@ def test_langid_flags_a_hypothesis_in_the_wrong_language(identifier):
 def test_langid_without_code_is_not_in_play_and_sets_do_not_interfere(registry, identifier):
     ident = langcheck.LanguageIdentifier({"eng_Latn": "en", "smo_Latn": registry.get("smo_Latn").langid})
     assert set(ident.probabilities("a dog")) == {"eng_Latn"}
-    assert set(identifier.probabilities("a dog")) == set(XTD_KEYS)      # the shared model is untouched
+    assert set(identifier.probabilities("a dog")) == set(XTD_KEYS)  # the shared model is untouched
     _, prob = ident.check("a dog", "smo_Latn")
     assert math.isnan(prob)
 
@@ -41,7 +52,9 @@ def test_langid_without_code_is_not_in_play_and_sets_do_not_interfere(registry, 
 def test_keys_sharing_a_langid_code_are_both_checked(registry):
     # zho_Hans and zho_Hant are both langid "zh": each must get the probability of "zh",
     # not NaN (which would silently turn the langid check off for one of them).
-    ident = langcheck.LanguageIdentifier({key: registry.get(key).langid for key in ("deu_Latn", "zho_Hans", "zho_Hant")})
+    ident = langcheck.LanguageIdentifier(
+        {key: registry.get(key).langid for key in ("deu_Latn", "zho_Hans", "zho_Hant")}
+    )
     for key in ("zho_Hans", "zho_Hant"):
         best, prob = ident.check("一只黑色的狗在绿色的草地上奔跑", key)
         assert best == key and prob > 0.9
@@ -58,30 +71,36 @@ def test_copy_of_source_is_detected_and_real_translation_is_not():
     assert not langcheck.is_copy(translation, source)
     assert langcheck.copy_overlap(translation, source) < 0.3
     partial = "Major league baseball Spiel mit Spieler"
-    assert langcheck.copy_overlap(partial, source) == 0.5      # 3 of its 6 words
+    assert langcheck.copy_overlap(partial, source) == 0.5  # 3 of its 6 words
     assert math.isnan(langcheck.copy_overlap("", source))
 
 
-@pytest.mark.parametrize("text, run", [
-    ("a dog runs on the grass", 1),
-    ("very very big dog", 2),
-    ("a dog a dog a dog a dog", 4),
-    ("the the the the the the", 6),
-    ("on a red bus on a red bus on a red bus", 3),
-    ("猫猫猫猫猫が寝ている", 5),        # Han written without spaces: characters are the units
-    ("", 0),
-])
+@pytest.mark.parametrize(
+    "text, run",
+    [
+        ("a dog runs on the grass", 1),
+        ("very very big dog", 2),
+        ("a dog a dog a dog a dog", 4),
+        ("the the the the the the", 6),
+        ("on a red bus on a red bus on a red bus", 3),
+        ("猫猫猫猫猫が寝ている", 5),  # Han written without spaces: characters are the units
+        ("", 0),
+    ],
+)
 def test_longest_repeat_run_finds_decoder_loops(text, run):
     assert langcheck.longest_repeat_run(text) == run
 
 
-@pytest.mark.parametrize("text, run", [
-    ("a dog runs on the grass", 2),             # "ss"
-    ("lalalala", 4),
-    ("ỡỡỡỡ que", 4),
-    ("สวัสดีสวัสดีสวัสดี", 3),              # Thai is written without spaces: the word view sees one unit
-    ("a, a. a; a", 4),                          # punctuation and spaces do not break a letter loop
-])
+@pytest.mark.parametrize(
+    "text, run",
+    [
+        ("a dog runs on the grass", 2),  # "ss"
+        ("lalalala", 4),
+        ("ỡỡỡỡ que", 4),
+        ("สวัสดีสวัสดีสวัสดี", 3),  # Thai is written without spaces: the word view sees one unit
+        ("a, a. a; a", 4),  # punctuation and spaces do not break a letter loop
+    ],
+)
 def test_longest_letter_run_finds_loops_inside_words(text, run):
     assert langcheck.longest_letter_run(text) == run
 
@@ -109,7 +128,7 @@ def test_taggers_write_versioned_aligned_columns(registry, identifier):
         identifier=identifier,
         references={("c1", "rus_Cyrl"): "Собака бежит по зелёной траве"},
     )
-    cheap = [name for name in TAGGERS if name != "kiwi_v1"]      # kiwi_v1: test_kiwi_is_a_registered_tagger
+    cheap = [name for name in TAGGERS if name != "kiwi_v1"]  # kiwi_v1: test_kiwi_is_a_registered_tagger
     columns = run_taggers(rows, context, cheap)
     assert all(name.split("__")[0] in cheap and "_v" in name for name in columns)
     assert set(columns) == {column for column in ATTRIBUTES if not column.startswith("kiwi_v1")}
@@ -139,16 +158,19 @@ def test_human_translations_pass_and_english_fails_the_language_check(xtd, ident
 
 
 def test_kiwi_is_a_registered_tagger_loaded_once_per_process(tiny_kiwi_dir):
-    from babelforge.captions.qe import kiwi_scorer, load_kiwi, KiwiScorer
+    from babelforge.captions.qe import KiwiScorer, kiwi_scorer, load_kiwi
 
     scorer, record = kiwi_scorer(str(tiny_kiwi_dir))
-    assert kiwi_scorer(str(tiny_kiwi_dir)) == (scorer, record)          # the same model object, not a reload
-    rows = [{"caption_id": "c1", "lang": "deu_Latn", "hyp_rank": r, "text": text}
-            for r, text in enumerate(["Ein Hund läuft", "A dog runs", "Ein Hund läuft"])]
+    assert kiwi_scorer(str(tiny_kiwi_dir)) == (scorer, record)  # the same model object, not a reload
+    rows = [
+        {"caption_id": "c1", "lang": "deu_Latn", "hyp_rank": r, "text": text}
+        for r, text in enumerate(["Ein Hund läuft", "A dog runs", "Ein Hund läuft"])
+    ]
     context = TagContext(sources={"c1": "A dog runs"}, kiwi=scorer)
     scores = run_taggers(rows, context, ["kiwi_v1"])["kiwi_v1__score"]
-    direct = KiwiScorer(load_kiwi(str(tiny_kiwi_dir))[0], device="cpu").score(["A dog runs"] * 3,
-                                                                              [row["text"] for row in rows])
+    direct = KiwiScorer(load_kiwi(str(tiny_kiwi_dir))[0], device="cpu").score(
+        ["A dog runs"] * 3, [row["text"] for row in rows]
+    )
     assert scores == pytest.approx(direct) and scores[0] == scores[2] != scores[1]
     with pytest.raises(ValueError, match="kiwi_v1 needs a loaded COMETKiwi scorer"):
         run_taggers(rows, TagContext(sources={"c1": "A dog runs"}), ["kiwi_v1"])

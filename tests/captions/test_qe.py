@@ -74,10 +74,11 @@ def test_scores_are_in_input_order_whatever_the_batching(tiny_kiwi, pairs):
     sources, translations = pairs
     reference = KiwiScorer(tiny_kiwi, batch_size=1, device="cpu", length_sorted=False).score(sources, translations)
     assert all(0.0 < s < 1.0 for s in reference)
-    assert len(set(round(s, 4) for s in reference)) > len(reference) // 2   # scores differ between pairs
+    assert len(set(round(s, 4) for s in reference)) > len(reference) // 2  # scores differ between pairs
     for batch_size, length_sorted in [(7, True), (7, False), (64, True)]:
         scores = KiwiScorer(tiny_kiwi, batch_size=batch_size, device="cpu", length_sorted=length_sorted).score(
-            sources, translations)
+            sources, translations
+        )
         # Padding changes float summation order inside the encoder: equal up to ~1e-4.
         assert scores == pytest.approx(reference, abs=1e-3)
     # Reversing the input reverses the output: each score belongs to its pair.
@@ -145,7 +146,7 @@ def test_gated_hub_model_offline_fails_at_once_saying_how_to_get_access(monkeypa
     from huggingface_hub import constants
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))   # whatever this machine holds
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # whatever this machine holds
     start = time.monotonic()
     with pytest.raises(BabelforgeError) as error:
         load_kiwi("Unbabel/wmt22-cometkiwi-da")
@@ -202,16 +203,17 @@ def test_a_hub_id_in_the_local_cache_loads_offline_through_comets_loader(tiny_ki
     (repo / "refs").mkdir(parents=True)
     (repo / "refs" / "main").write_text(revision)
     shutil.copytree(tiny_kiwi_dir / "checkpoints", snapshot / "checkpoints")
-    shutil.copy(tiny_kiwi_dir / "hparams.yaml", snapshot / "hparams.yaml")   # no bundled encoder/
+    shutil.copy(tiny_kiwi_dir / "hparams.yaml", snapshot / "hparams.yaml")  # no bundled encoder/
     from huggingface_hub import constants
 
     # huggingface_hub reads HF_HOME once, at its import: point its cache constant here.
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.chdir(tiny_kiwi_dir)   # the relative encoder path of hparams.yaml stands for a Hub encoder id
+    monkeypatch.chdir(tiny_kiwi_dir)  # the relative encoder path of hparams.yaml stands for a Hub encoder id
     model, record = load_kiwi("Unbabel/wmt22-cometkiwi-da")
     assert record == {"id": "Unbabel/wmt22-cometkiwi-da", "revision": revision}
     sources, translations = pairs
     original, _ = load_kiwi(str(tiny_kiwi_dir))
     assert KiwiScorer(model, device="cpu").score(sources[:4], translations[:4]) == pytest.approx(
-        KiwiScorer(original, device="cpu").score(sources[:4], translations[:4]), abs=1e-6)
+        KiwiScorer(original, device="cpu").score(sources[:4], translations[:4]), abs=1e-6
+    )

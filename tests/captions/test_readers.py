@@ -16,8 +16,18 @@ def test_xtd_reader_gives_1000_english_captions_and_ten_reference_languages(xtd,
     assert first["caption_id"] == raw["images"][0].rsplit(".", 1)[0]
     assert len({row["caption_id"] for row in xtd.captions}) == 1000
     langs = {lang for _, lang, _ in xtd.references}
-    assert langs == {"deu_Latn", "spa_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang",
-                     "pol_Latn", "rus_Cyrl", "tur_Latn", "zho_Hans"}
+    assert langs == {
+        "deu_Latn",
+        "spa_Latn",
+        "fra_Latn",
+        "ita_Latn",
+        "jpn_Jpan",
+        "kor_Hang",
+        "pol_Latn",
+        "rus_Cyrl",
+        "tur_Latn",
+        "zho_Hans",
+    }
     japanese = {cid: text for cid, lang, text in xtd.references if lang == "jpn_Jpan"}
     assert japanese[first["caption_id"]] == raw["captions"]["jp"][0][0]
 
@@ -44,30 +54,35 @@ def test_limit_keeps_references_of_kept_captions_only(xtd):
 def test_csv_extra_columns_are_carried_through_and_ref_columns_become_references(tmp_path, registry):
     path = tmp_path / "captions.csv"
     path.write_text(
-        'id,image,caption,rating,ref_deu_Latn\n'
-        'a1,img1.jpg,"A dog, running",4.5,Ein Hund rennt\n'
-        'a2,img2.jpg,A cat,,\n',
+        'id,image,caption,rating,ref_deu_Latn\na1,img1.jpg,"A dog, running",4.5,Ein Hund rennt\na2,img2.jpg,A cat,,\n',
         encoding="utf-8",
     )
     data = read_captions("table", path, "eng_Latn", registry)
-    assert data.captions[0] == {"caption_id": "a1", "image": "img1.jpg", "caption": "A dog, running",
-                                "rating": "4.5", "ref_deu_Latn": "Ein Hund rennt"}
+    assert data.captions[0] == {
+        "caption_id": "a1",
+        "image": "img1.jpg",
+        "caption": "A dog, running",
+        "rating": "4.5",
+        "ref_deu_Latn": "Ein Hund rennt",
+    }
     assert data.references == [("a1", "deu_Latn", "Ein Hund rennt")]
 
 
 def test_jsonl_keeps_typed_extra_values(tmp_path, registry):
     path = tmp_path / "captions.jsonl"
-    path.write_text('{"id": 7, "image": "x.jpg", "caption": "two birds", "human_scores": [1, 3]}\n\n',
-                    encoding="utf-8")
+    path.write_text('{"id": 7, "image": "x.jpg", "caption": "two birds", "human_scores": [1, 3]}\n\n', encoding="utf-8")
     data = read_caption_table(path, "eng_Latn", registry)
     assert data.captions == [{"caption_id": "7", "image": "x.jpg", "caption": "two birds", "human_scores": [1, 3]}]
 
 
-@pytest.mark.parametrize("content, message", [
-    ("id,image\n1,a.jpg\n", "missing column"),
-    ("id,image,caption\n1,a.jpg,x\n1,b.jpg,y\n", "appears twice"),
-    ("id,image,caption,ref_xxx_Latn\n1,a.jpg,x,y\n", "xxx_Latn"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("id,image\n1,a.jpg\n", "missing column"),
+        ("id,image,caption\n1,a.jpg,x\n1,b.jpg,y\n", "appears twice"),
+        ("id,image,caption,ref_xxx_Latn\n1,a.jpg,x,y\n", "xxx_Latn"),
+    ],
+)
 def test_bad_tables_fail_with_a_clear_error(tmp_path, registry, content, message):
     path = tmp_path / "bad.csv"
     path.write_text(content, encoding="utf-8")
@@ -138,12 +153,18 @@ def test_img2dataset_parquet_folders_stream_in_batches_and_skip_failed_downloads
     folder.mkdir()
     for part in range(2):
         rows = range(part * 25, part * 25 + 25)
-        pq.write_table(pa.table({
-            "key": [f"{i:09d}" for i in rows], "caption": [texts[i] for i in rows],
-            "url": [f"https://images.example/{i}.jpg" for i in rows],
-            "status": ["failed_to_download" if i % 10 == 3 else "success" for i in rows],
-            "width": [256] * 25,
-        }), folder / f"{part:05d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "key": [f"{i:09d}" for i in rows],
+                    "caption": [texts[i] for i in rows],
+                    "url": [f"https://images.example/{i}.jpg" for i in rows],
+                    "status": ["failed_to_download" if i % 10 == 3 else "success" for i in rows],
+                    "width": [256] * 25,
+                }
+            ),
+            folder / f"{part:05d}.parquet",
+        )
     config = InputConfig(format="img2dataset", path=str(folder), targets=["deu_Latn"])
     batches = list(stream_captions(config, registry, batch_rows=8))
     assert [batch.num_rows for batch in batches] == [8, 8, 8, 8, 8, 5]
@@ -152,8 +173,9 @@ def test_img2dataset_parquet_folders_stream_in_batches_and_skip_failed_downloads
     assert table.column("caption_id").to_pylist()[:3] == ["000000000", "000000001", "000000002"]
     assert "000000003" not in table.column("caption_id").to_pylist()
     assert table.column("image")[0].as_py() == "https://images.example/0.jpg"
-    limited = pa.concat_tables(stream_captions(InputConfig(format="img2dataset", path=str(folder), limit=12),
-                                               registry, batch_rows=5))
+    limited = pa.concat_tables(
+        stream_captions(InputConfig(format="img2dataset", path=str(folder), limit=12), registry, batch_rows=5)
+    )
     assert limited.num_rows == 12
 
 

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from babelforge.captions.select import DEFAULT_CHECKS, choose, failed_checks, percentiles, quality_flags, with_text_tags
-from babelforge.captions.select_stage import Config, select_rows
+from babelforge.captions.select_stage import select_rows
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.taggers import Thresholds
 
@@ -21,13 +21,32 @@ def rules(default=FULL, languages=None, lang="deu_Latn"):
     return Thresholds(default, languages or {}).for_language(lang, "captions.select")
 
 
-def hyp(rank, kiwi, text="Ein Hund", langid=0.9, script=1.0, overlap=0.0, exact=False, run=1, letter_run=1,
-        lang="deu_Latn", caption_id="c1"):
+def hyp(
+    rank,
+    kiwi,
+    text="Ein Hund",
+    langid=0.9,
+    script=1.0,
+    overlap=0.0,
+    exact=False,
+    run=1,
+    letter_run=1,
+    lang="deu_Latn",
+    caption_id="c1",
+):
     row = {
-        "caption_id": caption_id, "lang": lang, "hyp_rank": rank, "text": text, "mt_score": -0.1 * rank,
-        "langid_v1__prob": langid, "script_v1__share": script, "copy_v1__overlap": overlap,
-        "copy_v1__exact": exact, "repetition_v1__longest_run": run,
-        "repetition_v1__longest_letter_run": letter_run, "kiwi_v1__score": kiwi,
+        "caption_id": caption_id,
+        "lang": lang,
+        "hyp_rank": rank,
+        "text": text,
+        "mt_score": -0.1 * rank,
+        "langid_v1__prob": langid,
+        "script_v1__share": script,
+        "copy_v1__overlap": overlap,
+        "copy_v1__exact": exact,
+        "repetition_v1__longest_run": run,
+        "repetition_v1__longest_letter_run": letter_run,
+        "kiwi_v1__score": kiwi,
     }
     return with_text_tags([row])[0]
 
@@ -41,13 +60,13 @@ def test_each_check_rejects_what_it_should():
     assert failed_checks(hyp(0, 0.5, overlap=0.9), t) == ["copy"]
     assert failed_checks(hyp(0, 0.5, run=4), t) == ["repetition"]
     assert failed_checks(hyp(0, 0.5, letter_run=6), t) == ["repetition"]
-    assert failed_checks(hyp(0, 0.5, run=3, letter_run=5), t) == []          # limits are inclusive
+    assert failed_checks(hyp(0, 0.5, run=3, letter_run=5), t) == []  # limits are inclusive
     assert failed_checks(hyp(0, 0.5, text="  "), t) == ["empty"]
     assert failed_checks(hyp(0, 0.1), rules({**FULL, "kiwi": {"kiwi_v1__score": {"min": 0.3}}})) == ["kiwi"]
 
 
 def test_a_null_threshold_turns_its_check_off():
-    off = rules(DEFAULT_CHECKS)      # the sample profile: langid, script and repetition off
+    off = rules(DEFAULT_CHECKS)  # the sample profile: langid, script and repetition off
     assert failed_checks(hyp(0, 0.5, langid=0.0, script=0.0, run=9, letter_run=9), off) == []
     assert failed_checks(hyp(0, 0.5, exact=True), off) == ["copy"]
     assert failed_checks(hyp(0, 0.5, exact=True), rules({**FULL, "copy": None})) == []
@@ -85,7 +104,7 @@ def test_per_language_thresholds_override_the_default():
     japanese = hyp(0, 0.5, script=0.8, lang="jpn_Jpan")
     assert failed_checks(japanese, japanese_rules) == ["script"]
     assert failed_checks(hyp(0, 0.5, script=0.8), german) == []
-    assert failed_checks(hyp(0, 0.5, langid=0.2, lang="jpn_Jpan"), japanese_rules) == ["langid"]   # the rest stays
+    assert failed_checks(hyp(0, 0.5, langid=0.2, lang="jpn_Jpan"), japanese_rules) == ["langid"]  # the rest stays
 
 
 def test_a_misspelt_column_or_condition_stops_the_stage():
@@ -104,8 +123,8 @@ def test_percentiles_share_ties_and_flags_split_the_bottom_quarter():
     assert pct == [75.0, 0.0, 37.5, 12.5, 12.5, 87.5, 62.5, 50.0]
     flags = [quality_flags(p) for p in pct]
     bottom = [s for s, (b, _) in zip(scores, flags) if b]
-    assert sorted(bottom) == [0.1, 0.3, 0.3]          # tied 0.3s stay together
-    assert all(b != t for b, t in flags)               # the two subsets partition the kept captions
+    assert sorted(bottom) == [0.1, 0.3, 0.3]  # tied 0.3s stay together
+    assert all(b != t for b, t in flags)  # the two subsets partition the kept captions
     assert sum(quality_flags(p)[0] for p in percentiles([1.0, 2.0, 3.0, 4.0])) == 1
 
 

@@ -1,5 +1,6 @@
 """The caption stages as shards: streamed input, resume after SIGKILL, stale shards redone and no
 other, bounded memory, and the plan printed before any work."""
+
 from __future__ import annotations
 
 import csv
@@ -14,7 +15,6 @@ import yaml
 
 from babelforge.cli import main
 from babelforge.core import shards
-
 from tests.core.shard_workers import kill_after_shards
 
 from .conftest import REPO, StubTranslator
@@ -31,8 +31,9 @@ def write_captions(path: Path, texts: list[str]) -> Path:
     return path
 
 
-def write_params(root: Path, captions: Path, kiwi_dir, nllb_dir: Path | None = None, shard_size: int = 10,
-                 **translate) -> Path:
+def write_params(
+    root: Path, captions: Path, kiwi_dir, nllb_dir: Path | None = None, shard_size: int = 10, **translate
+) -> Path:
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["profile"] = "sample"
     params["paths"]["captions"] = str(root / "data")
@@ -72,7 +73,8 @@ def xtd_texts(xtd) -> list[str]:
 
 
 def test_a_changed_caption_redoes_its_shard_in_both_stages_and_a_params_change_only_its_stage(
-        tmp_path, monkeypatch, xtd_texts, tiny_kiwi_dir):
+    tmp_path, monkeypatch, xtd_texts, tiny_kiwi_dir
+):
     captions = write_captions(tmp_path / "captions.csv", xtd_texts[:30])
     params = write_params(tmp_path, captions, tiny_kiwi_dir)
     data = tmp_path / "data"
@@ -116,7 +118,8 @@ def test_a_changed_caption_redoes_its_shard_in_both_stages_and_a_params_change_o
 
 
 def test_selection_over_shards_equals_selection_over_the_same_rows_in_one_shard(
-        tmp_path, monkeypatch, xtd_texts, tiny_kiwi_dir):
+    tmp_path, monkeypatch, xtd_texts, tiny_kiwi_dir
+):
     """Choices are made shard by shard, percentiles and chrF over all shards: the same rows
     gathered into one shard give the same selected.parquet rows and quality.json, the file
     written a row group per shard."""
@@ -129,9 +132,12 @@ def test_selection_over_shards_equals_selection_over_the_same_rows_in_one_shard(
     assert stage(monkeypatch, "captions_select", params) == 0
     data, whole = tmp_path / "data", tmp_path / "whole"
     assert len(shards.listed_shards(data / "attributes")) == 4
-    for name, key in (("source", ["caption_id"]), ("references", ["caption_id", "lang"]),
-                      ("hypotheses", ["caption_id", "lang", "hyp_rank"]),
-                      ("attributes", ["caption_id", "lang", "hyp_rank"])):
+    for name, key in (
+        ("source", ["caption_id"]),
+        ("references", ["caption_id", "lang"]),
+        ("hypotheses", ["caption_id", "lang", "hyp_rank"]),
+        ("attributes", ["caption_id", "lang", "hyp_rank"]),
+    ):
         table = shards.read(data / name)
         one = shards.Shard(0, 0, table.num_rows, shards.table_hash(table))
         shards.write_shard(whole / name, one, table, "p", "m", sort_by=key)
@@ -140,10 +146,13 @@ def test_selection_over_shards_equals_selection_over_the_same_rows_in_one_shard(
     params.write_text(yaml.safe_dump(values, sort_keys=False))
     assert stage(monkeypatch, "captions_select", params) == 0
     assert (whole / "quality.json").read_text() == (data / "quality.json").read_text()
+
     def rows(path):  # a row group per shard: rows in shard order, then language and caption id
         return pd.read_parquet(path).sort_values(["lang", "caption_id"]).reset_index(drop=True)
+
     assert rows(whole / "selected.parquet").equals(rows(data / "selected.parquet"))
     import pyarrow.parquet as pq
+
     assert pq.ParquetFile(data / "selected.parquet").metadata.num_row_groups == 4
 
 
@@ -151,8 +160,7 @@ KILLED_TRANSLATE = "import sys; from babelforge.cli import main; sys.exit(main(s
 
 
 @pytest.mark.slow
-def test_translate_killed_with_sigkill_resumes_and_ends_byte_identical(tmp_path, xtd_texts, tiny_nllb,
-                                                                       tiny_kiwi_dir):
+def test_translate_killed_with_sigkill_resumes_and_ends_byte_identical(tmp_path, xtd_texts, tiny_nllb, tiny_kiwi_dir):
     """The real stage with the tiny NLLB in a subprocess, SIGKILLed after two shards: the rerun
     redoes only the shards without a manifest, and hypotheses/ equals an uninterrupted run's."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -162,8 +170,14 @@ def test_translate_killed_with_sigkill_resumes_and_ends_byte_identical(tmp_path,
     for name in ("killed", "clean"):
         root = tmp_path / name
         root.mkdir()
-        params = write_params(root, write_captions(root / "captions.csv", texts), tiny_kiwi_dir,
-                              nllb_dir=Path(tiny_nllb), shard_size=6, **settings)
+        params = write_params(
+            root,
+            write_captions(root / "captions.csv", texts),
+            tiny_kiwi_dir,
+            nllb_dir=Path(tiny_nllb),
+            shard_size=6,
+            **settings,
+        )
         runs[name] = (root, params)
     root, params = runs["killed"]
     command = [sys.executable, "-c", KILLED_TRANSLATE, "captions_translate", "--params", str(params)]
@@ -174,8 +188,13 @@ def test_translate_killed_with_sigkill_resumes_and_ends_byte_identical(tmp_path,
     rerun = subprocess.run(command, env=env, cwd=root, capture_output=True, text=True, check=True)
     assert f"{committed} current, {8 - committed} to do" in rerun.stderr
     clean_root, clean_params = runs["clean"]
-    subprocess.run([sys.executable, "-c", KILLED_TRANSLATE, "captions_translate", "--params", str(clean_params)],
-                   env=env, cwd=clean_root, capture_output=True, check=True)
+    subprocess.run(
+        [sys.executable, "-c", KILLED_TRANSLATE, "captions_translate", "--params", str(clean_params)],
+        env=env,
+        cwd=clean_root,
+        capture_output=True,
+        check=True,
+    )
     for name in ("source", "references", "hypotheses"):
         killed = {p.name: p.read_bytes() for p in sorted((root / "data" / name).iterdir())}
         clean = {p.name: p.read_bytes() for p in sorted((clean_root / "data" / name).iterdir())}
@@ -204,8 +223,9 @@ def test_peak_memory_stays_flat_when_the_input_grows_ten_times(tmp_path, xtd_tex
         root.mkdir()
         texts = [f"{xtd_texts[i % len(xtd_texts)]} ({i})" for i in range(n)]
         params = write_params(root, write_captions(root / "captions.csv", texts), tiny_kiwi_dir, shard_size=500)
-        result = subprocess.run([sys.executable, "-c", PEAK_RSS, str(params)], env=env, cwd=root,
-                                capture_output=True, text=True, check=True)
+        result = subprocess.run(
+            [sys.executable, "-c", PEAK_RSS, str(params)], env=env, cwd=root, capture_output=True, text=True, check=True
+        )
         peaks.append(int(result.stdout.split()[-1]))
         assert shards.digest(root / "data" / "hypotheses")["rows"] == n * len(TARGETS) * 4
     assert peaks[1] <= 1.3 * peaks[0], peaks
@@ -213,12 +233,19 @@ def test_peak_memory_stays_flat_when_the_input_grows_ten_times(tmp_path, xtd_tex
 
 def test_the_plan_is_printed_before_any_work(tmp_path, monkeypatch, capsys, xtd_texts, tiny_nllb, tiny_kiwi_dir):
     captions = write_captions(tmp_path / "captions.csv", xtd_texts[:35])
-    params = write_params(tmp_path, captions, tiny_kiwi_dir, nllb_dir=Path(tiny_nllb), beam_size=2,
-                          num_hypotheses=2, max_decoding_length=8)
+    params = write_params(
+        tmp_path,
+        captions,
+        tiny_kiwi_dir,
+        nllb_dir=Path(tiny_nllb),
+        beam_size=2,
+        num_hypotheses=2,
+        max_decoding_length=8,
+    )
     values = yaml.safe_load(params.read_text())
     values["captions"]["plan"] = {"warmup": 4}
     params.write_text(yaml.safe_dump(values, sort_keys=False))
-    monkeypatch.chdir(tmp_path)   # no run recorded a rate: the plan measures a warm-up
+    monkeypatch.chdir(tmp_path)  # no run recorded a rate: the plan measures a warm-up
     assert main(["captions_plan", "--params", str(params)]) == 0
     out = capsys.readouterr().out
     assert "captions        35" in out
@@ -240,16 +267,31 @@ def test_translate_and_tag_on_ray_write_the_bytes_of_the_local_runner(tmp_path, 
     for runner in ("local", "ray"):
         root = tmp_path / runner
         root.mkdir()
-        params = write_params(root, write_captions(root / "captions.csv", texts), tiny_kiwi_dir,
-                              nllb_dir=Path(tiny_nllb), shard_size=6, beam_size=2, num_hypotheses=2,
-                              max_decoding_length=10)
+        params = write_params(
+            root,
+            write_captions(root / "captions.csv", texts),
+            tiny_kiwi_dir,
+            nllb_dir=Path(tiny_nllb),
+            shard_size=6,
+            beam_size=2,
+            num_hypotheses=2,
+            max_decoding_length=10,
+        )
         values = yaml.safe_load(params.read_text())
         values["captions"]["runner"].update(runner=runner, concurrency=2, local_cpus=2)
         params.write_text(yaml.safe_dump(values, sort_keys=False))
         for name in ("captions_translate", "captions_tag"):  # as the CLI runs: CPU pinned before torch loads
-            subprocess.run([sys.executable, "-c", KILLED_TRANSLATE, name, "--params", str(params)], env=env,
-                           cwd=root, capture_output=True, check=True)
-        built[runner] = {f"{name}/{path.name}": path.read_bytes() for name in ("hypotheses", "attributes")
-                         for path in sorted((root / "data" / name).iterdir())}
-    assert len(built["ray"]) == 2 * 2 * 2   # two directories of two shards, a Parquet and a manifest each
+            subprocess.run(
+                [sys.executable, "-c", KILLED_TRANSLATE, name, "--params", str(params)],
+                env=env,
+                cwd=root,
+                capture_output=True,
+                check=True,
+            )
+        built[runner] = {
+            f"{name}/{path.name}": path.read_bytes()
+            for name in ("hypotheses", "attributes")
+            for path in sorted((root / "data" / name).iterdir())
+        }
+    assert len(built["ray"]) == 2 * 2 * 2  # two directories of two shards, a Parquet and a manifest each
     assert built["ray"] == built["local"]

@@ -1,5 +1,6 @@
 """The four caption stages end to end on real XTD captions, with a stub translator and the
 tiny COMETKiwi; and DVC proof that re-thresholding does not rerun the taggers."""
+
 from __future__ import annotations
 
 import shutil
@@ -12,7 +13,6 @@ import yaml
 from babelforge.cli import main
 from babelforge.core import shards
 from babelforge.core.io import read_json, read_table, sha256_file
-
 from tests.project import command_env, run
 
 from .conftest import REPO, StubTranslator
@@ -73,8 +73,14 @@ def test_hypotheses_and_attributes_are_keyed_alike(built):
     assert list(hypotheses.columns) == ["caption_id", "lang", "hyp_rank", "text", "mt_score"]
     key = ["caption_id", "lang", "hyp_rank"]
     assert hypotheses[key].equals(attributes[key])
-    assert {"langid_v1__prob", "script_v1__share", "copy_v1__exact", "repetition_v1__longest_run",
-            "chrf_v1__score", "kiwi_v1__score"} <= set(attributes.columns)
+    assert {
+        "langid_v1__prob",
+        "script_v1__share",
+        "copy_v1__exact",
+        "repetition_v1__longest_run",
+        "chrf_v1__score",
+        "kiwi_v1__score",
+    } <= set(attributes.columns)
     # The stub's rank 1 is the copied English source: tagged as a copy everywhere.
     assert attributes.loc[attributes["hyp_rank"] == 1, "copy_v1__exact"].all()
     assert not attributes.loc[attributes["hyp_rank"] == 0, "copy_v1__exact"].any()
@@ -84,16 +90,19 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
     _, data = built
     selected = read_table(data / "selected.parquet")
     assert len(selected) == N_CAPTIONS * 10
-    assert {"image", "caption", "source_lang"} <= set(selected.columns)      # source row carried through
+    assert {"image", "caption", "source_lang"} <= set(selected.columns)  # source row carried through
     sources = {row["caption_id"]: row["caption"] for row in xtd.captions}
     kept = selected[selected["text"].notna()]
-    assert (kept["text"] != kept["caption_id"].map(sources)).all()          # never the copied source
-    assert (kept["hyp_rank"] != 2).all()                                     # never the decoder loop
+    assert (kept["text"] != kept["caption_id"].map(sources)).all()  # never the copied source
+    assert (kept["hyp_rank"] != 2).all()  # never the decoder loop
     refs = {(cid, lang): text for cid, lang, text in xtd.references}
     # In non-Latin scripts the stub's other hypotheses fail the script check: the human one is kept.
     non_latin = kept[kept["lang"].isin(["rus_Cyrl", "jpn_Jpan", "kor_Hang", "zho_Hans"])]
     assert len(non_latin) >= 0.9 * N_CAPTIONS * 4
-    assert all(text == refs[(cid, lang)] for cid, lang, text in non_latin[["caption_id", "lang", "text"]].itertuples(index=False))
+    assert all(
+        text == refs[(cid, lang)]
+        for cid, lang, text in non_latin[["caption_id", "lang", "text"]].itertuples(index=False)
+    )
     assert (non_latin["chrf"] == 100.0).all()
     for _, group in kept.groupby("lang"):
         assert (group["is_bottom_25"] != group["is_top_75"]).all()
@@ -107,7 +116,7 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
     quality = read_json(data / "quality.json")
     assert set(quality) == set(selected["lang"])
     assert quality["rus_Cyrl"]["chrf_corpus"] == 100.0
-    assert quality["rus_Cyrl"]["chrf_corpus_top_hypothesis"] == 100.0   # the stub ranks the human one first
+    assert quality["rus_Cyrl"]["chrf_corpus_top_hypothesis"] == 100.0  # the stub ranks the human one first
 
 
 def test_selection_rerun_is_byte_identical(built, tmp_path):
@@ -120,11 +129,13 @@ def test_selection_rerun_is_byte_identical(built, tmp_path):
 
 def test_extra_input_columns_reach_the_selected_table(tmp_path, monkeypatch, tiny_kiwi_dir, xtd_path):
     table = tmp_path / "captions.csv"
-    table.write_text("id,image,caption,rating,ref_rus_Cyrl\n"
-                     "a,1.jpg,a dog on the grass,4.5,собака на траве\n"
-                     "b,2.jpg,two cats,1.0,две кошки\n", encoding="utf-8")
-    params = write_params(tmp_path / "params.yaml", xtd_path, tiny_kiwi_dir,
-                          format="table", targets=["rus_Cyrl"])
+    table.write_text(
+        "id,image,caption,rating,ref_rus_Cyrl\n"
+        "a,1.jpg,a dog on the grass,4.5,собака на траве\n"
+        "b,2.jpg,two cats,1.0,две кошки\n",
+        encoding="utf-8",
+    )
+    params = write_params(tmp_path / "params.yaml", xtd_path, tiny_kiwi_dir, format="table", targets=["rus_Cyrl"])
     params_data = yaml.safe_load(params.read_text())
     params_data["captions"]["input"]["path"] = str(table)
     params.write_text(yaml.safe_dump(params_data))
@@ -175,8 +186,10 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     _dvc(project, "repro", "-s", "captions_tag")
     _dvc(project, "repro", "-s", "captions_select")
     attributes = project / "data" / "captions" / "attributes"
+
     def state():
         return {path.name: (sha256_file(path), path.stat().st_mtime_ns) for path in sorted(attributes.iterdir())}
+
     before = state()
     quality_before = read_json(project / "data" / "captions" / "quality.json")
 

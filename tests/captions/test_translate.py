@@ -1,4 +1,3 @@
-
 import pytest
 
 from babelforge.captions import select_stage, translate_stage
@@ -14,7 +13,7 @@ def test_every_caption_gets_n_hypotheses_per_target_best_first(stub_translator):
     translator = stub_translator(num_hypotheses=3)
     captions = [("c1", "a dog"), ("c2", "a cat"), ("c3", "a dog "), ("c4", "   ")]
     rows = translate_nbest(translator, captions, "eng_Latn", {"deu_Latn": "deu_Latn", "jpn_Jpan": "jpn_Jpan"})
-    assert len(rows) == 3 * 2 * 3                       # the empty caption gets none
+    assert len(rows) == 3 * 2 * 3  # the empty caption gets none
     assert {row["caption_id"] for row in rows} == {"c1", "c2", "c3"}
     c1_de = [row for row in rows if row["caption_id"] == "c1" and row["lang"] == "deu_Latn"]
     assert [row["hyp_rank"] for row in c1_de] == [0, 1, 2]
@@ -28,8 +27,9 @@ def test_every_caption_gets_n_hypotheses_per_target_best_first(stub_translator):
 def test_targets_are_mixed_per_text_and_chunked(stub_translator):
     translator = stub_translator(num_hypotheses=1)
     captions = [(f"c{i}", f"caption number {i}") for i in range(5)]
-    rows = translate_nbest(translator, captions, "eng_Latn", {"deu_Latn": "deu_Latn", "fra_Latn": "fra_Latn"},
-                           chunk_size=4)
+    rows = translate_nbest(
+        translator, captions, "eng_Latn", {"deu_Latn": "deu_Latn", "fra_Latn": "fra_Latn"}, chunk_size=4
+    )
     assert [len(texts) for texts, _, _ in translator.calls] == [4, 4, 2]
     assert all(len(texts) == len(targets) for texts, _, targets in translator.calls)
     assert len(rows) == 10
@@ -53,7 +53,7 @@ def test_params_express_the_sample_default_and_the_papers_100_beams_25_hypothese
     assert (sample.runner.runner, sample.runner.shard_size, full.runner.shard_size) == ("local", 1000, 10000)
     with pytest.raises(BabelforgeError, match="num_hypotheses"):
         translate_stage.Config(beam_size=4, num_hypotheses=5)
-    with pytest.raises(BabelforgeError, match="beam_sise"):    # a typo is one clear line, not a TypeError
+    with pytest.raises(BabelforgeError, match="beam_sise"):  # a typo is one clear line, not a TypeError
         load_config(translate_stage.Config, {"captions": {"translate": {"beam_sise": 4}}})
 
 
@@ -61,8 +61,12 @@ def test_tiny_nllb_gives_n_best_rows(tiny_nllb):
     from babelforge.translation.nllb import NllbTranslator
 
     translator = NllbTranslator(tiny_nllb, device="cpu", beam_size=4, num_hypotheses=3, max_decoding_length=12)
-    rows = translate_nbest(translator, [("c1", "a dog on the grass"), ("c2", "two cats")], "eng_Latn",
-                           {"deu_Latn": "deu_Latn", "zho_Hans": "zho_Hans"})
+    rows = translate_nbest(
+        translator,
+        [("c1", "a dog on the grass"), ("c2", "two cats")],
+        "eng_Latn",
+        {"deu_Latn": "deu_Latn", "zho_Hans": "zho_Hans"},
+    )
     assert len(rows) == 2 * 2 * 3
     for caption_id in ("c1", "c2"):
         for lang in ("deu_Latn", "zho_Hans"):
@@ -78,5 +82,6 @@ def test_profile_choices_resolve_at_any_depth():
     assert sample["langid"]["langid_v1__prob"]["min"] is None
     assert full["copy"] == sample["copy"]
     with pytest.raises(BabelforgeError, match="captions.select.default.kiwi"):
-        load_config(select_stage.Config,
-                    {"profile": "full", "captions": {"select": {"default": {"kiwi": {"sample": 0.1}}}}})
+        load_config(
+            select_stage.Config, {"profile": "full", "captions": {"select": {"default": {"kiwi": {"sample": 0.1}}}}}
+        )

@@ -3,6 +3,7 @@
 `shared_data` (the source mirror) comes from tests/conftest.py. The server is
 `tests.loopback.LoopbackServer` over the mirror (its failure modes are described there).
 """
+
 from __future__ import annotations
 
 import csv

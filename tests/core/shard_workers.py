@@ -1,4 +1,5 @@
 """Workers for the shard tests (a module, so Ray's actors can import them by name)."""
+
 from __future__ import annotations
 
 import os
@@ -20,11 +21,13 @@ class TextStats:
         if self.delay:
             time.sleep(self.delay)
         texts = batch.column("text").to_pylist()
-        return pa.table({
-            "id": batch.column("id"),
-            "upper": pa.array([text.upper() + self.suffix for text in texts], pa.string()),
-            "words": pa.array([len(text.split()) for text in texts], pa.int64()),
-        })
+        return pa.table(
+            {
+                "id": batch.column("id"),
+                "upper": pa.array([text.upper() + self.suffix for text in texts], pa.string()),
+                "words": pa.array([len(text.split()) for text in texts], pa.int64()),
+            }
+        )
 
 
 def kill_after_shards(process, directory, shards: int, timeout: float) -> int:

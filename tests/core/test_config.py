@@ -1,11 +1,22 @@
 """Typed stage configs: one loader resolves profiles, rejects unknown keys and wrong types, fills paths."""
+
 from dataclasses import dataclass
 
 import pytest
 import yaml
 
 from babelforge.cli import main as cli
-from babelforge.core.config import Paths, as_params, build, describe, from_group, load_config, override, setting, stage_paths
+from babelforge.core.config import (
+    Paths,
+    as_params,
+    build,
+    describe,
+    from_group,
+    load_config,
+    override,
+    setting,
+    stage_paths,
+)
 from babelforge.core.errors import BabelforgeError
 
 
@@ -33,22 +44,28 @@ def test_defaults_when_the_group_is_absent():
 
 
 def test_profile_choices_resolve_at_any_depth():
-    params = {"profile": "full", "demo": {"size": {"sample": 1, "full": 2}, "inner": {"beams": {"sample": 8, "full": 100}}},
-              "paths": {"labels": {"sample": "x.parquet", "full": "y.parquet"}}}
+    params = {
+        "profile": "full",
+        "demo": {"size": {"sample": 1, "full": 2}, "inner": {"beams": {"sample": 8, "full": 100}}},
+        "paths": {"labels": {"sample": "x.parquet", "full": "y.parquet"}},
+    }
     config = load_config(Demo, params)
     assert (config.size, config.inner.beams, config.profile, config.paths.labels) == (2, 100, "full", "y.parquet")
 
 
-@pytest.mark.parametrize("group, message", [
-    ({"sise": 3}, "unknown key demo.sise"),
-    ({"inner": {"beam": 3}}, "unknown key demo.inner.beam"),
-    ({"size": "ten"}, "demo.size is 'ten' (str); expected an integer"),
-    ({"size": True}, "demo.size is True (bool); expected an integer"),
-    ({"names": "a,b"}, "demo.names is 'a,b' (str); expected a list of a string"),
-    ({"names": ["a", 3]}, "demo.names[1] is 3 (int); expected a string"),
-    ({"inner": {"ratio": "x"}}, "demo.inner.ratio is 'x' (str); expected a number"),
-    ({"inner": 3}, "demo.inner is 3 (int); expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "group, message",
+    [
+        ({"sise": 3}, "unknown key demo.sise"),
+        ({"inner": {"beam": 3}}, "unknown key demo.inner.beam"),
+        ({"size": "ten"}, "demo.size is 'ten' (str); expected an integer"),
+        ({"size": True}, "demo.size is True (bool); expected an integer"),
+        ({"names": "a,b"}, "demo.names is 'a,b' (str); expected a list of a string"),
+        ({"names": ["a", 3]}, "demo.names[1] is 3 (int); expected a string"),
+        ({"inner": {"ratio": "x"}}, "demo.inner.ratio is 'x' (str); expected a number"),
+        ({"inner": 3}, "demo.inner is 3 (int); expected a mapping"),
+    ],
+)
 def test_bad_values_are_one_line_naming_the_key(group, message):
     with pytest.raises(BabelforgeError) as error:
         load_config(Demo, {"demo": group})

@@ -1,5 +1,6 @@
 """The dataset registry: every spec is complete, and dvc.yaml's card stage has one entry per
 dataset whose deps are what its spec reads and imports."""
+
 import dataclasses
 import re
 from pathlib import Path
@@ -8,14 +9,23 @@ import pytest
 import yaml
 
 from babelforge.core.config import Paths, load_config
-from babelforge.core.datasets import (REGISTRY, AuditSection, DatasetSpec, artifact_path, citation, names, resolve,
-                                    slice_path, spec)
+from babelforge.core.datasets import (
+    REGISTRY,
+    AuditSection,
+    DatasetSpec,
+    artifact_path,
+    citation,
+    names,
+    resolve,
+    slice_path,
+    spec,
+)
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.licences import HF_LICENSES, Licence
 from tests.imports import repo_files_run_by
 
 REPO = Path(__file__).resolve().parents[2]
-ALWAYS = {"builders/core", "builders/publish"}     # every card's code: the card stage and the plumbing
+ALWAYS = {"builders/core", "builders/publish"}  # every card's code: the card stage and the plumbing
 
 
 @pytest.mark.parametrize("name", names())
@@ -26,7 +36,7 @@ def test_every_spec_is_complete(name):
         assert isinstance(text, str) and text.strip()
     assert found.task_categories and found.citations and found.artifacts
     for artifact in found.artifacts:
-        artifact_path(Paths(), artifact)          # a name of the paths group (or a file inside one)
+        artifact_path(Paths(), artifact)  # a name of the paths group (or a file inside one)
     for key in found.citations:
         assert citation(key).startswith("@")
     for applies_to, licence in found.licences:
@@ -70,8 +80,11 @@ def _interpolate(text: str, params: dict) -> str:
 def _imported_areas(module: str) -> set[str]:
     """builders/<area> of every package module `module` imports, at any depth, anywhere in its code
     (builders/__init__.py holds only the version)."""
-    return {"/".join(path.relative_to(REPO).parts[:2]) for path in repo_files_run_by(module)
-            if path.relative_to(REPO).as_posix() != "builders/__init__.py"}
+    return {
+        "/".join(path.relative_to(REPO).parts[:2])
+        for path in repo_files_run_by(module)
+        if path.relative_to(REPO).as_posix() != "builders/__init__.py"
+    }
 
 
 def test_dvc_card_stage_has_one_entry_per_dataset_with_its_artifacts_and_code():
@@ -94,4 +107,4 @@ def test_dvc_card_stage_has_one_entry_per_dataset_with_its_artifacts_and_code():
 
 def test_a_spec_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        spec("knowledge").name = "other"   # type: ignore[misc]
+        spec("knowledge").name = "other"  # type: ignore[misc]

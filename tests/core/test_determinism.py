@@ -1,4 +1,5 @@
 """The CPU pin: which variables each level sets, the missing-ISA error, the CLI's order, rounding."""
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,15 @@ from babelforge.core.errors import BabelforgeError
 @pytest.mark.parametrize("isa", determinism.CPU_ISAS)
 def test_every_level_sets_every_variable_and_turns_mkl_off_in_ctranslate2(isa):
     env = determinism.cpu_environment(isa)
-    assert set(env) == {"CT2_FORCE_CPU_ISA", "CT2_USE_MKL", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR",
-                        "ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES"}
+    assert set(env) == {
+        "CT2_FORCE_CPU_ISA",
+        "CT2_USE_MKL",
+        "ONEDNN_MAX_CPU_ISA",
+        "MKL_CBWR",
+        "ATEN_CPU_CAPABILITY",
+        "OPENBLAS_CORETYPE",
+        "NPY_DISABLE_CPU_FEATURES",
+    }
     assert env["CT2_FORCE_CPU_ISA"] == isa
     assert env["CT2_USE_MKL"] == "0"
     assert "AVX512F" in env["NPY_DISABLE_CPU_FEATURES"].split()
@@ -41,10 +49,10 @@ def test_a_cpu_without_the_level_gets_one_line_naming_the_param():
     message = str(error.value)
     assert "\n" not in message
     assert "nllb.cpu_isa" in message and "avx2" in message and "fma" in message
-    determinism.require_isa("GENERIC", set())            # runs anywhere
+    determinism.require_isa("GENERIC", set())  # runs anywhere
     determinism.require_isa("AVX", {"avx"})
     with pytest.raises(BabelforgeError, match="lacks avx"):
-        determinism.require_isa("AVX", None)            # no /proc/cpuinfo: only GENERIC is known to run
+        determinism.require_isa("AVX", None)  # no /proc/cpuinfo: only GENERIC is known to run
 
 
 def test_pin_overrides_what_the_machine_set(tmp_path):
@@ -63,21 +71,30 @@ def test_cpu_flags_read_from_a_cpuinfo_file(tmp_path):
 
 def test_the_param_is_read_per_profile_with_the_default_when_absent():
     assert determinism.cpu_isa_from_params({}) == "AVX2"
-    assert determinism.cpu_isa_from_params({"profile": "full", "nllb": {"cpu_isa": {"sample": "AVX2",
-                                                                                    "full": "generic"}}}) == "GENERIC"
+    assert (
+        determinism.cpu_isa_from_params({"profile": "full", "nllb": {"cpu_isa": {"sample": "AVX2", "full": "generic"}}})
+        == "GENERIC"
+    )
 
 
 def test_the_cli_pins_before_the_stage_imports_torch(tmp_path, repo_root):
     """A stage run by the CLI sees the pinned variables, and its libraries load after them."""
     params = tmp_path / "params.yaml"
     params.write_text((repo_root / "params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    code = ("import os, sys; from babelforge import cli; import babelforge.core.determinism as d;"
-            "cli.pin_cpu_for(['--params', sys.argv[1], '--set', 'nllb.cpu_isa=GENERIC']);"
-            "print(os.environ['CT2_FORCE_CPU_ISA'], d.loaded_too_early());"
-            "import torch; print(torch.backends.cpu.get_cpu_capability())")
-    out = subprocess.run([sys.executable, "-c", code, str(params)], capture_output=True, text=True, check=True,
-                         cwd=repo_root, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo_root),
-                                             "ATEN_CPU_CAPABILITY": "avx2"}).stdout.split("\n")
+    code = (
+        "import os, sys; from babelforge import cli; import babelforge.core.determinism as d;"
+        "cli.pin_cpu_for(['--params', sys.argv[1], '--set', 'nllb.cpu_isa=GENERIC']);"
+        "print(os.environ['CT2_FORCE_CPU_ISA'], d.loaded_too_early());"
+        "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(params)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=repo_root,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo_root), "ATEN_CPU_CAPABILITY": "avx2"},
+    ).stdout.split("\n")
     assert out[0] == "GENERIC []"
     assert out[1] == "DEFAULT"
 

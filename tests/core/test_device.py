@@ -1,4 +1,5 @@
 """`device: auto` is resolved in one place, for the runtime that will run the model."""
+
 import pytest
 
 from babelforge.core import device

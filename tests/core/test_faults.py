@@ -1,5 +1,6 @@
 """The small pieces behind the fault table (tests/reliability): pid-named temps and their cleanup,
 one-line read and write errors, YAML syntax errors with file:line, the HTTP policy from the environment."""
+
 import os
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def test_temp_names_carry_the_pid_and_a_dead_writers_temps_are_cleared(tmp_path)
         tmp.write_text("x")
     stale_file = tmp_path / f".a.parquet.{dead_pid()}.k2j4h5g6.tmp"
     stale_dir = tmp_path / f".out.{dead_pid()}.k2j4h5g6.old"
-    live = tmp_path / f".a.parquet.{os.getppid()}.k2j4h5g6.tmp"   # a running process: not ours to remove
+    live = tmp_path / f".a.parquet.{os.getppid()}.k2j4h5g6.tmp"  # a running process: not ours to remove
     for path in (stale_file, live):
         path.write_text("half")
     stale_dir.mkdir()

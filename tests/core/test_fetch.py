@@ -1,4 +1,5 @@
 """The source registry and the fetch stage, on the real mirror (local and over loopback HTTP)."""
+
 from __future__ import annotations
 
 import filecmp
@@ -7,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from babelforge.core import fetch, sources
+from babelforge.core import sources
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import ChecksumMismatchError
 from babelforge.core.io import read_json, sha256_file
+from babelforge.pipeline import fetch_stage as fetch
 
 SMALL = ["sib-200-nko", "sib-200-license", "imagenet-classes", "clip-templates", "flores200-sib-codes"]
 
@@ -25,6 +27,7 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 # --- registry --------------------------------------------------------------------------
+
 
 def test_manifest_hash_is_order_free_and_content_bound():
     files = [("b/x.tsv", "1" * 64), ("a.txt", "2" * 64)]
@@ -67,6 +70,7 @@ def test_unknown_source_names_are_listed(registry):
 
 # --- fetch from a local mirror ---------------------------------------------------------
 
+
 def test_fetch_everything_from_the_mirror_is_exact_and_idempotent(registry, mirror, tmp_path):
     fetcher = fetch.Fetcher(out=tmp_path / "raw", mirror=mirror)
     first = {name: fetcher.fetch(source) for name, source in registry.items()}
@@ -88,8 +92,9 @@ def test_fetch_everything_from_the_mirror_is_exact_and_idempotent(registry, mirr
     assert all(c["copied"] == 0 and c["unchanged"] == c["files"] for c in second.values())
     assert tree(tmp_path / "raw") == before  # byte-identical rerun, manifests included
     # ... and nothing rewritten: a manifest is the same file, untouched (DVC need not rehash it)
-    assert {path.name: (path.stat().st_ino, path.stat().st_mtime_ns)
-            for path in (tmp_path / "raw").glob("*.json")} == manifests
+    assert {
+        path.name: (path.stat().st_ino, path.stat().st_mtime_ns) for path in (tmp_path / "raw").glob("*.json")
+    } == manifests
     assert sources.fetched_record("sib-200", tmp_path / "raw")["sha256"] == registry["sib-200"].sha256
 
 
@@ -107,7 +112,9 @@ def test_input_record_names_a_fetched_source_else_hashes_the_input(registry, mir
     assert sources.input_record(mirror / nko.path, raw) == {"path": str(mirror / nko.path), "sha256": nko.sha256}
     assert sources.input_record(mirror / nko.path, raw, shown="nko") == {"path": "nko", "sha256": nko.sha256}
     (raw / "sib-200-nko.json").unlink()
-    with pytest.raises(BabelforgeError, match="sib-200-nko.json is missing: run `babelforge fetch --sources sib-200-nko`"):
+    with pytest.raises(
+        BabelforgeError, match="sib-200-nko.json is missing: run `babelforge fetch --sources sib-200-nko`"
+    ):
         sources.input_record(raw / nko.path, raw)
     with pytest.raises(BabelforgeError, match="no such file or folder"):
         sources.input_record(tmp_path / "nothing", raw)
@@ -175,6 +182,7 @@ def test_a_killed_fetch_leaves_no_half_file_and_no_manifest(registry, mirror, tm
 
 # --- fetch over HTTP -------------------------------------------------------------------
 
+
 def test_fetch_from_an_http_mirror_survives_503_and_cut_transfers(registry, server, mirror, tmp_path, fast_policy):
     chosen = [registry[name] for name in SMALL + ["xtd10"]]
     server.failures["imagenet/imagenet1k_classes.tsv"] = ["503"]
@@ -205,13 +213,17 @@ def test_verbatim_sources_point_at_pinned_upstream_files(registry):
 
 # --- the CLI stage ---------------------------------------------------------------------
 
+
 def test_cli_reads_params_and_flags(mirror, tmp_path, monkeypatch, capsys):
     from babelforge.cli import main
 
     monkeypatch.chdir(tmp_path)
     Path("params.yaml").write_text(f"fetch:\n  mirror: {mirror}\n  sources: [clip-templates]\npaths:\n  raw: raw\n")
     assert main(["fetch"]) == 0
-    assert sorted(p.name for p in Path("raw").rglob("*") if p.is_file()) == ["clip-templates.json", "clip_templates_en.txt"]
+    assert sorted(p.name for p in Path("raw").rglob("*") if p.is_file()) == [
+        "clip-templates.json",
+        "clip_templates_en.txt",
+    ]
     assert main(["fetch", "--sources", "imagenet-classes", "--out", "other"]) == 0
     assert Path("other/imagenet/imagenet1k_classes.tsv").is_file()
     assert main(["fetch", "--sources", "nope"]) == 1

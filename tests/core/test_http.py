@@ -1,4 +1,5 @@
 """babelforge.core.http against a loopback server serving the real source mirror."""
+
 from __future__ import annotations
 
 import email.utils
@@ -28,6 +29,7 @@ def session():
 
 # --- pure helpers ----------------------------------------------------------------------
 
+
 def test_retry_after_parses_seconds_and_http_dates():
     now = 1_700_000_000.0
     assert http.retry_after_seconds("7") == 7.0
@@ -41,7 +43,7 @@ def test_backoff_is_exponential_jittered_and_bounded():
     policy = http.RetryPolicy(base_delay=1.0, max_delay=10.0)
     rng = random.Random(0)
     for retry in range(8):
-        ceiling = min(10.0, 2.0 ** retry)
+        ceiling = min(10.0, 2.0**retry)
         delays = {http.backoff_delay(retry, policy, rng) for _ in range(20)}
         assert all(ceiling / 2 <= delay <= ceiling for delay in delays)
         assert len(delays) > 1  # jittered, not a fixed schedule
@@ -51,10 +53,14 @@ def test_secrets_are_masked_in_descriptions_and_registered_values():
     shown = http.describe("https://babelnet.io/v9/getSynset", {"id": "bn:00015267n", "key": "s3cr3t-key"})
     assert "s3cr3t-key" not in shown and "id=bn%3A00015267n" in shown and "key=***" in shown
     http.register_secret("tok-123456")
-    assert http.redact("failed: Connection to host?x=1 with tok-123456 refused") == "failed: Connection to host?x=1 with *** refused"
+    assert (
+        http.redact("failed: Connection to host?x=1 with tok-123456 refused")
+        == "failed: Connection to host?x=1 with *** refused"
+    )
 
 
 # --- requests and JSON -----------------------------------------------------------------
+
 
 def test_get_json_sends_user_agent_and_accepts_gzip(server, session, mirror):
     server.gzip_json = True
@@ -125,8 +131,13 @@ def test_connection_refused_is_retried_then_reported(fast_policy, sleeps, sessio
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with pytest.raises(http.HttpError, match="ConnectionError"):
-        http.get_json(session, f"http://127.0.0.1:{port}/x.json", params={"key": "hidden-value-2"},
-                      policy=fast_policy, sleep=sleep)
+        http.get_json(
+            session,
+            f"http://127.0.0.1:{port}/x.json",
+            params={"key": "hidden-value-2"},
+            policy=fast_policy,
+            sleep=sleep,
+        )
     assert len(recorded) == fast_policy.attempts - 1
 
 
@@ -139,6 +150,7 @@ def test_key_never_reaches_the_debug_log(server, session, fast_policy, caplog):
 
 
 # --- downloads -------------------------------------------------------------------------
+
 
 def test_download_verifies_and_renames(server, mirror, tmp_path, fast_policy):
     expected = (mirror / SIB_FILE).read_bytes()
@@ -161,8 +173,9 @@ def test_truncated_transfer_resumes_or_restarts(server, mirror, tmp_path, fast_p
     server.range_support = range_support
     server.failures[XTD_FILE] = ["truncate"]
     expected = (mirror / XTD_FILE).read_bytes()
-    dest = http.download(server.url + XTD_FILE, tmp_path / "xtd.json", sha256_bytes(expected),
-                         policy=fast_policy, sleep=sleep)
+    dest = http.download(
+        server.url + XTD_FILE, tmp_path / "xtd.json", sha256_bytes(expected), policy=fast_policy, sleep=sleep
+    )
     assert dest.read_bytes() == expected
     first, second = server.hits(XTD_FILE)
     assert "Range" not in first
@@ -231,7 +244,7 @@ def test_importing_the_module_imports_no_http_library():
     import subprocess
     import sys
 
-    code = "import sys, babelforge.core.http, babelforge.core.fetch; print('requests' in sys.modules)"
+    code = "import sys, babelforge.core.http, babelforge.pipeline.fetch_stage; print('requests' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 

@@ -8,12 +8,23 @@ import pandas as pd
 import pytest
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import (atomic_path, read_arrow, read_provenance, read_schema, read_table, value_counts, write_json,
-                             write_table, write_table_parts)
+from babelforge.core.io import (
+    atomic_path,
+    read_arrow,
+    read_provenance,
+    read_schema,
+    read_table,
+    value_counts,
+    write_json,
+    write_table,
+    write_table_parts,
+)
 
 
 def test_write_table_is_sorted_and_byte_identical(tmp_path):
-    frame = pd.DataFrame({"lang": ["fra_Latn", "deu_Latn", "deu_Latn"], "class_idx": [2, 5, 1], "label": ["a", "b", "c"]})
+    frame = pd.DataFrame(
+        {"lang": ["fra_Latn", "deu_Latn", "deu_Latn"], "class_idx": [2, 5, 1], "label": ["a", "b", "c"]}
+    )
     first = write_table(frame, tmp_path / "a.parquet", sort_by=["lang", "class_idx"], provenance={"stage": "x"})
     shuffled = frame.sample(frac=1, random_state=3)
     second = write_table(shuffled, tmp_path / "b.parquet", sort_by=["lang", "class_idx"], provenance={"stage": "x"})
@@ -31,10 +42,14 @@ def test_a_table_written_in_parts_is_one_file_of_one_schema(tmp_path):
 
     schema = pa.schema([("lang", pa.large_string()), ("score", pa.float64()), ("reason", pa.large_string())])
     frame = pd.DataFrame({"lang": ["deu_Latn", "fra_Latn"], "score": [0.5, None], "reason": [None, "empty"]})
-    whole = write_table(pa.Table.from_pandas(frame, preserve_index=False).cast(schema), tmp_path / "whole.parquet",
-                        provenance={"stage": "x"})
-    one = write_table_parts([pa.Table.from_pandas(frame, preserve_index=False)], tmp_path / "one.parquet", schema,
-                            provenance={"stage": "x"})
+    whole = write_table(
+        pa.Table.from_pandas(frame, preserve_index=False).cast(schema),
+        tmp_path / "whole.parquet",
+        provenance={"stage": "x"},
+    )
+    one = write_table_parts(
+        [pa.Table.from_pandas(frame, preserve_index=False)], tmp_path / "one.parquet", schema, provenance={"stage": "x"}
+    )
     assert one.read_bytes() == whole.read_bytes()
     parts = [pa.Table.from_pylist([row]) for row in frame.astype(object).where(frame.notna(), None).to_dict("records")]
     assert parts[0].schema.field("reason").type == pa.null()
@@ -51,8 +66,17 @@ def test_one_languages_rows_and_the_counts_per_language_of_a_file_in_row_groups(
 
     schema = pa.schema([("caption_id", pa.large_string()), ("lang", pa.large_string()), ("score", pa.float64())])
     langs = ["deu_Latn", "fra_Latn", "deu_Latn", "jpn_Jpan"]
-    parts = [pa.table({"caption_id": [f"c{part}-{i}" for i in range(4)], "lang": langs,
-                       "score": [part + i / 10 for i in range(4)]}, schema=schema) for part in range(3)]
+    parts = [
+        pa.table(
+            {
+                "caption_id": [f"c{part}-{i}" for i in range(4)],
+                "lang": langs,
+                "score": [part + i / 10 for i in range(4)],
+            },
+            schema=schema,
+        )
+        for part in range(3)
+    ]
     path = write_table_parts(parts, tmp_path / "selected.parquet", schema, provenance={"stage": "x"})
     german = read_arrow(path, ["caption_id", "score"], ("lang", "deu_Latn"))
     assert german.column_names == ["caption_id", "score"]
@@ -64,8 +88,12 @@ def test_one_languages_rows_and_the_counts_per_language_of_a_file_in_row_groups(
         read_arrow(path, ["score"], ("language", "deu_Latn"))
     truncated = tmp_path / "truncated.parquet"
     truncated.write_bytes(path.read_bytes()[:-40])
-    for read in (lambda: read_arrow(truncated, None, ("lang", "deu_Latn")), lambda: value_counts(truncated, "lang"),
-                 lambda: read_schema(truncated), lambda: read_provenance(truncated)):
+    for read in (
+        lambda: read_arrow(truncated, None, ("lang", "deu_Latn")),
+        lambda: value_counts(truncated, "lang"),
+        lambda: read_schema(truncated),
+        lambda: read_provenance(truncated),
+    ):
         with pytest.raises(BabelforgeError, match="truncated.parquet: not a readable Parquet file"):
             read()
 

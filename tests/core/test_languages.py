@@ -1,4 +1,5 @@
 """The language registry: coverage of every source's codes, round trips, the paper's rules, errors."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -51,6 +52,7 @@ def write_tsv(path: Path, rows: list[dict[str, str]]) -> Path:
 
 # --- the file itself -------------------------------------------------------------------------
 
+
 def test_file_is_sorted_by_key_with_well_formed_unique_keys(languages):
     keys = languages.keys()
     assert keys == sorted(keys)
@@ -80,7 +82,8 @@ def test_scripts_are_unicode_script_names_consistent_with_the_key(languages):
         for script in language.scripts:
             regex.compile(rf"\p{{Script={script}}}")  # raises for a name Unicode does not know
         key_script = {"Jpan": "Hira", "Kore": "Hang", "Hans": "Hani", "Hant": "Hani"}.get(
-            language.script, language.script)
+            language.script, language.script
+        )
         assert key_script in language.scripts, language.key
 
 
@@ -101,6 +104,7 @@ def test_nllb_and_langid_codes_exist_in_the_installed_models(languages):
 
 
 # --- coverage of every source's codes -----------------------------------------------------------
+
 
 def test_every_babel_imagenet_code_resolves_with_its_flags(languages, babel_languages):
     assert len(babel_languages) == 298
@@ -165,6 +169,7 @@ def test_omw_lemmas_are_written_in_the_expected_scripts(languages, omw_files):
 
 # --- round trips ------------------------------------------------------------------------------
 
+
 def test_round_trips_through_every_code_system(languages):
     for language in languages:
         assert languages.get(language.key) is language
@@ -193,6 +198,7 @@ def test_lookup_by_each_system_returns_language_objects(languages):
 
 
 # --- the paper's rules ------------------------------------------------------------------------
+
 
 def test_norwegian_is_bokmal(languages):
     norwegian = languages.from_babelnet("NO")
@@ -233,7 +239,8 @@ def test_chinese_keeps_simplified_and_traditional_apart(languages):
 
 def test_original_release_nllb_codes_are_kept_except_its_known_defects(languages, babel_languages):
     differing = {
-        entry["babelnet_code"] for entry in babel_languages
+        entry["babelnet_code"]
+        for entry in babel_languages
         if entry["nllb_code"] and languages.from_babelnet(entry["babelnet_code"]).nllb != entry["nllb_code"]
     }
     assert differing == ORIGINAL_NLLB_DEFECTS
@@ -242,7 +249,8 @@ def test_original_release_nllb_codes_are_kept_except_its_known_defects(languages
 def test_languages_nllb_cannot_translate_are_the_papers(languages):
     without_nllb = {
         language.iso639_1 or language.babelnet.lower()
-        for language in languages if language.in_eval_100 and not language.nllb
+        for language in languages
+        if language.in_eval_100 and not language.nllb
     }
     assert without_nllb == PAPER_NO_NLLB
 
@@ -257,6 +265,7 @@ def test_colliding_wikipedia_editions_get_variant_keys(languages):
 
 
 # --- errors -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("system", ["key", "babelnet", "iso639_1", "omw", "nllb", "langid"])
 def test_unknown_code_names_code_and_system(languages, system):
@@ -273,10 +282,13 @@ def test_unknown_code_system_is_an_error(languages):
 
 
 def test_hand_written_registry_reads(tmp_path):
-    path = write_tsv(tmp_path / "languages.tsv", [
-        {"key": "deu_Latn", "name": "German", "babelnet": "DE", "omw": "deu,de", "nllb": "deu_Latn"},
-        {"key": "eng_Latn", "name": "English", "iso639_1": "en", "in_xlmr": "True"},
-    ])
+    path = write_tsv(
+        tmp_path / "languages.tsv",
+        [
+            {"key": "deu_Latn", "name": "German", "babelnet": "DE", "omw": "deu,de", "nllb": "deu_Latn"},
+            {"key": "eng_Latn", "name": "English", "iso639_1": "en", "in_xlmr": "True"},
+        ],
+    )
     languages = read_registry(path)
     assert len(languages) == 2
     assert languages.from_omw("de").key == "deu_Latn"
@@ -284,12 +296,15 @@ def test_hand_written_registry_reads(tmp_path):
     assert languages.get("eng_Latn").babelnet is None
 
 
-@pytest.mark.parametrize("column, first, second", [
-    ("key", "deu_Latn", "deu_Latn"),
-    ("babelnet", "DE", "DE"),
-    ("iso639_1", "de", "de"),
-    ("omw", "deu", "gsw,deu"),
-])
+@pytest.mark.parametrize(
+    "column, first, second",
+    [
+        ("key", "deu_Latn", "deu_Latn"),
+        ("babelnet", "DE", "DE"),
+        ("iso639_1", "de", "de"),
+        ("omw", "deu", "gsw,deu"),
+    ],
+)
 def test_duplicate_codes_in_a_hand_written_registry_raise(tmp_path, column, first, second):
     rows = [{"key": "deu_Latn", "name": "German"}, {"key": "gsw_Latn", "name": "Alemannic"}]
     rows[0][column], rows[1][column] = first, second
@@ -315,6 +330,7 @@ def test_missing_column_and_bad_flag_raise(tmp_path):
 
 # --- the generator ----------------------------------------------------------------------------
 
+
 def load_generator():
     """scripts/ is not a package: load the generator from its file (once)."""
     name = "build_language_registry"
@@ -332,7 +348,8 @@ def test_registry_file_is_the_generators_output(shared_data, tmp_path):
     out = tmp_path / "languages.tsv"
     assert generator.main(["--data", str(shared_data), "--out", str(out)]) == 0
     assert out.read_bytes() == REGISTRY_PATH.read_bytes(), (
-        "resources/languages.tsv is stale: run python scripts/build_language_registry.py")
+        "resources/languages.tsv is stale: run python scripts/build_language_registry.py"
+    )
 
 
 def test_every_override_is_used_and_wins(languages):

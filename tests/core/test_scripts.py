@@ -1,4 +1,5 @@
 """babelforge.core.scripts: script of a character, shares, Han variants, expected-script share."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,26 +7,60 @@ import pytest
 from babelforge.core import scripts as sc
 
 
-@pytest.mark.parametrize("char, script", [
-    ("a", "Latn"), ("ß", "Latn"), ("ệ", "Latn"), ("Ж", "Cyrl"), ("λ", "Grek"), ("ب", "Arab"), ("ێ", "Arab"),
-    ("א", "Hebr"), ("ह", "Deva"), ("ি", "Beng"), ("ก", "Thai"), ("ກ", "Laoo"), ("ក", "Khmr"), ("က", "Mymr"),
-    ("ა", "Geor"), ("Ա", "Armn"), ("አ", "Ethi"), ("Ꭰ", "Cher"), ("ᐃ", "Cans"), ("ⵜ", "Tfng"), ("ߒ", "Nkoo"),
-    ("ᱚ", "Olck"), ("ꯃ", "Mtei"), ("ཀ", "Tibt"), ("中", "Hani"), ("の", "Hira"), ("カ", "Kana"), ("한", "Hang"),
-    ("Ａ", "Latn"), ("𞤀", "Adlm"), ("\u0301", "Zinh"),
-    ("1", "Zyyy"), (" ", "Zyyy"), (".", "Zyyy"), ("{", "Zyyy"), ("。", "Zyyy"), ("€", "Zyyy"),
-])
+@pytest.mark.parametrize(
+    "char, script",
+    [
+        ("a", "Latn"),
+        ("ß", "Latn"),
+        ("ệ", "Latn"),
+        ("Ж", "Cyrl"),
+        ("λ", "Grek"),
+        ("ب", "Arab"),
+        ("ێ", "Arab"),
+        ("א", "Hebr"),
+        ("ह", "Deva"),
+        ("ি", "Beng"),
+        ("ก", "Thai"),
+        ("ກ", "Laoo"),
+        ("ក", "Khmr"),
+        ("က", "Mymr"),
+        ("ა", "Geor"),
+        ("Ա", "Armn"),
+        ("አ", "Ethi"),
+        ("Ꭰ", "Cher"),
+        ("ᐃ", "Cans"),
+        ("ⵜ", "Tfng"),
+        ("ߒ", "Nkoo"),
+        ("ᱚ", "Olck"),
+        ("ꯃ", "Mtei"),
+        ("ཀ", "Tibt"),
+        ("中", "Hani"),
+        ("の", "Hira"),
+        ("カ", "Kana"),
+        ("한", "Hang"),
+        ("Ａ", "Latn"),
+        ("𞤀", "Adlm"),
+        ("\u0301", "Zinh"),
+        ("1", "Zyyy"),
+        (" ", "Zyyy"),
+        (".", "Zyyy"),
+        ("{", "Zyyy"),
+        ("。", "Zyyy"),
+        ("€", "Zyyy"),
+    ],
+)
 def test_script_of(char, script):
     assert sc.script_of(char) == script
 
 
 def test_unlisted_letter_is_unknown():
-    assert sc.script_of("\U00010330") == "Zzzz"   # Gothic: a letter no range lists
+    assert sc.script_of("\U00010330") == "Zzzz"  # Gothic: a letter no range lists
 
 
 def test_shares_count_letters_only():
     shares = sc.script_shares("Foto 123 фото!!")
     assert shares == {"Cyrl": 0.5, "Latn": 0.5}
-    assert sc.dominant_script("Foto 123 фото!!") == "Cyrl"   # tie broken alphabetically
+    assert sc.dominant_script("Foto 123 фото!!") == "Cyrl"  # tie broken alphabetically
     assert sc.dominant_script("12 {} .") is None and sc.script_shares("") == {}
     assert sc.dominant_script("これは{}の写真です") == "Hira"
 

@@ -1,4 +1,5 @@
 """Shards and runners: planning, manifests, resume, stale and broken shards, local vs Ray."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ import pyarrow.dataset as pads
 import pytest
 
 from babelforge.core import shards
-from babelforge.core.errors import BabelforgeError
 from babelforge.core.determinism import cpu_environment
+from babelforge.core.errors import BabelforgeError
 from babelforge.core.runners import RunnerConfig, ray_init_options, run_sharded, slice_reader
 
 from .shard_workers import TextStats, kill_after_shards
@@ -37,9 +38,18 @@ def batches_of(table: pa.Table, size: int):
 
 def build(directory: Path, table: pa.Table, runner=RunnerConfig(batch_size=16), suffix="", params=None):
     plan = shards.plan_shards(batches_of(table, 37), SHARD_SIZE)
-    return run_sharded(directory, plan, slice_reader(table), TextStats, (suffix,), runner,
-                       params_hash=shards.stable_hash(params or {"suffix": suffix}), model_hash="m1",
-                       sort_by=["id"], desc="test")
+    return run_sharded(
+        directory,
+        plan,
+        slice_reader(table),
+        TextStats,
+        (suffix,),
+        runner,
+        params_hash=shards.stable_hash(params or {"suffix": suffix}),
+        model_hash="m1",
+        sort_by=["id"],
+        desc="test",
+    )
 
 
 def directory_bytes(directory: Path) -> dict[str, bytes]:
@@ -63,12 +73,18 @@ def test_planning_cuts_fixed_size_shards_whatever_the_input_batches(captions):
 
 
 def test_manifest_commits_a_shard_and_records_what_makes_it_current(tmp_path, captions):
-    (shard, rows), = list(shards.iter_shards([captions.slice(0, 10)], 10))
+    ((shard, rows),) = list(shards.iter_shards([captions.slice(0, 10)], 10))
     out = TextStats()(rows)
     manifest = shards.write_shard(tmp_path, shard, out, params_hash="p", model_hash="m", sort_by=["id"])
     assert json.loads((tmp_path / "shard-00000.json").read_text()) == {
-        "shard": 0, "input_rows": 10, "input_hash": shard.input_hash, "params_hash": "p", "model_hash": "m",
-        "rows": 10, "sha256": manifest.sha256}
+        "shard": 0,
+        "input_rows": 10,
+        "input_hash": shard.input_hash,
+        "params_hash": "p",
+        "model_hash": "m",
+        "rows": 10,
+        "sha256": manifest.sha256,
+    }
     assert shards.is_current(tmp_path, shard, "p", "m")
     assert not shards.is_current(tmp_path, shard, "p2", "m")
     assert not shards.is_current(tmp_path, shard, "p", "m2")
@@ -154,13 +170,14 @@ KILLED_RUN = textwrap.dedent("""
 def test_after_sigkill_a_rerun_redoes_only_the_unfinished_shards(tmp_path, captions):
     """A real subprocess killed with SIGKILL mid-run; the rerun redoes at most the shard that was
     in flight beyond those never started, and ends byte-identical to an uninterrupted build."""
-    table = captions.slice(0, 400)   # 10 shards of 3 chunks, 0.45 s a shard
+    table = captions.slice(0, 400)  # 10 shards of 3 chunks, 0.45 s a shard
     source = tmp_path / "rows.json"
     source.write_text(json.dumps(list(zip(table.column("id").to_pylist(), table.column("text").to_pylist()))))
     killed = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(killed), str(source)], env=env,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLED_RUN, str(killed), str(source)], env=env, stderr=subprocess.PIPE
+    )
     committed = kill_after_shards(process, killed, 3, timeout=60)
     assert 3 <= committed < 10, "the run was not killed in the middle"
     stats = build(killed, table)
@@ -191,7 +208,7 @@ def test_a_local_ray_inherits_the_pin_and_a_cluster_gets_it_as_the_job_environme
     cluster = ray_init_options(RunnerConfig(runner="ray"), environ={**pin, "RAY_ADDRESS": "ray://head:10001"})
     assert cluster["address"] == "ray://head:10001" and cluster["runtime_env"] == {"env_vars": pin}
     named = ray_init_options(RunnerConfig(runner="ray", address="auto"), environ={"PATH": "/bin"})
-    assert named["address"] == "auto" and "runtime_env" not in named   # nothing pinned, nothing sent
+    assert named["address"] == "auto" and "runtime_env" not in named  # nothing pinned, nothing sent
 
 
 @pytest.mark.slow
@@ -208,9 +225,13 @@ def test_ray_actors_run_under_the_stages_cpu_pin(captions, monkeypatch):
     table = captions.slice(0, 120)
     reader = slice_reader(table)
     outputs = []
-    run_shards([(shard, reader(shard)) for shard in shards.plan_shards([table], SHARD_SIZE)], PinReport, (),
-               RunnerConfig(runner="ray", concurrency=2, batch_size=16, local_cpus=2),
-               lambda shard, output: outputs.append(output))
+    run_shards(
+        [(shard, reader(shard)) for shard in shards.plan_shards([table], SHARD_SIZE)],
+        PinReport,
+        (),
+        RunnerConfig(runner="ray", concurrency=2, batch_size=16, local_cpus=2),
+        lambda shard, output: outputs.append(output),
+    )
     reported = {value for output in outputs for value in output.column("pin").to_pylist()}
     assert sum(output.num_rows for output in outputs) == 120
     assert [json.loads(value) for value in reported] == [pin]
@@ -227,12 +248,24 @@ def test_each_shard_logs_a_line_with_the_workers_time_on_it(tmp_path, captions, 
         pytest.importorskip("ray")
     table = captions.slice(0, 120)
     plan = shards.plan_shards([table], SHARD_SIZE)
-    delay = 0.2   # per chunk: three chunks of at most 16 rows a shard, 0.6 s (the line rounds to 0.1 s)
-    run_sharded(tmp_path, plan, slice_reader(table), TextStats, ("", delay),
-                RunnerConfig(runner=runner, concurrency=2, batch_size=16, local_cpus=2),
-                params_hash="p", model_hash="m", sort_by=["id"], desc="test")
-    lines = re.findall(r"^test: (shard-\d+) done \((\d)/3\), 40 rows in ([\d.]+) s, [\d,]+ rows/s, ETA .+$",
-                       capsys.readouterr().err, flags=re.M)
+    delay = 0.2  # per chunk: three chunks of at most 16 rows a shard, 0.6 s (the line rounds to 0.1 s)
+    run_sharded(
+        tmp_path,
+        plan,
+        slice_reader(table),
+        TextStats,
+        ("", delay),
+        RunnerConfig(runner=runner, concurrency=2, batch_size=16, local_cpus=2),
+        params_hash="p",
+        model_hash="m",
+        sort_by=["id"],
+        desc="test",
+    )
+    lines = re.findall(
+        r"^test: (shard-\d+) done \((\d)/3\), 40 rows in ([\d.]+) s, [\d,]+ rows/s, ETA .+$",
+        capsys.readouterr().err,
+        flags=re.M,
+    )
     assert sorted(name for name, _, _ in lines) == ["shard-00000", "shard-00001", "shard-00002"]
     assert [done for _, done, _ in lines] == ["1", "2", "3"]
     assert all(float(seconds) >= 3 * delay - 0.05 for _, _, seconds in lines), lines
@@ -258,8 +291,13 @@ def reads_ahead_of_writes(tmp_path, runner: RunnerConfig, n_shards: int) -> list
         assert output.num_rows == 40
         ahead.append(len(log.read_text().splitlines()) - len(ahead) - 1)
 
-    run_shards([(shard, functools.partial(logged_read, str(log), reader(shard))) for shard in plan],
-               TextStats, ("", 0.05), runner, write)
+    run_shards(
+        [(shard, functools.partial(logged_read, str(log), reader(shard))) for shard in plan],
+        TextStats,
+        ("", 0.05),
+        runner,
+        write,
+    )
     assert len(ahead) == n_shards
     return ahead
 
@@ -290,6 +328,16 @@ def test_a_reader_giving_other_rows_than_planned_stops_the_run(tmp_path, caption
     plan = shards.plan_shards([table], SHARD_SIZE)
     shorter = slice_reader(captions.slice(0, 70))
     with pytest.raises(BabelforgeError, match="^the input of shard-00001 has 30 rows, the plan 40"):
-        run_sharded(tmp_path, plan, shorter, TextStats, (), RunnerConfig(runner=runner, batch_size=16, local_cpus=2),
-                    params_hash="p", model_hash="m", sort_by=["id"], desc="test")
+        run_sharded(
+            tmp_path,
+            plan,
+            shorter,
+            TextStats,
+            (),
+            RunnerConfig(runner=runner, batch_size=16, local_cpus=2),
+            params_hash="p",
+            model_hash="m",
+            sort_by=["id"],
+            desc="test",
+        )
     assert 1 not in shards.listed_shards(tmp_path)

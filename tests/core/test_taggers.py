@@ -1,4 +1,5 @@
 """The tagger registry (declared, checked output) and the one threshold step (thresholds as data)."""
+
 import math
 
 import pytest
@@ -12,7 +13,7 @@ ROWS = [{"text": "a"}, {"text": "bb"}, {"text": "ccc"}]
 
 def all_taggers() -> dict:
     """The registry once every stage module is imported (each imports the taggers it runs)."""
-    from babelforge.core.taggers_stage import used_by
+    from babelforge.pipeline.taggers_stage import used_by
 
     used_by()
     return taggers.REGISTRY
@@ -26,11 +27,11 @@ def scratch_registry(monkeypatch):
 
 
 def test_every_project_tagger_is_versioned_typed_and_used_by_a_stage():
-    from babelforge.core.taggers_stage import used_by
+    from babelforge.pipeline.taggers_stage import used_by
 
     used = used_by()
     registry = all_taggers()
-    assert set(used) == set(registry)     # no stage names an unknown tagger, no tagger is unused
+    assert set(used) == set(registry)  # no stage names an unknown tagger, no tagger is unused
     for name, entry in registry.items():
         assert entry.name == name and entry.version >= 1 and entry.columns and entry.help, name
 
@@ -60,12 +61,15 @@ def test_names_are_versioned_and_a_name_means_one_function(scratch_registry):
 
 
 def test_conditions_min_max_equals_and_missing_values():
-    rules = parse_rules({
-        "short": {"n": {"min": 2}},
-        "long": {"n": {"max": 4}},
-        "flag": {"ok": {"equals": True}},
-        "score": {"p": {"min": 0.5, "missing": "fail"}},
-    }, "test")
+    rules = parse_rules(
+        {
+            "short": {"n": {"min": 2}},
+            "long": {"n": {"max": 4}},
+            "flag": {"ok": {"equals": True}},
+            "score": {"p": {"min": 0.5, "missing": "fail"}},
+        },
+        "test",
+    )
     assert rejection_reasons({"n": 3, "ok": True, "p": 0.5}, rules) == []
     assert rejection_reasons({"n": 1, "ok": False, "p": 0.1}, rules) == ["short", "flag", "score"]
     assert rejection_reasons({"n": 5, "ok": True, "p": math.nan}, rules) == ["long", "score"]
@@ -80,11 +84,13 @@ def test_null_turns_a_reason_a_column_or_a_bound_off():
 
 
 def test_when_limits_a_reason_to_some_rows():
-    (rule,) = parse_rules({"langid": {"agrees": {"equals": True},
-                                      "when": {"chars": {"min": 8}, "p": {"min": 0.9, "missing": "fail"}}}}, "test")
+    (rule,) = parse_rules(
+        {"langid": {"agrees": {"equals": True}, "when": {"chars": {"min": 8}, "p": {"min": 0.9, "missing": "fail"}}}},
+        "test",
+    )
     assert rule.fails({"agrees": False, "chars": 10, "p": 0.95})
-    assert not rule.fails({"agrees": False, "chars": 5, "p": 0.95})      # too short to judge
-    assert not rule.fails({"agrees": False, "chars": 10, "p": None})     # not judged at all
+    assert not rule.fails({"agrees": False, "chars": 5, "p": 0.95})  # too short to judge
+    assert not rule.fails({"agrees": False, "chars": 10, "p": None})  # not judged at all
 
 
 def test_per_language_overrides_merge_at_every_level():
@@ -98,13 +104,16 @@ def test_per_language_overrides_merge_at_every_level():
     assert thresholds.for_language("deu_Latn", "test", extra={"script": None})[-1].reason == "length"
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"a": {"x": {"minimum": 1}}}, "g.default.a.x: unknown key minimum"),
-    ({"a": {"x": {"min": "high"}}}, "g.default.a.x.min is 'high'"),
-    ({"a": {"x": {"min": 1, "missing": "skip"}}}, "g.default.a.x.missing is 'skip'"),
-    ({"a": {"x": 0.5}}, "g.default.a.x is 0.5"),
-    ({"a": {"y": {"min": 1}}}, "g.default.a: no column y"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"a": {"x": {"minimum": 1}}}, "g.default.a.x: unknown key minimum"),
+        ({"a": {"x": {"min": "high"}}}, "g.default.a.x.min is 'high'"),
+        ({"a": {"x": {"min": 1, "missing": "skip"}}}, "g.default.a.x.missing is 'skip'"),
+        ({"a": {"x": 0.5}}, "g.default.a.x is 0.5"),
+        ({"a": {"y": {"min": 1}}}, "g.default.a: no column y"),
+    ],
+)
 def test_bad_thresholds_stop_with_one_line_naming_the_place(data, message):
     with pytest.raises(BabelforgeError, match=message.replace(".", r"\.")):
         Thresholds(data).check(["x"], "g")

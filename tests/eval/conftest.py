@@ -1,5 +1,6 @@
 """Fixtures for the eval tests: a fake dual encoder that counts its calls, a tiny
 real CLIP built once per session, and small image sets drawn with PIL."""
+
 from __future__ import annotations
 
 import re
@@ -70,9 +71,39 @@ def tiny_clip_dir(tmp_path_factory):
 
 REGISTRY_ROWS = [
     # key, name, iso639_3, script, scripts, iso639_1, babelnet, omw, nllb, langid, in_xlmr, in_eval_100, in_sib200, in_babel_imagenet
-    ("eng_Latn", "English", "eng", "Latn", "Latn", "en", "EN", "eng", "eng_Latn", "en", "True", "False", "True", "True"),
+    (
+        "eng_Latn",
+        "English",
+        "eng",
+        "Latn",
+        "Latn",
+        "en",
+        "EN",
+        "eng",
+        "eng_Latn",
+        "en",
+        "True",
+        "False",
+        "True",
+        "True",
+    ),
     ("deu_Latn", "German", "deu", "Latn", "Latn", "de", "DE", "deu", "deu_Latn", "de", "True", "True", "True", "True"),
-    ("jpn_Jpan", "Japanese", "jpn", "Jpan", "Hira,Kana,Hani", "ja", "JA", "jpn", "jpn_Jpan", "ja", "True", "True", "True", "True"),
+    (
+        "jpn_Jpan",
+        "Japanese",
+        "jpn",
+        "Jpan",
+        "Hira,Kana,Hani",
+        "ja",
+        "JA",
+        "jpn",
+        "jpn_Jpan",
+        "ja",
+        "True",
+        "True",
+        "True",
+        "True",
+    ),
     ("fry_Latn", "Western Frisian", "fry", "Latn", "Latn", "fy", "FY", "fry", "", "", "True", "True", "False", "True"),
 ]
 
@@ -110,25 +141,55 @@ def write_sample_project(root: Path) -> Path:
         topic, label = topics[n % 4], n % 4
         options = [t for t in topics if t != topic]
         options.insert(label, topic)
-        rows_i2s.append({"instance_id": n, "topic": topic, "label": label, "ref_image_ids": [f"{topic}_{n % 5}"],
-                         "option_sentences": [f"a sentence about {t}" for t in options], "option_topics": options})
-        rows_s2i.append({"instance_id": n, "topic": topic, "label": label,
-                         "ref_sentences": [f"{topic} news {j}" for j in range(3)],
-                         "option_image_ids": [f"{t}_{(n + 1) % 5}" for t in options], "option_topics": options})
+        rows_i2s.append(
+            {
+                "instance_id": n,
+                "topic": topic,
+                "label": label,
+                "ref_image_ids": [f"{topic}_{n % 5}"],
+                "option_sentences": [f"a sentence about {t}" for t in options],
+                "option_topics": options,
+            }
+        )
+        rows_s2i.append(
+            {
+                "instance_id": n,
+                "topic": topic,
+                "label": label,
+                "ref_sentences": [f"{topic} news {j}" for j in range(3)],
+                "option_image_ids": [f"{t}_{(n + 1) % 5}" for t in options],
+                "option_topics": options,
+            }
+        )
     write_table(pd.DataFrame(rows_i2s), mvl / "i2s_k1" / "eng_Latn.parquet")
     write_table(pd.DataFrame(rows_s2i), mvl / "s2i_k3" / "eng_Latn.parquet")
 
     params = {
         "profile": "sample",
         "eval": {
-            "common": {"seed": 0, "device": "cpu", "cache": ".cache/eval", "registry": "resources/languages.tsv",
-                       "models": [{"id": "models/tiny_clip/s0"}, {"id": "models/tiny_clip/s1"},
-                                  {"id": "models/tiny_clip/s2"}]},
+            "common": {
+                "seed": 0,
+                "device": "cpu",
+                "cache": ".cache/eval",
+                "registry": "resources/languages.tsv",
+                "models": [{"id": "models/tiny_clip/s0"}, {"id": "models/tiny_clip/s1"}, {"id": "models/tiny_clip/s2"}],
+            },
             "tiny_clip": {"seeds": [0, 1, 2], "image_size": 32},
-            "images": {"n_classes": 12, "per_class": 1, "caption_sets": ["captions.json"], "caption_images": 6,
-                       "size": 32},
-            "zeroshot": {"images": "data/eval/images/imagenet", "prompt_sets": ["translated"],
-                         "fallback": "english", "max_templates": 2, "control_classes": 5, "control_repeats": 3},
+            "images": {
+                "n_classes": 12,
+                "per_class": 1,
+                "caption_sets": ["captions.json"],
+                "caption_images": 6,
+                "size": 32,
+            },
+            "zeroshot": {
+                "images": "data/eval/images/imagenet",
+                "prompt_sets": ["translated"],
+                "fallback": "english",
+                "max_templates": 2,
+                "control_classes": 5,
+                "control_repeats": 3,
+            },
             "retrieval": {"caption_sets": ["captions.json"], "images": "data/eval/images/captions", "max_images": 6},
             "clipscore": {"caption_sets": ["captions.json"], "images": "data/eval/images/captions", "max_images": 6},
             "mvl_sib": {"images": "images", "languages": ["eng_Latn"]},
@@ -152,13 +213,33 @@ def write_babel_imagenet_tables(root: Path) -> None:
         index = {line.split("\t")[1]: int(line.split("\t")[0]) for line in handle.read().splitlines()[1:]}
     classes = sorted(index[w] for w in wnids)
     coverage = {"eng_Latn": classes, "deu_Latn": classes[:8], "fry_Latn": classes[::2], "jpn_Jpan": classes[1::2]}
-    rows = [{"class_idx": c, "wnid": {v: k for k, v in index.items()}[c], "lang": lang, "label": f"{lang[:3]} label {c}",
-             "source": "test", "rank": 0, "is_duplicate": False}
-            for lang, cs in coverage.items() for c in cs]
+    rows = [
+        {
+            "class_idx": c,
+            "wnid": {v: k for k, v in index.items()}[c],
+            "lang": lang,
+            "label": f"{lang[:3]} label {c}",
+            "source": "test",
+            "rank": 0,
+            "is_duplicate": False,
+        }
+        for lang, cs in coverage.items()
+        for c in cs
+    ]
     base = root / "data" / "babel_imagenet"
     write_table(pd.DataFrame(rows), base / "labels.parquet", sort_by=["lang", "class_idx"])
-    write_table(pd.DataFrame({"lang": list(coverage), "n_classes": [len(c) for c in coverage.values()],
-                              "group": ["high", "mid", "low", "low"]}), base / "languages.parquet")
-    prompts = [{"lang": "deu_Latn", "template_id": t, "text": text, "strategy": "test", "fallback": False, "valid": ok}
-               for t, (text, ok) in enumerate([("ein Foto von {}.", True), ("kaputt", False), ("{} im Bild.", True)])]
+    write_table(
+        pd.DataFrame(
+            {
+                "lang": list(coverage),
+                "n_classes": [len(c) for c in coverage.values()],
+                "group": ["high", "mid", "low", "low"],
+            }
+        ),
+        base / "languages.parquet",
+    )
+    prompts = [
+        {"lang": "deu_Latn", "template_id": t, "text": text, "strategy": "test", "fallback": False, "valid": ok}
+        for t, (text, ok) in enumerate([("ein Foto von {}.", True), ("kaputt", False), ("{} im Bild.", True)])
+    ]
     write_table(pd.DataFrame(prompts), base / "prompts.parquet")

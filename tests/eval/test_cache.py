@@ -1,4 +1,5 @@
 """The sharded image-embedding cache: resume, broken shards, new languages, local vs Ray."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,8 +9,7 @@ import pyarrow as pa
 import pytest
 
 from babelforge.core import shards
-from babelforge.eval.cache import ImageEmbeddingCache, read_embeddings
-from babelforge.eval.common import EvalRunnerConfig
+from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache, read_embeddings
 from babelforge.eval.runs import retrieval_rows, zeroshot_rows
 
 from .conftest import CountingEncoder
@@ -64,7 +64,7 @@ def test_an_interrupted_encode_resumes_with_the_shards_it_had_not_written(digit_
     with pytest.raises(RuntimeError, match="preempted"):
         encode(preempted, digit_images, tmp_path / "cache")
     folder = ImageEmbeddingCache(tmp_path / "cache").directory(preempted, digit_images.content_hash())
-    assert sorted(shards.listed_shards(folder)) == [0, 1]   # the finished shards were kept
+    assert sorted(shards.listed_shards(folder)) == [0, 1]  # the finished shards were kept
     resumed = CountingEncoder()
     cache, vectors = encode(resumed, digit_images, tmp_path / "cache")
     assert (cache.misses, cache.encoded_shards, resumed.image_calls) == (1, 1, 1)
@@ -117,8 +117,17 @@ def test_a_new_language_or_prompt_set_never_re_encodes_images(counting_encoder, 
     # a later run (new cache object) with one more language and two more prompt sets
     later = ImageEmbeddingCache(tmp_path, SMALL)
     labels = {**LABELS, "ccc_Latn": {5: "c5", 0: "c0"}}
-    rows = zeroshot_rows(counting_encoder, digit_images, later, labels, ["a {}"], {"ccc_Latn": ["ein {}"]},
-                         prompt_sets=["translated", "english", "label"], control_classes=2, control_repeats=1)
+    rows = zeroshot_rows(
+        counting_encoder,
+        digit_images,
+        later,
+        labels,
+        ["a {}"],
+        {"ccc_Latn": ["ein {}"]},
+        prompt_sets=["translated", "english", "label"],
+        control_classes=2,
+        control_repeats=1,
+    )
     assert len(rows) == 9 and {r["prompt_set"] for r in rows} == {"translated", "english", "english-fallback", "label"}
     assert counting_encoder.image_calls == encoded
     assert (later.misses, later.encoded_images) == (0, 0) and later.hits == 9

@@ -4,6 +4,7 @@ Two images, N = 2, idf = ln 2 - ln df. References: A "the cat sat", B "the dog r
 "the" is in both reference sets (df 2, idf 0); every other reference n-gram has df 1
 (idf ln 2); "a" appears in no reference (df 0 -> max(1, df) = 1, idf ln 2).
 """
+
 import math
 
 import pytest
@@ -54,29 +55,39 @@ def test_mean_over_references():
 
 # ---------------------------------------------------------------- tokenisation by script
 
-@pytest.mark.parametrize("text, tokens", [
-    ("A cat, on the MAT!", ["a", "cat", "on", "the", "mat"]),                    # Latin: words, as before
-    ("Ça va très bien", ["ça", "va", "très", "bien"]),
-    ("Две кошки спят", ["две", "кошки", "спят"]),                                 # Cyrillic: words
-    ("고양이 두 마리", ["고양이", "두", "마리"]),                                    # Hangul is spaced: words
-    ("दो बिल्लियाँ सो रही हैं", ["दो", "बिल्लियाँ", "सो", "रही", "हैं"]),               # vowel signs stay in the word
-    ("两只猫在睡觉。", ["两", "只", "猫", "在", "睡", "觉"]),                         # Han: characters
-    ("猫がソファで寝ている", ["猫", "が", "ソ", "フ", "ァ", "で", "寝", "て", "い", "る"]),  # kanji + kana
-    ("แมวสองตัว", ["แ", "ม", "ว", "ส", "อ", "ง", "ตั", "ว"]),                     # Thai: the mark stays on its letter
-    ("iPhone手机", ["iphone", "手", "机"]),                                        # mixed: each by its script
-])
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("A cat, on the MAT!", ["a", "cat", "on", "the", "mat"]),  # Latin: words, as before
+        ("Ça va très bien", ["ça", "va", "très", "bien"]),
+        ("Две кошки спят", ["две", "кошки", "спят"]),  # Cyrillic: words
+        ("고양이 두 마리", ["고양이", "두", "마리"]),  # Hangul is spaced: words
+        ("दो बिल्लियाँ सो रही हैं", ["दो", "बिल्लियाँ", "सो", "रही", "हैं"]),  # vowel signs stay in the word
+        ("两只猫在睡觉。", ["两", "只", "猫", "在", "睡", "觉"]),  # Han: characters
+        ("猫がソファで寝ている", ["猫", "が", "ソ", "フ", "ァ", "で", "寝", "て", "い", "る"]),  # kanji + kana
+        ("แมวสองตัว", ["แ", "ม", "ว", "ส", "อ", "ง", "ตั", "ว"]),  # Thai: the mark stays on its letter
+        ("iPhone手机", ["iphone", "手", "机"]),  # mixed: each by its script
+    ],
+)
 def test_tokenize_by_script(text, tokens):
     assert tokenize(text) == tokens
 
 
 def test_unspaced_scripts_score_like_spaced_ones():
     # The issue's case: whole-sentence tokens never matched their references (CIDEr 0.0).
-    zh = cider_d(["两只猫在沙发上睡觉", "一个男人在骑自行车", "小狗在草地上奔跑"],
-                 [["两只猫在沙发上睡觉了"], ["一个男人在街上骑自行车"], ["一只小狗在草地上奔跑"]])[0]
-    ja = cider_d(["猫がソファで寝ている", "男が自転車に乗る", "子犬が芝生を走る"],
-                 [["猫がソファで寝ています"], ["男が通りで自転車に乗る"], ["小さな子犬が芝生を走る"]])[0]
-    th = cider_d(["แมวสองตัวนอนบนโซฟา", "ผู้ชายขี่จักรยาน", "ลูกสุนัขวิ่งบนหญ้า"],
-                 [["แมวสองตัวนอนบนโซฟาแล้ว"], ["ผู้ชายขี่จักรยานบนถนน"], ["ลูกสุนัขตัวเล็กวิ่งบนหญ้า"]])[0]
+    zh = cider_d(
+        ["两只猫在沙发上睡觉", "一个男人在骑自行车", "小狗在草地上奔跑"],
+        [["两只猫在沙发上睡觉了"], ["一个男人在街上骑自行车"], ["一只小狗在草地上奔跑"]],
+    )[0]
+    ja = cider_d(
+        ["猫がソファで寝ている", "男が自転車に乗る", "子犬が芝生を走る"],
+        [["猫がソファで寝ています"], ["男が通りで自転車に乗る"], ["小さな子犬が芝生を走る"]],
+    )[0]
+    th = cider_d(
+        ["แมวสองตัวนอนบนโซฟา", "ผู้ชายขี่จักรยาน", "ลูกสุนัขวิ่งบนหญ้า"],
+        [["แมวสองตัวนอนบนโซฟาแล้ว"], ["ผู้ชายขี่จักรยานบนถนน"], ["ลูกสุนัขตัวเล็กวิ่งบนหญ้า"]],
+    )[0]
     assert zh > 1.0 and ja > 1.0 and th > 1.0
     # exact matches: 3 characters -> n = 1..3 cosines 1, no 4-gram: 7.5; 4 characters: 10
     assert cider_d(["两只猫", "一个男人"], [["两只猫"], ["一个男人"]])[1] == pytest.approx([7.5, 10.0])
@@ -85,4 +96,7 @@ def test_unspaced_scripts_score_like_spaced_ones():
 def test_tokenization_report_names_the_scripts():
     from babelforge.eval.cider import tokenization_report
 
-    assert tokenization_report(["猫がソファで", "a cat 2"]) == {"characters": ["Hani", "Hira", "Kana"], "words": ["Latn"]}
+    assert tokenization_report(["猫がソファで", "a cat 2"]) == {
+        "characters": ["Hani", "Hira", "Kana"],
+        "words": ["Latn"],
+    }

@@ -1,4 +1,5 @@
 """`babelforge eval_correlate` and `babelforge eval_cider` from the command line."""
+
 import json
 
 import pytest
@@ -12,7 +13,11 @@ def write_tsv(path, header, rows):
 
 
 def test_correlate_one_table_prints_and_writes_json(tmp_path, capsys):
-    table = write_tsv(tmp_path / "x.tsv", ["id", "a", "b"], [(i, x, y) for i, (x, y) in enumerate(zip([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]))])
+    table = write_tsv(
+        tmp_path / "x.tsv",
+        ["id", "a", "b"],
+        [(i, x, y) for i, (x, y) in enumerate(zip([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]))],
+    )
     out = tmp_path / "r.json"
     assert main(["eval_correlate", str(table), "--x", "a", "--y", "b", "--n-boot", "50", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -25,11 +30,35 @@ def test_correlate_one_table_prints_and_writes_json(tmp_path, capsys):
 
 
 def test_correlate_two_tables_reports_join_and_mirror(tmp_path, capsys):
-    x = write_tsv(tmp_path / "human.tsv", ["lang", "pair", "sxs"], [("de", 1, 0.5), ("de", 2, -0.2), ("fr", 1, 0.1), ("fr", 2, 0.3), ("it", 1, 0.0)])
-    y = write_tsv(tmp_path / "cider.tsv", ["lang", "pair", "delta"], [("de", 1, 2.0), ("de", 2, -1.0), ("fr", 1, 0.5), ("fr", 2, 1.0), ("es", 1, 3.0)])
+    x = write_tsv(
+        tmp_path / "human.tsv",
+        ["lang", "pair", "sxs"],
+        [("de", 1, 0.5), ("de", 2, -0.2), ("fr", 1, 0.1), ("fr", 2, 0.3), ("it", 1, 0.0)],
+    )
+    y = write_tsv(
+        tmp_path / "cider.tsv",
+        ["lang", "pair", "delta"],
+        [("de", 1, 2.0), ("de", 2, -1.0), ("fr", 1, 0.5), ("fr", 2, 1.0), ("es", 1, 3.0)],
+    )
     out = tmp_path / "r.json"
-    code = main(["eval_correlate", str(x), str(y), "--x", "sxs", "--y", "delta", "--on", "lang,pair",
-                 "--mirror", "--n-boot", "20", "--json", str(out)])
+    code = main(
+        [
+            "eval_correlate",
+            str(x),
+            str(y),
+            "--x",
+            "sxs",
+            "--y",
+            "delta",
+            "--on",
+            "lang,pair",
+            "--mirror",
+            "--n-boot",
+            "20",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "joined 4 rows on lang,pair" in printed
@@ -59,8 +88,26 @@ def test_cider_cli_with_baseline_and_groups(tmp_path, capsys):
     cands = write_tsv(tmp_path / "a.tsv", ["image_id", "caption"], [(1, "the cat"), (2, "a dog ran")])
     base = write_tsv(tmp_path / "b.tsv", ["image_id", "caption"], [(1, "the cat sat"), (2, "the dog ran")])
     out, js = tmp_path / "items.tsv", tmp_path / "c.json"
-    assert main(["eval_cider", "--candidates", str(cands), "--references", str(refs), "--on", "image_id",
-                 "--baseline", str(base), "--out", str(out), "--json", str(js)]) == 0
+    assert (
+        main(
+            [
+                "eval_cider",
+                "--candidates",
+                str(cands),
+                "--references",
+                str(refs),
+                "--on",
+                "image_id",
+                "--baseline",
+                str(base),
+                "--out",
+                str(out),
+                "--json",
+                str(js),
+            ]
+        )
+        == 0
+    )
     document = json.loads(js.read_text())
     # the textbook example of test_cider: 3.4867 and 3.2912; the baseline matches exactly: 7.5 each
     assert document["cider_d"]["all"] == pytest.approx((3.48671 + 3.29124) / 2, abs=1e-4)
@@ -84,10 +131,12 @@ def test_profile_mappings_resolve_recursively():
     def resolve_profile(value, profile):
         return for_profile(value, profile, "eval")
 
-    params = {"models": {"sample": [{"id": "tiny"}], "full": [{"id": "big", "revision": "abc"}]},
-              "zeroshot": {"images": {"sample": "drawn", "full": "imagenet"}, "seed": 1},
-              "retrieval": {"images": {"full": {"xtd": "coco"}, "sample": "drawn"}},
-              "plain": {"xtd": "not a profile mapping"}}
+    params = {
+        "models": {"sample": [{"id": "tiny"}], "full": [{"id": "big", "revision": "abc"}]},
+        "zeroshot": {"images": {"sample": "drawn", "full": "imagenet"}, "seed": 1},
+        "retrieval": {"images": {"full": {"xtd": "coco"}, "sample": "drawn"}},
+        "plain": {"xtd": "not a profile mapping"},
+    }
     full = resolve_profile(params, "full")
     assert full["models"] == [{"id": "big", "revision": "abc"}]
     assert full["zeroshot"] == {"images": "imagenet", "seed": 1}
@@ -102,8 +151,12 @@ def test_cider_cli_empty_reference_cells_are_no_references(tmp_path):
     refs = write_tsv(tmp_path / "refs.tsv", ["image_id", "caption"], [(1, "the cat sat"), (1, ""), (2, "the dog ran")])
     cands = write_tsv(tmp_path / "a.tsv", ["image_id", "caption"], [(1, "the cat sat"), (2, "the dog ran")])
     js = tmp_path / "c.json"
-    assert main(["eval_cider", "--candidates", str(cands), "--references", str(refs), "--on", "image_id",
-                 "--json", str(js)]) == 0
+    assert (
+        main(
+            ["eval_cider", "--candidates", str(cands), "--references", str(refs), "--on", "image_id", "--json", str(js)]
+        )
+        == 0
+    )
     assert json.loads(js.read_text())["cider_d"]["all"] == pytest.approx(7.5)
 
 
@@ -116,8 +169,25 @@ def test_correlate_refuses_a_one_level_scale(tmp_path, capsys):
 def test_correlate_doubled_p_only_on_request_and_labelled(tmp_path, capsys):
     table = write_tsv(tmp_path / "x.tsv", ["a", "b"], [(1, 2), (2, 3), (3, 1), (4, 5), (5, 4), (6, 7)])
     out = tmp_path / "r.json"
-    assert main(["eval_correlate", str(table), "--x", "a", "--y", "b", "--mirror", "--doubled-p",
-                 "--n-boot", "10", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval_correlate",
+                str(table),
+                "--x",
+                "a",
+                "--y",
+                "b",
+                "--mirror",
+                "--doubled-p",
+                "--n-boot",
+                "10",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "p (2n, mirrored)" in printed and "anti-conservative" in printed
     pearson = json.loads(out.read_text())["coefficients"]["pearson"]
@@ -127,21 +197,55 @@ def test_correlate_doubled_p_only_on_request_and_labelled(tmp_path, capsys):
 
 
 def test_cider_cli_states_the_tokenisation_per_group(tmp_path, capsys):
-    refs = write_tsv(tmp_path / "refs.tsv", ["lang", "image_id", "caption"],
-                     [("zh", 1, "两只猫在沙发上睡觉了"), ("zh", 2, "一个男人在街上骑自行车"), ("zh", 3, "一只小狗在草地上奔跑"),
-                      ("en", 1, "two cats slept on the sofa"), ("en", 2, "a man rides a bicycle in the street"),
-                      ("en", 3, "a small puppy runs on the grass")])
-    cands = write_tsv(tmp_path / "c.tsv", ["lang", "image_id", "caption"],
-                      [("zh", 1, "两只猫在沙发上睡觉"), ("zh", 2, "一个男人在骑自行车"), ("zh", 3, "小狗在草地上奔跑"),
-                       ("en", 1, "two cats sleep on the sofa"), ("en", 2, "a man rides a bicycle"),
-                       ("en", 3, "a puppy runs on the grass")])
+    refs = write_tsv(
+        tmp_path / "refs.tsv",
+        ["lang", "image_id", "caption"],
+        [
+            ("zh", 1, "两只猫在沙发上睡觉了"),
+            ("zh", 2, "一个男人在街上骑自行车"),
+            ("zh", 3, "一只小狗在草地上奔跑"),
+            ("en", 1, "two cats slept on the sofa"),
+            ("en", 2, "a man rides a bicycle in the street"),
+            ("en", 3, "a small puppy runs on the grass"),
+        ],
+    )
+    cands = write_tsv(
+        tmp_path / "c.tsv",
+        ["lang", "image_id", "caption"],
+        [
+            ("zh", 1, "两只猫在沙发上睡觉"),
+            ("zh", 2, "一个男人在骑自行车"),
+            ("zh", 3, "小狗在草地上奔跑"),
+            ("en", 1, "two cats sleep on the sofa"),
+            ("en", 2, "a man rides a bicycle"),
+            ("en", 3, "a puppy runs on the grass"),
+        ],
+    )
     js = tmp_path / "c.json"
-    assert main(["eval_cider", "--candidates", str(cands), "--references", str(refs), "--on", "lang,image_id",
-                 "--group", "lang", "--json", str(js)]) == 0
+    assert (
+        main(
+            [
+                "eval_cider",
+                "--candidates",
+                str(cands),
+                "--references",
+                str(refs),
+                "--on",
+                "lang,image_id",
+                "--group",
+                "lang",
+                "--json",
+                str(js),
+            ]
+        )
+        == 0
+    )
     document = json.loads(js.read_text())
     assert document["cider_d"]["zh"] > 1.0 and document["cider_d"]["en"] > 1.0
-    assert document["scripts"] == {"en": {"characters": [], "words": ["Latn"]},
-                                   "zh": {"characters": ["Hani"], "words": []}}
+    assert document["scripts"] == {
+        "en": {"characters": [], "words": ["Latn"]},
+        "zh": {"characters": ["Hani"], "words": []},
+    }
     assert "one token per character" in document["tokenization"]
     printed = capsys.readouterr().out
     assert printed.startswith("tokenisation: ") and "characters: Hani" in printed and "words: Latn" in printed

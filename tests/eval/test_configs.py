@@ -1,21 +1,23 @@
 """The eval stages' typed configs: defaults equal params.yaml, one naming rule, flags over params."""
+
 import importlib
 
 import pytest
 import yaml
 
-from babelforge.cli import COMMANDS, config_from_args, stage_parser
+from babelforge.cli import config_from_args, stage_parser
+from babelforge.commands import COMMANDS
 from babelforge.core.config import load_config
 from babelforge.core.errors import BabelforgeError
 
 EVAL_COMMANDS = sorted(name for name in COMMANDS if name.startswith("eval_"))
-STAGES = [name for name in EVAL_COMMANDS if hasattr(importlib.import_module(COMMANDS[name][0]), "Config")]
+STAGES = [name for name in EVAL_COMMANDS if hasattr(importlib.import_module(COMMANDS[name].module), "Config")]
 
 
 def test_one_naming_rule_for_commands_modules_and_dvc_stages(repo_root):
     dvc = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     for name in EVAL_COMMANDS:
-        assert COMMANDS[name][0] == f"eval.{name.removeprefix('eval_')}_stage", name
+        assert COMMANDS[name].module == f"babelforge.eval.{name.removeprefix('eval_')}_stage", name
     eval_stages = {name: stage for name, stage in dvc.items() if name.startswith("eval_")}
     assert eval_stages, "dvc.yaml has no eval stages"
     for name, stage in eval_stages.items():
@@ -28,7 +30,7 @@ def test_one_naming_rule_for_commands_modules_and_dvc_stages(repo_root):
 def test_code_defaults_equal_params_yaml(name, repo_root):
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["profile"] = "sample"  # a per-profile setting's code default is its sample value
-    config_cls = importlib.import_module(COMMANDS[name][0]).Config
+    config_cls = importlib.import_module(COMMANDS[name].module).Config
     assert load_config(config_cls, params) == config_cls(), f"{name}: code defaults and params.yaml disagree"
 
 
@@ -40,7 +42,7 @@ def test_the_defaults_that_used_to_disagree():
 
 
 def _config(name, argv, params_path):
-    module = importlib.import_module(COMMANDS[name][0])
+    module = importlib.import_module(COMMANDS[name].module)
     args = stage_parser(name, module).parse_args([*argv, "--params", str(params_path)])
     return config_from_args(module, args)
 
@@ -48,8 +50,24 @@ def _config(name, argv, params_path):
 def test_flags_override_params(tmp_path, repo_root):
     params = tmp_path / "params.yaml"
     params.write_text((repo_root / "params.yaml").read_text())
-    config = _config("eval_zeroshot", ["--model", "org/clip@abc123", "--model", "models/mine", "--language", "de",
-                                       "--language", "fr,FY", "--out", "z.json", "--device", "cpu"], params)
+    config = _config(
+        "eval_zeroshot",
+        [
+            "--model",
+            "org/clip@abc123",
+            "--model",
+            "models/mine",
+            "--language",
+            "de",
+            "--language",
+            "fr,FY",
+            "--out",
+            "z.json",
+            "--device",
+            "cpu",
+        ],
+        params,
+    )
     assert [(m.id, m.revision) for m in config.common.models] == [("org/clip", "abc123"), ("models/mine", None)]
     assert config.languages == ["de", "fr", "FY"] and config.out == "z.json" and config.common.device == "cpu"
     assert config.common.seed == 0 and config.max_templates == 2  # the rest stays as params.yaml says

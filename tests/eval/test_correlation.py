@@ -1,4 +1,5 @@
 """Correlation coefficients against values worked out by hand (see the comments)."""
+
 import math
 
 import numpy as np
@@ -118,8 +119,11 @@ def test_p_value_at_n_is_scipys_test_for_a_sample_of_that_size():
     rng = np.random.default_rng(3)
     x = rng.normal(size=12)
     y = x + rng.normal(size=12)
-    for method, result in (("pearson", stats.pearsonr(x, y)), ("spearman", stats.spearmanr(x, y)),
-                           ("kendall_b", stats.kendalltau(x, y, method="asymptotic"))):
+    for method, result in (
+        ("pearson", stats.pearsonr(x, y)),
+        ("spearman", stats.spearmanr(x, y)),
+        ("kendall_b", stats.kendalltau(x, y, method="asymptotic")),
+    ):
         assert p_value_at(method, float(result.statistic), 12) == pytest.approx(float(result.pvalue), rel=1e-9)
 
 
@@ -132,7 +136,7 @@ def test_mirrored_p_value_is_that_of_the_real_pairs_unless_the_doubled_one_is_as
     x = np.array([0.5, -0.2, 0.1, 0.3, 0.8, -0.6, 0.2, -0.1, 0.4, 0.7])
     y = np.array([2.0, -1.0, 0.5, 1.0, 2.5, -2.2, 1.1, 0.3, 0.9, 2.8])
     default = correlate(x, y, mirror=True, n_boot=0)
-    for method, result in default.items():
+    for _method, result in default.items():
         assert result.n == 10 and result.mirrored and result.p_value_doubled is None
     r = default["pearson"].value
     assert default["pearson"].p_value == pytest.approx(p_value_at("pearson", r, 10))

@@ -1,4 +1,5 @@
 """`babelforge eval_export`: Babel-ImageNet in CLIP_benchmark's layout reads back as what was built."""
+
 import json
 import os
 
@@ -18,15 +19,21 @@ def built(tmp_path):
     """labels.parquet and prompts.parquet as the pipeline writes them, in a project folder."""
     write_registry(tmp_path / "resources" / "languages.tsv", REGISTRY_ROWS)
     labels = [
-        *({"class_idx": c, "lang": "eng_Latn", "label": f"thing {c}", "rank": 0, "is_duplicate": False} for c in range(5)),
+        *(
+            {"class_idx": c, "lang": "eng_Latn", "label": f"thing {c}", "rank": 0, "is_duplicate": False}
+            for c in range(5)
+        ),
         {"class_idx": 0, "lang": "deu_Latn", "label": "Goldfisch", "rank": 0, "is_duplicate": False},
         {"class_idx": 0, "lang": "deu_Latn", "label": "Karausche", "rank": 1, "is_duplicate": False},  # not the best
         {"class_idx": 3, "lang": "deu_Latn", "label": "Weißer Hai", "rank": 0, "is_duplicate": False},
         {"class_idx": 1, "lang": "fry_Latn", "label": "goudfisk", "rank": 0, "is_duplicate": False},
         {"class_idx": 4, "lang": "jpn_Jpan", "label": "ホホジロザメ", "rank": 0, "is_duplicate": False},
     ]
-    write_table(pd.DataFrame(labels), tmp_path / "data" / "babel_imagenet" / "labels.parquet",
-                sort_by=["lang", "class_idx", "rank"])
+    write_table(
+        pd.DataFrame(labels),
+        tmp_path / "data" / "babel_imagenet" / "labels.parquet",
+        sort_by=["lang", "class_idx", "rank"],
+    )
     prompts = [
         {"lang": "deu_Latn", "template_id": 0, "text": "ein Foto von {}.", "prompt_set": "nllb", "use": True},
         {"lang": "deu_Latn", "template_id": 1, "text": "kaputt", "prompt_set": "nllb", "use": False},
@@ -65,7 +72,11 @@ def test_export_reads_back_identically(built):
     assert prompts["DE"] == ["ein Foto von {}.", "eine Zeichnung von {}."] != translated["deu_Latn"]
     assert prompts["JA"] == translated["jpn_Jpan"] and prompts["EN"] == prompts["FY"] == english
     assert {c: e["prompts"] for c, e in manifest["languages"].items()} == {
-        "EN": "english", "DE": "translated", "FY": "english-fallback", "JA": "translated"}
+        "EN": "english",
+        "DE": "translated",
+        "FY": "english-fallback",
+        "JA": "translated",
+    }
     assert manifest["provenance"]["stage"] == "eval_export"
     # a second export of the same build is the same bytes
     first = {p.name: p.read_bytes() for p in (built / "cb").iterdir()}
@@ -87,5 +98,8 @@ def test_layout_refuses_two_languages_with_one_code():
     from babelforge.core.errors import BabelforgeError
 
     with pytest.raises(BabelforgeError, match="both export as 'ZH'"):
-        layout({"zho_Hans": {0: "猫"}, "zho_Hant": {0: "貓"}}, {"zho_Hans": ["{}"], "zho_Hant": ["{}"]},
-               {"zho_Hans": "zh", "zho_Hant": "ZH"})
+        layout(
+            {"zho_Hans": {0: "猫"}, "zho_Hant": {0: "貓"}},
+            {"zho_Hans": ["{}"], "zho_Hant": ["{}"]},
+            {"zho_Hans": "zh", "zho_Hant": "ZH"},
+        )

@@ -1,4 +1,5 @@
 """The model adapter on tiny real models built offline (CLIP and SigLIP architectures)."""
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -34,31 +35,69 @@ def test_adapter_encodes_any_script_to_unit_vectors(tiny_clip_dir):
 def _save_siglip(out):
     from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
 
-    SiglipModel(SiglipConfig(
-        text_config=dict(vocab_size=514, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=2, max_position_embeddings=16, pad_token_id=513),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                           image_size=32, patch_size=8),
-    )).save_pretrained(out)
+    SiglipModel(
+        SiglipConfig(
+            text_config=dict(
+                vocab_size=514,
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=1,
+                num_attention_heads=2,
+                max_position_embeddings=16,
+                pad_token_id=513,
+            ),
+            vision_config=dict(
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=1,
+                num_attention_heads=2,
+                image_size=32,
+                patch_size=8,
+            ),
+        )
+    ).save_pretrained(out)
     SiglipImageProcessor(size={"height": 32, "width": 32}).save_pretrained(out)
 
 
 def _save_dual_encoder(out):
-    from transformers import (BertConfig, CLIPImageProcessor, CLIPVisionConfig, VisionTextDualEncoderConfig,
-                              VisionTextDualEncoderModel)
+    from transformers import (
+        BertConfig,
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        VisionTextDualEncoderConfig,
+        VisionTextDualEncoderModel,
+    )
 
-    VisionTextDualEncoderModel(VisionTextDualEncoderConfig.from_vision_text_configs(
-        CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                         image_size=32, patch_size=8),
-        BertConfig(vocab_size=514, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                   max_position_embeddings=16, pad_token_id=513),
-        projection_dim=24,
-    )).save_pretrained(out)
+    VisionTextDualEncoderModel(
+        VisionTextDualEncoderConfig.from_vision_text_configs(
+            CLIPVisionConfig(
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=1,
+                num_attention_heads=2,
+                image_size=32,
+                patch_size=8,
+            ),
+            BertConfig(
+                vocab_size=514,
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=1,
+                num_attention_heads=2,
+                max_position_embeddings=16,
+                pad_token_id=513,
+            ),
+            projection_dim=24,
+        )
+    ).save_pretrained(out)
     CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(out)
 
 
-@pytest.mark.parametrize("save, padding, dim", [(_save_siglip, "max_length", 32), (_save_dual_encoder, True, 24)],
-                         ids=["siglip", "vision-text-dual-encoder"])
+@pytest.mark.parametrize(
+    "save, padding, dim",
+    [(_save_siglip, "max_length", 32), (_save_dual_encoder, True, 24)],
+    ids=["siglip", "vision-text-dual-encoder"],
+)
 def test_other_architectures_load_through_the_same_adapter(tiny_clip_dir, tmp_path, save, padding, dim):
     import torch
     from transformers import AutoTokenizer

@@ -1,4 +1,5 @@
 """MVL-SIB scoring: options against the mean of the k references, per task layout."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,12 +22,15 @@ def _fake_texts(texts):
     return np.stack([E[int(t[-1])] for t in texts])
 
 
-@pytest.mark.parametrize("task, table", [
-    ("i2s", {"ref_image_ids": [["img2"]], "option_sentences": [["s 0", "s 2", "s 1", "s 3"]]}),
-    ("s2i", {"ref_sentences": [["s 3", "s 3"]], "option_image_ids": [["img0", "img1", "img2", "img3"]]}),
-    ("t2s", {"option_sentences": [["s 0", "s 2", "s 1", "s 3"]]}),
-    ("s2t", {"ref_sentences": [["s 1", "s 1"]], "option_topics": [["topic 0", "topic 1", "topic 2", "topic 3"]]}),
-])
+@pytest.mark.parametrize(
+    "task, table",
+    [
+        ("i2s", {"ref_image_ids": [["img2"]], "option_sentences": [["s 0", "s 2", "s 1", "s 3"]]}),
+        ("s2i", {"ref_sentences": [["s 3", "s 3"]], "option_image_ids": [["img0", "img1", "img2", "img3"]]}),
+        ("t2s", {"option_sentences": [["s 0", "s 2", "s 1", "s 3"]]}),
+        ("s2t", {"ref_sentences": [["s 1", "s 1"]], "option_topics": [["topic 0", "topic 1", "topic 2", "topic 3"]]}),
+    ],
+)
 def test_each_task_reads_its_own_columns(task, table):
     # Every table also has `topic` and `option_topics` (as the mvl_sib stage writes them);
     # t2s takes the topic as its reference, the others must not.

@@ -4,6 +4,7 @@ The model defaults to openai/clip-vit-base-patch32 at a pinned revision; overrid
 BABELFORGE_GPU_CLIP=<hub id or local dir> and BABELFORGE_GPU_CLIP_REVISION=<sha>.
 Needs the checkpoint in the Hugging Face cache or network access to the Hub.
 """
+
 import os
 
 import numpy as np

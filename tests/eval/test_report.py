@@ -1,16 +1,47 @@
 """Headline metrics for `dvc metrics show`."""
+
 import pandas as pd
 
 from babelforge.eval.report import summary_metrics
 
 
 def test_summary_metrics_counts_a_language_once_per_prompt_set():
-    frame = pd.DataFrame([
-        {"model": "m", "task": "zeroshot", "dataset": "babel_imagenet", "lang": "deu_Latn", "prompt_set": "nllb", "top1": 0.5},
-        {"model": "m", "task": "zeroshot", "dataset": "babel_imagenet", "lang": "bre_Latn", "prompt_set": "english", "top1": 0.1},
-        {"model": "m", "task": "zeroshot", "dataset": "babel_imagenet", "lang": "bre_Latn", "prompt_set": "label_only", "top1": 0.3},
-        {"model": "m", "task": "retrieval", "dataset": "xtd", "lang": "deu_Latn", "prompt_set": None, "mean_recall": 0.2},
-    ])
+    frame = pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "task": "zeroshot",
+                "dataset": "babel_imagenet",
+                "lang": "deu_Latn",
+                "prompt_set": "nllb",
+                "top1": 0.5,
+            },
+            {
+                "model": "m",
+                "task": "zeroshot",
+                "dataset": "babel_imagenet",
+                "lang": "bre_Latn",
+                "prompt_set": "english",
+                "top1": 0.1,
+            },
+            {
+                "model": "m",
+                "task": "zeroshot",
+                "dataset": "babel_imagenet",
+                "lang": "bre_Latn",
+                "prompt_set": "label_only",
+                "top1": 0.3,
+            },
+            {
+                "model": "m",
+                "task": "retrieval",
+                "dataset": "xtd",
+                "lang": "deu_Latn",
+                "prompt_set": None,
+                "mean_recall": 0.2,
+            },
+        ]
+    )
     metrics = summary_metrics(frame)["m"]
     assert metrics["zeroshot/babel_imagenet/nllb"] == {"top1": 0.5, "n_languages": 1}
     assert metrics["zeroshot/babel_imagenet/english"]["top1"] == 0.1
@@ -23,8 +54,10 @@ def _pairs(n_models=3, seed=0):
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    sets = {"xtd": ["deu_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang", "pol_Latn", "rus_Cyrl", "zho_Hans"],
-            "xflickrco": ["deu_Latn", "ind_Latn", "jpn_Jpan", "rus_Cyrl", "tur_Latn", "zho_Hans"]}
+    sets = {
+        "xtd": ["deu_Latn", "fra_Latn", "ita_Latn", "jpn_Jpan", "kor_Hang", "pol_Latn", "rus_Cyrl", "zho_Hans"],
+        "xflickrco": ["deu_Latn", "ind_Latn", "jpn_Jpan", "rus_Cyrl", "tur_Latn", "zho_Hans"],
+    }
     rows = []
     for m in range(n_models):
         for dataset, langs in sets.items():

@@ -1,4 +1,5 @@
 """Retrieval recall on a toy with known ranks; CLIPScore formulas by hand."""
+
 import numpy as np
 import pytest
 

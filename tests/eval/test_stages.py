@@ -1,4 +1,5 @@
 """The eval stages end to end on a small project with the tiny real CLIP (CPU)."""
+
 import json
 import struct
 
@@ -58,9 +59,22 @@ def test_a_new_language_or_prompt_set_reads_the_cached_images(project, capsys):
     cache = project / ".cache" / "eval"
     written = {path: path.stat().st_mtime_ns for path in cache.rglob("shard-*")}
     capsys.readouterr()
-    assert main(["eval_zeroshot", "--model", "models/tiny_clip/s2", "--language", "fry_Latn",
-                 "--set", "eval.zeroshot.prompt_sets=[english, label]",
-                 "--out", str(project / "zeroshot_new.json")]) == 0
+    assert (
+        main(
+            [
+                "eval_zeroshot",
+                "--model",
+                "models/tiny_clip/s2",
+                "--language",
+                "fry_Latn",
+                "--set",
+                "eval.zeroshot.prompt_sets=[english, label]",
+                "--out",
+                str(project / "zeroshot_new.json"),
+            ]
+        )
+        == 0
+    )
     log = capsys.readouterr().err
     assert "image cache hits 2, misses 0, images encoded 0" in log  # one per prompt set
     assert "1 current, 0 to do" in log
@@ -95,14 +109,37 @@ def test_mvl_sib_rows(project):
 
 def test_zeroshot_flags_override_params_and_print_a_table(project, capsys):
     out = project / "reports" / "eval" / "zeroshot_de.json"
-    assert main(["eval_zeroshot", "--model", "models/tiny_clip/s1", "--language", "de",
-                 "--language", "FY,jpn_Jpan", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval_zeroshot",
+                "--model",
+                "models/tiny_clip/s1",
+                "--language",
+                "de",
+                "--language",
+                "FY,jpn_Jpan",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     result = rows(project, "zeroshot", "zeroshot_de")
     assert {r["model"] for r in result} == {"models/tiny_clip/s1"}
     assert [r["lang"] for r in result] == ["deu_Latn", "fry_Latn", "jpn_Jpan"]
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].split() == ["model", "lang", "prompt_set", "n_classes", "n_images", "top1", "top5",
-                                  "balanced_accuracy", "top1_100"]
+    assert printed[0].split() == [
+        "model",
+        "lang",
+        "prompt_set",
+        "n_classes",
+        "n_images",
+        "top1",
+        "top5",
+        "balanced_accuracy",
+        "top1_100",
+    ]
     table = {line.split()[1]: line.split() for line in printed[2:]}
     assert set(table) == {"deu_Latn", "fry_Latn", "jpn_Jpan"}
     assert float(table["deu_Latn"][5]) == pytest.approx(result[0]["top1"], abs=5e-5)
@@ -133,7 +170,7 @@ def test_report_outputs_and_determinism(project):
     frame = pd.read_csv(out / "results.csv")
     assert set(frame["task"]) == {"zeroshot", "retrieval", "clipscore", "mvl_sib"}
     assert frame[list(ROW_KEYS)].notna().all().all()
-    metrics = json.loads((project / "metrics" / "eval.json").read_text())   # paths.metrics, tracked by git
+    metrics = json.loads((project / "metrics" / "eval.json").read_text())  # paths.metrics, tracked by git
     assert set(metrics) == {"models/tiny_clip/s0", "models/tiny_clip/s1", "models/tiny_clip/s2"}
     zeroshot = {k: v for k, v in metrics["models/tiny_clip/s0"].items() if k.startswith("zeroshot/babel_imagenet/")}
     assert zeroshot and all("top1" in values for values in zeroshot.values())
@@ -185,12 +222,15 @@ def test_missing_input_is_one_clear_error(project, capsys):
 
 def test_clipscore_pairs_tsv(project, capsys):
     pairs = project / "pairs.tsv"
-    pairs.write_text("image\tcaption\tfoil\treferences\n"
-                     "img0.jpg\ta photo number 0\ta photo number 1\tphoto 0 ||| picture 0\n"
-                     "img1.jpg\ta photo number 1\ta photo number 2\tphoto 1\n")
+    pairs.write_text(
+        "image\tcaption\tfoil\treferences\n"
+        "img0.jpg\ta photo number 0\ta photo number 1\tphoto 0 ||| picture 0\n"
+        "img1.jpg\ta photo number 1\ta photo number 2\tphoto 1\n"
+    )
     out = project / "scores.tsv"
-    assert main(["eval_clipscore_pairs", str(pairs), "--image-root", "data/eval/images/captions",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["eval_clipscore_pairs", str(pairs), "--image-root", "data/eval/images/captions", "--out", str(out)]) == 0
+    )
     printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())
     assert printed["model"] == "models/tiny_clip/s0" and printed["n"] == "2"
     scores = pd.read_csv(out, sep="\t")
@@ -202,12 +242,23 @@ def test_clipscore_pairs_tsv(project, capsys):
 def test_clipscore_pairs_empty_cells_are_not_the_text_nan(project, capsys):
     # An empty references cell means "no references", not a reference reading "nan".
     pairs = project / "pairs_empty.tsv"
-    pairs.write_text("image\tcaption\treferences\n"
-                     "img0.jpg\ta photo number 0\t\n"
-                     "img1.jpg\ta photo number 1\tphoto 1\n")
+    pairs.write_text("image\tcaption\treferences\nimg0.jpg\ta photo number 0\t\nimg1.jpg\ta photo number 1\tphoto 1\n")
     out = project / "scores_empty.tsv"
-    assert main(["eval_clipscore_pairs", str(pairs), "--image-root", "data/eval/images/captions",
-                 "--model", "models/tiny_clip/s1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval_clipscore_pairs",
+                str(pairs),
+                "--image-root",
+                "data/eval/images/captions",
+                "--model",
+                "models/tiny_clip/s1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     scores = pd.read_csv(out, sep="\t")
     assert scores["ref_clipscore"].isna().tolist() == [True, False]
     printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())

@@ -1,5 +1,6 @@
 """Zero-shot classification: constructed cases with a known answer, the class-subset
 rule, the fixed-100 control, prompt fallbacks and the image-embedding cache."""
+
 import math
 
 import numpy as np
@@ -7,8 +8,14 @@ import pytest
 
 from babelforge.eval.cache import ImageEmbeddingCache
 from babelforge.eval.runs import labels_by_language, translated_templates, zeroshot_rows
-from babelforge.eval.zeroshot import (choose_templates, class_embeddings, evaluate_language, fill_template,
-                           fixed_class_control, zeroshot_metrics)
+from babelforge.eval.zeroshot import (
+    choose_templates,
+    class_embeddings,
+    evaluate_language,
+    fill_template,
+    fixed_class_control,
+    zeroshot_metrics,
+)
 
 E = np.eye(5, dtype=np.float32)
 
@@ -78,9 +85,13 @@ def test_templates_and_fallbacks():
     english = ["a photo of a {}."]
     assert choose_templates("deu_Latn", "translated", translated, english) == [("translated", ["ein Foto von {}."])]
     assert choose_templates("fry_Latn", "translated", translated, english) == [("english-fallback", english)]
-    assert choose_templates("fry_Latn", "translated", translated, english, fallback="label") == [("label-fallback", ["{}"])]
+    assert choose_templates("fry_Latn", "translated", translated, english, fallback="label") == [
+        ("label-fallback", ["{}"])
+    ]
     assert choose_templates("fry_Latn", "translated", translated, english, fallback="both") == [
-        ("english-fallback", english), ("label-fallback", ["{}"])]
+        ("english-fallback", english),
+        ("label-fallback", ["{}"]),
+    ]
     assert choose_templates("deu_Latn", "label", translated, english) == [("label", ["{}"])]
     assert choose_templates("eng_Latn", "translated", translated, english) == [("english", english)]
 
@@ -122,17 +133,37 @@ def test_changed_image_invalidates_cache(counting_encoder, digit_images, tmp_pat
 def test_tables_to_labels_and_templates():
     import pandas as pd
 
-    labels = pd.DataFrame({"class_idx": [1, 1, 2, 2], "lang": ["x", "x", "x", "x"], "label": ["b", "a", "c", "c"],
-                           "rank": [1, 0, 0, 1], "is_duplicate": [False, False, True, False]})
+    labels = pd.DataFrame(
+        {
+            "class_idx": [1, 1, 2, 2],
+            "lang": ["x", "x", "x", "x"],
+            "label": ["b", "a", "c", "c"],
+            "rank": [1, 0, 0, 1],
+            "is_duplicate": [False, False, True, False],
+        }
+    )
     assert labels_by_language(labels) == {"x": {1: "a", 2: "c"}}
     assert labels_by_language(labels, drop_duplicates=True) == {"x": {1: "a", 2: "c"}}
-    prompts = pd.DataFrame({"lang": ["x", "x", "x"], "template_id": [2, 1, 3],
-                            "text": ["t2 {}", "t1 {}", "bad"], "valid": [True, True, True]})
+    prompts = pd.DataFrame(
+        {
+            "lang": ["x", "x", "x"],
+            "template_id": [2, 1, 3],
+            "text": ["t2 {}", "t1 {}", "bad"],
+            "valid": [True, True, True],
+        }
+    )
     assert translated_templates(prompts) == {"x": ["t1 {}", "t2 {}"]}
     # The prompts stage's layout: `use` decides, and its fallback sets are not translations.
-    staged = pd.DataFrame({"lang": ["x", "x", "y", "y"], "prompt_set": ["nllb", "nllb", "english", "label_only"],
-                           "template_id": [0, 1, 0, 0], "text": ["a {}", "b {}", "photo {}", "{}"],
-                           "valid": [True, True, True, True], "use": [True, False, True, True]})
+    staged = pd.DataFrame(
+        {
+            "lang": ["x", "x", "y", "y"],
+            "prompt_set": ["nllb", "nllb", "english", "label_only"],
+            "template_id": [0, 1, 0, 0],
+            "text": ["a {}", "b {}", "photo {}", "{}"],
+            "valid": [True, True, True, True],
+            "use": [True, False, True, True],
+        }
+    )
     assert translated_templates(staged) == {"x": ["a {}"]}
 
 
@@ -145,15 +176,27 @@ def test_knowledge_option_appends_definitions(counting_encoder, digit_images, tm
         return original(texts, batch_size)
 
     counting_encoder.encode_texts = recording
-    rows = zeroshot_rows(counting_encoder, digit_images, ImageEmbeddingCache(tmp_path), {"aaa_Latn": {1: "c1"}},
-                         ["a {}."], knowledge={1: "a thing with fins"})
+    rows = zeroshot_rows(
+        counting_encoder,
+        digit_images,
+        ImageEmbeddingCache(tmp_path),
+        {"aaa_Latn": {1: "c1"}},
+        ["a {}."],
+        knowledge={1: "a thing with fins"},
+    )
     assert seen == ["a c1. a thing with fins"]
     assert rows[0]["prompt_set"] == "english-fallback+knowledge"
 
 
 def test_both_fallbacks_give_two_rows(counting_encoder, digit_images, tmp_path):
-    rows = zeroshot_rows(counting_encoder, digit_images, ImageEmbeddingCache(tmp_path), {"aaa_Latn": {1: "c1", 2: "c2"}},
-                         ["a {}."], fallback="both")
+    rows = zeroshot_rows(
+        counting_encoder,
+        digit_images,
+        ImageEmbeddingCache(tmp_path),
+        {"aaa_Latn": {1: "c1", 2: "c2"}},
+        ["a {}."],
+        fallback="both",
+    )
     assert [(r["prompt_set"], r["n_templates"]) for r in rows] == [("english-fallback", 1), ("label-fallback", 1)]
 
 

@@ -10,6 +10,7 @@ A wrong key, or more requests than `quota`, get BabelNet's refusal message. More
 three target languages is a 400, as the guide allows no more. `plan` lists failures for
 the next requests in order: `503`, `429:<Retry-After>`, `malformed`.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,24 +32,39 @@ REFUSAL = "Your key is not valid or the daily requests limit has been reached. P
 
 # synset -> BabelNet ids; BabelNet id -> [(language, lemma, source)] in the API's order.
 SYNSET_IDS = {
-    "01440764-n": ["bn:00078149n"],                    # tench
-    "02085620-n": ["bn:00018149n"],                    # Chihuahua
-    "03792782-n": ["bn:00055734n", "bn:03267491n"],    # mountain bike: two BabelNet synsets
-    "04592741-n": [],                                  # wing: nothing in BabelNet (for the test)
+    "01440764-n": ["bn:00078149n"],  # tench
+    "02085620-n": ["bn:00018149n"],  # Chihuahua
+    "03792782-n": ["bn:00055734n", "bn:03267491n"],  # mountain bike: two BabelNet synsets
+    "04592741-n": [],  # wing: nothing in BabelNet (for the test)
 }
 SENSES = {
     "bn:00078149n": [
-        ("EN", "tench", "WN"), ("EN", "Tinca_tinca", "WN"),
-        ("DE", "Schleie", "WIKI"), ("DE", "Schlei", "WIKIRED"), ("DE", "tench", "WNTR"),
-        ("FR", "Tanche", "WIKI"), ("FR", "tanche", "OMWN_FR"),
-        ("IT", "Tinca_tinca", "WIKI"), ("IT", "tinca", "OMWN_IT"),
-        ("ES", "Tenca", "WIKI"), ("PL", "lin", "WIKITR"), ("PL", "Lin_(ryba)", "WIKI"),
-        ("ZH", "丁鱥", "WIKI"), ("JA", "テンチ", "OMWN_JA"), ("NO", "suter", "WIKIDATA"),
+        ("EN", "tench", "WN"),
+        ("EN", "Tinca_tinca", "WN"),
+        ("DE", "Schleie", "WIKI"),
+        ("DE", "Schlei", "WIKIRED"),
+        ("DE", "tench", "WNTR"),
+        ("FR", "Tanche", "WIKI"),
+        ("FR", "tanche", "OMWN_FR"),
+        ("IT", "Tinca_tinca", "WIKI"),
+        ("IT", "tinca", "OMWN_IT"),
+        ("ES", "Tenca", "WIKI"),
+        ("PL", "lin", "WIKITR"),
+        ("PL", "Lin_(ryba)", "WIKI"),
+        ("ZH", "丁鱥", "WIKI"),
+        ("JA", "テンチ", "OMWN_JA"),
+        ("NO", "suter", "WIKIDATA"),
     ],
     "bn:00018149n": [
-        ("EN", "Chihuahua", "WN"), ("DE", "Chihuahua", "WIKI"), ("FR", "chihuahua", "WIKIDATA_ALIAS"),
-        ("IT", "Chihuahua", "WIKI"), ("ES", "chihuahua", "WIKT"), ("PL", "Chihuahua", "WIKI"),
-        ("ZH", "吉娃娃", "WIKI"), ("JA", "チワワ", "WIKI"), ("NO", "Chihuahua", "WIKI"),
+        ("EN", "Chihuahua", "WN"),
+        ("DE", "Chihuahua", "WIKI"),
+        ("FR", "chihuahua", "WIKIDATA_ALIAS"),
+        ("IT", "Chihuahua", "WIKI"),
+        ("ES", "chihuahua", "WIKT"),
+        ("PL", "Chihuahua", "WIKI"),
+        ("ZH", "吉娃娃", "WIKI"),
+        ("JA", "チワワ", "WIKI"),
+        ("NO", "Chihuahua", "WIKI"),
     ],
     "bn:00055734n": [("EN", "mountain_bike", "WN"), ("DE", "Mountainbike", "WIKI"), ("FR", "VTT", "WIKIRED")],
     "bn:03267491n": [("DE", "Geländefahrrad", "WIKIDATA_ALIAS"), ("IT", "mountain_bike", "WIKI")],
@@ -56,8 +72,16 @@ SENSES = {
 
 REGISTRY_ROWS = [
     # key, babelnet code
-    ("eng_Latn", "EN"), ("deu_Latn", "DE"), ("fra_Latn", "FR"), ("ita_Latn", "IT"), ("spa_Latn", "ES"),
-    ("pol_Latn", "PL"), ("zho_Hans", "ZH"), ("jpn_Jpan", "JA"), ("nob_Latn", "NO"), ("kmr_Latn", ""),
+    ("eng_Latn", "EN"),
+    ("deu_Latn", "DE"),
+    ("fra_Latn", "FR"),
+    ("ita_Latn", "IT"),
+    ("spa_Latn", "ES"),
+    ("pol_Latn", "PL"),
+    ("zho_Hans", "ZH"),
+    ("jpn_Jpan", "JA"),
+    ("nob_Latn", "NO"),
+    ("kmr_Latn", ""),
 ]
 
 
@@ -73,17 +97,24 @@ def sense_json(bn_id: str, number: int, language: str, lemma: str, source: str) 
     return {
         "type": "BabelSense",
         "properties": {
-            "fullLemma": lemma, "simpleLemma": lemma.replace("_", " "), "source": source, "senseKey": "",
-            "frequency": 0, "language": language, "pos": "NOUN",
+            "fullLemma": lemma,
+            "simpleLemma": lemma.replace("_", " "),
+            "source": source,
+            "senseKey": "",
+            "frequency": 0,
+            "language": language,
+            "pos": "NOUN",
             "synsetID": {"id": bn_id, "pos": "NOUN", "source": "BABELNET"},
-            "translationInfo": "", "pronunciations": {"audios": [], "transcriptions": []},
-            "bKeySense": False, "idSense": 1000 + number,
+            "translationInfo": "",
+            "pronunciations": {"audios": [], "transcriptions": []},
+            "bKeySense": False,
+            "idSense": 1000 + number,
         },
     }
 
 
 class BabelNetHandler(QuietHandler):
-    server: "FakeBabelNet"
+    server: FakeBabelNet
 
     def do_GET(self):
         server = self.server
@@ -116,13 +147,29 @@ class BabelNetHandler(QuietHandler):
                 return self._json(400, {"message": "Too many target languages."})
             bn_id = query["id"][0]
             shown = set(targets) | set(server.default_languages)
-            senses = [sense_json(bn_id, i, lang, lemma, source)
-                      for i, (lang, lemma, source) in enumerate(server.senses.get(bn_id, [])) if lang in shown]
-            return self._json(200, {
-                "senses": senses, "wnOffsets": [], "glosses": [], "examples": [], "images": [],
-                "synsetType": "CONCEPT", "categories": [], "translations": {}, "domains": {},
-                "lnToCompound": {}, "lnToOtherForm": {}, "filterLangs": targets, "bkeyConcepts": False,
-            })
+            senses = [
+                sense_json(bn_id, i, lang, lemma, source)
+                for i, (lang, lemma, source) in enumerate(server.senses.get(bn_id, []))
+                if lang in shown
+            ]
+            return self._json(
+                200,
+                {
+                    "senses": senses,
+                    "wnOffsets": [],
+                    "glosses": [],
+                    "examples": [],
+                    "images": [],
+                    "synsetType": "CONCEPT",
+                    "categories": [],
+                    "translations": {},
+                    "domains": {},
+                    "lnToCompound": {},
+                    "lnToOtherForm": {},
+                    "filterLangs": targets,
+                    "bkeyConcepts": False,
+                },
+            )
         return self._json(404, {"message": "Unknown method."})
 
     def _json(self, status: int, payload, headers: dict | None = None):
@@ -135,7 +182,7 @@ class FakeBabelNet(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), BabelNetHandler)
         self.synset_ids = dict(SYNSET_IDS)
         self.senses = dict(SENSES)
-        self.default_languages = ["EN"]   # answers carry English besides the target languages
+        self.default_languages = ["EN"]  # answers carry English besides the target languages
         self.requests: list[tuple[str, dict]] = []
         self.raw_paths: list[str] = []
         self.plan: list[str] = []
@@ -173,8 +220,11 @@ def make_source(babelnet_api, small_registry, tmp_path):
 
     def build(languages=None, batch_size=3, cache_dir=None, attempts=3):
         source = BabelNetSource(
-            cache_dir=cache_dir or tmp_path / "cache", languages=languages, batch_size=batch_size,
-            base_url=babelnet_api.url, registry=small_registry,
+            cache_dir=cache_dir or tmp_path / "cache",
+            languages=languages,
+            batch_size=batch_size,
+            base_url=babelnet_api.url,
+            registry=small_registry,
             policy=RetryPolicy(attempts=attempts, base_delay=0.001, max_delay=0.01, max_retry_after=60, timeout=5),
             sleep=sleeps.append,
         )
@@ -190,5 +240,7 @@ WORDNET_DICT = Path("/usr/share/wordnet")
 @pytest.fixture(scope="session")
 def wordnet_reader(tmp_path_factory):
     if not (WORDNET_DICT / "data.noun").exists():
-        pytest.fail("WordNet 3.0 is not installed: apt-get install wordnet-base wordnet-sense-index (scripts/setup.sh does)")
+        pytest.fail(
+            "WordNet 3.0 is not installed: apt-get install wordnet-base wordnet-sense-index (scripts/setup.sh does)"
+        )
     return open_wordnet(WORDNET_DICT, tmp_path_factory.mktemp("nltk_data"))

@@ -1,4 +1,5 @@
 """BabelNetSource against a loopback server speaking the BabelNet API's JSON."""
+
 from __future__ import annotations
 
 import logging
@@ -12,8 +13,17 @@ from babelforge.lexicon.senses import Sense, SenseSource
 from .conftest import API_KEY, SENSES, SYNSET_IDS
 
 TENCH, CHIHUAHUA, BIKE, WING = "01440764-n", "02085620-n", "03792782-n", "04592741-n"
-CODES = {"eng_Latn": "EN", "deu_Latn": "DE", "fra_Latn": "FR", "ita_Latn": "IT", "spa_Latn": "ES",
-         "pol_Latn": "PL", "zho_Hans": "ZH", "jpn_Jpan": "JA", "nob_Latn": "NO"}
+CODES = {
+    "eng_Latn": "EN",
+    "deu_Latn": "DE",
+    "fra_Latn": "FR",
+    "ita_Latn": "IT",
+    "spa_Latn": "ES",
+    "pol_Latn": "PL",
+    "zho_Hans": "ZH",
+    "jpn_Jpan": "JA",
+    "nob_Latn": "NO",
+}
 ALL = list(CODES)
 
 
@@ -43,9 +53,15 @@ def test_senses_keep_order_source_and_translation_flag(make_source, babelnet_key
     # ranks are 0..n-1 per (synset, language), in the API's order (across both BIKE synsets)
     german_bike = [s for s in senses if s.synset == BIKE and s.lang == "deu_Latn"]
     assert [(s.lemma, s.rank, s.source) for s in german_bike] == [
-        ("Mountainbike", 0, "WIKI"), ("Geländefahrrad", 1, "WIKIDATA_ALIAS")]
+        ("Mountainbike", 0, "WIKI"),
+        ("Geländefahrrad", 1, "WIKIDATA_ALIAS"),
+    ]
     translated = {(s.lang, s.lemma, s.source) for s in senses if s.is_translation}
-    assert translated == {("deu_Latn", "tench", "WNTR"), ("pol_Latn", "lin", "WIKITR"), ("jpn_Jpan", "テンチ", "OMWN_JA")}
+    assert translated == {
+        ("deu_Latn", "tench", "WNTR"),
+        ("pol_Latn", "lin", "WIKITR"),
+        ("jpn_Jpan", "テンチ", "OMWN_JA"),
+    }
     assert all(s.rank >= 0 and s.source for s in senses)
 
 
@@ -112,7 +128,9 @@ def test_quota_stops_cleanly_keeps_cache_and_resumes(make_source, babelnet_api, 
     second = make_source(languages=ALL)
     resumed = list(second.senses(synsets))
     assert second.requests_made == 1 * 3 + (1 + 2 * 3)  # only what was missing
-    assert by_language(resumed, TENCH) == {lang: fixture_lemmas(TENCH, lang) for lang in ALL if fixture_lemmas(TENCH, lang)}
+    assert by_language(resumed, TENCH) == {
+        lang: fixture_lemmas(TENCH, lang) for lang in ALL if fixture_lemmas(TENCH, lang)
+    }
 
 
 def test_quota_message_with_http_200_is_recognised(make_source, babelnet_api, babelnet_key):

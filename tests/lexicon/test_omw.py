@@ -35,9 +35,13 @@ def test_mirror_senses_keep_file_order_and_sources(mirror_source, shared_data):
     assert tench[0].lemma == "Schleie" and tench[0].source == "wikt" and tench[0].rank == 0
     assert [s.rank for s in tench] == list(range(len(tench)))
     # the German Wiktionary rows arrive in file order
-    wikt = [(syn, lemma) for syn, lemma in read_tab_lemmas(next(t for t in mirror_source.files if t.path.name == "wn-wikt-deu.tab"))]
-    assert [(s.synset, s.lemma) for s in sorted(senses, key=lambda s: wikt.index((s.synset, s.lemma)))
-            if s.source == "wikt"][:5] == wikt[:5]
+    wikt = [
+        (syn, lemma)
+        for syn, lemma in read_tab_lemmas(next(t for t in mirror_source.files if t.path.name == "wn-wikt-deu.tab"))
+    ]
+    assert [
+        (s.synset, s.lemma) for s in sorted(senses, key=lambda s: wikt.index((s.synset, s.lemma))) if s.source == "wikt"
+    ][:5] == wikt[:5]
 
 
 def test_expert_wordnet_ranks_before_wiktionary(mirror_source):
@@ -66,7 +70,9 @@ def test_only_lemma_rows_are_senses(tmp_path):
     )
     senses = list(OmwSource(tmp_path).senses(["01440764-n"]))
     assert [(s.lemma, s.source, s.rank, s.is_translation) for s in senses] == [
-        ("suder", "omw:dan", 0, False), ("suder_fisk", "omw:dan", 1, False)]
+        ("suder", "omw:dan", 0, False),
+        ("suder_fisk", "omw:dan", 1, False),
+    ]
 
 
 def test_unknown_omw_language_is_an_error(tmp_path):
@@ -86,8 +92,12 @@ def test_bad_row_names_file_and_line(tmp_path):
 
 
 def test_rank_senses_source_order_and_dedup():
-    rows = [("01440764-n", "deu_Latn", "A", "wikt"), ("01440764-n", "deu_Latn", "B", "omw:x"),
-            ("01440764-n", "deu_Latn", "A", "wikt"), ("01440764-n", "deu_Latn", "C", "cldr")]
+    rows = [
+        ("01440764-n", "deu_Latn", "A", "wikt"),
+        ("01440764-n", "deu_Latn", "B", "omw:x"),
+        ("01440764-n", "deu_Latn", "A", "wikt"),
+        ("01440764-n", "deu_Latn", "C", "cldr"),
+    ]
     ranked = rank_senses(rows, ("omw", "wikt", "cldr"))
     assert [(s.lemma, s.rank) for s in ranked] == [("B", 0), ("A", 1), ("C", 2)]
 
@@ -103,15 +113,19 @@ def lmf_from_tab(tab_rows, lexicon_id, language):
             f'<LexicalEntry id="{lexicon_id}-e{index}"><Lemma writtenForm={quoteattr(lemma)} partOfSpeech="{pos}"/>'
             f'<Sense id="{sense_id}" synset="{lexicon_id}-{synset}"/></LexicalEntry>'
         )
-    synsets = [f'<Synset id="{lexicon_id}-{s}" ili="" partOfSpeech="{s[-1]}" members="{" ".join(m)}"/>'
-               for s, m in members.items()]
+    synsets = [
+        f'<Synset id="{lexicon_id}-{s}" ili="" partOfSpeech="{s[-1]}" members="{" ".join(m)}"/>'
+        for s, m in members.items()
+    ]
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<!DOCTYPE LexicalResource SYSTEM "http://globalwordnet.github.io/schemas/WN-LMF-1.1.dtd">\n'
         '<LexicalResource xmlns:dc="https://globalwordnet.github.io/schemas/dc/">'
         f'<Lexicon id="{lexicon_id}" label="test" language="{language}" email="x@example.org" '
         'license="https://creativecommons.org/licenses/by/4.0/" version="1.4">'
-        + "".join(entries) + "".join(synsets) + "</Lexicon></LexicalResource>\n"
+        + "".join(entries)
+        + "".join(synsets)
+        + "</Lexicon></LexicalResource>\n"
     )
 
 

@@ -1,4 +1,5 @@
 """`babelforge senses` on the BabelNet source (loopback API), then `babelforge labels` from it."""
+
 import pandas as pd
 import yaml
 
@@ -20,15 +21,30 @@ def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
     # the wordnet artifact, reduced to the synsets the loopback API knows
     wanted = [c for c in read_imagenet_classes() if f"{c.wnid[1:]}-{c.wnid[0]}" in SYNSET_IDS]
     known = [resolve_class(wordnet_reader, c) for c in wanted]
-    frame = pd.DataFrame([{"class_idx": k.class_idx, "wnid": k.wnid, "synset": k.synset, "synset_name": k.synset_name,
-                           "clip_name": k.clip_name, "lemmas": list(k.lemmas), "definition": k.definition,
-                           "hypernym_path": list(k.hypernym_path), "taxa": list(k.taxa)} for k in known])
+    frame = pd.DataFrame(
+        [
+            {
+                "class_idx": k.class_idx,
+                "wnid": k.wnid,
+                "synset": k.synset,
+                "synset_name": k.synset_name,
+                "clip_name": k.clip_name,
+                "lemmas": list(k.lemmas),
+                "definition": k.definition,
+                "hypernym_path": list(k.hypernym_path),
+                "taxa": list(k.taxa),
+            }
+            for k in known
+        ]
+    )
     write_table(frame, tmp_path / "wn.parquet", sort_by=["class_idx"])
     return str(tmp_path / "params.yaml")
 
 
 def senses(params, tmp_path):
-    return cli(["senses", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"), "--out", str(tmp_path / "senses")])
+    return cli(
+        ["senses", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"), "--out", str(tmp_path / "senses")]
+    )
 
 
 def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_reader, monkeypatch, capsys):
@@ -43,9 +59,26 @@ def test_babelnet_senses_then_labels(tmp_path, repo_root, babelnet_api, wordnet_
     assert set(flagged["source"]) >= {"WNTR", "WIKITR"}
     assert API_KEY not in out.read_bytes().decode("latin-1")
 
-    assert cli(["labels", "--params", params, "--wordnet", str(tmp_path / "wn.parquet"),
-                "--senses", str(tmp_path / "senses"), "--out", str(tmp_path / "bi/labels.parquet"), "--languages", str(tmp_path / "bi/languages.parquet"),
-                "--candidates", str(tmp_path / "bi/candidates.parquet")]) == 0
+    assert (
+        cli(
+            [
+                "labels",
+                "--params",
+                params,
+                "--wordnet",
+                str(tmp_path / "wn.parquet"),
+                "--senses",
+                str(tmp_path / "senses"),
+                "--out",
+                str(tmp_path / "bi/labels.parquet"),
+                "--languages",
+                str(tmp_path / "bi/languages.parquet"),
+                "--candidates",
+                str(tmp_path / "bi/candidates.parquet"),
+            ]
+        )
+        == 0
+    )
     labels = read_table(tmp_path / "bi" / "labels.parquet").set_index(["lang", "wnid"])
     # German tench: WIKI "Schleie" first; WIKIRED "Schlei" passed over; WNTR "tench" is English anyway
     assert labels.loc[("deu_Latn", "n01440764"), "label"] == "Schleie"

@@ -2,7 +2,13 @@ import pytest
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.lexicon.senses import synset_to_wnid, wnid_to_synset
-from babelforge.lexicon.wordnet import IMAGENET_CLASSES, ImageNetClass, provision_nltk_wordnet, read_imagenet_classes, resolve_class
+from babelforge.lexicon.wordnet import (
+    IMAGENET_CLASSES,
+    ImageNetClass,
+    provision_nltk_wordnet,
+    read_imagenet_classes,
+    resolve_class,
+)
 
 
 def test_resource_class_list_is_the_mirror_list(shared_data):
@@ -63,16 +69,31 @@ def test_wordnet_stage_is_byte_identical_across_hash_seeds(tmp_path, repo_root):
     outputs = []
     for seed in ("1", "2"):
         out = tmp_path / f"wn-{seed}.parquet"
-        subprocess.run([sys.executable, "-m", "babelforge.cli", "wordnet", "--params", str(tmp_path / "params.yaml"),
-                        "--out", str(out)], cwd=repo_root, check=True, capture_output=True,
-                       env={**os.environ, "PYTHONHASHSEED": seed})
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "babelforge.cli",
+                "wordnet",
+                "--params",
+                str(tmp_path / "params.yaml"),
+                "--out",
+                str(out),
+            ],
+            cwd=repo_root,
+            check=True,
+            capture_output=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
 
 
 def test_taxa_are_the_scientific_names_above_the_class(wordnet_reader):
     classes = {c.wnid: c for c in read_imagenet_classes()}
-    coyote, hammerhead, jeep = (resolve_class(wordnet_reader, classes[w]) for w in ("n02114855", "n01494475", "n03594945"))
+    coyote, hammerhead, jeep = (
+        resolve_class(wordnet_reader, classes[w]) for w in ("n02114855", "n01494475", "n03594945")
+    )
     # coyote is a wolf, whose genus is Canis: the genus comes through the hypernym
     assert {"genus:Canis", "family:Canidae", "order:Carnivora", "class:Mammalia"} <= set(coyote.taxa)
     assert {"genus:Sphyrna", "family:Sphyrnidae"} <= set(hammerhead.taxa)

@@ -1,11 +1,11 @@
 """Fixtures for the MVL-SIB tests: the real SIB-200 mirror and small crafted copies of it."""
+
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
 import pytest
-
 
 
 @pytest.fixture(scope="session")

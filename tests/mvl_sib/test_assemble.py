@@ -5,7 +5,13 @@ import pytest
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.mvl_sib.assemble import (
-    SamplingConfig, balanced_labels, id_positions, place_options, plan_tasks, prompt_text, sample_instances,
+    SamplingConfig,
+    balanced_labels,
+    id_positions,
+    place_options,
+    plan_tasks,
+    prompt_text,
+    sample_instances,
     task_table,
 )
 
@@ -72,8 +78,9 @@ def test_draw_of_a_sentence_does_not_depend_on_the_others(corpus, images_by_topi
 
 
 def test_sentence_pool_all_mixes_splits(corpus, images_by_topic):
-    pooled = sample_instances(corpus.ids, corpus.splits, corpus.topics, images_by_topic,
-                              SamplingConfig(seed=7, sentence_pool="all"))
+    pooled = sample_instances(
+        corpus.ids, corpus.splits, corpus.topics, images_by_topic, SamplingConfig(seed=7, sentence_pool="all")
+    )
     split_of = dict(zip(corpus.ids, corpus.splits))
     mixed = sum(split_of[x] != pooled.split[i] for i in range(len(pooled)) for x in pooled.positive_sentences[i])
     assert mixed > 0
@@ -101,16 +108,22 @@ def test_balanced_labels_and_option_placement():
     correct = np.array(["c0", "c1", "c2", "c3"], dtype=object)
     negatives = np.array([["n", "m", "o"]] * 4, dtype=object)
     placed = place_options(correct, negatives, np.array([0, 1, 2, 3]))
-    assert placed.tolist() == [["c0", "n", "m", "o"], ["n", "c1", "m", "o"], ["n", "m", "c2", "o"], ["n", "m", "o", "c3"]]
+    assert placed.tolist() == [
+        ["c0", "n", "m", "o"],
+        ["n", "c1", "m", "o"],
+        ["n", "m", "c2", "o"],
+        ["n", "m", "o", "c3"],
+    ]
 
 
 def test_task_shapes_and_correct_option(instances, images_by_topic):
     plans = {plan.name: plan for plan in plan_tasks(instances, TASK_KS, seed=7)}
-    assert sorted(plans) == sorted(["i2s_k1", "i2s_k3", "i2s_k5", "s2i_k1", "s2i_k3", "s2i_k5",
-                                    "t2s_k1", "s2t_k1", "s2t_k3", "s2t_k5"])
+    assert sorted(plans) == sorted(
+        ["i2s_k1", "i2s_k3", "i2s_k5", "s2i_k1", "s2i_k3", "s2i_k5", "t2s_k1", "s2t_k1", "s2t_k3", "s2t_k5"]
+    )
     image_topic = _image_topic(images_by_topic)
     rows = np.arange(len(instances))
-    for name, plan in plans.items():
+    for _name, plan in plans.items():
         assert plan.options.shape == (3012, 4) and plan.option_topics.shape == (3012, 4)
         assert np.bincount(plan.label).tolist() == [753] * 4
         at_label = plan.options[rows, plan.label]

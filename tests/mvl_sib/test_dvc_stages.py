@@ -1,4 +1,5 @@
 """`dvc repro` of the three MVL-SIB stages on a copy of the project (3 languages)."""
+
 from __future__ import annotations
 
 import pytest

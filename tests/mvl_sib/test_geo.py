@@ -81,22 +81,53 @@ def test_cli_on_csv(tmp_path):
 
     (tmp_path / "candidates.csv").write_text(
         "image_id,region,country,continent,url\n"
-        + "".join(f"img{i},{'Bavaria' if i < 2 else 'Paris'},{'DE' if i < 2 else 'FR'},Europe,u{i}\n" for i in range(8)),
+        + "".join(
+            f"img{i},{'Bavaria' if i < 2 else 'Paris'},{'DE' if i < 2 else 'FR'},Europe,u{i}\n" for i in range(8)
+        ),
         encoding="utf-8",
     )
     (tmp_path / "areas.csv").write_text(
         "lang,region,country,continent\nbar_Latn,Bavaria,DE,Europe\nfra_Latn,Paris,FR,Europe\n", encoding="utf-8"
     )
     out = tmp_path / "pool.parquet"
-    assert main(["geo_pool", "--candidates", str(tmp_path / "candidates.csv"), "--areas", str(tmp_path / "areas.csv"),
-                 "--per-language", "3", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "geo_pool",
+                "--candidates",
+                str(tmp_path / "candidates.csv"),
+                "--areas",
+                str(tmp_path / "areas.csv"),
+                "--per-language",
+                "3",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     table = read_table(out)
     assert table.groupby("lang")["level"].apply(list).to_dict() == {
-        "bar_Latn": ["area", "area", "continent"], "fra_Latn": ["area", "area", "area"],
+        "bar_Latn": ["area", "area", "continent"],
+        "fra_Latn": ["area", "area", "area"],
     }
     (tmp_path / "areas.csv").write_text("lang,region\nx,y\n", encoding="utf-8")
-    assert main(["geo_pool", "--candidates", str(tmp_path / "candidates.csv"), "--areas", str(tmp_path / "areas.csv"),
-                 "--per-language", "3", "--out", str(out)]) == 1
+    assert (
+        main(
+            [
+                "geo_pool",
+                "--candidates",
+                str(tmp_path / "candidates.csv"),
+                "--areas",
+                str(tmp_path / "areas.csv"),
+                "--per-language",
+                "3",
+                "--out",
+                str(out),
+            ]
+        )
+        == 1
+    )
 
 
 def test_cli_names_the_missing_inputs(tmp_path, capsys):
@@ -104,7 +135,8 @@ def test_cli_names_the_missing_inputs(tmp_path, capsys):
 
     assert main(["geo_pool", "--candidates", str(tmp_path / "c.csv"), "--set", "geo_pool.seed=3"]) == 1
     assert capsys.readouterr().err.strip() == (
-        "babelforge geo_pool: error: geo_pool needs --areas, --per-language, --out (or --set geo_pool.<key>=...)")
+        "babelforge geo_pool: error: geo_pool needs --areas, --per-language, --out (or --set geo_pool.<key>=...)"
+    )
 
 
 def test_cli_region_names_are_qualified_by_country(tmp_path):
@@ -114,11 +146,22 @@ def test_cli_region_names_are_qualified_by_country(tmp_path):
     # "Punjab" is a region of India and of Pakistan: pan_Guru (India) must not take Pakistan's as its area
     (tmp_path / "candidates.csv").write_text(
         "image_id,region,country,continent\n"
-        "pk0,Punjab,PK,Asia\npk1,Punjab,PK,Asia\nin0,Punjab,IN,Asia\nde0,Bavaria,DE,Europe\n", encoding="utf-8")
+        "pk0,Punjab,PK,Asia\npk1,Punjab,PK,Asia\nin0,Punjab,IN,Asia\nde0,Bavaria,DE,Europe\n",
+        encoding="utf-8",
+    )
     (tmp_path / "areas.csv").write_text("lang,region,country,continent\npan_Guru,Punjab,IN,Asia\n", encoding="utf-8")
     out = tmp_path / "pool.parquet"
-    args = ["geo_pool", "--candidates", str(tmp_path / "candidates.csv"), "--areas", str(tmp_path / "areas.csv"),
-            "--per-language", "2", "--out", str(out)]
+    args = [
+        "geo_pool",
+        "--candidates",
+        str(tmp_path / "candidates.csv"),
+        "--areas",
+        str(tmp_path / "areas.csv"),
+        "--per-language",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     levels = dict(zip(read_table(out)["image_id"], read_table(out)["level"]))
     assert levels["in0"] == "area" and list(levels.values()).count("area") == 1

@@ -47,10 +47,14 @@ def test_generated_set_is_byte_identical_on_rerun(sample_set, tmp_path):
 def test_generated_topics_are_visually_distinct(sample_set):
     """Nearest topic centroid (leave-one-out) on 8×6 thumbnails recovers every image's topic."""
     folder, _, entries = sample_set
-    vectors = np.stack([
-        np.asarray(Image.open(folder / e.url).convert("RGB").resize((8, 6), Image.Resampling.BOX), dtype=float).ravel()
-        for e in entries
-    ])
+    vectors = np.stack(
+        [
+            np.asarray(
+                Image.open(folder / e.url).convert("RGB").resize((8, 6), Image.Resampling.BOX), dtype=float
+            ).ravel()
+            for e in entries
+        ]
+    )
     topics = np.array([e.topic for e in entries])
     for i in range(len(entries)):
         keep = np.arange(len(entries)) != i
@@ -89,6 +93,7 @@ def test_checksum_mismatch_is_refused_and_nothing_kept(sample_set, tmp_path):
 
 # --- the full profile over HTTP: the real babelforge.core.http.download on a loopback server ---
 
+
 @pytest.fixture(scope="module")
 def image_server(sample_set):
     """The generated images served over loopback HTTP, with a manifest of their URLs."""
@@ -102,10 +107,16 @@ def image_server(sample_set):
 
 def _run_full_profile(tmp_path: Path, manifest: Path, out_dir: Path) -> int:
     params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({
-        "profile": "full", "mvl_sib": {"images": {"manifest": str(manifest)}},
-        "paths": {"mvl_sib_images": str(out_dir)},
-    }), encoding="utf-8")
+    params.write_text(
+        yaml.safe_dump(
+            {
+                "profile": "full",
+                "mvl_sib": {"images": {"manifest": str(manifest)}},
+                "paths": {"mvl_sib_images": str(out_dir)},
+            }
+        ),
+        encoding="utf-8",
+    )
     return main(["mvl_sib_images", "--params", str(params)])
 
 
@@ -144,9 +155,7 @@ def test_full_profile_downloads_through_core_http(downloaded, image_server, samp
     assert httpd.hits(entries[0].url)[0]["User-Agent"].startswith("babelforge/")
 
 
-def test_full_profile_refuses_other_bytes_and_keeps_the_previous_output(
-    downloaded, image_server, tmp_path, capsys
-):
+def test_full_profile_refuses_other_bytes_and_keeps_the_previous_output(downloaded, image_server, tmp_path, capsys):
     httpd, manifest = image_server
     served = httpd.root / "geography-02.png"
     flipped = hashlib.sha256(bytes(b ^ 0xFF for b in served.read_bytes())).hexdigest()
@@ -177,10 +186,13 @@ def test_manifest_validation(sample_set, tmp_path):
         "count": (lines[:5] + lines[6:], r"topic 'entertainment' has 9 images, 10 required"),
         "sha": (lines[:3] + [lines[3].rsplit("\t", 1)[0] + "\tABC"] + lines[4:], r"bad.tsv:4: sha256 'ABC'"),
         "dup": (lines[:3] + [lines[2]] + lines[4:], r"bad.tsv:4: image_id 'entertainment-01' already on line 3"),
-        "topic": (lines[:2] + [lines[2].replace("entertainment", "weather", 1)] + lines[3:], r"bad.tsv:3: topic 'weather'"),
+        "topic": (
+            lines[:2] + [lines[2].replace("entertainment", "weather", 1)] + lines[3:],
+            r"bad.tsv:3: topic 'weather'",
+        ),
         "header": (["topic\tid"] + lines[1:], r"bad.tsv:1: header"),
     }
-    for name, (content, message) in cases.items():
+    for _name, (content, message) in cases.items():
         bad = tmp_path / "bad.tsv"
         bad.write_text("\n".join(content), encoding="utf-8")
         with pytest.raises(BabelforgeError, match=message):

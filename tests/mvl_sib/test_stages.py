@@ -1,4 +1,5 @@
 """The CLI stages end to end on three real SIB-200 languages and the generated image set."""
+
 from __future__ import annotations
 
 import hashlib
@@ -17,8 +18,12 @@ CONFIGS = ["i2s_k1", "i2s_k3", "i2s_k5", "s2i_k1", "s2i_k3", "s2i_k5", "s2t_k1",
 def _write_params(folder: Path, sib_dir: Path, **images) -> Path:
     params = {
         "profile": "sample",
-        "paths": {"mvl_sib": str(folder / "mvl_sib"), "mvl_sib_images": str(folder / "images"),
-                  "mvl_sib_reports": str(folder), "metrics": str(folder / "metrics")},
+        "paths": {
+            "mvl_sib": str(folder / "mvl_sib"),
+            "mvl_sib_images": str(folder / "images"),
+            "mvl_sib_reports": str(folder),
+            "metrics": str(folder / "metrics"),
+        },
         "mvl_sib": {"sib_dir": str(sib_dir), "languages": LANGUAGES.split(","), "images": images},
     }
     path = folder / "params.yaml"
@@ -29,7 +34,8 @@ def _write_params(folder: Path, sib_dir: Path, **images) -> Path:
 def _digests(folder: Path) -> dict[str, str]:
     return {
         str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.rglob("*")) if path.is_file()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
     }
 
 
@@ -80,14 +86,23 @@ def test_provenance_records_the_sources(built, sib_dir):
     record = read_provenance(folder / "mvl_sib" / "s2t_k3" / "ace_Arab.parquet")
     # SIB-200 read in place from the mirror (not fetched): its path and content hash, which for the
     # untouched mirror is the registry's hash of the source
-    assert record["sources"]["sib200"] == {"path": str(sib_dir), "sha256": registry["sib-200"].sha256,
-                                           "language": "ace_Arab", "language_sha256": language_sha256(sib_dir, "ace_Arab")}
+    assert record["sources"]["sib200"] == {
+        "path": str(sib_dir),
+        "sha256": registry["sib-200"].sha256,
+        "language": "ace_Arab",
+        "language_sha256": language_sha256(sib_dir, "ace_Arab"),
+    }
     assert record["sources"]["images_manifest"]["path"] == "generated/manifest.tsv"
     shared = read_provenance(folder / "mvl_sib" / "instances.parquet")["sources"]
     assert shared["sib200"] == {"path": str(sib_dir), "sha256": registry["sib-200"].sha256}
     images = read_provenance(folder / "images" / "images.parquet")
-    assert images["params"] == {"profile": "sample", "manifest": "resources/mvl_sib_images.tsv", "per_topic": 10,
-                                "thumbnail_px": 640, "sample_seed": 0}
+    assert images["params"] == {
+        "profile": "sample",
+        "manifest": "resources/mvl_sib_images.tsv",
+        "per_topic": 10,
+        "thumbnail_px": 640,
+        "sample_seed": 0,
+    }
 
 
 def test_rebuild_is_byte_identical(built, tmp_path, sib_dir):
@@ -106,7 +121,7 @@ def test_check_passes_then_catches_a_damaged_file(built, capsys):
     assert "3 languages × 10 task configs" in output and "753/753/753/753" in output
     report = read_json(folder / "check.json")
     assert report["languages"]["ace_Arab"]["s2i_k3"]["rows"] == 3012
-    metrics = read_json(folder / "metrics" / "mvl_sib.json")    # headline only: no per-topic columns
+    metrics = read_json(folder / "metrics" / "mvl_sib.json")  # headline only: no per-topic columns
     assert metrics["problems"] == 0 and metrics["languages"] == 3 and "topics_per_language" not in metrics
 
     import pyarrow.parquet as pq

@@ -1,5 +1,6 @@
 """A built card folder from crafted labels whose sources span every licence family, with
 licences read from the real OMW mirror (../shared/data/omw)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,21 +25,30 @@ LABELS = {
     "fin_Latn": ({0: "suutari", 1: "kultakala", 2: "valkohai"}, "omw:fin"),
     "rus_Cyrl": ({0: "линь", 1: "золотая рыбка"}, "wikt"),
     "jpn_Jpan": ({0: "テンチ", 1: "金魚"}, "cldr"),
-    "kmr_Latn": ({0: "masî", 1: "masiyê zêrîn"}, "WIKI"),     # a BabelNet source
+    "kmr_Latn": ({0: "masî", 1: "masiyê zêrîn"}, "WIKI"),  # a BabelNet source
 }
 
 
 def crafted_labels() -> pd.DataFrame:
-    return pd.concat([labels_table({lang: labels}, source=source) for lang, (labels, source) in LABELS.items()],
-                     ignore_index=True)
+    return pd.concat(
+        [labels_table({lang: labels}, source=source) for lang, (labels, source) in LABELS.items()], ignore_index=True
+    )
 
 
 def card_paths(tmp: Path) -> Paths:
     """Every artifact of the cards under `tmp` (MT captions: tmp/selected.parquet), OMW from the mirror."""
-    return Paths(hub=str(tmp / "build" / "hub"), omw=str(OMW_DIR), audit=str(tmp / "reports" / "audit"),
-                 labels=str(tmp / "labels.parquet"), languages=str(tmp / "languages.parquet"),
-                 prompts=str(tmp / "prompts.parquet"), captions=str(tmp), mvl_sib=str(tmp / "mvl_sib"),
-                 wordnet=str(tmp / "wordnet.parquet"), releases=str(tmp / "releases"))
+    return Paths(
+        hub=str(tmp / "build" / "hub"),
+        omw=str(OMW_DIR),
+        audit=str(tmp / "reports" / "audit"),
+        labels=str(tmp / "labels.parquet"),
+        languages=str(tmp / "languages.parquet"),
+        prompts=str(tmp / "prompts.parquet"),
+        captions=str(tmp),
+        mvl_sib=str(tmp / "mvl_sib"),
+        wordnet=str(tmp / "wordnet.parquet"),
+        releases=str(tmp / "releases"),
+    )
 
 
 def build(dataset: str, tmp: Path) -> Path:

@@ -1,4 +1,5 @@
 """Dataset cards: YAML front matter, per-source licences, generated body, offline load_dataset per config."""
+
 import json
 import os
 import subprocess
@@ -43,7 +44,7 @@ def test_licences_file_and_body_name_each_source(built_card):
     assert "## WIKI: BabelNet (WIKI)" in licences and "BabelNet Non-Commercial License" in licences
     assert "## cldr" in licences and "Unicode License" in licences
     assert "## omw:fin: FinnWordNet" in licences and "CC BY 3.0" in licences
-    assert "@" in licences.split("## omw:fin")[1]       # the wordnet's own citation from the mirror
+    assert "@" in licences.split("## omw:fin")[1]  # the wordnet's own citation from the mirror
     body = (built_card / "README.md").read_text(encoding="utf-8")
     assert "| fin_Latn | fi | very-low | 3 | omw:fin 3 |" in body
     assert "## Build provenance" in body and "## Known limitations" in body
@@ -60,10 +61,20 @@ def test_load_dataset_offline_for_every_config(built_card, tmp_path):
         "    out[name] = {'rows': ds.num_rows, 'labels': list(ds['label']), 'columns': ds.column_names}\n"
         "print(json.dumps(out, ensure_ascii=False))\n"
     )
-    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"),
-               HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"))
-    result = subprocess.run([sys.executable, "-c", script, str(built_card), *sorted(LABELS)],
-                            capture_output=True, text=True, env=env, timeout=300)
+    env = dict(
+        os.environ,
+        HF_DATASETS_OFFLINE="1",
+        HF_HUB_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf"),
+        HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(built_card), *sorted(LABELS)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     for lang, (labels, _) in LABELS.items():
@@ -85,8 +96,17 @@ def test_rebuild_is_byte_identical_and_swaps_whole_folder(card_inputs, built_car
 def test_the_audits_slice_of_the_labels_feeds_known_limitations(card_inputs):
     found = card_inputs / "reports" / "audit" / "datasets" / "babel-imagenet.json"
     found.parent.mkdir(parents=True)
-    found.write_text(json.dumps({"dataset": "babel-imagenet", "audited": True, "errors": 7, "warnings": 3,
-                                 "languages": {"fin_Latn": {"group": "very-low"}, "eng_Latn": {"group": "high"}}}))
+    found.write_text(
+        json.dumps(
+            {
+                "dataset": "babel-imagenet",
+                "audited": True,
+                "errors": 7,
+                "warnings": 3,
+                "languages": {"fin_Latn": {"group": "very-low"}, "eng_Latn": {"group": "high"}},
+            }
+        )
+    )
     folder = build("babel-imagenet", card_inputs)
     body = (folder / "README.md").read_text(encoding="utf-8")
     assert "7 error rows and 3 warning rows over 2 languages" in body
@@ -114,12 +134,24 @@ def test_validate_card_reports_problems(built_card):
 def _write_mvl_sib_tasks(root):
     """Two task configs with the columns the mvl_sib stage writes: they differ between tasks."""
     tasks = {
-        "i2s_k1": lambda lang: pd.DataFrame({
-            "instance_id": range(4), "label": [0, 1, 2, 3], "ref_image_ids": [["sports-00"]] * 4,
-            "option_sentence_ids": [[1, 2, 3, 4]] * 4, "option_sentences": [[f"{lang} s{i}" for i in range(4)]] * 4}),
-        "s2i_k3": lambda lang: pd.DataFrame({
-            "instance_id": range(4), "label": [3, 2, 1, 0], "ref_sentence_ids": [[1, 2, 3]] * 4,
-            "ref_sentences": [[f"{lang} r{i}" for i in range(3)]] * 4, "option_image_ids": [["a", "b", "c", "d"]] * 4}),
+        "i2s_k1": lambda lang: pd.DataFrame(
+            {
+                "instance_id": range(4),
+                "label": [0, 1, 2, 3],
+                "ref_image_ids": [["sports-00"]] * 4,
+                "option_sentence_ids": [[1, 2, 3, 4]] * 4,
+                "option_sentences": [[f"{lang} s{i}" for i in range(4)]] * 4,
+            }
+        ),
+        "s2i_k3": lambda lang: pd.DataFrame(
+            {
+                "instance_id": range(4),
+                "label": [3, 2, 1, 0],
+                "ref_sentence_ids": [[1, 2, 3]] * 4,
+                "ref_sentences": [[f"{lang} r{i}" for i in range(3)]] * 4,
+                "option_image_ids": [["a", "b", "c", "d"]] * 4,
+            }
+        ),
     }
     for task, table in tasks.items():
         (root / task).mkdir(parents=True, exist_ok=True)
@@ -138,10 +170,16 @@ def load_features(folder, names, tmp_path):
         "    out[name]['_row'] = {k: repr(v) for k, v in ds[0].items()}\n"
         "print(json.dumps(out, ensure_ascii=False))\n"
     )
-    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"),
-               HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"))
-    result = subprocess.run([sys.executable, "-c", script, str(folder), *names],
-                            capture_output=True, text=True, env=env, timeout=300)
+    env = dict(
+        os.environ,
+        HF_DATASETS_OFFLINE="1",
+        HF_HUB_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf"),
+        HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(folder), *names], capture_output=True, text=True, env=env, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -152,9 +190,15 @@ def _write_mvl_sib_images(root):
     (root / "images").mkdir()
     for name, colour in (("sports-00", "red"), ("travel-00", "blue")):
         Image.new("RGB", (8, 6), colour).save(root / "images" / f"{name}.jpg")
-    pd.DataFrame({"topic": ["sports", "travel"], "image_id": ["sports-00", "travel-00"],
-                  "file": ["images/sports-00.jpg", "images/travel-00.jpg"], "licence": ["CC0-1.0", "CC0-1.0"],
-                  "attribution": ["test", "test"]}).to_parquet(root / "images.parquet")
+    pd.DataFrame(
+        {
+            "topic": ["sports", "travel"],
+            "image_id": ["sports-00", "travel-00"],
+            "file": ["images/sports-00.jpg", "images/travel-00.jpg"],
+            "licence": ["CC0-1.0", "CC0-1.0"],
+            "attribution": ["test", "test"],
+        }
+    ).to_parquet(root / "images.parquet")
 
 
 def test_mvl_sib_card_has_one_config_per_task_and_language_and_an_images_config(card_inputs, tmp_path):
@@ -191,12 +235,39 @@ def test_mvl_sib_languages_table_has_no_empty_columns(card_inputs):
 
 
 def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
-    prompts = pd.DataFrame([{"lang": lang, "prompt_set": "nllb", "template_id": i, "text": f"{{}} {i}",
-                             "english": "a photo of a {}.", "strategy": "tag", "fallback": False, "score": -0.5,
-                             "valid": True, "failed": []} for lang in ("fin_Latn", "rus_Cyrl") for i in range(3)])
+    prompts = pd.DataFrame(
+        [
+            {
+                "lang": lang,
+                "prompt_set": "nllb",
+                "template_id": i,
+                "text": f"{{}} {i}",
+                "english": "a photo of a {}.",
+                "strategy": "tag",
+                "fallback": False,
+                "score": -0.5,
+                "valid": True,
+                "failed": [],
+            }
+            for lang in ("fin_Latn", "rus_Cyrl")
+            for i in range(3)
+        ]
+    )
     prompts.to_parquet(card_inputs / "prompts.parquet")
-    selected = pd.DataFrame([{"caption_id": i, "lang": "fin_Latn", "text": f"kuva {i}", "kiwi_score": 0.5,
-                              "kiwi_percentile": 50.0, "chrf": None, "reason": None} for i in range(4)])
+    selected = pd.DataFrame(
+        [
+            {
+                "caption_id": i,
+                "lang": "fin_Latn",
+                "text": f"kuva {i}",
+                "kiwi_score": 0.5,
+                "kiwi_percentile": 50.0,
+                "chrf": None,
+                "reason": None,
+            }
+            for i in range(4)
+        ]
+    )
     selected.to_parquet(card_inputs / "selected.parquet")
     prompts_card = build("babel-imagenet-prompts", card_inputs)
     assert front_matter(prompts_card)["license"] == "mit"
@@ -227,14 +298,24 @@ def test_the_caption_card_reads_selected_captions_one_language_at_a_time(card_in
         for i in range(3):
             for lang in ("fin_Latn", "rus_Cyrl"):
                 kept = lang == "fin_Latn" or i != 1
-                rows.append({"caption_id": f"s{index}-{i}", "lang": lang, "text": f"{lang} {i}" if kept else None,
-                             "hyp_rank": 0 if kept else None, "kiwi_score": 0.5 if kept else None,
-                             "n_hypotheses": 4, "n_passed": 1 if kept else 0,
-                             "reason": None if kept else "empty: all hypotheses dropped", "image": f"{i}.jpg"})
+                rows.append(
+                    {
+                        "caption_id": f"s{index}-{i}",
+                        "lang": lang,
+                        "text": f"{lang} {i}" if kept else None,
+                        "hyp_rank": 0 if kept else None,
+                        "kiwi_score": 0.5 if kept else None,
+                        "n_hypotheses": 4,
+                        "n_passed": 1 if kept else 0,
+                        "reason": None if kept else "empty: all hypotheses dropped",
+                        "image": f"{i}.jpg",
+                    }
+                )
         return pa.Table.from_pylist(rows, schema=schema)
 
-    write_table_parts([shard(0), shard(1)], card_inputs / "selected.parquet", schema,
-                      provenance={"stage": "captions_select"})
+    write_table_parts(
+        [shard(0), shard(1)], card_inputs / "selected.parquet", schema, provenance={"stage": "captions_select"}
+    )
     data = read_captions(card_paths(card_inputs))
     assert {lang: splits["test"].rows for lang, splits in data.tables.items()} == {"fin_Latn": 6, "rus_Cyrl": 6}
     assert all(isinstance(splits["test"], datasets.LazySplit) for splits in data.tables.values())
@@ -250,7 +331,9 @@ def test_the_caption_card_reads_selected_captions_one_language_at_a_time(card_in
         assert b"babelforge.provenance" not in written.schema.metadata
     russian = pq.read_table(folder / "data" / "rus_Cyrl" / "test.parquet").to_pylist()
     assert [(row["caption_id"], row["hyp_rank"], row["reason"]) for row in russian if row["reason"]] == [
-        ("s0-1", None, "empty: all hypotheses dropped"), ("s1-1", None, "empty: all hypotheses dropped")]
+        ("s0-1", None, "empty: all hypotheses dropped"),
+        ("s1-1", None, "empty: all hypotheses dropped"),
+    ]
     assert card.validate_card(folder) == []
 
 
@@ -271,17 +354,20 @@ def test_size_category(rows, category):
     assert card.size_category(rows) == category
 
 
-@pytest.mark.parametrize("text, name, hf_id", [
-    ("https://creativecommons.org/licenses/by/3.0/", "CC BY 3.0", "cc-by-3.0"),
-    ("CC BY SA 3.0", "CC BY-SA 3.0", "cc-by-sa-3.0"),
-    ("https://creativecommons.org/licenses/by-sa/", "CC BY-SA (version not stated)", "other"),
-    ("https://creativecommons.org/licenses/by-nc-sa/3.0/", "CC BY-NC-SA 3.0", "cc-by-nc-sa-3.0"),
-    # no element of a CC licence may be lost: BY-NC-ND is not BY-NC, BY-ND is not BY
-    ("CC BY-NC-ND 4.0", "CC BY-NC-ND 4.0", "other"),
-    ("https://creativecommons.org/licenses/by-nd/4.0/", "CC BY-ND 4.0", "other"),
-    ("https://creativecommons.org/publicdomain/zero/1.0/", "CC0 1.0", "cc0-1.0"),
-    ("wordnet", "WordNet License (Princeton-style, per wordnet)", "other"),
-])
+@pytest.mark.parametrize(
+    "text, name, hf_id",
+    [
+        ("https://creativecommons.org/licenses/by/3.0/", "CC BY 3.0", "cc-by-3.0"),
+        ("CC BY SA 3.0", "CC BY-SA 3.0", "cc-by-sa-3.0"),
+        ("https://creativecommons.org/licenses/by-sa/", "CC BY-SA (version not stated)", "other"),
+        ("https://creativecommons.org/licenses/by-nc-sa/3.0/", "CC BY-NC-SA 3.0", "cc-by-nc-sa-3.0"),
+        # no element of a CC licence may be lost: BY-NC-ND is not BY-NC, BY-ND is not BY
+        ("CC BY-NC-ND 4.0", "CC BY-NC-ND 4.0", "other"),
+        ("https://creativecommons.org/licenses/by-nd/4.0/", "CC BY-ND 4.0", "other"),
+        ("https://creativecommons.org/publicdomain/zero/1.0/", "CC0 1.0", "cc0-1.0"),
+        ("wordnet", "WordNet License (Princeton-style, per wordnet)", "other"),
+    ],
+)
 def test_licence_from_text_keeps_every_licence_element(text, name, hf_id):
     licence = licence_from_text(text)
     assert (licence.name, licence.hf_id) == (name, hf_id)
@@ -327,8 +413,12 @@ def test_load_dataset_types_class_label_and_string_columns(built_card, card_inpu
     from tests.audit.conftest import wordnet_table
 
     wordnet_table().to_parquet(card_inputs / "wordnet.parquet")
-    pd.DataFrame([{"caption_id": str(i), "lang": "fin_Latn", "text": f"kuva {i}", "kiwi_score": 0.5,
-                   "reason": None} for i in range(3)]).to_parquet(card_inputs / "selected.parquet")
+    pd.DataFrame(
+        [
+            {"caption_id": str(i), "lang": "fin_Latn", "text": f"kuva {i}", "kiwi_score": 0.5, "reason": None}
+            for i in range(3)
+        ]
+    ).to_parquet(card_inputs / "selected.parquet")
     knowledge, captions = build("knowledge", card_inputs), build("mt-captions", card_inputs)
     labels = load_features(built_card, ["fin_Latn"], tmp_path)["fin_Latn"]
     # every ImageNet index of the labels, named by wnid (CLIP's English names repeat)
@@ -339,15 +429,23 @@ def test_load_dataset_types_class_label_and_string_columns(built_card, card_inpu
 
 
 def test_nested_provenance_is_one_line_per_entry(card_inputs):
-    senses = {"omw": {f"wns/p{i:03d}/wn-data-x{i}.tab": {"lang": "fin_Latn", "licence": "CC BY 3.0",
-                                                         "name": f"wordnet {i}", "sha256": f"{i:064x}"}
-                      for i in range(300)}}
+    senses = {
+        "omw": {
+            f"wns/p{i:03d}/wn-data-x{i}.tab": {
+                "lang": "fin_Latn",
+                "licence": "CC BY 3.0",
+                "name": f"wordnet {i}",
+                "sha256": f"{i:064x}",
+            }
+            for i in range(300)
+        }
+    }
     labels = pd.read_parquet(card_inputs / "labels.parquet")
     record = provenance("labels", {"labels": {"min_classes": 10}}, {"senses": senses, "senses_file": "omw.parquet"})
     write_table(labels, card_inputs / "labels.parquet", sort_by=["lang", "class_idx"], provenance=record)
     body = (build("babel-imagenet", card_inputs) / "README.md").read_text(encoding="utf-8")
     section = body.split("## Build provenance")[1].split("## Known limitations")[0]
     assert max(len(line) for line in section.splitlines()) < 300
-    assert "  - source `senses`:\n    - `omw`:\n      - `wns/p000/wn-data-x0.tab`: `{\"lang\": \"fin_Latn\"" in section
+    assert '  - source `senses`:\n    - `omw`:\n      - `wns/p000/wn-data-x0.tab`: `{"lang": "fin_Latn"' in section
     assert section.count("      - `wns/p") == 300
     assert '  - source `senses_file`: `"omw.parquet"`' in section

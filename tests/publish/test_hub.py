@@ -1,5 +1,6 @@
 """Publishing: commit operations against the last receipt, dry run, idempotent receipts, audit gate.
 The Hub is a fake object injected in place of HfApi: no network."""
+
 import dataclasses
 import inspect
 import json
@@ -51,9 +52,22 @@ def publish_args(tmp, *extra):
     from babelforge.publish import publish_stage
 
     parser = stage_parser("publish", publish_stage)
-    args = parser.parse_args(["babel-imagenet", "--repo", "org/babel-imagenet", "--params", str(REPO / "params.yaml"),
-                              "--hub", str(tmp / "build" / "hub"), "--releases", str(tmp / "releases"),
-                              "--audit", str(tmp / "audit"), *extra])
+    args = parser.parse_args(
+        [
+            "babel-imagenet",
+            "--repo",
+            "org/babel-imagenet",
+            "--params",
+            str(REPO / "params.yaml"),
+            "--hub",
+            str(tmp / "build" / "hub"),
+            "--releases",
+            str(tmp / "releases"),
+            "--audit",
+            str(tmp / "audit"),
+            *extra,
+        ]
+    )
     return config_from_args(publish_stage, args)
 
 
@@ -82,7 +96,7 @@ def test_dry_run_lists_every_file_with_size_and_sha256(built_card, card_inputs, 
         line = next(line for line in out.splitlines() if f" {path.relative_to(built_card).as_posix()} " in line)
         assert line.startswith("add") and f"{path.stat().st_size:,} B" in line and sha256_file(path) in line
     assert "no receipt" in out and "card valid" in out
-    assert not (card_inputs / "releases").exists()       # a dry run writes nothing
+    assert not (card_inputs / "releases").exists()  # a dry run writes nothing
 
 
 def test_dry_run_through_the_cli_diffs_against_the_last_receipt(built_card, card_inputs, capsys):
@@ -91,10 +105,26 @@ def test_dry_run_through_the_cli_diffs_against_the_last_receipt(built_card, card
     (built_card / "data" / "fin_Latn" / "test.parquet").unlink()
     (built_card / "data" / "fin_Latn").rmdir()
     readme = built_card / "README.md"
-    readme.write_text(readme.read_text().replace("path: data/fin_Latn/test.parquet", "path: data/eng_Latn/test.parquet"))
+    readme.write_text(
+        readme.read_text().replace("path: data/fin_Latn/test.parquet", "path: data/eng_Latn/test.parquet")
+    )
     capsys.readouterr()
-    assert cli(["publish", "babel-imagenet", "--repo", "org/babel-imagenet", "--dry-run",
-                "--hub", str(card_inputs / "build" / "hub"), "--releases", str(card_inputs / "releases")]) == 0
+    assert (
+        cli(
+            [
+                "publish",
+                "babel-imagenet",
+                "--repo",
+                "org/babel-imagenet",
+                "--dry-run",
+                "--hub",
+                str(card_inputs / "build" / "hub"),
+                "--releases",
+                str(card_inputs / "releases"),
+            ]
+        )
+        == 0
+    )
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("add", "delete"))]
     assert [line.split()[:2] for line in lines] == [["add", "README.md"], ["delete", "data/fin_Latn/test.parquet"]]
 
@@ -139,7 +169,7 @@ def test_a_receipt_for_another_repo_is_not_this_repos_state(built_card, card_inp
     run(publish_args(card_inputs), api=FakeHub())
     fake = FakeHub()
     run(dataclasses.replace(publish_args(card_inputs), repo="org/mirror"), api=fake)
-    assert len(fake.commits()[0][2]) > 1            # everything, since org/mirror has no receipt
+    assert len(fake.commits()[0][2]) > 1  # everything, since org/mirror has no receipt
 
 
 def test_audit_errors_block_unless_forced(built_card, card_inputs):
@@ -191,8 +221,8 @@ def test_a_hub_error_is_one_line_without_the_token(built_card, card_inputs, monk
         publish_stage.run(publish_args(card_inputs), api=RefusingHub())
     message = str(caught.value)
     assert secret not in message and "403 Forbidden" in message and "\n" not in message
-    assert not (card_inputs / "releases").exists()     # no receipt for a commit that did not happen
-    with pytest.raises(SystemExit):   # argparse: the dataset is one of the cards
+    assert not (card_inputs / "releases").exists()  # no receipt for a commit that did not happen
+    with pytest.raises(SystemExit):  # argparse: the dataset is one of the cards
         cli(["publish", "../elsewhere", "--repo", "org/x", "--dry-run"])
 
 
@@ -208,7 +238,7 @@ def test_a_failed_tag_keeps_the_commit_so_a_rerun_only_tags(built_card, card_inp
         run(publish_args(card_inputs, "--revision-tag", "v1.0"), api=first)
     releases = card_inputs / "releases" / "babel-imagenet"
     untagged = json.loads((releases / "0001-unversioned.json").read_text())
-    assert untagged["commit"] == f"{2:040x}"   # create_repo, then the commit
+    assert untagged["commit"] == f"{2:040x}"  # create_repo, then the commit
     assert untagged["version"] is None
     capsys.readouterr()
     assert run(publish_args(card_inputs, "--revision-tag", "v1.0", "--dry-run")) == 0
@@ -216,6 +246,6 @@ def test_a_failed_tag_keeps_the_commit_so_a_rerun_only_tags(built_card, card_inp
     assert "nothing to do" in dry and f"tag v1.0 at commit {2:040x}" in dry
     rerun = FakeHub()
     assert run(publish_args(card_inputs, "--revision-tag", "v1.0"), api=rerun) == 0
-    assert rerun.commits() == []          # the content is on the Hub already: only the tag is added
+    assert rerun.commits() == []  # the content is on the Hub already: only the tag is added
     assert ("create_tag", "org/babel-imagenet", "v1.0", f"{2:040x}") in rerun.calls
     assert json.loads((releases / "0002-v1.0.json").read_text())["commit"] == f"{2:040x}"

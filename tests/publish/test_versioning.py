@@ -1,6 +1,7 @@
 """The release flow on a throwaway repo: dvc.lock + git tag per version, `dvc push` to a local
 directory remote, `dvc pull` of a tag in a fresh clone gives identical files, and
 `babelforge diff --rev` reads two tagged versions through DVC."""
+
 import json
 import os
 import shutil
@@ -44,10 +45,19 @@ def release(repo: Path, labels: dict, tag: str) -> str:
     """One dataset version: params change, repro, commit dvc.lock, tag, push the data."""
     (repo / "params.yaml").write_text(json.dumps({"labels": labels}, ensure_ascii=False))
     sh(repo, "dvc", "repro", "-q")
-    sh(repo, "git", "add", "params.yaml", "dvc.lock", "dvc.yaml", "make_labels.py", ".gitignore",
-       "data/babel_imagenet/.gitignore")
+    sh(
+        repo,
+        "git",
+        "add",
+        "params.yaml",
+        "dvc.lock",
+        "dvc.yaml",
+        "make_labels.py",
+        ".gitignore",
+        "data/babel_imagenet/.gitignore",
+    )
     sh(repo, "git", "commit", "-qm", f"labels {tag}")
-    sh(repo, str(RELEASE), "babel-imagenet", tag)       # git tag babel-imagenet/<tag> + dvc push
+    sh(repo, str(RELEASE), "babel-imagenet", tag)  # git tag babel-imagenet/<tag> + dvc push
     return sha256_file(repo / "data" / "babel_imagenet" / "labels.parquet")
 
 
@@ -56,7 +66,7 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     repo.mkdir()
     sh(repo, "git", "init", "-q")
     sh(repo, "dvc", "init", "-q")
-    sh(repo, "dvc", "remote", "add", "-d", "local", str(remote))     # S3/GCS: same command, s3:// or gs:// URL
+    sh(repo, "dvc", "remote", "add", "-d", "local", str(remote))  # S3/GCS: same command, s3:// or gs:// URL
     (repo / "make_labels.py").write_text(MAKE_LABELS)
     (repo / "dvc.yaml").write_text(DVC_YAML)
     (repo / ".gitignore").write_text("")
@@ -78,14 +88,28 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     sh(clone, "git", "checkout", "-q", "babel-imagenet/v1.0")
     sh(clone, "dvc", "pull", "-q")
     assert sha256_file(clone / "data" / "babel_imagenet" / "labels.parquet") == v1
-    sh(clone, "dvc", "status", "-q")        # exit 0: workspace matches dvc.lock of v1.0
+    sh(clone, "dvc", "status", "-q")  # exit 0: workspace matches dvc.lock of v1.0
 
     # the changelog between the two tags, read through DVC (clone has only v1.0 in its cache)
     here = os.getcwd()
     os.chdir(clone)
     try:
-        assert cli(["diff", "--rev", "babel-imagenet/v1.0", "--rev", "babel-imagenet/v1.1", "--format", "json",
-                    "--out", str(tmp_path / "changes.json")]) == 0
+        assert (
+            cli(
+                [
+                    "diff",
+                    "--rev",
+                    "babel-imagenet/v1.0",
+                    "--rev",
+                    "babel-imagenet/v1.1",
+                    "--format",
+                    "json",
+                    "--out",
+                    str(tmp_path / "changes.json"),
+                ]
+            )
+            == 0
+        )
     finally:
         os.chdir(here)
     changes = json.loads((tmp_path / "changes.json").read_text())
@@ -107,12 +131,12 @@ def test_a_failed_push_leaves_no_tag(tmp_path):
     (repo / "dvc.lock").write_text("schema: '2.0'\n")
     sh(repo, "git", "add", "dvc.lock")
     sh(repo, "git", "commit", "-qm", "lock")
-    fake_dvc = tmp_path / "fake-dvc"   # pipeline up to date, remote unreachable
+    fake_dvc = tmp_path / "fake-dvc"  # pipeline up to date, remote unreachable
     fake_dvc.write_text('#!/bin/sh\n[ "$1" = push ] && { echo "ERROR: remote unreachable" >&2; exit 1; }\nexit 0\n')
     fake_dvc.chmod(0o755)
     env = {**command_env(), "DVC": str(fake_dvc)}
     result = subprocess.run([str(RELEASE), "babel-imagenet", "v1.0"], cwd=repo, env=env, capture_output=True, text=True)
     assert result.returncode != 0 and "remote unreachable" in result.stderr
-    assert sh(repo, "git", "tag", "--list").strip() == ""   # a rerun is not refused as "exists already"
+    assert sh(repo, "git", "tag", "--list").strip() == ""  # a rerun is not refused as "exists already"
     result = subprocess.run([str(RELEASE), "Bad Name", "v1.0"], cwd=repo, env=env, capture_output=True, text=True)
     assert result.returncode == 1 and "dataset must be" in result.stderr

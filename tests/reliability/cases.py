@@ -10,6 +10,7 @@ as kept on purpose) and every previously built output byte for byte as it was.
 `tests/reliability/CASES.md` (case, command, exit code, first line of the message).
 In commands, `CASE/` is the case's own folder and `URL` the loopback server.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,27 +18,27 @@ import resource
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
 from tests.reliability.workspace import REPO, Workspace, build_workspace, leftovers
 
-Setup = Callable[[Path, Path, "object"], None]   # (workspace root, case folder, loopback server)
+Setup = Callable[[Path, Path, "object"], None]  # (workspace root, case folder, loopback server)
 
 
 @dataclass(frozen=True)
 class Case:
     id: str
-    broken: str                      # what is wrong, in words
-    args: tuple[str, ...]            # the babelforge command line, with CASE/ and URL placeholders
-    expect: str                      # the message must contain this
+    broken: str  # what is wrong, in words
+    args: tuple[str, ...]  # the babelforge command line, with CASE/ and URL placeholders
+    expect: str  # the message must contain this
     setup: Setup | None = None
     exit_code: int = 1
-    fsize_limit: int | None = None   # RLIMIT_FSIZE in bytes: a disk that takes no more
-    keep: tuple[str, ...] = ()       # name endings a case may leave in its own folder on purpose
+    fsize_limit: int | None = None  # RLIMIT_FSIZE in bytes: a disk that takes no more
+    keep: tuple[str, ...] = ()  # name endings a case may leave in its own folder on purpose
 
     @property
     def command(self) -> str:
@@ -60,6 +61,7 @@ class Outcome:
 
 # --- setups: each breaks a copy, never the workspace ------------------------------------
 
+
 def _params(root: Path, case: Path) -> dict:
     return yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
 
@@ -70,6 +72,7 @@ def _write_params(case: Path, params: dict) -> None:
 
 def typo_in(group: str) -> Setup:
     """params.yaml with the group's first key misspelt (a letter dropped)."""
+
     def setup(root, case, server):
         params = _params(root, case)
         node = params
@@ -78,18 +81,20 @@ def typo_in(group: str) -> Setup:
         key = next(iter(node), "seed")
         node[typo_of(key)] = node.pop(key, 1)
         _write_params(case, params)
+
     return setup
 
 
 def typo_of(key: str) -> str:
     middle = len(key) // 2
-    return key[:middle] + key[middle + 1:] if len(key) > 2 else key + key
+    return key[:middle] + key[middle + 1 :] if len(key) > 2 else key + key
 
 
 def yaml_syntax_error(root, case, server):
     text = (root / "params.yaml").read_text(encoding="utf-8")
-    (case / "params.yaml").write_text(text.replace("labels:\n  min_classes:", "labels:\n min_classes: [10\n  x:", 1),
-                                      encoding="utf-8")
+    (case / "params.yaml").write_text(
+        text.replace("labels:\n  min_classes:", "labels:\n min_classes: [10\n  x:", 1), encoding="utf-8"
+    )
 
 
 def wrong_type_in_file(root, case, server):
@@ -102,12 +107,13 @@ def omw_copy(edit: Callable[[Path], None]) -> Setup:
     def setup(root, case, server):
         shutil.copytree(root / "sources" / "omw", case / "omw")
         edit(case / "omw" / "wns" / "wikt" / "wn-wikt-deu.tab")
+
     return setup
 
 
 def truncate_mid_line(path: Path) -> None:
     data = path.read_bytes()
-    cut = data.index(b"\n", len(data) // 2) + 16      # inside the row after the middle
+    cut = data.index(b"\n", len(data) // 2) + 16  # inside the row after the middle
     path.write_bytes(data[:cut])
 
 
@@ -121,6 +127,7 @@ def sib_copy(edit: Callable[[Path], None]) -> Setup:
     def setup(root, case, server):
         shutil.copytree(root / "sources" / "sib-200", case / "sib")
         edit(case / "sib" / "deu_Latn" / "dev.tsv")
+
     return setup
 
 
@@ -143,7 +150,9 @@ def sib_invalid_utf8(path: Path) -> None:
 def changed_mirror(root, case, server):
     target = case / "mirror" / "imagenet" / "imagenet1k_classes.tsv"
     target.parent.mkdir(parents=True)
-    text = (REPO / ".." / "shared" / "data" / "imagenet" / "imagenet1k_classes.tsv").resolve().read_text(encoding="utf-8")
+    text = (
+        (REPO / ".." / "shared" / "data" / "imagenet" / "imagenet1k_classes.tsv").resolve().read_text(encoding="utf-8")
+    )
     target.write_text(text.replace("tench", "tinca", 1), encoding="utf-8")
 
 
@@ -153,6 +162,7 @@ def truncated_copy(artifact: str, name: str) -> Setup:
         target = case / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data[: len(data) // 2])
+
     return setup
 
 
@@ -164,6 +174,7 @@ def without_column(artifact: str, name: str, column: str) -> Setup:
         target = case / name
         target.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table.drop_columns([column]), target)
+
     return setup
 
 
@@ -174,6 +185,7 @@ def a_file_in_the_way(root, case, server):
 def fail_mirror_file(*plan: str) -> Setup:
     def setup(root, case, server):
         server.failures["imagenet/imagenet1k_classes.tsv"] = list(plan)
+
     return setup
 
 
@@ -181,114 +193,307 @@ def fail_mirror_file(*plan: str) -> Setup:
 
 # One typo per stage group of params.yaml, each through a stage that reads that group.
 TYPO_STAGES = {
-    "fetch": "fetch", "wordnet": "wordnet", "senses": "senses", "labels": "labels", "nllb": "nllb",
-    "prompts": "prompts", "mvl_sib": "mvl_sib", "mvl_sib.images": "mvl_sib_images", "audit": "audit",
-    "captions.tag": "captions_tag", "eval.zeroshot": "eval_zeroshot",
+    "fetch": "fetch",
+    "wordnet": "wordnet",
+    "senses": "senses",
+    "labels": "labels",
+    "nllb": "nllb",
+    "prompts": "prompts",
+    "mvl_sib": "mvl_sib",
+    "mvl_sib.images": "mvl_sib_images",
+    "audit": "audit",
+    "captions.tag": "captions_tag",
+    "eval.zeroshot": "eval_zeroshot",
 }
 
 FETCH_HTTP = ("fetch", "--mirror-url", "URL", "--sources", "imagenet-classes", "--out", "CASE/raw")
 
 CASES: list[Case] = [
     # params
-    Case("params-unknown-profile", "profile is not sample or full", ("labels", "--set", "profile=huge"),
-         "profile is 'huge'"),
-    Case("params-yaml-syntax", "params.yaml does not parse (an unclosed list, bad indent)",
-         ("labels", "--params", "CASE/params.yaml"), "YAML syntax error", yaml_syntax_error),
-    Case("params-missing-file", "the params file does not exist", ("labels", "--params", "CASE/none.yaml"),
-         "no params file"),
-    *[Case(f"params-typo-{group.replace('.', '-')}", f"a misspelt key in the `{group}` group of params.yaml",
-           (stage, "--params", "CASE/params.yaml"), f"unknown key {group}.", typo_in(group))
-      for group, stage in TYPO_STAGES.items()],
-    Case("params-wrong-type-set", "a word where a number belongs (--set)", ("labels", "--set", "labels.min_classes=ten"),
-         "labels.min_classes is 'ten' (str); expected an integer"),
-    Case("params-wrong-type-file", "a word where a number belongs (params.yaml)",
-         ("mvl_sib", "--params", "CASE/params.yaml"), "mvl_sib.seed is 'forty-two'", wrong_type_in_file),
-    Case("params-wrong-type-list", "a number where a list belongs", ("mvl_sib", "--set", "mvl_sib.tasks.i2s=3"),
-         "mvl_sib.tasks.i2s is 3"),
-    Case("params-negative-min-classes", "a negative class count", ("labels", "--set", "labels.min_classes=-1"),
-         "labels.min_classes is -1; it must be at least 1"),
-    Case("params-negative-instances", "a negative sample size",
-         ("mvl_sib", "--set", "mvl_sib.instances_per_sentence=-3"), "must be at least 1"),
-    Case("params-zero-beam", "a beam of zero", ("prompts", "--set", "prompts.beam_size=0"),
-         "prompts.beam_size is 0; it must be at least 1"),
+    Case(
+        "params-unknown-profile",
+        "profile is not sample or full",
+        ("labels", "--set", "profile=huge"),
+        "profile is 'huge'",
+    ),
+    Case(
+        "params-yaml-syntax",
+        "params.yaml does not parse (an unclosed list, bad indent)",
+        ("labels", "--params", "CASE/params.yaml"),
+        "YAML syntax error",
+        yaml_syntax_error,
+    ),
+    Case(
+        "params-missing-file",
+        "the params file does not exist",
+        ("labels", "--params", "CASE/none.yaml"),
+        "no params file",
+    ),
+    *[
+        Case(
+            f"params-typo-{group.replace('.', '-')}",
+            f"a misspelt key in the `{group}` group of params.yaml",
+            (stage, "--params", "CASE/params.yaml"),
+            f"unknown key {group}.",
+            typo_in(group),
+        )
+        for group, stage in TYPO_STAGES.items()
+    ],
+    Case(
+        "params-wrong-type-set",
+        "a word where a number belongs (--set)",
+        ("labels", "--set", "labels.min_classes=ten"),
+        "labels.min_classes is 'ten' (str); expected an integer",
+    ),
+    Case(
+        "params-wrong-type-file",
+        "a word where a number belongs (params.yaml)",
+        ("mvl_sib", "--params", "CASE/params.yaml"),
+        "mvl_sib.seed is 'forty-two'",
+        wrong_type_in_file,
+    ),
+    Case(
+        "params-wrong-type-list",
+        "a number where a list belongs",
+        ("mvl_sib", "--set", "mvl_sib.tasks.i2s=3"),
+        "mvl_sib.tasks.i2s is 3",
+    ),
+    Case(
+        "params-negative-min-classes",
+        "a negative class count",
+        ("labels", "--set", "labels.min_classes=-1"),
+        "labels.min_classes is -1; it must be at least 1",
+    ),
+    Case(
+        "params-negative-instances",
+        "a negative sample size",
+        ("mvl_sib", "--set", "mvl_sib.instances_per_sentence=-3"),
+        "must be at least 1",
+    ),
+    Case(
+        "params-zero-beam",
+        "a beam of zero",
+        ("prompts", "--set", "prompts.beam_size=0"),
+        "prompts.beam_size is 0; it must be at least 1",
+    ),
     # source data
-    Case("source-omw-truncated", "an OMW .tab file cut off in the middle of a row",
-         ("senses", "--set", "senses.omw_dir=CASE/omw"), "ends in the middle of a row", omw_copy(truncate_mid_line)),
-    Case("source-omw-empty", "an empty OMW .tab file", ("senses", "--set", "senses.omw_dir=CASE/omw"),
-         "expected an OMW header", omw_copy(lambda p: p.write_bytes(b""))),
-    Case("source-omw-invalid-utf8", "bytes that are not UTF-8 in an OMW .tab file",
-         ("senses", "--set", "senses.omw_dir=CASE/omw"), "not UTF-8", omw_copy(invalid_utf8)),
-    Case("source-omw-missing", "the OMW folder is missing", ("senses", "--set", "senses.omw_dir=CASE/omw"),
-         "no OMW `wns/` folder"),
-    Case("source-sib-missing-column", "a SIB-200 TSV without its category column",
-         ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"), "dev.tsv", sib_copy(drop_category_column)),
-    Case("source-sib-unknown-category", "a SIB-200 row with a topic SIB-200 does not have",
-         ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"), "astrology", sib_copy(unknown_category)),
-    Case("source-sib-empty", "an empty SIB-200 TSV", ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"),
-         "dev.tsv", sib_copy(lambda p: p.write_bytes(b""))),
-    Case("source-sib-invalid-utf8", "bytes that are not UTF-8 in a SIB-200 TSV",
-         ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"), "not UTF-8", sib_copy(sib_invalid_utf8)),
-    Case("source-mirror-missing", "the source mirror folder does not exist",
-         ("fetch", "--mirror", "CASE/nowhere", "--sources", "imagenet-classes", "--out", "CASE/raw"),
-         "mirror directory CASE/nowhere does not exist"),
-    Case("source-sha256-mismatch", "a mirror file whose bytes changed",
-         ("fetch", "--mirror", "CASE/mirror", "--sources", "imagenet-classes", "--out", "CASE/raw"),
-         "expected", changed_mirror),
+    Case(
+        "source-omw-truncated",
+        "an OMW .tab file cut off in the middle of a row",
+        ("senses", "--set", "senses.omw_dir=CASE/omw"),
+        "ends in the middle of a row",
+        omw_copy(truncate_mid_line),
+    ),
+    Case(
+        "source-omw-empty",
+        "an empty OMW .tab file",
+        ("senses", "--set", "senses.omw_dir=CASE/omw"),
+        "expected an OMW header",
+        omw_copy(lambda p: p.write_bytes(b"")),
+    ),
+    Case(
+        "source-omw-invalid-utf8",
+        "bytes that are not UTF-8 in an OMW .tab file",
+        ("senses", "--set", "senses.omw_dir=CASE/omw"),
+        "not UTF-8",
+        omw_copy(invalid_utf8),
+    ),
+    Case(
+        "source-omw-missing",
+        "the OMW folder is missing",
+        ("senses", "--set", "senses.omw_dir=CASE/omw"),
+        "no OMW `wns/` folder",
+    ),
+    Case(
+        "source-sib-missing-column",
+        "a SIB-200 TSV without its category column",
+        ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"),
+        "dev.tsv",
+        sib_copy(drop_category_column),
+    ),
+    Case(
+        "source-sib-unknown-category",
+        "a SIB-200 row with a topic SIB-200 does not have",
+        ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"),
+        "astrology",
+        sib_copy(unknown_category),
+    ),
+    Case(
+        "source-sib-empty",
+        "an empty SIB-200 TSV",
+        ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"),
+        "dev.tsv",
+        sib_copy(lambda p: p.write_bytes(b"")),
+    ),
+    Case(
+        "source-sib-invalid-utf8",
+        "bytes that are not UTF-8 in a SIB-200 TSV",
+        ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"),
+        "not UTF-8",
+        sib_copy(sib_invalid_utf8),
+    ),
+    Case(
+        "source-mirror-missing",
+        "the source mirror folder does not exist",
+        ("fetch", "--mirror", "CASE/nowhere", "--sources", "imagenet-classes", "--out", "CASE/raw"),
+        "mirror directory CASE/nowhere does not exist",
+    ),
+    Case(
+        "source-sha256-mismatch",
+        "a mirror file whose bytes changed",
+        ("fetch", "--mirror", "CASE/mirror", "--sources", "imagenet-classes", "--out", "CASE/raw"),
+        "expected",
+        changed_mirror,
+    ),
     # artifacts
-    Case("artifact-truncated-wordnet", "the wordnet Parquet cut in half, read by senses",
-         ("senses", "--wordnet", "CASE/wn.parquet"), "not a readable Parquet file",
-         truncated_copy("data/wordnet/imagenet1k.parquet", "wn.parquet")),
-    Case("artifact-wordnet-missing-column", "the wordnet Parquet without its synset column, read by senses",
-         ("senses", "--wordnet", "CASE/wn.parquet"), "no column 'synset'",
-         without_column("data/wordnet/imagenet1k.parquet", "wn.parquet", "synset")),
-    Case("artifact-truncated-senses", "the senses Parquet cut in half, read by labels (downstream)",
-         ("labels", "--senses-dir", "CASE/senses"), "not a readable Parquet file",
-         truncated_copy("data/senses/omw.parquet", "senses/omw.parquet")),
-    Case("artifact-senses-missing-column", "the senses Parquet without its lemma column, read by labels",
-         ("labels", "--senses-dir", "CASE/senses"), "no column 'lemma'",
-         without_column("data/senses/omw.parquet", "senses/omw.parquet", "lemma")),
-    Case("artifact-truncated-languages", "languages.parquet cut in half, read by prompts (downstream)",
-         ("prompts", "--languages", "CASE/languages.parquet"), "not a readable Parquet file",
-         truncated_copy("data/babel_imagenet/languages.parquet", "languages.parquet")),
-    Case("artifact-languages-missing-column", "languages.parquet without its lang column, read by prompts",
-         ("prompts", "--languages", "CASE/languages.parquet"), "no column 'lang'",
-         without_column("data/babel_imagenet/languages.parquet", "languages.parquet", "lang")),
-    Case("artifact-images-missing", "MVL-SIB without its images stage's output",
-         ("mvl_sib", "--images-dir", "CASE/images"), "run `babelforge mvl_sib_images` first"),
+    Case(
+        "artifact-truncated-wordnet",
+        "the wordnet Parquet cut in half, read by senses",
+        ("senses", "--wordnet", "CASE/wn.parquet"),
+        "not a readable Parquet file",
+        truncated_copy("data/wordnet/imagenet1k.parquet", "wn.parquet"),
+    ),
+    Case(
+        "artifact-wordnet-missing-column",
+        "the wordnet Parquet without its synset column, read by senses",
+        ("senses", "--wordnet", "CASE/wn.parquet"),
+        "no column 'synset'",
+        without_column("data/wordnet/imagenet1k.parquet", "wn.parquet", "synset"),
+    ),
+    Case(
+        "artifact-truncated-senses",
+        "the senses Parquet cut in half, read by labels (downstream)",
+        ("labels", "--senses-dir", "CASE/senses"),
+        "not a readable Parquet file",
+        truncated_copy("data/senses/omw.parquet", "senses/omw.parquet"),
+    ),
+    Case(
+        "artifact-senses-missing-column",
+        "the senses Parquet without its lemma column, read by labels",
+        ("labels", "--senses-dir", "CASE/senses"),
+        "no column 'lemma'",
+        without_column("data/senses/omw.parquet", "senses/omw.parquet", "lemma"),
+    ),
+    Case(
+        "artifact-truncated-languages",
+        "languages.parquet cut in half, read by prompts (downstream)",
+        ("prompts", "--languages", "CASE/languages.parquet"),
+        "not a readable Parquet file",
+        truncated_copy("data/babel_imagenet/languages.parquet", "languages.parquet"),
+    ),
+    Case(
+        "artifact-languages-missing-column",
+        "languages.parquet without its lang column, read by prompts",
+        ("prompts", "--languages", "CASE/languages.parquet"),
+        "no column 'lang'",
+        without_column("data/babel_imagenet/languages.parquet", "languages.parquet", "lang"),
+    ),
+    Case(
+        "artifact-images-missing",
+        "MVL-SIB without its images stage's output",
+        ("mvl_sib", "--images-dir", "CASE/images"),
+        "run `babelforge mvl_sib_images` first",
+    ),
     # command line
-    Case("cli-unknown-language", "a language SIB-200 does not have", ("mvl_sib", "--languages", "eng_Latn,xxx_Zzzz"),
-         "'xxx_Zzzz' is not a language of"),
-    Case("cli-malformed-language", "a language that is not a code", ("mvl_sib", "--languages", "klingon"),
-         "'klingon' is not a SIB-200 code"),
-    Case("cli-empty-list", "an empty language list", ("mvl_sib", "--set", "mvl_sib.languages=[]"),
-         "no SIB-200 languages selected"),
-    Case("cli-missing-input", "the senses folder does not exist", ("labels", "--senses-dir", "CASE/none"),
-         "no senses for source 'omw'"),
-    Case("cli-missing-wordnet", "the wordnet artifact does not exist", ("senses", "--wordnet", "CASE/none.parquet"),
-         "no such artifact"),
-    Case("cli-output-under-a-file", "the output folder cannot be made: a file is in its place",
-         ("senses", "--out-dir", "CASE/file/senses"), "CASE/file is a file, not a folder", a_file_in_the_way),
-    Case("cli-output-not-writable", "the output folder is on a file system nobody may write",
-         ("labels", "--labels", "/sys/babelforge/labels.parquet"), "cannot create the folder /sys/babelforge"),
-    Case("cli-disk-full-labels", "the disk takes no more than 16 KiB per file (RLIMIT_FSIZE)", ("labels",),
-         "cannot write data/babel_imagenet/", fsize_limit=16 << 10),
-    Case("cli-disk-full-mvl_sib", "the disk takes no more than 16 KiB per file, a folder output", ("mvl_sib",),
-         "cannot write data/mvl_sib", fsize_limit=16 << 10),
-    Case("cli-disk-full-senses", "the disk takes no more than 16 KiB per file", ("senses",),
-         "cannot write data/senses/omw.parquet", fsize_limit=16 << 10),
+    Case(
+        "cli-unknown-language",
+        "a language SIB-200 does not have",
+        ("mvl_sib", "--languages", "eng_Latn,xxx_Zzzz"),
+        "'xxx_Zzzz' is not a language of",
+    ),
+    Case(
+        "cli-malformed-language",
+        "a language that is not a code",
+        ("mvl_sib", "--languages", "klingon"),
+        "'klingon' is not a SIB-200 code",
+    ),
+    Case(
+        "cli-empty-list",
+        "an empty language list",
+        ("mvl_sib", "--set", "mvl_sib.languages=[]"),
+        "no SIB-200 languages selected",
+    ),
+    Case(
+        "cli-missing-input",
+        "the senses folder does not exist",
+        ("labels", "--senses-dir", "CASE/none"),
+        "no senses for source 'omw'",
+    ),
+    Case(
+        "cli-missing-wordnet",
+        "the wordnet artifact does not exist",
+        ("senses", "--wordnet", "CASE/none.parquet"),
+        "no such artifact",
+    ),
+    Case(
+        "cli-output-under-a-file",
+        "the output folder cannot be made: a file is in its place",
+        ("senses", "--out-dir", "CASE/file/senses"),
+        "CASE/file is a file, not a folder",
+        a_file_in_the_way,
+    ),
+    Case(
+        "cli-output-not-writable",
+        "the output folder is on a file system nobody may write",
+        ("labels", "--labels", "/sys/babelforge/labels.parquet"),
+        "cannot create the folder /sys/babelforge",
+    ),
+    Case(
+        "cli-disk-full-labels",
+        "the disk takes no more than 16 KiB per file (RLIMIT_FSIZE)",
+        ("labels",),
+        "cannot write data/babel_imagenet/",
+        fsize_limit=16 << 10,
+    ),
+    Case(
+        "cli-disk-full-mvl_sib",
+        "the disk takes no more than 16 KiB per file, a folder output",
+        ("mvl_sib",),
+        "cannot write data/mvl_sib",
+        fsize_limit=16 << 10,
+    ),
+    Case(
+        "cli-disk-full-senses",
+        "the disk takes no more than 16 KiB per file",
+        ("senses",),
+        "cannot write data/senses/omw.parquet",
+        fsize_limit=16 << 10,
+    ),
     # HTTP, against the loopback mirror server
-    Case("http-500-forever", "the server answers 500 to every request", FETCH_HTTP,
-         "gave up after 2 attempts (last: HTTP 500)", fail_mirror_file("500*")),
-    Case("http-429-retry-after", "the server answers 429 asking to wait an hour", FETCH_HTTP,
-         "asks to retry after 3600 s", fail_mirror_file("429:3600*")),
-    Case("http-hanging", "the server accepts the connection and never answers", FETCH_HTTP,
-         "Timeout", fail_mirror_file("hang*")),
-    Case("http-truncated-body", "the server closes the connection after half the body", FETCH_HTTP,
-         "download incomplete after 2 attempts", fail_mirror_file("truncate*"), keep=(".part",)),
+    Case(
+        "http-500-forever",
+        "the server answers 500 to every request",
+        FETCH_HTTP,
+        "gave up after 2 attempts (last: HTTP 500)",
+        fail_mirror_file("500*"),
+    ),
+    Case(
+        "http-429-retry-after",
+        "the server answers 429 asking to wait an hour",
+        FETCH_HTTP,
+        "asks to retry after 3600 s",
+        fail_mirror_file("429:3600*"),
+    ),
+    Case(
+        "http-hanging",
+        "the server accepts the connection and never answers",
+        FETCH_HTTP,
+        "Timeout",
+        fail_mirror_file("hang*"),
+    ),
+    Case(
+        "http-truncated-body",
+        "the server closes the connection after half the body",
+        FETCH_HTTP,
+        "download incomplete after 2 attempts",
+        fail_mirror_file("truncate*"),
+        keep=(".part",),
+    ),
 ]
 
 
 # --- running a case ---------------------------------------------------------------------
+
 
 def _fill(text: str, case_dir: Path, url: str) -> str:
     return text.replace("CASE/", f"{case_dir}/").replace("URL", url)
@@ -297,6 +502,7 @@ def _fill(text: str, case_dir: Path, url: str) -> str:
 def _limit_file_size(limit: int):
     def apply():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return apply
 
 
@@ -345,8 +551,12 @@ def run_case(case: Case, workspace: Workspace, case_dir: Path, server) -> Outcom
 def shown_message(outcome: Outcome, case_dir: Path, server) -> str:
     """The message as CASES.md prints it: the case folder and server as in the command column."""
     port = str(server.server_address[1])
-    return (outcome.message.replace(f"{case_dir}/", "CASE/").replace(str(case_dir), "CASE")
-            .replace(server.url.rstrip("/"), "URL").replace(f"port={port}", "port=PORT"))
+    return (
+        outcome.message.replace(f"{case_dir}/", "CASE/")
+        .replace(str(case_dir), "CASE")
+        .replace(server.url.rstrip("/"), "URL")
+        .replace(f"port={port}", "port=PORT")
+    )
 
 
 def markdown(rows: list[tuple[Case, int, str]]) -> str:

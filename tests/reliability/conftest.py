@@ -1,4 +1,5 @@
 """One small built workspace per session (tests/reliability/workspace.py) and a loopback mirror."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """Every row of the fault table (cases.py): non-zero exit, one line naming the problem, no
 traceback, nothing partial written, nothing built lost, no temp or lock file left."""
+
 import pytest
 
 from tests.reliability.cases import CASES, run_case
@@ -9,7 +10,9 @@ from tests.reliability.cases import CASES, run_case
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_case(case, workspace, mirror_server, tmp_path):
     outcome = run_case(case, workspace, tmp_path / "case", mirror_server)
-    assert not outcome.problems, f"{case.command}: " + "; ".join(outcome.problems) + f"\nstderr:\n{outcome.stderr[-2000:]}"
+    assert not outcome.problems, (
+        f"{case.command}: " + "; ".join(outcome.problems) + f"\nstderr:\n{outcome.stderr[-2000:]}"
+    )
 
 
 def test_the_table_covers_every_area():

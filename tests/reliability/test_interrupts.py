@@ -2,6 +2,7 @@
 while it writes (a temp file has appeared). After each kill every output is the one that was
 there before (a killed stage replaces nothing by half); the rerun succeeds, writes the same
 bytes as the clean build and leaves no temp or lock file behind."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,11 @@ from tests.reliability.workspace import leftovers
 # stage -> its outputs, relative to the workspace (as dvc.yaml names them through `paths`)
 OUTPUTS = {
     "senses": ["data/senses"],
-    "labels": ["data/babel_imagenet/labels.parquet", "data/babel_imagenet/languages.parquet",
-               "data/babel_imagenet/candidates.parquet"],
+    "labels": [
+        "data/babel_imagenet/labels.parquet",
+        "data/babel_imagenet/languages.parquet",
+        "data/babel_imagenet/candidates.parquet",
+    ],
     "mvl_sib": ["data/mvl_sib"],
     "prompts": ["data/babel_imagenet/prompts.parquet", "data/babel_imagenet/prompts_summary.json"],
 }
@@ -40,6 +44,7 @@ def writing(root: Path, outputs: list[str]):
             except FileNotFoundError:
                 continue
         return False
+
     return seen
 
 
@@ -57,8 +62,9 @@ def kill_when(process, condition, timeout: float = 600) -> bool:
 
 
 def without_leftovers(digests: dict[str, str]) -> dict[str, str]:
-    return {path: digest for path, digest in digests.items()
-            if not Path(path).name.startswith(".") and "/." not in path}
+    return {
+        path: digest for path, digest in digests.items() if not Path(path).name.startswith(".") and "/." not in path
+    }
 
 
 @pytest.mark.slow
@@ -67,14 +73,15 @@ def test_kill_at_two_moments_then_rerun_equals_the_clean_build(stage, workspace_
     root, outputs = workspace_copy.root, OUTPUTS[stage]
     clean = workspace_copy.digests()
     for moment, condition in (("working", holding_locks(root, outputs)), ("writing", writing(root, outputs))):
-        for attempt in range(3):   # a stage quicker than the watcher is started again
+        for _attempt in range(3):  # a stage quicker than the watcher is started again
             process = workspace_copy.start([stage])
             if kill_when(process, condition):
                 break
         else:
             pytest.fail(f"{stage} finished every time before the {moment} moment could be caught")
-        assert without_leftovers(workspace_copy.digests()) == clean, \
+        assert without_leftovers(workspace_copy.digests()) == clean, (
             f"killed while {moment}, {stage} left an output changed or half-written"
+        )
     rerun = workspace_copy.run([stage])
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert workspace_copy.digests() == clean, "the rerun after the kills differs from the clean build"

@@ -2,6 +2,7 @@
 senses stage (on the loopback BabelNet API, also under `dvc repro`, also failing) and publish (dry
 run through the CLI, a real run on the fake Hub, a Hub error that echoes the token) leave neither
 value in any file, cache, dvc.lock, receipt or message."""
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,7 @@ from tests.loopback import serving
 from tests.reliability.workspace import REPO, environment
 
 HF_CANARY = f"hf_canary_{secrets.token_hex(8)}"
-CANARIES = (API_KEY, HF_CANARY)   # the fake API's key is random per session: it is the BabelNet canary
+CANARIES = (API_KEY, HF_CANARY)  # the fake API's key is random per session: it is the BabelNet canary
 
 
 def canary_env() -> dict[str, str]:
@@ -48,9 +49,26 @@ def full_profile_inputs(workspace, folder: Path, api_url: str) -> None:
 
 
 def senses(folder: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "babelforge.cli", "senses", "--params", "params.yaml",
-                           "--wordnet", "wn.parquet", "--out-dir", "senses", *extra],
-                          cwd=folder, env=environment(canary_env()), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "babelforge.cli",
+            "senses",
+            "--params",
+            "params.yaml",
+            "--wordnet",
+            "wn.parquet",
+            "--out-dir",
+            "senses",
+            *extra,
+        ],
+        cwd=folder,
+        env=environment(canary_env()),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.slow
@@ -62,7 +80,7 @@ def test_babelnet_key_reaches_the_api_and_nothing_else(workspace, tmp_path):
         full_profile_inputs(workspace, folder, api.url)
         built = senses(folder)
         assert built.returncode == 0, built.stderr[-2000:]
-        assert any(query.get("key") == [API_KEY] for _, query in api.requests)   # the canary was really sent
+        assert any(query.get("key") == [API_KEY] for _, query in api.requests)  # the canary was really sent
         messages.append(built.stdout + built.stderr)
         # failures print the request: a server that keeps failing, a refused key, with and without --debug
         for plan, quota, extra in ((["503"] * 50, None, ()), ([], 0, ()), ([], 0, ("--debug",))):
@@ -85,9 +103,20 @@ def test_babelnet_key_is_not_in_dvc_lock(workspace, tmp_path):
     folder.mkdir()
     with serving(FakeBabelNet()) as api:
         full_profile_inputs(workspace, folder, api.url)
-        (folder / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"senses": {
-            "cmd": f"{sys.executable} -m babelforge.cli senses --params params.yaml --wordnet wn.parquet --out-dir senses",
-            "deps": ["wn.parquet"], "params": [{"params.yaml": ["profile", "senses"]}], "outs": ["senses"]}}}))
+        (folder / "dvc.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "stages": {
+                        "senses": {
+                            "cmd": f"{sys.executable} -m babelforge.cli senses --params params.yaml --wordnet wn.parquet --out-dir senses",
+                            "deps": ["wn.parquet"],
+                            "params": [{"params.yaml": ["profile", "senses"]}],
+                            "outs": ["senses"],
+                        }
+                    }
+                }
+            )
+        )
         dvc = str(Path(sys.executable).parent / "dvc")
         env = environment(canary_env())
         subprocess.run([dvc, "init", "--no-scm", "-q"], cwd=folder, env=env, check=True, timeout=120)
@@ -109,9 +138,9 @@ def test_hf_token_leaves_no_trace_in_publish(tmp_path, monkeypatch, capsys):
 
     if not OMW_DIR.is_dir():
         pytest.fail(f"the source mirror is missing: expected OMW data at {OMW_DIR}")
-    from tests.publish.conftest import build, crafted_labels
     from babelforge.core.provenance import provenance
     from tests.audit.conftest import write_registry
+    from tests.publish.conftest import build, crafted_labels
 
     record = provenance("labels", {"min_classes": 10}, {"omw": {"version": "1.4", "sha256": "0" * 64}})
     write_table(crafted_labels(), tmp_path / "labels.parquet", sort_by=["lang", "class_idx"], provenance=record)
@@ -119,10 +148,31 @@ def test_hf_token_leaves_no_trace_in_publish(tmp_path, monkeypatch, capsys):
     build("babel-imagenet", tmp_path)
 
     # the dry run, through the CLI as a user runs it
-    dry = subprocess.run([sys.executable, "-m", "babelforge.cli", "publish", "babel-imagenet", "--repo", "org/x",
-                          "--dry-run", "--params", str(REPO / "params.yaml"), "--hub-dir", str(tmp_path / "build" / "hub"),
-                          "--releases", str(tmp_path / "releases"), "--audit-dir", str(tmp_path / "audit")],
-                         cwd=tmp_path, env=environment(canary_env()), capture_output=True, text=True, timeout=300)
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "babelforge.cli",
+            "publish",
+            "babel-imagenet",
+            "--repo",
+            "org/x",
+            "--dry-run",
+            "--params",
+            str(REPO / "params.yaml"),
+            "--hub-dir",
+            str(tmp_path / "build" / "hub"),
+            "--releases",
+            str(tmp_path / "releases"),
+            "--audit-dir",
+            str(tmp_path / "audit"),
+        ],
+        cwd=tmp_path,
+        env=environment(canary_env()),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert dry.returncode == 0, dry.stderr[-2000:]
     # a real run on the fake Hub (a receipt is written), then a Hub error whose text carries the token
     monkeypatch.setenv("HF_TOKEN", HF_CANARY)

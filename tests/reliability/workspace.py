@@ -4,6 +4,7 @@ source mirror (four OMW files, three SIB-200 languages), every long stage built 
 Stages run as `babelforge` subprocesses with the workspace as their working directory, as
 `dvc repro` runs them, so an exit code, a message and a killed process are all real.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,12 @@ REPO = Path(__file__).resolve().parents[2]
 MIRROR = (REPO / ".." / "shared" / "data").resolve()
 
 # The cut-down mirror: enough for a few languages of labels and prompts, and MVL-SIB.
-OMW_FILES = ("wns/fra/wn-data-fra.tab", "wns/wikt/wn-wikt-deu.tab", "wns/wikt/wn-wikt-pol.tab",
-             "wns/wikt/wn-wikt-fra.tab")
+OMW_FILES = (
+    "wns/fra/wn-data-fra.tab",
+    "wns/wikt/wn-wikt-deu.tab",
+    "wns/wikt/wn-wikt-pol.tab",
+    "wns/wikt/wn-wikt-fra.tab",
+)
 SIB_LANGUAGES = ("eng_Latn", "deu_Latn", "fra_Latn")
 
 # What the build writes (the outputs every case must leave byte for byte as they were).
@@ -45,8 +50,14 @@ def babelforge() -> list[str]:
 
 def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key not in ("BABELNET_KEY", "HF_TOKEN")}
-    env.update({"PYTHONPATH": str(REPO), "DVC_NO_ANALYTICS": "1", "PYTHONUNBUFFERED": "1",
-                "BABELFORGE_HTTP_POLICY": "attempts=2,base_delay=0.01,max_delay=0.05,max_retry_after=60,timeout=1"})
+    env.update(
+        {
+            "PYTHONPATH": str(REPO),
+            "DVC_NO_ANALYTICS": "1",
+            "PYTHONUNBUFFERED": "1",
+            "BABELFORGE_HTTP_POLICY": "attempts=2,base_delay=0.01,max_delay=0.05,max_retry_after=60,timeout=1",
+        }
+    )
     env.update(extra or {})
     return env
 
@@ -55,14 +66,28 @@ def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 class Workspace:
     root: Path
 
-    def run(self, args: list[str], env: dict[str, str] | None = None, timeout: int = 300,
-            preexec_fn=None) -> subprocess.CompletedProcess:
-        return subprocess.run([*babelforge(), *args], cwd=self.root, env=environment(env), capture_output=True,
-                              text=True, timeout=timeout, preexec_fn=preexec_fn)
+    def run(
+        self, args: list[str], env: dict[str, str] | None = None, timeout: int = 300, preexec_fn=None
+    ) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*babelforge(), *args],
+            cwd=self.root,
+            env=environment(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=preexec_fn,
+        )
 
     def start(self, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
-        return subprocess.Popen([*babelforge(), *args], cwd=self.root, env=environment(env),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [*babelforge(), *args],
+            cwd=self.root,
+            env=environment(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def build(self, stage: str) -> None:
         result = self.run(STAGES[stage])
@@ -80,8 +105,11 @@ class Workspace:
 
 def leftovers(root: Path) -> list[str]:
     """Temp, lock and partial files anywhere under `root`: a finished or failed run leaves none."""
-    return sorted(path.relative_to(root).as_posix() for path in root.rglob("*")
-                  if path.name.endswith((".tmp", ".old", ".lock", ".part")) and path.name.startswith("."))
+    return sorted(
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*")
+        if path.name.endswith((".tmp", ".old", ".lock", ".part")) and path.name.startswith(".")
+    )
 
 
 def make_sources(root: Path) -> None:

@@ -1,4 +1,5 @@
 """Translation fixtures: a translator over the tiny NLLB model (tests/conftest.py builds it)."""
+
 from __future__ import annotations
 
 import pytest

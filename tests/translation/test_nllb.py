@@ -1,4 +1,5 @@
 """NLLB translator: tokenizer contract, CTranslate2 translation, conversion, errors."""
+
 from __future__ import annotations
 
 import pytest
@@ -43,7 +44,10 @@ def test_translator_source_tokens_follow_non_legacy_layout(tiny_translator):
 def test_target_prefix_is_the_language_token_and_is_stripped(tiny_translator):
     raw = tiny_translator._translator.translate_batch(
         tiny_translator.source_tokens(["a photo of a dog."], "eng_Latn"),
-        target_prefix=[["zho_Hans"]], beam_size=1, max_decoding_length=8)
+        target_prefix=[["zho_Hans"]],
+        beam_size=1,
+        max_decoding_length=8,
+    )
     assert raw[0].hypotheses[0][0] == "zho_Hans"
     [[hypothesis]] = tiny_translator.translate(["a photo of a dog."], "eng_Latn", ["zho_Hans"])
     assert "zho_Hans" not in hypothesis.text
@@ -111,8 +115,15 @@ def test_missing_local_path_is_not_looked_up_on_the_hub(tmp_path, capsys):
 
     from babelforge.cli import main
 
-    params = {"profile": "full", "nllb": {"source": {"full": nllb.FULL_MODEL_ID}, "quantization": "int8",
-                                           "revision": nllb.FULL_MODEL_REVISION, "local_path": "models/nllb-hf"}}
+    params = {
+        "profile": "full",
+        "nllb": {
+            "source": {"full": nllb.FULL_MODEL_ID},
+            "quantization": "int8",
+            "revision": nllb.FULL_MODEL_REVISION,
+            "local_path": "models/nllb-hf",
+        },
+    }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     assert main(["nllb", "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "out")]) == 1
     assert "nllb.local_path models/nllb-hf: no such directory" in capsys.readouterr().err
@@ -163,5 +174,6 @@ def test_full_model_translates_on_gpu():
     if translator.model_id != nllb.FULL_MODEL_ID:
         pytest.skip(f"{model_dir} holds {translator.model_id}, not {nllb.FULL_MODEL_ID}")
     [[german], [french]] = translator.translate(
-        ["a photo of a dog.", "a photo of a dog."], "eng_Latn", ["deu_Latn", "fra_Latn"])
+        ["a photo of a dog.", "a photo of a dog."], "eng_Latn", ["deu_Latn", "fra_Latn"]
+    )
     assert "Hund" in german.text and "chien" in french.text

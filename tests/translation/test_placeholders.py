@@ -1,4 +1,5 @@
 """Slot strategies: one batched call, acceptance order, restoration, fallback, spacing."""
+
 from __future__ import annotations
 
 import re
@@ -52,8 +53,9 @@ def test_first_strategy_accepted_when_marker_survives(templates):
 
 def test_lost_and_doubled_markers_move_to_the_next_strategy(templates):
     def mangle(text):
-        text = german(text).replace("<b>", "").replace("</b>", "")   # tags lost
-        return text.replace("{c}", "{c} {c}")                          # brace doubled
+        text = german(text).replace("<b>", "").replace("</b>", "")  # tags lost
+        return text.replace("{c}", "{c} {c}")  # brace doubled
+
     results = ph.translate_templates(StubTranslator(mangle).translate, templates, "deu_Latn", "deu_Latn", ORDER)
     assert {r.strategy for r in results} == {"degree"}
     assert all(r.text.count("{}") == 1 and "°" not in r.text for r in results)
@@ -67,6 +69,7 @@ def test_a_stray_slot_in_the_output_rejects_the_strategy(templates):
 
     def stray(text):
         return german(text).replace("<b>", "{} <b>")
+
     results = ph.translate_templates(StubTranslator(stray).translate, templates, "deu_Latn", "deu_Latn", ORDER)
     assert {r.strategy for r in results} == {"brace"}
     assert all(r.text.count("{}") == 1 for r in results)
@@ -77,10 +80,11 @@ def test_no_surviving_marker_falls_back_to_appended_slot(templates):
         for token in ph.MARKER_TOKENS:
             text = text.replace(token, "")
         return german(text)
+
     stub = StubTranslator(lose_everything)
     results = ph.translate_templates(stub.translate, templates, "deu_Latn", "deu_Latn", ORDER)
     assert all(r.fallback and r.strategy == ph.FALLBACK_STRATEGY for r in results)
-    bare_outputs = stub.calls[0][0][-len(templates):]
+    bare_outputs = stub.calls[0][0][-len(templates) :]
     for result, bare in zip(results, bare_outputs):
         assert result.text == ph.normalise_spacing(german(bare) + " {}", "deu_Latn")
         assert result.text.endswith(" {}")
@@ -94,6 +98,7 @@ def test_mixed_outcomes_per_template(templates):
         if text == second:
             return german(text)
         return german(re.sub(r"<b>|</b>|\{c\}|°|§|※", "", text))
+
     results = ph.translate_templates(StubTranslator(rewrite).translate, templates, "deu_Latn", "deu_Latn", ORDER)
     assert results[1].strategy == "brace" and not results[1].fallback
     assert all(r.fallback for i, r in enumerate(results) if i != 1)
@@ -102,33 +107,36 @@ def test_mixed_outcomes_per_template(templates):
 def test_restore_rules():
     tag, brace, degree = ph.STRATEGIES["tag_noun"], ph.STRATEGIES["brace"], ph.STRATEGIES["degree"]
     assert tag.restore("ein Foto von einem <b>Objekt</b>.") == "ein Foto von einem {}."
-    assert tag.restore("ein Foto </b>Objekt<b>.") is None          # wrong order
-    assert tag.restore("<b>a</b> und <b>b</b>") is None            # twice
-    assert tag.restore("ein Foto von einem Objekt.") is None        # lost
+    assert tag.restore("ein Foto </b>Objekt<b>.") is None  # wrong order
+    assert tag.restore("<b>a</b> und <b>b</b>") is None  # twice
+    assert tag.restore("ein Foto von einem Objekt.") is None  # lost
     assert brace.restore("{c} {c}") is None and brace.restore("Foto {c}") == "Foto {}"
     assert degree.restore("Foto ° °") is None and degree.restore("Foto °.") == "Foto {}."
 
 
-@pytest.mark.parametrize("lang, raw, expected", [
-    ("deu_Latn", "ein  Foto von einem {} .", "ein Foto von einem {}."),
-    ("deu_Latn", "  ein Foto ( {} ) , scharf !", "ein Foto ({}), scharf!"),
-    ("spa_Latn", "¿ una foto de un {} ?", "¿una foto de un {}?"),
-    ("fra_Latn", "une photo d'un {} !", "une photo d'un {} !"),
-    ("fra_Latn", "« {} » : une photo .", "« {} » : une photo."),
-    ("zho_Hans", "一张 {} 的照片 。", "一张{}的照片。"),
-    ("jpn_Jpan", "{} の 写真 。", "{}の写真。"),
-    ("jpn_Jpan", "これは {} です", "これは{}です"),
-    ("tha_Thai", "รูปภาพของ {}", "รูปภาพของ{}"),
-    ("kor_Hang", "{} 의 사진", "{} 의 사진"),
-    ("arb_Arab", "صورة {} ؟", "صورة {}؟"),
-    ("pes_Arab", "عکس {} ، زیبا .", "عکس {}، زیبا."),
-    ("urd_Arab", "{} کی تصویر ۔", "{} کی تصویر۔"),
-    ("hin_Deva", "{} की तस्वीर ।", "{} की तस्वीर।"),
-    ("amh_Ethi", "የ {} ፎቶ ።", "የ {} ፎቶ።"),
-    ("hye_Armn", "{}-ի լուսանկար ։", "{}-ի լուսանկար։"),
-    ("deu_Latn", "Foto\u00a0{}", "Foto\u00a0{}"),
-    ("deu_Latn", "e\u0301in Foto {}", "\u00e9in Foto {}"),
-])
+@pytest.mark.parametrize(
+    "lang, raw, expected",
+    [
+        ("deu_Latn", "ein  Foto von einem {} .", "ein Foto von einem {}."),
+        ("deu_Latn", "  ein Foto ( {} ) , scharf !", "ein Foto ({}), scharf!"),
+        ("spa_Latn", "¿ una foto de un {} ?", "¿una foto de un {}?"),
+        ("fra_Latn", "une photo d'un {} !", "une photo d'un {} !"),
+        ("fra_Latn", "« {} » : une photo .", "« {} » : une photo."),
+        ("zho_Hans", "一张 {} 的照片 。", "一张{}的照片。"),
+        ("jpn_Jpan", "{} の 写真 。", "{}の写真。"),
+        ("jpn_Jpan", "これは {} です", "これは{}です"),
+        ("tha_Thai", "รูปภาพของ {}", "รูปภาพของ{}"),
+        ("kor_Hang", "{} 의 사진", "{} 의 사진"),
+        ("arb_Arab", "صورة {} ؟", "صورة {}؟"),
+        ("pes_Arab", "عکس {} ، زیبا .", "عکس {}، زیبا."),
+        ("urd_Arab", "{} کی تصویر ۔", "{} کی تصویر۔"),
+        ("hin_Deva", "{} की तस्वीर ।", "{} की तस्वीर।"),
+        ("amh_Ethi", "የ {} ፎቶ ።", "የ {} ፎቶ።"),
+        ("hye_Armn", "{}-ի լուսանկար ։", "{}-ի լուսանկար։"),
+        ("deu_Latn", "Foto\u00a0{}", "Foto\u00a0{}"),
+        ("deu_Latn", "e\u0301in Foto {}", "\u00e9in Foto {}"),
+    ],
+)
 def test_spacing_normalisation(lang, raw, expected):
     assert ph.normalise_spacing(raw, lang) == expected
 
@@ -158,6 +166,7 @@ def test_tiny_model_strategy_choice_matches_its_outputs(tiny_translator, templat
     def counting(texts, src, targets):
         calls.append(len(texts))
         return tiny_translator.translate(texts, src, targets)
+
     subset = templates[:12]
     results = ph.translate_templates(counting, subset, "zho_Hans", "zho_Hans", ORDER)
     assert calls == [len(subset) * (len(ORDER) + 1)]
@@ -165,8 +174,7 @@ def test_tiny_model_strategy_choice_matches_its_outputs(tiny_translator, templat
     outputs = [h[0].text for h in tiny_translator.translate(inputs, "eng_Latn", ["zho_Hans"] * len(inputs))]
     n = len(subset)
     for result in results:
-        survived = [s.name for k, s in enumerate(ORDER)
-                    if s.restore(outputs[k * n + result.template_id]) is not None]
+        survived = [s.name for k, s in enumerate(ORDER) if s.restore(outputs[k * n + result.template_id]) is not None]
         if survived:
             assert result.strategy == survived[0] and not result.fallback
         else:

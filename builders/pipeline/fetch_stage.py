@@ -17,9 +17,11 @@ right hash is not touched. The source's manifest is removed before its first fil
 and never half a file; a rerun that finds everything in place rewrites nothing, the manifests
 included (their bytes and modification times stay as they were).
 """
+
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 from dataclasses import dataclass
@@ -27,7 +29,10 @@ from pathlib import Path
 
 from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.sources import Source, SourceFile
+from babelforge.core.http import DEFAULT_POLICY, ChecksumMismatchError, download, make_session
+from babelforge.core.io import atomic_path, canonical_json, sha256_file, write_json
+from babelforge.core.progress import info
+from babelforge.core.sources import Source, SourceFile, read_sources, select_sources
 
 COPY_CHUNK = 1 << 20
 
@@ -48,8 +53,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sources", dest="sources", help="comma-separated source names (fetch.sources)")
     parser.add_argument("--mirror", dest="mirror", help="local mirror directory with the same layout (fetch.mirror)")
     parser.add_argument("--mirror-url", dest="mirror_url", help="HTTP(S) base URL of a mirror (fetch.mirror_url)")
-    parser.add_argument("--upstream", dest="upstream", action="store_const", const=True,
-                        help="ignore any mirror and download from the upstream URLs (fetch.upstream)")
+    parser.add_argument(
+        "--upstream",
+        dest="upstream",
+        action="store_const",
+        const=True,
+        help="ignore any mirror and download from the upstream URLs (fetch.upstream)",
+    )
     parser.add_argument("--out", dest="paths.raw", metavar="DIR", help="output root (paths.raw)")
 
 
@@ -67,25 +77,30 @@ def origin(config: Config) -> tuple[str | None, str | None]:
 
 
 def run(config: Config) -> int:
-    from babelforge.core.progress import info
-    from babelforge.core.sources import read_sources, select_sources
 
     sources = select_sources(read_sources(), config.sources)
     mirror, mirror_url = origin(config)
     fetcher = Fetcher(out=config.paths.raw, mirror=mirror, mirror_url=mirror_url)
     for source in sources:
         counts = fetcher.fetch(source)
-        info(f"fetch {source.name}: {counts['files']} files, {counts['copied']} written, "
-             f"{counts['unchanged']} unchanged, {counts['pruned']} stale removed ({fetcher.where})")
+        info(
+            f"fetch {source.name}: {counts['files']} files, {counts['copied']} written, "
+            f"{counts['unchanged']} unchanged, {counts['pruned']} stale removed ({fetcher.where})"
+        )
     return 0
 
 
 class Fetcher:
     """Brings sources into `out`; one instance per run (it holds the HTTP session)."""
 
-    def __init__(self, out: str | os.PathLike, mirror: str | os.PathLike | None = None,
-                 mirror_url: str | None = None, session=None, policy=None):
-        from babelforge.core.http import DEFAULT_POLICY
+    def __init__(
+        self,
+        out: str | os.PathLike,
+        mirror: str | os.PathLike | None = None,
+        mirror_url: str | None = None,
+        session=None,
+        policy=None,
+    ):
 
         self.out = Path(out)
         self.mirror = Path(mirror) if mirror else None
@@ -93,13 +108,14 @@ class Fetcher:
         self.session = session
         self.policy = policy or DEFAULT_POLICY
         if self.mirror is not None and not self.mirror.is_dir():
-            raise BabelforgeError(f"mirror directory {self.mirror} does not exist; "
-                                  f"set fetch.mirror in params.yaml or pass --mirror")
-        self.where = (f"mirror {self.mirror}" if self.mirror else
-                      f"mirror {self.mirror_url}" if self.mirror_url else "upstream")
+            raise BabelforgeError(
+                f"mirror directory {self.mirror} does not exist; set fetch.mirror in params.yaml or pass --mirror"
+            )
+        self.where = (
+            f"mirror {self.mirror}" if self.mirror else f"mirror {self.mirror_url}" if self.mirror_url else "upstream"
+        )
 
     def fetch(self, source: Source) -> dict[str, int]:
-        from babelforge.core.io import canonical_json, sha256_file, write_json
 
         if self.mirror is None and self.mirror_url is None and source.origin != "verbatim":
             raise BabelforgeError(
@@ -114,7 +130,7 @@ class Fetcher:
             if dest.is_file() and sha256_file(dest) == file.sha256:
                 counts["unchanged"] += 1
             else:
-                manifest_path.unlink(missing_ok=True)    # the source is changing: no manifest until it is whole
+                manifest_path.unlink(missing_ok=True)  # the source is changing: no manifest until it is whole
                 self._bring(source, file, dest)
                 counts["copied"] += 1
             listed.append({"path": file.path, "sha256": file.sha256, "size": dest.stat().st_size})
@@ -123,9 +139,16 @@ class Fetcher:
         else:
             counts["pruned"] = clear_leftovers(self.out / source.path)
         manifest = {
-            "source": source.name, "kind": source.kind, "path": source.path, "origin": source.origin,
-            "version": source.version, "sha256": source.sha256, "url": source.url,
-            "licence": source.licence, "citation": source.citation, "files": listed,
+            "source": source.name,
+            "kind": source.kind,
+            "path": source.path,
+            "origin": source.origin,
+            "version": source.version,
+            "sha256": source.sha256,
+            "url": source.url,
+            "licence": source.licence,
+            "citation": source.citation,
+            "files": listed,
         }
         if not (manifest_path.is_file() and manifest_path.read_text(encoding="utf-8") == canonical_json(manifest)):
             write_json(manifest, manifest_path)
@@ -136,7 +159,6 @@ class Fetcher:
         if self.mirror is not None:
             copy_verified(self.mirror / relative, dest, file.sha256, what=f"source {source.name}")
             return
-        from babelforge.core.http import download, make_session
 
         if self.session is None:
             self.session = make_session()
@@ -146,14 +168,12 @@ class Fetcher:
 
 def copy_verified(src: Path, dest: Path, sha256: str, what: str = "") -> None:
     """Copy `src` to `dest` through a temporary file, hashing on the way; rename only if it matches."""
-    import hashlib
-
-    from babelforge.core.http import ChecksumMismatchError
-    from babelforge.core.io import atomic_path
 
     if not src.is_file():
-        raise BabelforgeError(f"{what}: {src} is missing from the mirror; the mirror is incomplete "
-                              f"or resources/sources.tsv names a wrong path")
+        raise BabelforgeError(
+            f"{what}: {src} is missing from the mirror; the mirror is incomplete "
+            f"or resources/sources.tsv names a wrong path"
+        )
     digest = hashlib.sha256()
     with atomic_path(dest) as tmp:
         with open(src, "rb") as reader, open(tmp, "wb") as writer:
@@ -165,7 +185,8 @@ def copy_verified(src: Path, dest: Path, sha256: str, what: str = "") -> None:
                 f"{what}: {src} has sha256 {digest.hexdigest()}, expected {sha256}; "
                 f"the mirror copy changed (re-record with `python -m babelforge.core.sources --mirror ...` "
                 f"only if the change is intended)",
-                expected=sha256, actual=digest.hexdigest(),
+                expected=sha256,
+                actual=digest.hexdigest(),
             )
 
 

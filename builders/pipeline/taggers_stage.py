@@ -3,9 +3,15 @@
 A stage module names the taggers it runs in `TAGGERS`; this command reads those names from
 every module of the command table, so the listing is what the code does, not a copy of it.
 """
+
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
+
+from babelforge.commands import COMMANDS
+from babelforge.core.taggers import REGISTRY
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -15,30 +21,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def used_by() -> dict[str, list[str]]:
     """Tagger name -> the commands whose stage module lists it in `TAGGERS`. Importing every
     stage module also registers every tagger (a stage imports the taggers it runs)."""
-    import importlib
-
-    from babelforge.cli import COMMANDS
 
     users: dict[str, list[str]] = {}
-    for command, (module, _) in COMMANDS.items():
-        for name in getattr(importlib.import_module(module), "TAGGERS", ()):
-            users.setdefault(name, []).append(command)
+    for command in COMMANDS.values():
+        for name in getattr(importlib.import_module(command.module), "TAGGERS", ()):
+            users.setdefault(name, []).append(command.name)
     return users
 
 
 def listing() -> list[dict]:
-    from babelforge.core.taggers import REGISTRY
 
     users = used_by()
-    return [{"name": entry.name, "tagger": entry.base, "version": entry.version,
-             "columns": {column: kind.__name__ for column, kind in entry.columns.items()},
-             "reads": list(entry.reads), "used_by": users.get(entry.name, []), "module": entry.module,
-             "help": entry.help}
-            for entry in sorted(REGISTRY.values(), key=lambda entry: entry.name)]
+    return [
+        {
+            "name": entry.name,
+            "tagger": entry.base,
+            "version": entry.version,
+            "columns": {column: kind.__name__ for column, kind in entry.columns.items()},
+            "reads": list(entry.reads),
+            "used_by": users.get(entry.name, []),
+            "module": entry.module,
+            "help": entry.help,
+        }
+        for entry in sorted(REGISTRY.values(), key=lambda entry: entry.name)
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
 
     entries = listing()
     if args.json:
