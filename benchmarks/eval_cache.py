@@ -2,7 +2,7 @@
 
 Builds the tiny CLIP and a drawn image set in a temporary folder, then evaluates the
 same synthetic languages twice on the same model:
-  cached     - `babelforge.eval.runs.zeroshot_rows` with an empty on-disk cache: the images are
+  cached     - `babelforge.eval.zeroshot.rows.zeroshot_rows` with an empty on-disk cache: the images are
                encoded once (cold cache, included in the time) and reused by every language;
   re-encode  - the same per-language evaluation, encoding the images again for each language
                (what an evaluation loop without the cache does).
@@ -41,10 +41,12 @@ def main() -> int:
     import torch
 
     from babelforge.eval.cache import ImageEmbeddingCache
-    from babelforge.eval.images import ImageSet, draw_image
-    from babelforge.eval.models import build_tiny_clip, load_model
-    from babelforge.eval.runs import zeroshot_rows
-    from babelforge.eval.zeroshot import evaluate_language
+    from babelforge.eval.images import ImageSet
+    from babelforge.eval.models import load_model
+    from babelforge.eval.sample.images import draw_image
+    from babelforge.eval.sample.tiny_clip import build_tiny_clip
+    from babelforge.eval.zeroshot.metric import evaluate_language
+    from babelforge.eval.zeroshot.rows import zeroshot_rows
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:

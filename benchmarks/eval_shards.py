@@ -37,8 +37,10 @@ def main() -> int:
 
     from babelforge.core.progress import info
     from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache
-    from babelforge.eval.images import ImageSet, draw_image
-    from babelforge.eval.models import build_tiny_clip, load_model
+    from babelforge.eval.images import ImageSet
+    from babelforge.eval.models import load_model
+    from babelforge.eval.sample.images import draw_image
+    from babelforge.eval.sample.tiny_clip import build_tiny_clip
 
     torch.set_num_threads(args.threads)
     sizes = [int(size) for size in args.shard_sizes.split(",")]

@@ -1,0 +1,40 @@
+"""`babelforge.eval`: evaluations of what the pipeline built (the folder `eval/`).
+
+A folder is a task or a place; a module at the top is shared run machinery. Every command
+`babelforge eval_<name>` is a module named in `babelforge.commands`.
+
+Tasks, one folder each: `metric` (pure math on arrays), `rows` (a loaded model and plain tables in,
+result rows out), `stage` (`Config` + `configure` + `run`: params and files in, run document out)::
+
+    zeroshot/    Babel-ImageNet zero-shot per language          eval_zeroshot
+    retrieval/   text<->image recall@k per caption set          eval_retrieval
+    clipscore/   CLIPScore, RefCLIPScore, pairwise accuracy     eval_clipscore
+    mvl_sib/     MVL-SIB accuracy per task, k and language      eval_mvl_sib
+    report/      merged CSV, headline metrics, plots            eval_report (reads the run JSONs)
+
+Other places::
+
+    export/      Babel-ImageNet labels + prompts in CLIP_benchmark's layout     eval_export
+    sample/      the sample profile's tiny CLIPs and drawn image sets           eval_tiny_clip, eval_images
+    tools/       argparse tools over TSV files, each beside its metric          eval_cider, eval_correlate,
+                                                                                eval_clipscore_pairs
+
+Shared run machinery (imports no task)::
+
+    config       CommonConfig (`eval.common`), ModelSpec, ImageStageConfig
+    flags        --model / --device / --runner, --language, --out
+    languages    language codes -> registry keys
+    inputs       input files and image folders checked; the class list; models loaded; the cache opened
+    models       dual-encoder adapters (CLIP, SigLIP, VisionTextDualEncoder), load_model
+    cache        the on-disk image-embedding cache (shards), EvalRunnerConfig (`eval.runner`)
+    images       image sets: reading, content hash
+    similarity   L2 normalisation, rank of the best positive (ties pessimistic)
+    labels       Babel-ImageNet labels and templates as zero-shot and export read them
+    captions     caption sets and their images; every model x caption set of a caption task
+    documents    the run document: ROW_KEYS, dataset versions, rows + provenance
+    results      a run written (results_path, write_run) and printed (the results table)
+    plots        paper figure style, byte-stable PNG / SVG / PDF
+
+Direction: tasks, places and tools import the shared modules; shared modules import no task; a
+task imports no other task (`tools.clipscore_pairs` uses `clipscore.metric`).
+"""

@@ -1,28 +1,23 @@
-"""Image sets for evaluation: reading them, hashing them, and the generated sample set.
+"""Image sets for evaluation: reading them and hashing them.
 
 An image set is an ordered list of files (and, for classification, a class index per
 file). Its hash covers every file's relative name and content, so an embedding cache
 keyed by it goes stale exactly when an image changes.
 
 `full` reads an ImageNet-style folder (`<root>/<wnid>/<file>`) or a TSV file list
-(`path<TAB>class_idx`, paths relative to the list). `sample` has no photographs offline,
-so `write_sample_images` draws small deterministic pictures with PIL: one palette and
-shape family per class (images of a class resemble each other) and one picture per
-caption-set image name.
+(`path<TAB>class_idx`, paths relative to the list). `sample` has no photographs offline:
+`babelforge.eval.sample.images` draws its image sets.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image, ImageDraw
-
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import atomic_path, sha256_file
+from babelforge.core.io import sha256_file
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
 
@@ -92,49 +87,3 @@ def read_caption_images(root: str | Path, names: Sequence[str]) -> ImageSet:
             "point params eval.retrieval.images at the images of this caption set"
         )
     return ImageSet(root, tuple(names))
-
-
-def draw_image(key: str, size: int = 64, family: str | None = None):
-    """A deterministic picture: background and shapes from `family` (class), jitter from `key`."""
-
-    base = random.Random(hashlib.sha256((family or key).encode()).hexdigest())
-    jitter = random.Random(hashlib.sha256(key.encode()).hexdigest())
-    background = tuple(base.randrange(256) for _ in range(3))
-    image = Image.new("RGB", (size, size), background)
-    draw = ImageDraw.Draw(image)
-    for _ in range(3):
-        color = tuple(min(255, max(0, base.randrange(256) + jitter.randrange(-30, 31))) for _ in range(3))
-        x0, y0 = base.randrange(size // 2) + jitter.randrange(4), base.randrange(size // 2) + jitter.randrange(4)
-        x1, y1 = x0 + base.randrange(size // 4, size // 2), y0 + base.randrange(size // 4, size // 2)
-        shape = base.choice(("ellipse", "rectangle", "triangle"))
-        if shape == "ellipse":
-            draw.ellipse((x0, y0, x1, y1), fill=color)
-        elif shape == "rectangle":
-            draw.rectangle((x0, y0, x1, y1), fill=color)
-        else:
-            draw.polygon([(x0, y1), ((x0 + x1) // 2, y0), (x1, y1)], fill=color)
-    return image
-
-
-def write_sample_images(
-    out_dir: str | Path,
-    classes: Sequence[tuple[int, str]],
-    per_class: int,
-    caption_images: Sequence[str] = (),
-    size: int = 64,
-) -> dict[str, int]:
-    """`<out>/imagenet/<wnid>/<i>.png` per class and `<out>/captions/<name>` per caption image."""
-
-    out = Path(out_dir)
-    written = {"imagenet": 0, "captions": 0}
-    for _, wnid in classes:
-        for index in range(per_class):
-            with atomic_path(out / "imagenet" / wnid / f"{index}.png") as tmp:
-                draw_image(f"{wnid}/{index}", size, family=wnid).save(tmp, format="PNG")
-            written["imagenet"] += 1
-    for name in caption_images:
-        with atomic_path(out / "captions" / name) as tmp:
-            fmt = "JPEG" if name.lower().endswith((".jpg", ".jpeg")) else "PNG"
-            draw_image(name, size).save(tmp, format=fmt, quality=95)
-        written["captions"] += 1
-    return written

@@ -4,17 +4,13 @@
 float32 numpy arrays, one row per input. A model is a Hub id with a pinned revision or
 a local directory (its revision is then a content hash of the directory, so results and
 caches change when the weights do). fp16 on a GPU, fp32 on CPU; `auto` (or no device)
-is resolved by `babelforge.core.device.resolve_device`.
-
-`build_tiny_clip` makes the tiny random CLIP of the `sample` profile and the tests,
-entirely offline: a byte-level CLIP tokenizer over the 256 byte symbols (any script
-tokenises, one symbol per byte), a 32 px image processor and a seeded 2-layer model.
+is resolved by `babelforge.core.device.resolve_device`. The tiny random CLIP of the `sample`
+profile and the tests is built by `babelforge.eval.sample.tiny_clip`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import socket
 from collections.abc import Iterable, Sequence
@@ -26,7 +22,7 @@ from PIL import Image
 
 from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import sha256_file, write_text
+from babelforge.core.io import sha256_file
 
 SUPPORTED_TYPES = ("clip", "siglip", "vision-text-dual-encoder")
 
@@ -211,68 +207,3 @@ def _hub_access(spec: str, revision: str) -> dict:
         f"model {spec}@{revision}: not in the Hugging Face cache and {host} is unreachable (or HF_HUB_OFFLINE is set); "
         "pre-fill the cache (huggingface-cli download) or use a local directory in params eval.models"
     )
-
-
-def _byte_symbols() -> list[str]:
-    """The 256 printable stand-ins GPT-2/CLIP byte-level BPE uses for the bytes 0..255."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    codes, extra = printable[:], 0
-    for byte in range(256):
-        if byte not in printable:
-            printable.append(byte)
-            codes.append(256 + extra)
-            extra += 1
-    return [chr(code) for _, code in sorted(zip(printable, codes))]
-
-
-def build_tiny_clip(out_dir: str | os.PathLike, seed: int = 0, image_size: int = 32) -> Path:
-    """Write a tiny random CLIPModel + tokenizer + image processor to `out_dir`; no network.
-
-    Deterministic for a seed: the same files come out on every run.
-    """
-    import torch
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPTokenizerFast
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    symbols = _byte_symbols()
-    vocab = {s: i for i, s in enumerate(symbols)}
-    vocab.update({s + "</w>": 256 + i for i, s in enumerate(symbols)})
-    vocab.update({"<|startoftext|>": 512, "<|endoftext|>": 513})
-    write_text(json.dumps(vocab, ensure_ascii=False, sort_keys=True), out / "vocab.json")
-    write_text("#version: 0.2\n", out / "merges.txt")
-    tokenizer = CLIPTokenizerFast(vocab_file=str(out / "vocab.json"), merges_file=str(out / "merges.txt"))
-
-    config = CLIPConfig(
-        text_config=dict(
-            vocab_size=len(vocab),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            max_position_embeddings=77,
-            bos_token_id=512,
-            eos_token_id=513,
-            pad_token_id=513,
-        ),
-        vision_config=dict(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            image_size=image_size,
-            patch_size=8,
-        ),
-        projection_dim=16,
-    )
-    torch.manual_seed(seed)
-    model = CLIPModel(config).eval()
-    processor = CLIPImageProcessor(
-        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
-    )
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    processor.save_pretrained(out)
-    return out

@@ -9,6 +9,7 @@ of the stage's deps (a folder dep covers the files under it).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -136,9 +137,10 @@ def test_the_walk_follows_imports_inside_functions_and_relative_ones(tmp_path):
 def test_a_missing_dep_is_named():
     cmd, deps = STAGES["labels"]
     files = repo_files_run_by(stage_module(cmd))
-    without_lexicon = [dep for dep in deps if dep != "builders/lexicon"]
+    without_lexicon = [dep for dep in deps if not dep.startswith("builders/lexicon/")]
     assert not all(covered(path, without_lexicon) for path in files)
     assert not covered(REPO / "builders" / "lexicon" / "senses_stage.py", without_lexicon)
+    assert covered(REPO / "builders" / "lexicon" / "senses_stage.py", ["builders/lexicon"])  # a folder covers its files
 
 
 def test_bytecode_caches_are_no_dependency():
@@ -146,3 +148,55 @@ def test_bytecode_caches_are_no_dependency():
     imports the code, so without the ignore a fresh clone's `dvc repro` records other hashes."""
     patterns = {line.strip() for line in (REPO / ".dvcignore").read_text(encoding="utf-8").splitlines()}
     assert {"__pycache__/", "*.pyc"} <= patterns
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("dvc_code_deps", REPO / "scripts" / "dvc_code_deps.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_code_deps_are_exactly_the_files_each_stage_runs():
+    """No folder dep, no file the stage does not run: scripts/dvc_code_deps.py wrote every list."""
+    generator = _generator()
+    text = (REPO / "dvc.yaml").read_text(encoding="utf-8")
+    assert generator.stale_stages(text, generator.generate(text)) == [], "run python scripts/dvc_code_deps.py"
+    for name, (_, deps) in STAGES.items():
+        folders = [dep for dep in deps if dep.startswith(("builders", "eval")) and not dep.endswith(".py")]
+        assert not folders or name.startswith("card@"), f"{name}: folder deps {folders}"
+
+
+def test_a_changed_module_reruns_only_the_stages_that_run_it():
+    """The Ray runner and the shard files: the sharded stages (captions, the eval embedding cache);
+    the HTTP client: the stages whose code downloads or imports a module that does."""
+
+    def stages_running(path: str) -> set[str]:
+        return {name for name, (_, deps) in STAGES.items() if path in deps}
+
+    runner = stages_running("builders/core/runners.py")
+    assert {"captions_translate", "captions_tag", "eval_zeroshot", "eval_retrieval"} <= runner
+    assert not runner & {"fetch", "wordnet", "senses", "labels", "nllb", "prompts", "mvl_sib", "audit"}
+    assert not any(name.startswith("card@") for name in runner)
+    http = stages_running("builders/core/http.py")
+    assert "fetch" in http and not http & {"wordnet", "nllb", "captions_translate", "captions_tag", "eval_report"}
+
+
+def test_the_generator_replaces_folders_and_keeps_other_deps():
+    generator = _generator()
+    stage = [
+        "  wordnet:\n",
+        "    cmd: babelforge wordnet\n",
+        "    deps:\n",
+        "      - resources/wordnet_lexnames.tsv\n",
+        "      - builders/core\n",
+        "      - builders/lexicon\n",
+        "    params:\n",
+        "      - paths.wordnet\n",
+    ]
+    rewritten = "".join(generator.generate("stages:\n" + "".join(stage)))
+    deps = re.findall(r"^      - (\S+)$", rewritten.split("    params:")[0], flags=re.M)
+    assert deps[0] == "resources/wordnet_lexnames.tsv"
+    assert "builders/lexicon/wordnet_stage.py" in deps and "builders/core" not in deps
+    assert "builders/core/http.py" not in deps and "builders/captions/select.py" not in deps
+    assert generator.generate(rewritten) == rewritten

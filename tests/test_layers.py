@@ -41,7 +41,7 @@ def test_breaches_are_named():
     planted = {
         "babelforge.core.io": {"babelforge.captions.select"},  # core into an area
         "babelforge.lexicon.omw": {"babelforge.eval.models"},  # an area into eval
-        "babelforge.eval.common": {"babelforge.cli"},  # eval into the command line
+        "babelforge.eval.config": {"babelforge.cli"},  # eval into the command line
         "babelforge.mvl_sib.stage": {"babelforge.captions.select"},  # an area pair not allowed
         "babelforge.commands": {"babelforge.core.io"},  # the table imports nothing
         "babelforge.eval.models": {"babelforge.babel_imagenet.labels_stage"},  # a command, not a library

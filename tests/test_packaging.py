@@ -28,7 +28,8 @@ def test_every_package_folder_is_listed_and_nothing_else():
 
 
 def test_module_names_map_to_the_two_folders():
-    assert module_file("babelforge.eval.zeroshot") == REPO / "eval" / "zeroshot.py"
+    assert module_file("babelforge.eval.zeroshot.metric") == REPO / "eval" / "zeroshot" / "metric.py"
+    assert module_file("babelforge.eval.zeroshot") == REPO / "eval" / "zeroshot" / "__init__.py"
     assert module_file("babelforge.core.io") == REPO / "builders" / "core" / "io.py"
     assert module_file("babelforge") == REPO / "builders" / "__init__.py"
     assert module_file("babelforge.nosuchmodule") is None and module_file("eval") is None
@@ -38,9 +39,9 @@ def test_module_names_map_to_the_two_folders():
 def test_the_installed_package_is_the_working_tree(tmp_path):
     """From a folder holding its own `eval.py` (common in ML projects), `babelforge.eval` is still ours."""
     (tmp_path / "eval.py").write_text("raise SystemExit('the user eval.py was imported')\n")
-    code = "import babelforge.eval.zeroshot as z, babelforge.cli as c; print(z.__file__); print(c.__file__)"
+    code = "import babelforge.eval.zeroshot.metric as z, babelforge.cli as c; print(z.__file__); print(c.__file__)"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == [str(REPO / "eval" / "zeroshot.py"), str(REPO / "builders" / "cli.py")]
+    assert out.stdout.split() == [str(REPO / "eval" / "zeroshot" / "metric.py"), str(REPO / "builders" / "cli.py")]
 
 
 @pytest.mark.slow
@@ -71,7 +72,7 @@ def test_the_wheel_installs_nothing_but_babelforge(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"babelforge", wheel.name.split("-py")[0] + ".dist-info"}
     modules = {name for name in names if name.endswith(".py")}
-    assert "babelforge/eval/zeroshot.py" in modules and "babelforge/cli.py" in modules
+    assert "babelforge/eval/zeroshot/metric.py" in modules and "babelforge/cli.py" in modules
     expected = {
         f"{module_name(path).replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py"
         for root in package_dirs().values()

@@ -1,9 +1,10 @@
 """`babelforge audit`: per-language quality report of the built labels -> reports/audit/.
 
-Reads labels.parquet (required) and, when built, prompts, MT captions, MVL-SIB and a
-reference release; an optional input that is absent is reported as "not built", so the
-audit runs on labels alone. Paths come from the `paths:` group of params.yaml, severities,
-score weights and langid's limits from the `audit:` group.
+Reads labels.parquet (required) and, when built, a reference release and the input of each
+registered dataset's audit section (prompts, MT captions, MVL-SIB: read and summarised by the
+dataset's area, builders/<area>/audit.py); an optional input that is absent is reported as
+"not built", so the audit runs on labels alone. Paths come from the `paths:` group of
+params.yaml, severities, score weights and langid's limits from the `audit:` group.
 """
 
 from __future__ import annotations
@@ -202,10 +203,14 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     }
     if reference is not None:
         summary["reference_only_languages"] = sorted(set(reference) - set(records))
-    captions = optional.get("captions")
-    kiwi_boxes = captions.distribution() if captions is not None and captions.distribution else None
     report.write_report(
-        Path(paths.audit), summary, records, pages, kiwi_boxes, sections.slices(summary, records), sheets
+        Path(paths.audit),
+        summary,
+        records,
+        pages,
+        sections.distributions(optional),
+        sections.slices(summary, records),
+        sheets,
     )
     return summary
 

@@ -10,13 +10,13 @@ in a JSON-able record. Severities and the quality-score weights come from `param
 
 from __future__ import annotations
 
-import math
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from babelforge.core.config import setting
+from babelforge.core.sections import source_mix
 from babelforge.core.taggers import parse_rules, rejection_reasons, run_taggers
 from babelforge.core.text_taggers import LangidRanking, TextContext, duplicate_key, expand_scripts
 
@@ -150,13 +150,6 @@ def source_family(source: str) -> str:
     return source.split(":", 1)[0]
 
 
-def source_mix(sources: Iterable[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for source in sources:
-        counts[source] = counts.get(source, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-
-
 def quality_score(
     classes_kept: int,
     total_classes: int,
@@ -244,119 +237,6 @@ def audit_language(
     }
 
 
-# --- optional inputs: each takes that artifact's rows for one language ------------------------
-
-
-def percentiles(values: Sequence[float], points: Sequence[int] = (5, 10, 25, 50, 75, 90, 95)) -> dict[str, float]:
-    """Linear-interpolated percentiles (numpy's default method), without numpy."""
-    ordered = sorted(float(v) for v in values if v is not None and not math.isnan(float(v)))
-    if not ordered:
-        return {}
-    result = {}
-    for point in points:
-        position = (len(ordered) - 1) * point / 100
-        low, high = math.floor(position), math.ceil(position)
-        value = ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-        result[f"p{point}"] = round(value, 4)
-    return result
-
-
-def _bool_share(rows: Sequence[Mapping[str, Any]], column: str) -> float:
-    return round(sum(bool(row[column]) for row in rows) / len(rows), 4) if rows else 0.0
-
-
-def prompt_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Per prompt set (`prompt_set` column; one set when absent): prompt count, fallback
-    share, strategies, the share of True for every other boolean column (the prompts
-    stage's validity flags, whatever their names) and how often each check failed."""
-    if not rows:
-        return {"status": "no prompts for this language"}
-    by_set: dict[str, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        by_set.setdefault(str(row.get("prompt_set", "all")), []).append(row)
-    return {
-        "status": "built",
-        "prompts": len(rows),
-        "sets": {name: _prompt_set_summary(by_set[name]) for name in sorted(by_set)},
-    }
-
-
-def _prompt_set_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    flag_columns = sorted(
-        column for column, value in rows[0].items() if isinstance(value, bool) and column != "fallback"
-    )
-    summary: dict[str, Any] = {"prompts": len(rows)}
-    if "fallback" in rows[0]:
-        summary["fallback_share"] = _bool_share(rows, "fallback")
-    if "strategy" in rows[0]:
-        summary["strategies"] = source_mix(str(row["strategy"]) for row in rows)
-    summary["flag_shares"] = {column: _bool_share(rows, column) for column in flag_columns}
-    if "failed" in rows[0]:
-        summary["failed_checks"] = source_mix(check for row in rows for check in check_names(row["failed"]))
-    return summary
-
-
-def check_names(failed: Any) -> list[str]:
-    """The check names of a prompt's `failed` cell: prompts.parquet joins them with commas
-    (`"script,langid"`); a list is taken as it is; None or "" is none."""
-    if failed is None:
-        return []
-    if isinstance(failed, str):
-        return [name for name in failed.split(",") if name]
-    return [str(name) for name in failed]
-
-
-def caption_summary(
-    captions: int, columns: Mapping[str, Sequence[Any]], kiwi_column: str | None, chrf_column: str | None
-) -> dict[str, Any]:
-    """Kiwi score percentiles and mean chrF (over captions that have a reference) of one
-    language's `captions` rows, given as columns (a language of a training-scale run has
-    millions: a list per column, not a dict per row)."""
-    if not captions:
-        return {"status": "no captions for this language"}
-    summary: dict[str, Any] = {"status": "built", "captions": captions}
-    if "reason" in columns:
-        # the captions stage says why a caption got no translation; a missing value (None, or the
-        # NaN pandas reads for a null in a string column) or "" = one was kept
-        summary["not_translated"] = source_mix(
-            reason.split(":")[0] for reason in columns["reason"] if isinstance(reason, str) and reason
-        )
-    if kiwi_column:
-        summary["kiwi_column"] = kiwi_column
-        summary["kiwi_percentiles"] = percentiles(columns[kiwi_column])
-    if chrf_column:
-        scored = [float(value) for value in columns[chrf_column] if value is not None and not math.isnan(float(value))]
-        summary["chrf"] = {
-            "with_reference": len(scored),
-            "mean": round(sum(scored) / len(scored), 2) if scored else None,
-        }
-    return summary
-
-
-def balance(values: Iterable[Any]) -> dict[str, Any]:
-    """Counts per value and max/min ratio (1.0 = perfectly balanced)."""
-    counts = source_mix(str(value) for value in values)
-    if not counts:
-        return {"counts": {}, "max_min_ratio": None}
-    ratio = max(counts.values()) / min(counts.values())
-    return {"counts": dict(sorted(counts.items())), "max_min_ratio": round(ratio, 4)}
-
-
-def mvl_sib_summary(rows_per_task: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
-    """Per task: rows, label-position balance, topic balance (when the rows carry a topic)."""
-    summary: dict[str, Any] = {"status": "built", "tasks": {}}
-    for task in sorted(rows_per_task):
-        rows = rows_per_task[task]
-        entry: dict[str, Any] = {"rows": len(rows)}
-        if rows and "label" in rows[0]:
-            entry["label_balance"] = balance(row["label"] for row in rows)
-        topic_column = next((c for c in ("topic", "category") if rows and c in rows[0]), None)
-        if topic_column:
-            entry["topic_balance"] = balance(row[topic_column] for row in rows)
-        summary["tasks"][task] = entry
-    return summary
-
-
 def reference_agreement(labels: Mapping[int, str], reference: Mapping[int, str]) -> dict[str, Any]:
     """Classes in common with a reference release and exact-match agreement on them
     (after NFC + strip; `casefold_agreement` also ignores case)."""
@@ -377,13 +257,3 @@ def reference_agreement(labels: Mapping[int, str], reference: Mapping[int, str])
         "only_ours": len(set(labels) - set(reference)),
         "only_reference": len(set(reference) - set(labels)),
     }
-
-
-def box_stats(values, label: str) -> dict[str, Any]:
-    """What one box of a box plot draws (matplotlib's statistics: quartiles, 1.5 IQR whiskers),
-    without the outliers the plot leaves out: a few numbers per language, not every score."""
-    from matplotlib import cbook
-
-    stats = cbook.boxplot_stats(values, labels=[label])[0]
-    stats["fliers"] = []
-    return stats

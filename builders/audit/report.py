@@ -15,8 +15,10 @@ from typing import Any
 
 from babelforge.audit.checks import CHECKS, source_family
 from babelforge.audit.review_sheet import STALE, alternatives, label_agreement, review_text, row_flags
+from babelforge.audit.sections import plots as section_plots
 from babelforge.audit.sections import titles
 from babelforge.babel_imagenet.candidates import SET_ASIDE
+from babelforge.core.datasets import SectionPlot
 from babelforge.core.io import atomic_directory, atomic_path, write_json, write_text
 
 SCORE_DOC = (
@@ -24,10 +26,10 @@ SCORE_DOC = (
     "&middot; flagged<sub>c</sub> / classes kept)), coverage = classes kept / {total}; "
     "weights w<sub>c</sub> per check: {weights}. Languages are ranked by it, highest first."
 )
+# the labels' own plots; a dataset's section may add one (AuditSection.plot), drawn after these
 PLOTS = {
     "classes_per_language.png": "Classes kept per language, by resource group",
     "source_mix.png": "Source mix (share of labels per source family) by resource group",
-    "kiwi.png": "COMETKiwi score distribution of the selected caption translations",
 }
 GROUP_ORDER = ("high", "mid", "low", "very-low")
 
@@ -104,12 +106,13 @@ def render_index(summary: Mapping[str, Any]) -> str:
             ]
         )
     inputs = "".join(f"<li>{escape(name)}: {escape(status)}</li>" for name, status in sorted(summary["inputs"].items()))
+    every_plot = {**PLOTS, **section_plots()}
     plots = "".join(
         f'<h3>{escape(caption)}</h3><img src="{escape(name)}" alt="{escape(caption)}">'
-        for name, caption in PLOTS.items()
+        for name, caption in every_plot.items()
         if name in summary.get("plots", [])
     )
-    missing_plots = [caption for name, caption in PLOTS.items() if name not in summary.get("plots", [])]
+    missing_plots = [caption for name, caption in every_plot.items() if name not in summary.get("plots", [])]
     if missing_plots:
         plots += '<p class="muted">Not plotted (input not built): ' + escape("; ".join(missing_plots)) + "</p>"
     body = (
@@ -506,7 +509,8 @@ def plot_source_mix(languages: Mapping[str, Mapping[str, Any]], path: Path) -> N
     plt.close(fig)
 
 
-def plot_kiwi(boxes: Mapping[str, Mapping[str, Any]], path: Path) -> None:
+def plot_distribution(boxes: Mapping[str, Mapping[str, Any]], plot: SectionPlot, path: Path) -> None:
+    """A section's score per language as box plots (`boxes`: its `Section.distribution`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -515,8 +519,8 @@ def plot_kiwi(boxes: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     langs = sorted(boxes)
     fig, ax = plt.subplots(figsize=(max(6, len(langs) * 0.6), 4))
     ax.bxp([dict(boxes[lang]) for lang in langs], showfliers=False)
-    ax.set_ylabel("COMETKiwi score")
-    ax.set_title(PLOTS["kiwi.png"])
+    ax.set_ylabel(plot.ylabel)
+    ax.set_title(plot.title)
     ax.tick_params(axis="x", rotation=90)
     fig.tight_layout()
     _save_png(fig, path)
@@ -531,7 +535,7 @@ def write_report(
     summary: dict[str, Any],
     records: Mapping[str, Mapping[str, Any]],
     pages: Mapping[str, str],
-    kiwi_boxes: Mapping[str, Mapping[str, Any]] | None,
+    distributions: Sequence[tuple[SectionPlot, Mapping[str, Mapping[str, Any]]]],
     slices: Mapping[str, Mapping[str, Any]] | None = None,
     sheets: Mapping[str, str] | None = None,
 ) -> None:
@@ -547,9 +551,10 @@ def write_report(
         plots = ["classes_per_language.png", "source_mix.png"]
         plot_classes_per_language(summary["languages"], staging / plots[0])
         plot_source_mix(summary["languages"], staging / plots[1])
-        if kiwi_boxes:
-            plot_kiwi(kiwi_boxes, staging / "kiwi.png")
-            plots.append("kiwi.png")
+        for plot, boxes in distributions:
+            if boxes:
+                plot_distribution(boxes, plot, staging / plot.file)
+                plots.append(plot.file)
         summary["plots"] = plots
         for lang, record in records.items():
             write_json(record, staging / f"{lang}.json")

@@ -1,5 +1,6 @@
 """The Babel-ImageNet datasets: the labels (`babel-imagenet`) and the translated prompts
-(`babel-imagenet-prompts`). Registered in builders/core/datasets.py."""
+(`babel-imagenet-prompts`). Registered in builders/core/datasets.py; the prompts' audit section is
+builders/babel_imagenet/audit.py (the labels are the audit's own rows)."""
 
 from __future__ import annotations
 
@@ -71,7 +72,9 @@ PROMPTS = DatasetSpec(
         "check the validity flags before use.",
         MACHINE_LIMITATION,
     ),
-    audit=AuditSection(key="prompts", title="Prompts", artifact="prompts", reader="babelforge.audit.sections:prompts"),
+    audit=AuditSection(
+        key="prompts", title="Prompts", artifact="prompts", reader="babelforge.babel_imagenet.audit:prompts"
+    ),
 )
 
 

@@ -1,5 +1,5 @@
 """The `mt-captions` dataset: machine-translated captions with quality estimates, one config
-per language. Registered in builders/core/datasets.py."""
+per language. Registered in builders/core/datasets.py; its audit section is builders/captions/audit.py."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from babelforge.core.datasets import (
     AuditSection,
     DatasetSpec,
     DatasetTables,
+    SectionPlot,
     Value,
     artifact_path,
     artifact_provenance,
@@ -41,7 +42,10 @@ MT_CAPTIONS = DatasetSpec(
         key="captions",
         title="MT captions",
         artifact="captions/selected.parquet",
-        reader="babelforge.audit.sections:captions",
+        reader="babelforge.captions.audit:captions",
+        plot=SectionPlot(
+            "kiwi.png", "COMETKiwi score distribution of the selected caption translations", "COMETKiwi score"
+        ),
     ),
 )
 

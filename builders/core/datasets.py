@@ -2,10 +2,12 @@
 
 A dataset is one `DatasetSpec` in its own area (`builders/<area>/dataset*.py`): the artifacts
 its card reads (names in the `paths:` group), its card text, licences and citations, how its
-tables become card configs (`read`), and its audit section. `REGISTRY` below lists where each
-spec lives; the card and publish stages and the audit loop over it, and `dvc.yaml`'s `card`
-stage has one entry per name (tests/core/test_datasets.py checks both). Core knows the spec
-type and this list, nothing about any dataset. docs/adding_a_dataset.md walks through adding one.
+tables become card configs (`read`), and its audit section (whose reader and summary live in the
+area too, `builders/<area>/audit.py`). `REGISTRY` below lists where each spec lives; the card and
+publish stages and the audit loop over it, and `dvc.yaml`'s `card` stage has one entry per name
+(tests/core/test_datasets.py checks both). Core knows the spec type and this list of names and
+strings, nothing about any dataset, and imports no area. docs/adding_a_dataset.md walks through
+adding one: its area, one line here, its dvc.yaml entries.
 
 Functions are named as "module:function" strings and imported only when used, so listing the
 datasets (`babelforge card --help`) imports no dataset code.
@@ -61,13 +63,22 @@ Feature = ClassLabel | Image | Value
 
 
 @dataclass(frozen=True)
+class SectionPlot:
+    """A box plot per language of a section's score (its `Section.distribution`) on the audit's index."""
+
+    file: str  # the PNG in the audit's folder, listed in summary.json's `plots`
+    title: str  # its heading on the index, and the plot's title
+    ylabel: str
+
+
+@dataclass(frozen=True)
 class AuditSection:
     """How the audit reports a dataset beside the labels, per language.
 
     `artifact` is the input, as in `DatasetSpec.artifacts`; when it is absent the section
-    says "not built". `reader` ("module:function") takes the input's path and returns an
-    object with `language(lang) -> dict` and `overview() -> dict` (see builders/audit/sections.py),
-    or None when the input is not built.
+    says "not built". `reader` ("module:function", in the dataset's area: `builders/<area>/audit.py`)
+    takes the input's path and returns a `babelforge.core.sections.Section` (`language(lang) -> dict`,
+    `overview() -> dict`), or None when the input is not built.
     """
 
     key: str  # its entry in each language's record, in summary.json and in the dataset's slice
@@ -75,6 +86,7 @@ class AuditSection:
     artifact: str
     reader: str | None  # None: the labels, which the audit checks row by row (no section of their own)
     overview: bool = False  # summary.json carries the section's overview under `key`
+    plot: SectionPlot | None = None  # drawn from the reader's `distribution` when the input is built
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from babelforge.audit import checks
@@ -183,66 +182,6 @@ def test_policy_rejects_unknown_checks_and_severities():
         checks.AuditPolicy(severity={"spelling": "error"}, score_weights={})
     with pytest.raises(ValueError, match="severities"):
         checks.AuditPolicy(severity={"duplicate": "fatal"}, score_weights={})
-
-
-def test_percentiles_match_numpy():
-    values = [0.1, 0.5, 0.2, 0.9, 0.75, 0.33, 0.61]
-    ours = checks.percentiles(values, (10, 25, 50, 90))
-    for point in (10, 25, 50, 90):
-        assert ours[f"p{point}"] == pytest.approx(np.percentile(values, point), abs=1e-4)
-    assert checks.percentiles([]) == {}
-
-
-def test_prompt_caption_and_mvl_sib_summaries():
-    prompts = [
-        {
-            "lang": "fin_Latn",
-            "prompt_set": "nllb",
-            "template_id": i,
-            "text": "{}",
-            "fallback": i < 2,
-            "valid": i != 3,
-            "strategy": "tag" if i else "append",
-            "failed": ["script"] if i == 3 else [],
-        }
-        for i in range(8)
-    ]
-    prompts += [
-        {
-            "lang": "fin_Latn",
-            "prompt_set": "labels_only",
-            "template_id": 0,
-            "text": "{}",
-            "fallback": False,
-            "valid": True,
-            "strategy": "none",
-            "failed": None,
-        }
-    ]
-    summary = checks.prompt_summary(prompts)
-    nllb = summary["sets"]["nllb"]
-    assert summary["prompts"] == 9 and set(summary["sets"]) == {"nllb", "labels_only"}
-    assert nllb["fallback_share"] == 0.25 and nllb["flag_shares"] == {"valid": 0.875}
-    assert nllb["failed_checks"] == {"script": 1} and nllb["strategies"] == {"tag": 7, "append": 1}
-    # prompts.parquet's own form: check names joined with commas
-    assert checks.check_names("script,langid") == ["script", "langid"] and checks.check_names("") == []
-    # a kept translation's reason is missing: None, or NaN as pandas reads a null of a string column
-    captions = {
-        "kiwi": [0.2, 0.8, 0.5, float("nan")],
-        "chrf": [40.0, float("nan"), 60.0, float("nan")],
-        "reason": [None, float("nan"), None, "rejected:langid=8,script=3"],
-    }
-    caption = checks.caption_summary(4, captions, "kiwi", "chrf")
-    assert (
-        caption["captions"] == 4
-        and checks.caption_summary(0, {}, "kiwi", "chrf")["status"] == "no captions for this language"
-    )
-    assert caption["not_translated"] == {"rejected": 1}
-    assert caption["kiwi_percentiles"]["p50"] == 0.5 and caption["chrf"] == {"with_reference": 2, "mean": 50.0}
-    tasks = {"i2s_k1": [{"label": i % 4, "topic": "sports" if i % 2 else "travel"} for i in range(8)]}
-    mvl = checks.mvl_sib_summary(tasks)["tasks"]["i2s_k1"]
-    assert mvl["rows"] == 8 and mvl["label_balance"]["max_min_ratio"] == 1.0
-    assert mvl["topic_balance"]["counts"] == {"sports": 4, "travel": 4}
 
 
 def test_reference_agreement():

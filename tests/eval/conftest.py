@@ -64,7 +64,7 @@ def digit_images(tmp_path):
 
 @pytest.fixture(scope="session")
 def tiny_clip_dir(tmp_path_factory):
-    from babelforge.eval.models import build_tiny_clip
+    from babelforge.eval.sample.tiny_clip import build_tiny_clip
 
     return build_tiny_clip(tmp_path_factory.mktemp("models") / "tiny_clip", seed=0)
 
@@ -116,7 +116,7 @@ def write_sample_project(root: Path) -> Path:
     import pandas as pd
 
     from babelforge.core.io import write_table
-    from babelforge.eval.images import draw_image
+    from babelforge.eval.sample.images import draw_image
 
     write_registry(root / "resources" / "languages.tsv", REGISTRY_ROWS)
 

@@ -10,7 +10,8 @@ import pytest
 
 from babelforge.core import shards
 from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache, read_embeddings
-from babelforge.eval.runs import retrieval_rows, zeroshot_rows
+from babelforge.eval.retrieval.rows import retrieval_rows
+from babelforge.eval.zeroshot.rows import zeroshot_rows
 
 from .conftest import CountingEncoder
 
@@ -140,7 +141,8 @@ def test_a_new_language_or_prompt_set_never_re_encodes_images(counting_encoder, 
 @pytest.fixture
 def drawn_images(tmp_path):
     """40 drawn pictures of 4 families: a set the tiny CLIP really encodes."""
-    from babelforge.eval.images import ImageSet, draw_image
+    from babelforge.eval.images import ImageSet
+    from babelforge.eval.sample.images import draw_image
 
     root = tmp_path / "drawn"
     root.mkdir()

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from babelforge.eval.cider import cider_d, document_frequency, tokenize
+from babelforge.eval.tools.cider_d import cider_d, document_frequency, tokenize
 
 REFS = [["the cat sat"], ["the dog ran"]]
 
@@ -94,7 +94,7 @@ def test_unspaced_scripts_score_like_spaced_ones():
 
 
 def test_tokenization_report_names_the_scripts():
-    from babelforge.eval.cider import tokenization_report
+    from babelforge.eval.tools.cider_d import tokenization_report
 
     assert tokenization_report(["猫がソファで", "a cat 2"]) == {
         "characters": ["Hani", "Hira", "Kana"],

@@ -17,7 +17,11 @@ STAGES = [name for name in EVAL_COMMANDS if hasattr(importlib.import_module(COMM
 def test_one_naming_rule_for_commands_modules_and_dvc_stages(repo_root):
     dvc = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     for name in EVAL_COMMANDS:
-        assert COMMANDS[name].module == f"babelforge.eval.{name.removeprefix('eval_')}_stage", name
+        short, module = name.removeprefix("eval_"), COMMANDS[name].module
+        # its own folder (a task, export), the sample profile's inputs, or an argparse tool (no Config)
+        forms = (f"babelforge.eval.{short}.stage", f"babelforge.eval.sample.{short}", f"babelforge.eval.tools.{short}")
+        assert module in forms, name
+        assert (module == forms[2]) == (name not in STAGES), name
     eval_stages = {name: stage for name, stage in dvc.items() if name.startswith("eval_")}
     assert eval_stages, "dvc.yaml has no eval stages"
     for name, stage in eval_stages.items():
@@ -35,8 +39,8 @@ def test_code_defaults_equal_params_yaml(name, repo_root):
 
 
 def test_the_defaults_that_used_to_disagree():
-    from babelforge.eval.images_stage import Config as Images
-    from babelforge.eval.tiny_clip_stage import Config as TinyClip
+    from babelforge.eval.sample.images import Config as Images
+    from babelforge.eval.sample.tiny_clip import Config as TinyClip
 
     assert (Images().n_classes, Images().per_class, TinyClip().seeds) == (1000, 1, [0, 1, 2])
 
@@ -76,7 +80,7 @@ def test_flags_override_params(tmp_path, repo_root):
 
 
 def test_full_profile_resolves_nested_choices(repo_root):
-    from babelforge.eval.retrieval_stage import Config
+    from babelforge.eval.retrieval.stage import Config
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["profile"] = "full"
@@ -87,7 +91,7 @@ def test_full_profile_resolves_nested_choices(repo_root):
 
 
 def test_a_typo_in_an_eval_group_is_one_line(repo_root):
-    from babelforge.eval.zeroshot_stage import Config
+    from babelforge.eval.zeroshot.stage import Config
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["eval"]["zeroshot"]["max_template"] = 3
@@ -96,7 +100,8 @@ def test_a_typo_in_an_eval_group_is_one_line(repo_root):
 
 
 def test_language_codes_resolve_through_the_registry():
-    from babelforge.eval.common import CommonConfig, language_resolver, requested_languages
+    from babelforge.eval.config import CommonConfig
+    from babelforge.eval.languages import language_resolver, requested_languages
 
     resolve = language_resolver(CommonConfig())
     assert [resolve(c) for c in ("deu_Latn", "de", "DE", "jp", "zh")] == ["deu_Latn"] * 3 + ["jpn_Jpan", "zho_Hans"]

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.correlation import concordance_statistic, correlate, join_columns, kendall_tau_c, mirrored
+from babelforge.eval.tools.correlation import concordance_statistic, correlate, join_columns, kendall_tau_c, mirrored
 
 # x = 1..5, y = 2,1,4,3,5: deviations (-2,-1,0,1,2) and (-1,-2,1,0,2), sum of products 8,
 # sums of squares 10 and 10 -> r = 0.8; the ranks are the values -> rho = 0.8.
@@ -114,7 +114,7 @@ def test_scale_below_two_levels_is_refused():
 def test_p_value_at_n_is_scipys_test_for_a_sample_of_that_size():
     from scipy import stats
 
-    from babelforge.eval.correlation import p_value_at
+    from babelforge.eval.tools.correlation import p_value_at
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=12)
@@ -130,7 +130,7 @@ def test_p_value_at_n_is_scipys_test_for_a_sample_of_that_size():
 def test_mirrored_p_value_is_that_of_the_real_pairs_unless_the_doubled_one_is_asked_for():
     from scipy import stats
 
-    from babelforge.eval.correlation import p_value_at
+    from babelforge.eval.tools.correlation import p_value_at
 
     # Ten side-by-side judgements (as in the issue: 10 real pairs, 20 after mirroring).
     x = np.array([0.5, -0.2, 0.1, 0.3, 0.8, -0.6, 0.2, -0.1, 0.4, 0.7])

@@ -9,7 +9,7 @@ import yaml
 
 from babelforge.cli import main
 from babelforge.core.io import write_table
-from babelforge.eval.clip_benchmark import LABELS_FILE, PROMPTS_FILE, layout, read_layout
+from babelforge.eval.export.clip_benchmark import LABELS_FILE, PROMPTS_FILE, layout, read_layout
 from tests.eval.conftest import REGISTRY_ROWS
 from tests.registry import write_registry
 
@@ -55,8 +55,7 @@ def built(tmp_path):
 def test_export_reads_back_identically(built):
     from babelforge.babel_imagenet.prompts import read_templates
     from babelforge.core.io import read_table
-    from babelforge.eval.runs import labels_by_language, translated_templates
-    from babelforge.eval.zeroshot_stage import ENGLISH_TEMPLATES
+    from babelforge.eval.labels import ENGLISH_TEMPLATES, labels_by_language, translated_templates
 
     assert main(["eval_export", "--out", "cb"]) == 0
     labels, prompts = read_layout(built / "cb")

@@ -5,7 +5,8 @@ import pytest
 from PIL import Image
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.models import build_tiny_clip, directory_hash, load_model
+from babelforge.eval.models import directory_hash, load_model
+from babelforge.eval.sample.tiny_clip import build_tiny_clip
 
 
 def test_tiny_clip_is_deterministic_per_seed(tiny_clip_dir, tmp_path):

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from babelforge.eval.mvl_sib import choose_options, evaluate_table, parse_config
+from babelforge.eval.mvl_sib.metric import choose_options, evaluate_table, parse_config
 
 E = np.eye(4, dtype=np.float32)
 

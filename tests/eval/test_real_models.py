@@ -38,8 +38,8 @@ def test_fp16_on_gpu_and_normalised_outputs(real_model):
 def test_colour_zero_shot_and_retrieval(real_model):
     from PIL import Image
 
-    from babelforge.eval.retrieval import retrieval_metrics
-    from babelforge.eval.zeroshot import zeroshot_metrics
+    from babelforge.eval.retrieval.metric import retrieval_metrics
+    from babelforge.eval.zeroshot.metric import zeroshot_metrics
 
     colours = {"red": (220, 20, 20), "green": (20, 180, 20), "blue": (20, 20, 220), "yellow": (240, 230, 20)}
     images = real_model.encode_images([Image.new("RGB", (224, 224), rgb) for rgb in colours.values()])

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from babelforge.eval.report import summary_metrics
+from babelforge.eval.report.merge import summary_metrics
 
 
 def test_summary_metrics_counts_a_language_once_per_prompt_set():
@@ -68,7 +68,8 @@ def _pairs(n_models=3, seed=0):
 
 
 def test_correlation_is_per_model_across_languages_and_defined_in_every_cell(tmp_path):
-    from babelforge.eval.report import per_model_correlation, plot_correlation_heatmap
+    from babelforge.eval.report.figures import plot_correlation_heatmap
+    from babelforge.eval.report.metric import per_model_correlation
 
     table = per_model_correlation(_pairs())
     assert len(table) == 6 and table["pearson"].notna().all()
@@ -86,7 +87,7 @@ def test_correlation_is_per_model_across_languages_and_defined_in_every_cell(tmp
 
 
 def test_prompt_sets_are_named_for_what_was_used():
-    from babelforge.eval.report import _prompt_style
+    from babelforge.eval.report.figures import _prompt_style
 
     assert _prompt_style("translated")[2] == "translated prompts"
     assert _prompt_style("english-fallback")[2] == "English templates (no translation)"

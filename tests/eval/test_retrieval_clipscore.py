@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from babelforge.eval.clipscore import clip_score, pairwise_accuracy, ref_clip_score
-from babelforge.eval.retrieval import image_to_text_ranks, retrieval_metrics, text_to_image_ranks
+from babelforge.eval.clipscore.metric import clip_score, pairwise_accuracy, ref_clip_score
+from babelforge.eval.retrieval.metric import image_to_text_ranks, retrieval_metrics, text_to_image_ranks
 
 E = np.eye(3, dtype=np.float32)
 IMAGES = E  # image i = basis vector i

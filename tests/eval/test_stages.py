@@ -8,7 +8,7 @@ import pytest
 
 from babelforge.cli import main
 from babelforge.core import shards
-from babelforge.eval.report import ROW_KEYS
+from babelforge.eval.documents import ROW_KEYS
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
 PLOTS = ("correlation_by_model", "zeroshot_by_language", "zeroshot_vs_retrieval")

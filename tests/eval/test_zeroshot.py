@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from babelforge.eval.cache import ImageEmbeddingCache
-from babelforge.eval.runs import labels_by_language, translated_templates, zeroshot_rows
-from babelforge.eval.zeroshot import (
+from babelforge.eval.labels import labels_by_language, translated_templates
+from babelforge.eval.zeroshot.metric import (
     choose_templates,
     class_embeddings,
     evaluate_language,
@@ -16,6 +16,7 @@ from babelforge.eval.zeroshot import (
     fixed_class_control,
     zeroshot_metrics,
 )
+from babelforge.eval.zeroshot.rows import zeroshot_rows
 
 E = np.eye(5, dtype=np.float32)
 
@@ -35,6 +36,17 @@ def test_crafted_embeddings_class_3_must_win():
     # The same image labelled class 1: wrong at top-1, right within the top 5.
     wrong = zeroshot_metrics(image, [1], E, [0, 1, 2, 3, 4])
     assert wrong["top1"] == 0.0 and wrong["top5"] == 1.0
+
+
+def test_top5_counts_the_true_class_ranked_fifth_but_not_sixth():
+    # Eight classes; every image scores them 0 > 1 > ... > 7, so the true class's 0-based rank is its id.
+    classes = np.eye(8, dtype=np.float32)
+    image = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2], dtype=np.float32)
+    targets = [0, 4, 5, 7]  # ranked 1st, 5th, 6th and 8th
+    metrics = zeroshot_metrics(np.stack([image] * 4), targets, classes, range(8))
+    assert metrics["top1"] == 0.25  # class 0 only
+    assert metrics["top5"] == 0.5  # classes 0 and 4: the 6th and 8th are outside the top 5
+    assert metrics["n_classes"] == 8 and metrics["n_images"] == 4
 
 
 def test_class_subset_rule():

@@ -1,0 +1,52 @@
+"""`babelforge eval_clipscore`: CLIPScore, RefCLIPScore and pairwise accuracy per caption set and language.
+
+For a TSV of image-caption pairs (VALSE, human ratings) use `babelforge eval_clipscore_pairs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from babelforge.core.config import setting
+from babelforge.eval.captions import caption_task_rows
+from babelforge.eval.clipscore.rows import clipscore_rows
+from babelforge.eval.config import ImageStageConfig
+from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
+from babelforge.eval.results import print_results, results_path, write_run
+
+COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore", "pairwise_accuracy")
+
+
+@dataclass(frozen=True)
+class Config(ImageStageConfig):
+    """The `eval.clipscore` group of params.yaml."""
+
+    GROUP = "eval.clipscore"
+    caption_sets: list[str] = setting(["data/raw/xtd/xtd.json"], "XTD-style caption-set JSON files")
+    images: str | dict[str, str] = setting(
+        "data/eval/images/captions", "the caption sets' images: one folder, or {caption set: folder}; per profile"
+    )
+    max_images: int | None = setting(100, "first N images of each caption set (per profile; null: all)")
+    languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
+    reference_lang: str | None = setting(
+        "en", "RefCLIPScore reference: this caption-set language's captions of the same image (null: no RefCLIPScore)"
+    )
+    out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/clipscore.json)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_model_flags(parser)
+    add_language_flag(parser, "eval.clipscore")
+    add_out_flag(parser, "clipscore")
+
+
+def run(config: Config) -> int:
+
+    helpers = [config.reference_lang] if config.reference_lang else []
+    rows, sources = caption_task_rows(
+        config, "clipscore", clipscore_rows, helper_codes=helpers, reference_lang=config.reference_lang
+    )
+    write_run("clipscore", rows, config, sources, results_path(config, "clipscore"))
+    print_results(rows, COLUMNS)
+    return 0

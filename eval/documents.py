@@ -1,0 +1,85 @@
+"""A task's run document: its result rows plus the provenance record of the run.
+
+Every row carries `ROW_KEYS`: model id, revision, dataset, dataset version (the DVC
+hash of the input artifact from dvc.lock when it is a tracked output, else the sha256
+of its content), language, prompt set and seed. A run JSON holds the rows of one task
+plus the provenance record; `babelforge eval_report` merges every run into one table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from babelforge.core.determinism import METRIC_DECIMALS, rounded
+from babelforge.core.io import sha256_file
+from babelforge.eval.models import directory_hash
+
+ROW_KEYS = ("model", "revision", "dataset", "dataset_version", "lang", "prompt_set", "seed")
+
+
+def base_row(model, dataset: str, version: str, lang: str, prompt_set: str, seed: int) -> dict:
+    """The `ROW_KEYS` of a result row, from the loaded model and the run."""
+    return {
+        "model": model.name,
+        "revision": model.revision,
+        "dataset": dataset,
+        "dataset_version": version,
+        "lang": lang,
+        "prompt_set": prompt_set,
+        "seed": seed,
+    }
+
+
+def _dvc_lock_outs(lock_path: Path) -> dict[str, str]:
+
+    if not lock_path.is_file():
+        return {}
+    lock = yaml.safe_load(lock_path.read_text(encoding="utf-8")) or {}
+    outs = {}
+    for stage in (lock.get("stages") or {}).values():
+        for out in stage.get("outs") or []:
+            digest = out.get("md5") or out.get("hash")
+            if out.get("path") and digest:
+                outs[Path(out["path"]).as_posix()] = f"md5:{digest}"
+    return outs
+
+
+def dataset_version(path: str | Path, lock_path: str | Path = "dvc.lock") -> str:
+    """The DVC hash of `path` (or of the tracked output folder that holds it), else its sha256."""
+    path = Path(path)
+    outs = _dvc_lock_outs(Path(lock_path))
+    for candidate in [path, *path.parents]:
+        if candidate.as_posix() in outs:
+            return outs[candidate.as_posix()]
+    if path.is_dir():
+        return "sha256:" + directory_hash(path)
+    if path.is_file():
+        return "sha256:" + sha256_file(path)
+    return "absent"
+
+
+def run_document(task: str, rows: Sequence[Mapping], provenance: Mapping) -> dict:
+    missing = [key for row in rows for key in ROW_KEYS if key not in row]
+    if missing:
+        raise ValueError(f"result rows lack {sorted(set(missing))}")
+    # Rounded to the stated precision: CPU kernel noise below it cannot change the file.
+    rows = [rounded(json_safe(dict(row)), METRIC_DECIMALS) for row in rows]
+    return {"task": task, "provenance": dict(provenance), "rows": rows}
+
+
+def json_safe(value):
+    """JSON-safe: NaN -> None, numpy scalars -> Python, dict keys -> str."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

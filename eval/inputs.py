@@ -1,0 +1,65 @@
+"""What a stage loads before it scores: its input files and image folders (checked, with the stage
+that builds them named), the ImageNet class list, the models of `eval.common` one at a time, and the
+image-embedding cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from babelforge.core.device import resolve_device
+from babelforge.core.errors import BabelforgeError
+from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache
+from babelforge.eval.config import CommonConfig
+from babelforge.eval.models import load_model
+from babelforge.lexicon.wordnet import read_imagenet_classes
+
+
+def require(path: str | Path, what: str, stage: str) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise BabelforgeError(f"{what} {path} is missing; build it first (dvc repro {stage}) or fix params.yaml")
+    return path
+
+
+def require_images(path: str | Path, setting_name: str) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise BabelforgeError(
+            f"image folder {path} is missing; provide it (full profile) or set params.yaml "
+            f"{setting_name} (sample profile: dvc repro eval_images)"
+        )
+    return path
+
+
+def imagenet_classes() -> list[tuple[int, str]]:
+
+    return [(c.class_idx, c.wnid) for c in read_imagenet_classes()]
+
+
+# ---------------------------------------------------------------- models and the embedding cache
+
+
+def load_models(common: CommonConfig) -> Iterator:
+    """Each model of `common.models`, loaded one at a time (a generator keeps one in memory)."""
+
+    if not common.models:
+        raise BabelforgeError(
+            "params.yaml eval.common.models is empty; list models as {id: <hub id or path>, "
+            "revision: <sha>} or pass --model"
+        )
+    if common.threads:
+        import torch
+
+        # Tiny models on a shared CPU run faster on one thread than on contended several.
+        torch.set_num_threads(common.threads)
+    device = resolve_device(common.device)
+    for spec in common.models:
+        yield load_model(spec.id, spec.revision, device)
+
+
+def image_cache(common: CommonConfig, runner: EvalRunnerConfig):
+    """The image-embedding cache of `common.cache`, encoding on the `eval.runner` runner; use it
+    as a context manager (a Ray it starts is shut down at the end)."""
+
+    return ImageEmbeddingCache(common.cache, runner, threads=common.threads)

@@ -1,0 +1,69 @@
+"""`babelforge eval_mvl_sib`: MVL-SIB accuracy of a dual encoder per task, k and language."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from babelforge.core.config import setting
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_table
+from babelforge.eval.config import ImageStageConfig
+from babelforge.eval.documents import dataset_version
+from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
+from babelforge.eval.images import IMAGE_SUFFIXES, ImageSet
+from babelforge.eval.inputs import image_cache, load_models, require
+from babelforge.eval.languages import language_resolver, requested_languages
+from babelforge.eval.mvl_sib.rows import mvl_sib_rows
+from babelforge.eval.results import print_results, results_path, write_run
+
+COLUMNS = ("model", "mvl_task", "k", "lang", "n", "accuracy")
+
+
+@dataclass(frozen=True)
+class Config(ImageStageConfig):
+    """The `eval.mvl_sib` group of params.yaml."""
+
+    GROUP = "eval.mvl_sib"
+    images: str = setting("images", "the image folder inside <paths.mvl_sib>")
+    configs: list[str] | None = setting(None, "only these <task>_k<k> folders (null: all)")
+    languages: list[str] | None = setting(
+        ["eng_Latn", "deu_Latn", "swh_Latn", "zho_Hans", "arb_Arab"], "only these languages (per profile; null: all)"
+    )
+    out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/mvl_sib.json)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_model_flags(parser)
+    add_language_flag(parser, "eval.mvl_sib")
+    add_out_flag(parser, "mvl_sib")
+
+
+def run(config: Config) -> int:
+
+    root = require(config.paths.mvl_sib, "MVL-SIB folder", "mvl_sib")
+    image_root = require(root / config.images, "MVL-SIB image folder", "mvl_sib")
+    image_set = ImageSet(
+        image_root, tuple(sorted(p.name for p in image_root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES))
+    )
+    wanted = requested_languages(config.languages, language_resolver(config.common))
+    tables = {}
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p != image_root):
+        if config.configs is not None and folder.name not in config.configs:
+            continue
+        for file in sorted(folder.glob("*.parquet")):
+            if wanted is None or file.stem in wanted:
+                tables[(folder.name, file.stem)] = read_table(file)
+    if not tables:
+        raise BabelforgeError(f"{root}: no <task>_k<k>/<lang>.parquet tables for eval.mvl_sib.configs/languages")
+    missing = sorted(set(wanted or ()) - {lang for _, lang in tables})
+    if missing:
+        raise BabelforgeError(f"eval.mvl_sib.languages: {', '.join(missing)} have no tables under {root}")
+    version = dataset_version(root)
+    rows = []
+    with image_cache(config.common, config.runner) as cache:
+        for model in load_models(config.common):
+            rows += mvl_sib_rows(model, tables, image_set, cache, seed=config.common.seed, dataset_version=version)
+    write_run("mvl_sib", rows, config, {"mvl_sib": version}, results_path(config, "mvl_sib"))
+    print_results(rows, COLUMNS)
+    return 0

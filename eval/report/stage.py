@@ -1,0 +1,98 @@
+"""`babelforge eval_report`: every task's rows in one CSV, headline metrics, and the plots (PNG, SVG, PDF).
+
+The headline (per model, means over languages) goes to `<paths.metrics>/eval.json`, a DVC metric
+tracked by git; the per-language rows stay in `results.csv` and the plot data under `plots/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import read_json, read_table
+from babelforge.core.metrics import write_metrics
+from babelforge.core.progress import info
+from babelforge.eval.report.figures import (
+    plot_accuracy_by_language,
+    plot_benchmark_vs_retrieval,
+    plot_correlation_heatmap,
+)
+from babelforge.eval.report.merge import merge_rows, summary_metrics, write_csv
+from babelforge.eval.report.metric import benchmark_vs_retrieval, per_model_correlation
+
+TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `eval.report` group of params.yaml."""
+
+    GROUP = "eval.report"
+    tasks: list[Literal["zeroshot", "retrieval", "clipscore", "mvl_sib"]] = setting(
+        list(TASKS), "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out)"
+    )
+    min_languages: int = setting(3, "a model's zero-shot vs retrieval correlation needs this many shared languages")
+    paths: Paths = stage_paths()
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        dest="paths.eval_reports",
+        metavar="DIR",
+        help="reads <task>.json and writes results.csv and plots/ here (paths.eval_reports)",
+    )
+    parser.add_argument(
+        "--metrics",
+        dest="paths.metrics",
+        metavar="DIR",
+        help="folder of the headline metrics; writes eval.json there (paths.metrics)",
+    )
+    hidden_alias(parser, "--out-dir", "--out")
+
+
+def run(config: Config) -> int:
+
+    out = Path(config.paths.eval_reports)
+    documents = []
+    for task in config.tasks:
+        path = out / f"{task}.json"
+        if path.exists():
+            documents.append(read_json(path))
+        else:
+            info(f"eval_report: no {path}; left out")
+    frame = merge_rows(documents)
+    if frame.empty:
+        raise BabelforgeError(f"no evaluation results under {out}; run the eval stages first")
+    write_csv(frame, out / "results.csv")
+    metrics = write_metrics(summary_metrics(frame), config.paths.metrics, "eval")
+
+    plots = out / "plots"
+    zeroshot = frame[frame["task"] == "zeroshot"]
+    retrieval = frame[frame["task"] == "retrieval"]
+    if not zeroshot.empty:
+        languages_path = Path(config.paths.languages)
+        if languages_path.exists():
+            languages = read_table(languages_path)
+        else:
+            languages = zeroshot.groupby("lang", as_index=False)["n_classes"].max()
+        by_language = zeroshot[["model", "prompt_set", "lang", "n_classes", "top1", "top1_100"]]
+        write_csv(
+            by_language.sort_values(["model", "prompt_set", "n_classes", "lang"]), plots / "zeroshot_by_language.csv"
+        )
+        plot_accuracy_by_language(zeroshot, languages, plots / "zeroshot_by_language")
+    if not zeroshot.empty and not retrieval.empty:
+        pairs = benchmark_vs_retrieval(zeroshot, retrieval)
+        write_csv(pairs, plots / "zeroshot_vs_retrieval.csv")
+        plot_benchmark_vs_retrieval(
+            pairs, plots / "zeroshot_vs_retrieval", "Babel-ImageNet top-1", "retrieval mean recall"
+        )
+        correlations = per_model_correlation(pairs, config.min_languages)
+        write_csv(correlations, plots / "correlation_by_model.csv")
+        plot_correlation_heatmap(correlations, plots / "correlation_by_model", config.min_languages)
+    info(f"eval_report: {len(frame)} rows -> {out / 'results.csv'}, {out / 'plots'}, {metrics}")
+    return 0

@@ -1,0 +1,57 @@
+"""`babelforge eval_retrieval`: text<->image recall@1/5/10 per caption set and language."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from babelforge.core.config import setting
+from babelforge.eval.captions import caption_task_rows
+from babelforge.eval.config import ImageStageConfig
+from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
+from babelforge.eval.results import print_results, results_path, write_run
+from babelforge.eval.retrieval.rows import retrieval_rows
+
+COLUMNS = (
+    "model",
+    "dataset",
+    "lang",
+    "n_captions",
+    "n_images",
+    "t2i_r@1",
+    "t2i_r@5",
+    "i2t_r@1",
+    "i2t_r@5",
+    "mean_recall",
+)
+
+
+@dataclass(frozen=True)
+class Config(ImageStageConfig):
+    """The `eval.retrieval` group of params.yaml."""
+
+    GROUP = "eval.retrieval"
+    caption_sets: list[str] = setting(
+        ["data/raw/xtd/xtd.json", "data/raw/xtd/xflickrco.json"], "XTD / xFlickrCO-style caption-set JSON files"
+    )
+    images: str | dict[str, str] = setting(
+        "data/eval/images/captions", "the caption sets' images: one folder, or {caption set: folder}; per profile"
+    )
+    max_images: int | None = setting(100, "first N images of each caption set (per profile; null: all)")
+    languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
+    chunk: int = setting(1024, "queries scored at a time (bounds memory)")
+    out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/retrieval.json)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_model_flags(parser)
+    add_language_flag(parser, "eval.retrieval")
+    add_out_flag(parser, "retrieval")
+
+
+def run(config: Config) -> int:
+
+    rows, sources = caption_task_rows(config, "retrieval", retrieval_rows, chunk=config.chunk)
+    write_run("retrieval", rows, config, sources, results_path(config, "retrieval"))
+    print_results(rows, COLUMNS)
+    return 0

@@ -1,0 +1,61 @@
+"""Zero-shot rows: a loaded model, the image set and the labels per language in; one row per
+language and prompt set out.
+
+Plain data in, rows out (the stage reads the files): the model is any object with `name`, `revision`,
+`encode_images` and `encode_texts`, so a test can pass a fake one and count its calls. Every row
+starts with `babelforge.eval.documents.ROW_KEYS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from babelforge.eval.documents import base_row
+from babelforge.eval.zeroshot.metric import CONTROL_CLASSES, CONTROL_REPEATS, choose_templates, evaluate_language
+
+
+def zeroshot_rows(
+    model,
+    image_set,
+    cache,
+    labels: Mapping[str, Mapping[int, str]],
+    english_templates: Sequence[str],
+    translated: Mapping[str, Sequence[str]] | None = None,
+    prompt_sets: Sequence[str] = ("translated",),
+    fallback: str = "english",
+    knowledge: Mapping[int, str] | None = None,
+    max_templates: int | None = None,
+    control_classes: int = CONTROL_CLASSES,
+    control_repeats: int = CONTROL_REPEATS,
+    seed: int = 0,
+    dataset_version: str = "",
+    image_set_hash: str | None = None,
+) -> list[dict]:
+    """One row per language and prompt set; images encoded once per model via `cache`."""
+    image_set_hash = image_set_hash or image_set.content_hash()
+    rows = []
+    for lang in sorted(labels):
+        for requested in prompt_sets:
+            for used, templates in choose_templates(lang, requested, translated or {}, english_templates, fallback):
+                templates = templates[:max_templates] if max_templates else templates
+                image_emb = cache.embeddings(model, image_set, image_set_hash)  # a hit after the first language
+                metrics = evaluate_language(
+                    model.encode_texts,
+                    image_emb,
+                    image_set.targets,
+                    labels[lang],
+                    templates,
+                    knowledge=knowledge,
+                    control_seed=seed,
+                    control_classes=control_classes,
+                    control_repeats=control_repeats,
+                )
+                prompt_set = used + ("+knowledge" if knowledge else "")
+                rows.append(
+                    {
+                        **base_row(model, "babel_imagenet", dataset_version, lang, prompt_set, seed),
+                        "n_templates": len(templates),
+                        **metrics,
+                    }
+                )
+    return rows

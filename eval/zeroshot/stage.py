@@ -1,0 +1,110 @@
+"""`babelforge eval_zeroshot`: Babel-ImageNet zero-shot classification per language."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from babelforge.babel_imagenet.prompts import read_templates
+from babelforge.core.config import setting
+from babelforge.core.io import read_table
+from babelforge.core.progress import info
+from babelforge.eval.config import ImageStageConfig
+from babelforge.eval.documents import dataset_version
+from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
+from babelforge.eval.images import read_classification_set
+from babelforge.eval.inputs import image_cache, imagenet_classes, load_models, require, require_images
+from babelforge.eval.labels import ENGLISH_TEMPLATES, labels_by_language, select_languages, translated_templates
+from babelforge.eval.languages import language_resolver, requested_languages
+from babelforge.eval.results import print_results, results_path, write_run
+from babelforge.eval.zeroshot.rows import zeroshot_rows
+
+COLUMNS = ("model", "lang", "prompt_set", "n_classes", "n_images", "top1", "top5", "balanced_accuracy", "top1_100")
+
+
+@dataclass(frozen=True)
+class Config(ImageStageConfig):
+    """The `eval.zeroshot` group of params.yaml."""
+
+    GROUP = "eval.zeroshot"
+    images: str = setting(
+        "data/eval/images/imagenet",
+        "an ImageNet-style folder (<wnid>/<file>) or a TSV list (path<TAB>class_idx); per profile",
+    )
+    languages: list[str] | None = setting(None, "only these languages (null: every language with labels)")
+    prompt_sets: list[Literal["translated", "english", "label"]] = setting(
+        ["translated"], "prompt sets to evaluate: translated | english | label"
+    )
+    fallback: Literal["english", "label", "both"] = setting(
+        "english", "for languages without translated prompts: english | label | both (one row each)"
+    )
+    knowledge: bool = setting(False, "append each class's WordNet definition (ELEVATER-style)")
+    max_templates: int | None = setting(2, "first N templates only (per profile; null: all 80)")
+    drop_duplicate_labels: bool = setting(False, "leave out labels flagged is_duplicate")
+    control_classes: int = setting(100, "classes of the fixed-size control (top1_100)")
+    control_repeats: int = setting(10, "seeded class subsets averaged in the control")
+    english_templates: str | None = setting(
+        None, "English CLIP templates, one per line (null: resources/clip_templates_en.txt)"
+    )
+    out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/zeroshot.json)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_model_flags(parser)
+    add_language_flag(parser, "eval.zeroshot")
+    add_out_flag(parser, "zeroshot")
+    parser.add_argument("--labels", dest="paths.labels", metavar="FILE", help="labels.parquet (paths.labels)")
+    parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
+
+
+def run(config: Config) -> int:
+
+    paths = config.paths
+    labels_path = require(paths.labels, "labels table", "labels")
+    labels = labels_by_language(read_table(labels_path), config.drop_duplicate_labels)
+    wanted = requested_languages(config.languages, language_resolver(config.common))
+    labels = select_languages(labels, wanted, str(labels_path))
+    prompts_path = Path(paths.prompts)
+    translated = translated_templates(read_table(prompts_path)) if prompts_path.exists() else {}
+    if not prompts_path.exists():
+        info(f"eval_zeroshot: no {prompts_path}; every language uses the {config.fallback} fallback")
+    english = read_templates(require(config.english_templates or ENGLISH_TEMPLATES, "template list", "prompts"))
+    knowledge = None
+    if config.knowledge:
+        table = read_table(require(paths.wordnet, "WordNet table", "wordnet"))
+        knowledge = {int(c): str(d) for c, d in zip(table["class_idx"], table["definition"]) if d}
+    image_set = read_classification_set(
+        require_images(config.images, "eval.zeroshot.images"), {wnid: idx for idx, wnid in imagenet_classes()}
+    )
+    image_set_hash = image_set.content_hash()
+    labels_version = dataset_version(labels_path)
+    rows = []
+    with image_cache(config.common, config.runner) as cache:
+        for model in load_models(config.common):
+            rows += zeroshot_rows(
+                model,
+                image_set,
+                cache,
+                labels,
+                english,
+                translated,
+                prompt_sets=config.prompt_sets,
+                fallback=config.fallback,
+                knowledge=knowledge,
+                max_templates=config.max_templates,
+                control_classes=config.control_classes,
+                control_repeats=config.control_repeats,
+                seed=config.common.seed,
+                dataset_version=labels_version,
+                image_set_hash=image_set_hash,
+            )
+            info(
+                f"eval_zeroshot: {model.name} done ({len(labels)} languages; image cache hits {cache.hits}, "
+                f"misses {cache.misses}, images encoded {cache.encoded_images})"
+            )
+    sources = {"labels": labels_version, "prompts": dataset_version(prompts_path), "images": "sha256:" + image_set_hash}
+    write_run("zeroshot", rows, config, sources, results_path(config, "zeroshot"))
+    print_results(rows, COLUMNS)
+    return 0

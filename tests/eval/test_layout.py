@@ -1,0 +1,45 @@
+"""The layout of babelforge.eval (its map: eval/__init__.py): a folder is a task or a place, a module at
+the top is shared run machinery; shared modules import no task, and a task imports no other task."""
+
+from __future__ import annotations
+
+from tests.imports import REPO, project_imports, project_modules
+from tests.layers import cycles
+
+EVAL = "babelforge.eval"
+# tools.clipscore_pairs scores image-caption pairs with the clipscore task's metric (pure math).
+ALLOWED_ACROSS = {("tools.clipscore_pairs", "clipscore.metric")}
+
+
+def _folder(module: str) -> str | None:
+    """The folder of an eval module (its task or place), None for a shared module at the top."""
+    parts = module.removeprefix(EVAL).lstrip(".").split(".")
+    return parts[0] if parts[0] and (REPO / "eval" / parts[0]).is_dir() else None
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = [m for m in project_modules() if m == EVAL or m.startswith(EVAL + ".")]
+    return {m: {t for t in project_imports(m) if t.startswith(EVAL + ".")} for m in modules}
+
+
+def test_shared_modules_import_no_task_and_tasks_import_no_other_task():
+    found = []
+    for module, targets in sorted(_graph().items()):
+        for target in sorted(targets):
+            source, goal = _folder(module), _folder(target)
+            pair = (module.removeprefix(EVAL + "."), target.removeprefix(EVAL + "."))
+            if goal is not None and source != goal and pair not in ALLOWED_ACROSS:
+                found.append(f"{module} -> {target}")
+    assert found == []
+
+
+def test_no_cycle_inside_eval():
+    assert cycles(_graph()) == []
+
+
+def test_every_folder_is_in_the_map():
+    docstring = (REPO / "eval" / "__init__.py").read_text(encoding="utf-8")
+    folders = sorted(p.name for p in (REPO / "eval").iterdir() if (p / "__init__.py").is_file())
+    assert folders and all(f"    {name}/" in docstring for name in folders), folders
+    shared = sorted(p.stem for p in (REPO / "eval").glob("*.py") if p.name != "__init__.py")
+    assert all(f"    {name} " in docstring for name in shared), shared
