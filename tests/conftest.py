@@ -1,13 +1,38 @@
-"""Fixtures every test area may use: where the repo and the source mirror are."""
+"""Fixtures every test area may use: where the repo and the source mirror are.
+
+Also the state every test starts from, whatever ran before it: the test process runs under the
+CPU pin a stage runs under (set here, before a test imports ctranslate2, torch or numpy), and
+what a test sets in os.environ is undone after it (`babelforge.cli.main` pins the CPU by writing
+os.environ; a later test, or a subprocess it starts, must not inherit that).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.params import load_params
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
+
+
+def pin_test_process() -> dict[str, str]:
+    """Pin the CPU as `babelforge <stage>` does with the repo's params.yaml (nllb.cpu_isa), so a test
+    that runs a model in-process gets the kernels of a stage run whether or not an earlier test ran
+    the CLI. Without it the libraries pick their kernels from the machine (MKL in CTranslate2 on
+    Intel CPUs, AVX-512 where present), and the tiny models' outputs change with the test order."""
+    try:
+        return pin_cpu(cpu_isa_from_params(load_params(REPO / "params.yaml")))
+    except BabelforgeError:  # a CPU without that instruction set: the kernels every x86-64 CPU runs
+        return pin_cpu("GENERIC")
+
+
+PINNED = pin_test_process()
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +64,19 @@ def tiny_nllb(tmp_path_factory, sib_dir) -> Path:
 def _tracked_metrics() -> dict[str, bytes]:
     folder = REPO / "metrics"
     return {p.name: p.read_bytes() for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+
+
+@pytest.fixture(autouse=True)
+def environment_restored():
+    """os.environ after a test is what it was before: variables a test (or a stage it ran in-process)
+    set are removed, changed ones get their old value back. The CPU pin stays as set above."""
+    before = dict(os.environ)
+    yield
+    for name in [name for name in os.environ if name not in before]:
+        del os.environ[name]
+    for name, value in before.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
 
 
 @pytest.fixture(autouse=True)

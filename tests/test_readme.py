@@ -23,7 +23,7 @@ DVC = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
 OPENING = [
     "scripts/setup.sh && . .venv/bin/activate && dvc repro   # fresh machine: install, then build everything "
     "(offline `sample` profile)",
-    ".venv/bin/python -m pytest                              # run the tests",
+    ".venv/bin/python -m pytest -n auto                      # run the tests (and the lint)",
 ]
 
 
@@ -171,3 +171,9 @@ def test_the_stated_test_count_is_within_a_fifth_of_the_collected_one():
     )
     collected = int(re.search(r"(\d+) tests? collected", result.stdout).group(1))
     assert abs(stated - collected) <= 0.2 * collected, f"README says about {stated}; pytest collects {collected}"
+
+
+def test_ci_runs_the_readme_test_command():
+    """CI (.ci/run) ends with exactly the README's test command."""
+    ci = [line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert ci[-1] == OPENING[1].split("#")[0].strip()

@@ -1,0 +1,1 @@
+"""Babel-ImageNet: labels from multilingual senses (rules, candidates, reviews) and translated CLIP prompts."""

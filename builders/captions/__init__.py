@@ -1,0 +1,1 @@
+"""MT captions: n-best NLLB translation, tagging (langid, script, COMETKiwi, chrF) and selection."""

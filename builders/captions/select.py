@@ -61,8 +61,10 @@ def choose(candidates: Sequence[Mapping[str, Any]], rules: Sequence[Rule]) -> Ch
     """Drop hypotheses failing a check, keep the highest Kiwi score.
 
     Ties on the score go to the lower `hyp_rank` (the translator's own preference), so
-    the choice never depends on row order. With nothing left, the reason counts how
-    many hypotheses failed each check (one hypothesis may fail several).
+    the choice never depends on row order. A hypothesis without a Kiwi score (None: Kiwi did
+    not run; NaN: it could not score the text) ranks below every scored one. With nothing
+    left, the reason counts how many hypotheses failed each check (one hypothesis may fail
+    several).
     """
     if not candidates:
         return Choice(None, "no_hypotheses", 0, 0)

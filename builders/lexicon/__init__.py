@@ -1,0 +1,1 @@
+"""WordNet 3.0 knowledge and multilingual senses (OMW wordnets, BabelNet)."""

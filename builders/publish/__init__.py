@@ -1,0 +1,1 @@
+"""Dataset cards (Hugging Face layout) and publishing to the Hub."""

@@ -2,7 +2,7 @@
 
 import pytest
 
-from babelforge.babel_imagenet.cleaning import clean_lemma, normalise_lemma
+from babelforge.babel_imagenet.cleaning import MAX_WORDS, clean_lemma, is_gloss, normalise_lemma, repair_characters
 
 
 def test_normalise_underscores_nfc_and_spaces():
@@ -89,3 +89,33 @@ def test_a_list_keeps_its_good_parts_and_names_the_first_drop():
     result = clean_lemma("G, cellulaire")
     assert result.forms == ("cellulaire",) and result.cleaned == ("list",)
     assert clean_lemma("G, g").dropped == "symbol"
+
+
+@pytest.mark.parametrize(
+    "text, gloss",
+    [
+        # A sentence needs four words: the Icelandic note of three is kept as a name, of four it is a gloss.
+        ("merking er bryggja.", False),
+        ("Algengari merking er bryggja.", True),
+        ("pies św. Bernarda", False),  # three words with an inner sentence mark: Polish *St. Bernard*
+        ("brúarstólpi. Oftast þó bryggja", True),  # four words, a sentence ends inside
+        # Without a sentence mark only the length counts: ten words are still a name, eleven a gloss.
+        ("cultivar de pomme très populaire apparu en Australie en 1868", False),
+        ("Granny-Smith cultivar de pomme très populaire apparu en Australie en 1868", True),
+    ],
+)
+def test_gloss_word_count_boundaries(text, gloss):
+    assert MAX_WORDS == 10
+    assert is_gloss(text) is gloss
+    assert (clean_lemma(text).dropped == "gloss") is gloss
+
+
+@pytest.mark.parametrize(
+    "raw, repaired",
+    [
+        ("billet de 5 \x80", "billet de 5 €"),  # 0x80, the first byte of the C1 block
+        ("L'HA\x9f-LES-ROSES", "L'HAŸ-LES-ROSES"),  # 0x9f, the last
+    ],
+)
+def test_windows_1252_bytes_at_both_ends_of_the_c1_block_are_repaired(raw, repaired):
+    assert repair_characters(raw) == (repaired, True)

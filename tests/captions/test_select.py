@@ -2,7 +2,15 @@ import math
 
 import pytest
 
-from babelforge.captions.select import DEFAULT_CHECKS, choose, failed_checks, percentiles, quality_flags, with_text_tags
+from babelforge.captions.select import (
+    DEFAULT_CHECKS,
+    choose,
+    failed_checks,
+    headline,
+    percentiles,
+    quality_flags,
+    with_text_tags,
+)
 from babelforge.captions.select_stage import select_rows
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.taggers import Thresholds
@@ -90,12 +98,29 @@ def test_ties_go_to_the_translators_preferred_hypothesis_whatever_the_row_order(
     assert choose(list(reversed(candidates)), rules()).best["hyp_rank"] == 1
 
 
+@pytest.mark.parametrize("missing", [None, NAN], ids=["none", "nan"])
+def test_an_unscored_hypothesis_ranks_below_every_scored_one(missing):
+    # Kiwi gave no score (None: not run; NaN: it could not score the text). Such a hypothesis
+    # loses to any scored one, however low, even to one the translator ranked below it.
+    candidates = [hyp(0, missing), hyp(1, -3.0)]
+    for order in (candidates, list(reversed(candidates))):
+        choice = choose(order, rules())
+        assert choice.best["hyp_rank"] == 1
+        assert (choice.n_hypotheses, choice.n_passed, choice.reason) == (2, 2, None)
+    # With no score at all, the translator's preference decides, whatever the row order.
+    unscored = [hyp(2, missing), hyp(1, missing)]
+    assert choose(unscored, rules()).best["hyp_rank"] == 1
+    assert choose(list(reversed(unscored)), rules()).best["hyp_rank"] == 1
+
+
 def test_all_rejected_records_why():
     candidates = [hyp(0, 0.9, langid=0.1), hyp(1, 0.8, langid=0.2, script=0.0), hyp(2, 0.7, exact=True)]
     choice = choose(candidates, rules())
     assert choice.best is None
     assert choice.reason == "rejected:langid=2,script=1,copy=1"
-    assert choose([], rules()).reason == "no_hypotheses"
+    assert (choice.n_hypotheses, choice.n_passed) == (3, 0)
+    nothing = choose([], rules())
+    assert (nothing.best, nothing.reason, nothing.n_hypotheses, nothing.n_passed) == (None, "no_hypotheses", 0, 0)
 
 
 def test_per_language_thresholds_override_the_default():
@@ -143,6 +168,34 @@ def test_select_rows_one_row_per_pair_with_percentiles_per_language():
     assert by_pair[("c1", "fra_Latn")]["kiwi_percentile"] is None
     # French has one kept caption: it is its language's whole distribution.
     assert by_pair[("c0", "fra_Latn")]["kiwi_percentile"] == 0.0
+
+
+def test_headline_sums_counts_and_averages_only_the_languages_with_a_figure():
+    def figures(n_selected, kiwi, chrf):
+        return {
+            "n_captions": 4,
+            "n_selected": n_selected,
+            "n_without_translation": 4 - n_selected,
+            "kiwi_mean": kiwi,
+            "chrf_corpus": chrf,
+            "chrf_corpus_top_hypothesis": None,
+        }
+
+    quality = {
+        "deu_Latn": figures(4, 0.1, 40.0),
+        "fra_Latn": figures(3, 0.2, None),
+        "rus_Cyrl": figures(2, 0.4, None),
+        "zho_Hans": figures(0, None, None),  # nothing selected: no Kiwi mean, left out of the mean
+    }
+    assert headline(quality) == {
+        "languages": 4,
+        "captions": 16,
+        "selected": 9,
+        "without_translation": 7,
+        "kiwi_mean": 0.233333,  # (0.1 + 0.2 + 0.4) / 3, to 6 decimals
+        "chrf_corpus_mean": 40.0,
+        "chrf_corpus_top_hypothesis_mean": None,
+    }
 
 
 @pytest.mark.parametrize("stage", ["select_stage", "tag_stage"])

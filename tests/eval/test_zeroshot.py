@@ -90,6 +90,12 @@ def test_fixed_class_control():
     assert math.isnan(fixed_class_control(emb[:50], targets[:50], emb[:50], class_ids[:50], 100, 10))
 
 
+def test_fixed_class_control_by_default_needs_100_classes_and_takes_exactly_100():
+    emb = np.eye(100, dtype=np.float32)
+    assert fixed_class_control(emb, range(100), emb, range(100)) == 1.0  # top1_100: 100 classes suffice
+    assert math.isnan(fixed_class_control(emb[:99], range(99), emb[:99], range(99)))
+
+
 def test_templates_and_fallbacks():
     assert fill_template("a photo of a {}.", "Hund") == "a photo of a Hund."
     assert fill_template("{} {x}", "a", knowledge="a def") == "a {x} a def"

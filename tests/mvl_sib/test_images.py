@@ -126,7 +126,10 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def downloaded(image_server, tmp_path_factory):
-    """`babelforge mvl_sib_images` (full profile) over HTTP; the 4th image answers 503 once."""
+    """`babelforge mvl_sib_images` (full profile) over HTTP; the 4th image answers 503 once.
+
+    Returns the output folder, the back-off delays and the requests of this run only: the server
+    is shared by the module's tests, which fetch from it too, in whatever order they run."""
     from babelforge.core import http
 
     httpd, manifest = image_server
@@ -135,13 +138,19 @@ def downloaded(image_server, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:  # record the back-off instead of sleeping it
         patch.setattr(http, "backoff_delay", lambda retry, policy, rng=None: delays.append(retry) or 0.0)
         httpd.failures["entertainment-03.png"] = ["503"]
+        first = len(httpd.requests)
         assert _run_full_profile(folder, manifest, folder / "images") == 0
-    return folder / "images", delays
+        requests = list(httpd.requests[first:])
+    return folder / "images", delays, requests
 
 
 def test_full_profile_downloads_through_core_http(downloaded, image_server, sample_set, tmp_path):
-    out_dir, delays = downloaded
+    out_dir, delays, requests = downloaded
     httpd, _ = image_server
+
+    def hits(path: str) -> list[dict]:
+        return [headers for requested, headers in requests if requested == path]
+
     _, local_manifest, entries = sample_set
     local = build_images(local_manifest, tmp_path, per_topic=10, thumbnail_px=640, provenance_record={})
     assert sorted(p.name for p in out_dir.iterdir()) == ["images.parquet", "thumbnails"]
@@ -150,9 +159,9 @@ def test_full_profile_downloads_through_core_http(downloaded, image_server, samp
     assert table.thumbnail_sha256.tolist() == local.sort_values(["topic", "image_id"]).thumbnail_sha256.tolist()
     assert set(table.url) == {httpd.url + e.url for e in entries}
     # the transient 503 was retried once, every other image fetched in one request
-    assert delays == [0] and len(httpd.hits("entertainment-03.png")) == 2
-    assert all(len(httpd.hits(e.url)) == 1 for e in entries if e.image_id != "entertainment-03")
-    assert httpd.hits(entries[0].url)[0]["User-Agent"].startswith("babelforge/")
+    assert delays == [0] and len(hits("entertainment-03.png")) == 2
+    assert all(len(hits(e.url)) == 1 for e in entries if e.image_id != "entertainment-03")
+    assert hits(entries[0].url)[0]["User-Agent"].startswith("babelforge/")
 
 
 def test_full_profile_refuses_other_bytes_and_keeps_the_previous_output(downloaded, image_server, tmp_path, capsys):

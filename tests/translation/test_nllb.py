@@ -65,12 +65,16 @@ def test_translate_mixed_targets_one_list_per_input(tiny_translator):
 
 
 def test_translation_depends_on_target_and_is_deterministic(tiny_translator):
-    texts = ["a photo of a {}."] * 2
-    first = tiny_translator.translate(texts, "eng_Latn", ["deu_Latn", "kor_Hang"])
-    again = tiny_translator.translate(texts, "eng_Latn", ["deu_Latn", "kor_Hang"])
+    targets = ["deu_Latn", "kor_Hang", "fra_Latn", "zho_Hans", "ell_Grek"]
+    texts = ["a photo of a {}."] * len(targets)
+    first = tiny_translator.translate(texts, "eng_Latn", targets)
+    again = tiny_translator.translate(texts, "eng_Latn", targets)
     assert first == again
-    # Same source, different forced target token -> different decoder input.
-    assert first[0][0].score != first[1][0].score or first[0][0].text != first[1][0].text
+    # Same source, different forced target token -> different decoder input -> not one output for
+    # every target. The random tiny model moves its output little with the token: German and Korean
+    # give the same text and scores 1e-4 apart (equal once rounded under MKL's kernels), so the
+    # targets are five languages in five scripts, not a pair.
+    assert len({hypotheses[0].text for hypotheses in first}) > 1
 
 
 def test_n_best_sorted_best_first(tiny_nllb):
