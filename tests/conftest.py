@@ -86,3 +86,45 @@ def metrics_folder_untouched():
     before = _tracked_metrics()
     yield
     assert _tracked_metrics() == before, "a test wrote into the repo's metrics/: give the stage --metrics <tmp>"
+
+
+# Fixtures that build a model, run a stage or assemble a dataset (a second or more each, often a
+# minute for the first test of a session): a test using one is slow, so the inner loop
+# (`-m "not slow"`) leaves it out without each test saying so.
+SLOW_FIXTURES = frozenset(
+    {
+        "tiny_nllb",
+        "tiny_translator",
+        "tiny_kiwi_dir",
+        "tiny_kiwi",
+        "tiny_clip_dir",  # tiny models
+        "built",
+        "built_card",
+        "senses_built",
+        "project",
+        "workdir",
+        "workspace",  # built stages, projects
+        "label_inputs",
+        "card_inputs",
+        "sample_set",
+        "instances",
+        "identifier",  # audit, card, MVL-SIB, langid
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests that use a slow fixture slow; then run the longest tests first, each keeping
+    its place among its kind: those marked slow, the whole-project ones (tests/test_*.py: the review
+    journey, dvc pipelines, reproducibility) before the areas' slow ones. With pytest-xdist they
+    start at once on their workers and the quick tests fill the other workers around them, instead
+    of a long test starting last and running alone."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+    def order(item) -> tuple[bool, bool]:
+        slow = item.get_closest_marker("slow") is not None
+        return (not slow, Path(item.path).parent != REPO / "tests")
+
+    items.sort(key=order)

@@ -59,6 +59,7 @@ def check(registry, rank, lang, text, english="a photo of a {}.", checks=CHECKS)
     return pr.check_prompt(row, pr.prompt_rules(checks, language)), row
 
 
+@pytest.mark.slow
 def test_good_prompts_pass(registry, rank):
     assert check(registry, rank, "deu_Latn", "ein Foto von einem {}.")[0] == []
     assert check(registry, rank, "zho_Hans", "一张{}的照片。")[0] == []

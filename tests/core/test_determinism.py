@@ -77,6 +77,7 @@ def test_the_param_is_read_per_profile_with_the_default_when_absent():
     )
 
 
+@pytest.mark.slow
 def test_the_cli_pins_before_the_stage_imports_torch(tmp_path, repo_root):
     """A stage run by the CLI sees the pinned variables, and its libraries load after them."""
     params = tmp_path / "params.yaml"

@@ -71,6 +71,7 @@ def test_unknown_source_names_are_listed(registry):
 # --- fetch from a local mirror ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fetch_everything_from_the_mirror_is_exact_and_idempotent(registry, mirror, tmp_path):
     fetcher = fetch.Fetcher(out=tmp_path / "raw", mirror=mirror)
     first = {name: fetcher.fetch(source) for name, source in registry.items()}

@@ -87,6 +87,7 @@ def test_scripts_are_unicode_script_names_consistent_with_the_key(languages):
         assert key_script in language.scripts, language.key
 
 
+@pytest.mark.slow
 def test_nllb_and_langid_codes_exist_in_the_installed_models(languages):
     from langid.langid import LanguageIdentifier, model
     from transformers.models.nllb.tokenization_nllb import FAIRSEQ_LANGUAGE_CODES
@@ -342,6 +343,7 @@ def load_generator():
     return sys.modules[name]
 
 
+@pytest.mark.slow
 def test_registry_file_is_the_generators_output(shared_data, tmp_path):
     pytest.importorskip("langcodes", reason="the generator needs langcodes (pip install langcodes language_data)")
     generator = load_generator()

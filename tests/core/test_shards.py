@@ -167,6 +167,7 @@ KILLED_RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_after_sigkill_a_rerun_redoes_only_the_unfinished_shards(tmp_path, captions):
     """A real subprocess killed with SIGKILL mid-run; the rerun redoes at most the shard that was
     in flight beyond those never started, and ends byte-identical to an uninterrupted build."""

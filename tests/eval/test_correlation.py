@@ -69,6 +69,7 @@ def test_mirror_centres_the_data_and_keeps_the_real_n():
     assert correlate([1, 2, 3], [1, 3, 2], n_boot=20)["pearson"].value == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_bootstrap_is_seeded_and_brackets_the_estimate():
     rng = np.random.default_rng(0)
     x = rng.normal(size=200)

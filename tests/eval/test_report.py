@@ -1,6 +1,7 @@
 """Headline metrics for `dvc metrics show`."""
 
 import pandas as pd
+import pytest
 
 from babelforge.eval.report.merge import summary_metrics
 
@@ -67,6 +68,7 @@ def _pairs(n_models=3, seed=0):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_correlation_is_per_model_across_languages_and_defined_in_every_cell(tmp_path):
     from babelforge.eval.report.figures import plot_correlation_heatmap
     from babelforge.eval.report.metric import per_model_correlation

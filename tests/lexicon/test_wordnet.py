@@ -55,6 +55,7 @@ def test_hypernym_path_choice_is_by_content():
     assert choose_hypernym_path([short, long, twin]) == twin == choose_hypernym_path([twin, long, short])
 
 
+@pytest.mark.slow
 def test_wordnet_stage_is_byte_identical_across_hash_seeds(tmp_path, repo_root):
     """nltk walks some relations through sets; the artifact must not depend on the hash seed."""
     import os

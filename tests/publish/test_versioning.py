@@ -61,6 +61,7 @@ def release(repo: Path, labels: dict, tag: str) -> str:
     return sha256_file(repo / "data" / "babel_imagenet" / "labels.parquet")
 
 
+@pytest.mark.slow
 def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     repo, remote, clone = tmp_path / "repo", tmp_path / "remote", tmp_path / "clone"
     repo.mkdir()
