@@ -138,6 +138,11 @@ def audit_config(tmp: Path, **overrides):
 @pytest.fixture
 def label_inputs(tmp_path: Path) -> Path:
     """labels.parquet, languages.parquet, wordnet.parquet and a registry in tmp_path."""
+    return write_label_inputs(tmp_path)
+
+
+def write_label_inputs(tmp_path: Path) -> Path:
+    """What the audit reads of the labels: labels.parquet, languages.parquet, wordnet.parquet and a registry."""
     labels = labels_table(crafted_labels())
     labels.to_parquet(tmp_path / "labels.parquet", index=False)
     counts = labels.groupby("lang").size()

@@ -26,7 +26,7 @@ from babelforge.core.languages import read_registry
 from babelforge.core.provenance import provenance
 from babelforge.publish.card import validate_card
 from babelforge.publish.card_stage import build_card
-from tests.audit.conftest import audit_config, crafted_labels, labels_table, stub_rank, wordnet_table, write_registry
+from tests.audit.conftest import audit_config, stub_rank, write_label_inputs
 from tests.imports import REPO, imported_names, repo_files_run_by
 
 PACKAGE = "toyset"
@@ -143,14 +143,7 @@ def toy_area(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def built(tmp_path) -> Path:
     """The labels the audit needs, and the toy dataset's table (its build stage's output)."""
-    labels = labels_table(crafted_labels())
-    labels.to_parquet(tmp_path / "labels.parquet", index=False)
-    counts = labels.groupby("lang").size()
-    pd.DataFrame({"lang": counts.index, "n_classes": counts.values, "group": ["very-low"] * len(counts)}).to_parquet(
-        tmp_path / "languages.parquet", index=False
-    )
-    wordnet_table().to_parquet(tmp_path / "wordnet.parquet", index=False)
-    write_registry(tmp_path / "languages.tsv")
+    write_label_inputs(tmp_path)
     rows = [
         {"image_id": image, "lang": lang, "caption": caption}
         for lang, captions in CAPTIONS.items()
