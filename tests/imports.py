@@ -57,31 +57,13 @@ def project_modules() -> list[str]:
     return sorted(module_name(path) for path in files)
 
 
-def _import_nodes(tree: ast.AST, top_level_only: bool):
-    body = tree.body if top_level_only else None
-    if body is None:
-        yield from (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
-        return
-    # Module level: the body, and the bodies of module-level `if`/`try` (e.g. `if TYPE_CHECKING:` is
-    # excluded below, since it never runs).
-    todo = list(body)
-    while todo:
-        node = todo.pop(0)
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        elif isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
-            todo += node.body + node.orelse
-        elif isinstance(node, ast.Try):
-            todo += node.body + node.orelse + node.finalbody + [n for h in node.handlers for n in h.body]
-
-
-def imported_names(path: Path, module: str, top_level_only: bool = False) -> set[str]:
-    """Every module name `path` may import (anywhere in the file, or at module level only),
-    relative imports resolved; `from package import name` also yields `package.name`."""
+def imported_names(path: Path, module: str) -> set[str]:
+    """Every module name `path` may import (anywhere in the file), relative imports resolved;
+    `from package import name` also yields `package.name`."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in _import_nodes(tree, top_level_only):
+    for node in (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         else:
@@ -95,15 +77,11 @@ def imported_names(path: Path, module: str, top_level_only: bool = False) -> set
     return names
 
 
-def project_imports(module: str, top_level_only: bool = False) -> set[str]:
+def project_imports(module: str) -> set[str]:
     """The project modules `module` imports directly (names that are attributes, not modules, dropped)."""
     path = module_file(module)
     assert path is not None, f"{module} is not a module of the project"
-    return {
-        name
-        for name in imported_names(path, module, top_level_only)
-        if name != module and module_file(name) is not None
-    }
+    return {name for name in imported_names(path, module) if name != module and module_file(name) is not None}
 
 
 def repo_files_run_by(module: str) -> dict[Path, str]:
