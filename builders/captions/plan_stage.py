@@ -22,6 +22,7 @@ from babelforge.captions.tag_stage import TagWorker, attribute_schema, languages
 from babelforge.captions.translate_stage import Config as TranslateConfig
 from babelforge.captions.translate_stage import TranslateWorker, language_codes, model_record, shard_params
 from babelforge.core import shards
+from babelforge.core.bad_rows import Quarantine, summary_line
 from babelforge.core.config import from_group, setting
 from babelforge.core.io import write_table
 from babelforge.core.progress import format_seconds
@@ -126,9 +127,9 @@ def run(config: Config) -> int:
     in_play = languages_in_play(registry.get(translate.input.source).key, list(targets), registry)
     data = Path(translate.paths.captions)
 
-    plan = shards.plan_shards(
-        stream_captions(translate.input, registry, batch_rows=min(runner.shard_size, 8192)), runner.shard_size
-    )
+    quarantine = Quarantine(translate.input.policy, "captions")
+    stream = stream_captions(translate.input, registry, batch_rows=min(runner.shard_size, 8192), quarantine=quarantine)
+    plan = shards.plan_shards(stream, runner.shard_size)
     captions = plan[-1].stop if plan else 0
     todo = plan
     if Path(translate.paths.nllb_model).exists():
@@ -192,6 +193,7 @@ def run(config: Config) -> int:
         f"captions_plan: {translate.input.path} ({translate.input.format}), runner {runner.runner}"
         + (f" with {workers} actors" if runner.runner == "ray" else ""),
         f"  captions        {captions:,}",
+        f"  input rows      {summary_line('rows', quarantine.summary())} (on_bad_row {translate.input.on_bad_row})",
         f"  shards          {len(plan):,} of up to {runner.shard_size:,} captions "
         f"({len(plan) - len(todo):,} current, {len(todo):,} to translate)",
         f"  pairs           {whole['pairs']:,} ({len(targets)} target languages)",

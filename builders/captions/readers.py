@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,16 @@ from typing import Any, Literal
 
 import numpy as np
 
+from babelforge.core.bad_rows import (
+    FAIL_FAST,
+    BadRow,
+    BadRowPolicy,
+    Quarantine,
+    has_undecodable,
+    id_problem,
+    raw_text,
+    text_problem,
+)
 from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 
@@ -49,6 +60,7 @@ XTD_LANGUAGE_KEYS = {
 # In CSV / JSONL input a column `ref_<registry key>` (e.g. `ref_deu_Latn`) holds a human
 # translation of the caption; it is used as a chrF reference and still carried through.
 REFERENCE_PREFIX = "ref_"
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,14 @@ class InputConfig:
         "registry keys of the languages to translate into (XTD's ten)",
     )
     limit: int | None = setting(None, "the first N captions only (null: all)")
+    on_bad_row: str = setting(
+        "skip", "a row that cannot be read: skip (quarantine it, see quarantine/) or fail (stop at it)"
+    )
+    max_bad_fraction: float = setting(0.01, "stop when more than this share of the rows is bad (a systemic cause)")
+
+    @property
+    def policy(self) -> BadRowPolicy:
+        return BadRowPolicy(self.on_bad_row, self.max_bad_fraction)
 
 
 @dataclass
@@ -105,12 +125,15 @@ def xtd_key(code: str, registry) -> str:
     return registry.get(XTD_LANGUAGE_KEYS[code]).key
 
 
-def read_xtd(path: str | Path, source_lang: str, registry) -> CaptionSet:
+def read_xtd(path: str | Path, source_lang: str, registry, quarantine: Quarantine | None = None) -> CaptionSet:
     """`{"images": [...], "captions": {code: [[caption], ...]}}`, captions aligned with images.
 
     caption_id is the image file name without extension (unique in both releases); an
-    image with several captions in the source language gets `<stem>#<k>` ids.
+    image with several captions in the source language gets `<stem>#<k>` ids. A source caption
+    that cannot be translated (empty, control characters, only a URL) goes to `quarantine`
+    (default: stop at it), numbered by its image's position.
     """
+    quarantine = quarantine or Quarantine(FAIL_FAST, "captions")
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -135,6 +158,11 @@ def read_xtd(path: str | Path, source_lang: str, registry) -> CaptionSet:
     for index, (image, stem, texts) in enumerate(zip(images, stems, source)):
         texts = _caption_list(texts, path, index)
         for k, text in enumerate(texts):
+            problem = text_problem(text)
+            if problem:
+                quarantine.add(BadRow(str(path), index + 1, raw_text(text), problem))
+                continue
+            quarantine.keep()
             caption_id = stem if len(texts) == 1 else f"{stem}#{k}"
             rows.append({"caption_id": caption_id, "image": image, "caption": text})
         id_of[index] = stem if len(texts) == 1 else None
@@ -158,65 +186,112 @@ def _caption_list(value, path: Path, index: int) -> list[str]:
     raise BabelforgeError(f"{path}: caption {index} is neither a string nor a list of strings")
 
 
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a CSV / TSV (header line, RFC 4180 quoting), JSONL (one object a line) or Parquet file."""
-    return list(stream_rows(path))
-
-
-def stream_rows(path: str | Path, batch_rows: int = 8192) -> Iterator[dict[str, Any]]:
-    """The rows of a caption table one at a time, never the whole file in memory."""
+def stream_rows(path: str | Path, batch_rows: int = 8192) -> Iterator[tuple[str, int, dict[str, Any] | BadRow]]:
+    """(source file, line or row number, row) of a caption table, one at a time, never the whole
+    file in memory. A row the format cannot give (bytes that are not UTF-8, a line that is not a
+    JSON object, a CSV row with too few or too many fields) comes as a `BadRow` in its place."""
     path = Path(path)
     if not path.exists():
         raise BabelforgeError(f"{path}: caption file not found; check captions.input.path")
     if path.suffix == ".jsonl":
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as error:
-                    raise BabelforgeError(f"{path}:{number}: not a JSON object ({error})") from None
-                if not isinstance(row, dict):
-                    raise BabelforgeError(f"{path}:{number}: expected a JSON object per line")
-                yield row
+        yield from _jsonl_rows(path)
     elif path.suffix in (".csv", ".tsv"):
-        with path.open(encoding="utf-8", newline="") as handle:
-            yield from csv.DictReader(handle, delimiter="\t" if path.suffix == ".tsv" else ",")
+        yield from _delimited_rows(path, "\t" if path.suffix == ".tsv" else ",")
     elif path.suffix == ".parquet" or path.is_dir():
-        for batch in _parquet_batches(path, batch_rows):
-            yield from batch.to_pylist()
+        yield from _parquet_rows(path, batch_rows)
     else:
         raise BabelforgeError(f"{path}: unknown caption table type; use .csv, .tsv, .jsonl or .parquet")
 
 
-def _parquet_batches(path: Path, batch_rows: int):
-    """Record batches of a Parquet file or of a folder of them (img2dataset writes one per shard)."""
-    import pyarrow.dataset as ds
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, int, dict[str, Any] | BadRow]]:
+    # Read as bytes and decoded a line at a time: one line of broken bytes is one bad row.
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if number == 1:
+                line = line.removeprefix(UTF8_BOM)
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                yield str(path), number, BadRow(str(path), number, raw_text(line), "invalid_utf8")
+                continue
+            except ValueError:
+                yield str(path), number, BadRow(str(path), number, raw_text(line), "bad_json")
+                continue
+            if not isinstance(row, dict):
+                yield str(path), number, BadRow(str(path), number, raw_text(line), "not_an_object")
+                continue
+            yield str(path), number, row
+
+
+def _delimited_rows(path: Path, delimiter: str) -> Iterator[tuple[str, int, dict[str, Any] | BadRow]]:
+    """CSV / TSV rows (RFC 4180 quoting: a quoted field may hold the delimiter or a line break; a
+    BOM and CRLF line ends are read). Bytes that are not UTF-8 are read as surrogates
+    (surrogateescape) so that the row holding them, not the file, is bad."""
+    with path.open("rb") as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="surrogateescape", newline="")
+        reader = csv.reader(text, delimiter=delimiter)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            if any(has_undecodable(name) for name in header):
+                raise BabelforgeError(f"{path}:1: the header is not UTF-8; save the file as UTF-8")
+            end = reader.line_num
+            for fields in reader:
+                start, end = end + 1, reader.line_num  # a quoted line break makes a row span lines
+                if not fields:
+                    continue  # a blank line is no row
+                joined = delimiter.join(fields)
+                if any(has_undecodable(field) for field in fields):
+                    yield str(path), start, BadRow(str(path), start, raw_text(joined), "invalid_utf8")
+                elif len(fields) != len(header):
+                    yield str(path), start, BadRow(str(path), start, raw_text(joined), "ragged_row")
+                else:
+                    yield str(path), start, dict(zip(header, fields))
+        except csv.Error as error:
+            # An unclosed quote swallows the rest of the file into one field: the file is broken, not a row.
+            raise BabelforgeError(f"{path}:{reader.line_num}: {error} (an unclosed quote?)") from None
+
+
+def _parquet_rows(path: Path, batch_rows: int) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """Rows of a Parquet file or of a folder of them (img2dataset writes one per shard), each
+    named by its file and its 1-based row number in that file."""
+    import pyarrow.parquet as pq
 
     files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
     if not files:
         raise BabelforgeError(f"{path}: no .parquet files in the folder")
-    yield from ds.dataset([str(f) for f in files], format="parquet").to_batches(batch_size=batch_rows)
+    for file in files:
+        number = 0
+        for batch in pq.ParquetFile(file).iter_batches(batch_size=batch_rows):
+            for row in batch.to_pylist():
+                number += 1
+                yield str(file), number, row
 
 
 def _table_caption(
-    row: dict[str, Any], number: int, path: Path, id_column: str, image_column: str, registry
-) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """One input row as (caption row, [(reference lang, text)]); `id_column` becomes caption_id."""
-    caption_id = str(row[id_column])
-    if not isinstance(row.get("caption"), str):
-        raise BabelforgeError(f"{path}: row {number} ({caption_id}) has no caption text")
+    row: dict[str, Any], source: str, number: int, id_column: str, image_column: str
+) -> tuple[dict[str, Any], list[tuple[str, str]]] | BadRow:
+    """One input row as (caption row, [(reference lang, text)]), `id_column` becoming caption_id;
+    or the BadRow it is (an id or caption that cannot be used)."""
+    problem = id_problem(row.get(id_column)) or text_problem(row.get("caption"))
+    if not problem and any(isinstance(value, str) and has_undecodable(value) for value in row.values()):
+        problem = "invalid_utf8"  # in a carried-through column: it could not be written
+    if problem:
+        return BadRow(source, number, raw_text(json.dumps(row, ensure_ascii=False, default=str)), problem)
     extras = {k: v for k, v in row.items() if k not in (id_column, image_column, "caption")}
     reserved = [k for k in extras if k in CORE_COLUMNS or k == "source_lang"]
     if reserved:
-        raise BabelforgeError(f"{path}: column(s) {', '.join(reserved)} are reserved; rename them")
+        raise BabelforgeError(f"{source}: column(s) {', '.join(reserved)} are reserved; rename them")
     references = [
         (column[len(REFERENCE_PREFIX) :], value)
         for column, value in extras.items()
         if column.startswith(REFERENCE_PREFIX) and isinstance(value, str) and value.strip()
     ]
-    return {"caption_id": caption_id, "image": row[image_column], "caption": row["caption"], **extras}, references
+    caption = {"caption_id": str(row[id_column]), "image": row[image_column], "caption": row["caption"], **extras}
+    return caption, references
 
 
 class SeenIds:
@@ -232,9 +307,9 @@ class SeenIds:
 
         return np.array([hashlib.blake2b(i.encode("utf-8"), digest_size=16).digest() for i in ids], dtype="S16")
 
-    def add(self, ids: list[str]) -> int | None:
-        """Add a block of ids; the position in `ids` of the first one seen before (earlier in
-        the block or in an earlier block), or None when all are new (then all are kept)."""
+    def add(self, ids: list[str]) -> list[int]:
+        """Add a block of ids; the positions in `ids` of those seen before (earlier in the block or
+        in an earlier block), which are not added: the first of each id is the one kept."""
 
         digests = self.digests(ids)
         repeated = np.zeros(len(ids), dtype=bool)
@@ -243,66 +318,91 @@ class SeenIds:
             repeated |= run[at] == digests
         first: dict[bytes, int] = {}
         for position, digest in enumerate(digests.tolist()):
-            if repeated[position] or first.setdefault(digest, position) != position:
-                return position
-        self.runs.append(np.sort(digests))
+            if not repeated[position] and first.setdefault(digest, position) != position:
+                repeated[position] = True
+        new = digests[~repeated]
+        if len(new):
+            self.runs.append(np.sort(new))
         while len(self.runs) > 1 and len(self.runs[-2]) <= len(self.runs[-1]):
             last = self.runs.pop()
             self.runs[-1] = np.sort(np.concatenate([self.runs[-1], last]))
-        return None
+        return np.flatnonzero(repeated).tolist()
 
 
 def _table_captions(
     path: Path,
     registry,
+    quarantine: Quarantine,
     id_column: str = "id",
     image_column: str = "image",
-    keep=lambda row: True,
+    excluded=lambda row: None,
     block_rows: int = 4096,
 ) -> Iterator[tuple[dict[str, Any], list[tuple[str, str]]]]:
-    """(caption row, references) of every row of a table, streamed; ids unique (checked a block
-    of `block_rows` at a time, before the block is handed on)."""
+    """(caption row, references) of every good row of a table, streamed; a bad row goes to
+    `quarantine` in its place in the input's order; a row `excluded` names a reason for is counted there. Ids are unique: checked a block of
+    `block_rows` at a time, before the block is handed on; a repeat is a `duplicate_id` row."""
     seen = SeenIds()
     checked = False
     block: list = []
 
-    def checked_block():
-        repeated = seen.add([caption["caption_id"] for _, caption, _ in block])
-        if repeated is not None:
-            number, caption, _ = block[repeated]
-            raise BabelforgeError(f"{path}: id {caption['caption_id']!r} appears twice (row {number})")
-        return [(caption, references) for _, caption, references in block]
+    def flushed_block():
+        good = [position for position, item in enumerate(block) if not isinstance(item, BadRow)]
+        repeated = {good[i] for i in seen.add([block[position][0]["caption_id"] for position in good])}
+        for position, item in enumerate(block):
+            if isinstance(item, BadRow):
+                quarantine.add(item)
+            elif position in repeated:
+                caption = item[0]
+                quarantine.add(BadRow(item[2], item[3], raw_text(caption["caption_id"]), "duplicate_id"))
+            else:
+                quarantine.keep()
+                yield item[0], item[1]
 
-    for number, row in enumerate(stream_rows(path), start=2):
-        if not checked:
-            missing = [column for column in (id_column, image_column, "caption") if column not in row]
-            if missing:
-                raise BabelforgeError(
-                    f"{path}: missing column(s) {', '.join(missing)} (need {id_column}, {image_column}, caption)"
-                )
-            for column in row:
-                if column.startswith(REFERENCE_PREFIX):
-                    registry.get(column[len(REFERENCE_PREFIX) :])  # unknown key: an error naming it
-            checked = True
-        if not keep(row):
-            continue
-        block.append((number, *_table_caption(row, number, path, id_column, image_column, registry)))
+    for source, number, row in stream_rows(path):
+        if isinstance(row, BadRow):
+            block.append(row)
+        else:
+            if not checked:
+                _check_columns(path, row, id_column, image_column, registry)
+                checked = True
+            exclusion = excluded(row)
+            if exclusion:
+                quarantine.exclude(exclusion)
+                continue
+            item = _table_caption(row, source, number, id_column, image_column)
+            block.append(item if isinstance(item, BadRow) else (*item, source, number))
         if len(block) == block_rows:
-            yield from checked_block()
+            yield from flushed_block()
             block = []
     if block:
-        yield from checked_block()
+        yield from flushed_block()
     if not checked:
         raise BabelforgeError(f"{path}: no captions")
 
 
-def read_caption_table(path: str | Path, source_lang: str, registry) -> CaptionSet:
+def _check_columns(path: Path, row: dict[str, Any], id_column: str, image_column: str, registry) -> None:
+    """The first good row has the columns a caption table needs, and its `ref_<key>` columns name
+    registry languages: a wrong file or column is the whole input's problem, not a row's."""
+    missing = [column for column in (id_column, image_column, "caption") if column not in row]
+    if missing:
+        raise BabelforgeError(
+            f"{path}: missing column(s) {', '.join(missing)} (need {id_column}, {image_column}, caption)"
+        )
+    for column in row:
+        if column.startswith(REFERENCE_PREFIX):
+            registry.get(column[len(REFERENCE_PREFIX) :])  # unknown key: an error naming it
+
+
+def read_caption_table(
+    path: str | Path, source_lang: str, registry, quarantine: Quarantine | None = None
+) -> CaptionSet:
     """A table with columns `id, image, caption` (+ anything else, carried through).
 
     `id` becomes `caption_id`; columns `ref_<key>` are human translations into `<key>`.
+    A bad row goes to `quarantine` (default: stop at it).
     """
     captions, references = [], []
-    for caption, refs in _table_captions(Path(path), registry):
+    for caption, refs in _table_captions(Path(path), registry, quarantine or Quarantine(FAIL_FAST, "captions")):
         captions.append(caption)
         references += [(caption["caption_id"], lang, text) for lang, text in refs]
     return CaptionSet(source_lang, captions, references)
@@ -313,32 +413,38 @@ def read_caption_table(path: str | Path, source_lang: str, registry) -> CaptionS
 REFERENCES_COLUMN = "__references__"
 
 
-def stream_captions(config: InputConfig, registry, batch_rows: int = 8192) -> Iterator:
+def stream_captions(
+    config: InputConfig, registry, batch_rows: int = 8192, quarantine: Quarantine | None = None
+) -> Iterator:
     """The caption set `config` names as pyarrow tables of up to `batch_rows` captions.
 
     Columns: `caption_id, image, caption`, the input's other columns, and `__references__`.
     Tables and JSONL, CSV / TSV, Parquet and img2dataset's Parquet are read as a stream (memory
     bounded by `batch_rows`); XTD's JSON is one small document and is read whole.
-    Caption ids must be unique: checked over the whole stream (`SeenIds`: 16 bytes per caption kept).
+    Caption ids are unique: checked over the whole stream (`SeenIds`: 16 bytes per caption kept).
+    Bad rows go to `quarantine` (one under `config.policy` when not given); when the stream ends
+    more than `max_bad_fraction` of bad rows is an error.
     """
     registry.get(config.source)
     path = Path(config.path)
+    quarantine = quarantine if quarantine is not None else Quarantine(config.policy, "captions")
     if config.format == "xtd":
-        captions = read_xtd(path, config.source, registry)
+        captions = read_xtd(path, config.source, registry, quarantine)
         by_id: dict[str, list] = {}
         for caption_id, lang, text in captions.references:
             by_id.setdefault(caption_id, []).append((lang, text))
         pairs = ((row, by_id.get(row["caption_id"], [])) for row in captions.captions)
     elif config.format == "table":
-        pairs = _table_captions(path, registry)
+        pairs = _table_captions(path, registry, quarantine)
     elif config.format == "img2dataset":
         # img2dataset's rows: `key, caption, url, status, ...`; only images it downloaded count.
         pairs = _table_captions(
             path,
             registry,
+            quarantine,
             id_column="key",
             image_column="url",
-            keep=lambda row: row.get("status", "success") == "success",
+            excluded=lambda row: None if row.get("status", "success") == "success" else "not_downloaded",
         )
     else:
         raise BabelforgeError(f"captions.input.format {config.format!r}: use 'xtd', 'table' or 'img2dataset'")
@@ -352,6 +458,7 @@ def stream_captions(config: InputConfig, registry, batch_rows: int = 8192) -> It
             block = []
     if block:
         yield _caption_table(block)
+    quarantine.check_fraction()
 
 
 def _caption_table(rows: list[dict[str, Any]]):

@@ -107,15 +107,18 @@ def quality_flags(percentile: float, bottom_percent: float = 25.0) -> tuple[bool
     return bottom, not bottom
 
 
-def headline(quality: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def headline(quality: Mapping[str, Mapping[str, Any]], input_rows: Mapping[str, Any]) -> dict[str, Any]:
     """captions.json of paths.metrics from quality.json's per-language figures: totals and means
-    over languages (a per-language entry would be one `dvc exp show` column per language and figure)."""
+    over languages (a per-language entry would be one `dvc exp show` column per language and figure),
+    and the input's rows read and quarantined (`input.json` of captions_translate)."""
 
     def mean(key: str) -> float | None:
         values = [figures[key] for figures in quality.values() if figures.get(key) is not None]
         return round(sum(values) / len(values), 6) if values else None
 
     return {
+        "input_rows": input_rows["rows"],
+        "input_quarantined": input_rows["quarantined"],
         "languages": len(quality),
         "captions": sum(figures["n_captions"] for figures in quality.values()),
         "selected": sum(figures["n_selected"] for figures in quality.values()),

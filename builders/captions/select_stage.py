@@ -38,6 +38,7 @@ from babelforge.captions.select import (
 from babelforge.captions.settings import (
     ATTRIBUTES_DIR,
     HYPOTHESES_DIR,
+    INPUT_SUMMARY_FILE,
     KEY,
     REFERENCES_DIR,
     SELECTED_FILE,
@@ -47,7 +48,7 @@ from babelforge.captions.settings import (
 from babelforge.core import shards, taggers
 from babelforge.core.config import Paths, as_params, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import write_json, write_table_parts
+from babelforge.core.io import read_json, write_json, write_table_parts
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
@@ -379,8 +380,11 @@ def run(config: Config) -> int:
     )
     write_table_parts(parts(), data / SELECTED_FILE, schema, provenance=record)
     summary = tally.summary()
-    write_json(summary, data / QUALITY_FILE)
-    write_metrics(headline(summary), config.paths.metrics, "captions")
+    if not (data / INPUT_SUMMARY_FILE).is_file():
+        raise BabelforgeError(f"{data / INPUT_SUMMARY_FILE}: missing; rerun `babelforge captions_translate`")
+    input_rows = read_json(data / INPUT_SUMMARY_FILE)
+    write_json({"input": input_rows, "languages": summary}, data / QUALITY_FILE)
+    write_metrics(headline(summary, input_rows), config.paths.metrics, "captions")
     for lang, figures in summary.items():
         info(
             f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "

@@ -1,7 +1,7 @@
 """Names and shared plumbing of the caption stages: the artifact layout under `paths.captions`.
 
-`source/`, `references/`, `hypotheses/` (captions_translate) and `attributes/` (captions_tag)
-are shard directories (`babelforge.core.shards`): shard i of each covers the same input
+`source/`, `references/`, `hypotheses/`, `quarantine/` (captions_translate) and `attributes/`
+(captions_tag) are shard directories (`babelforge.core.shards`): shard i of each covers the same input
 captions. `selected.parquet` and `quality.json` (captions_select) are single files.
 """
 
@@ -23,6 +23,8 @@ SOURCE_DIR = "source"
 REFERENCES_DIR = "references"
 HYPOTHESES_DIR = "hypotheses"
 ATTRIBUTES_DIR = "attributes"
+QUARANTINE_DIR = "quarantine"  # the bad input rows, shard i beside source/ shard i
+INPUT_SUMMARY_FILE = "input.json"  # rows read, kept, quarantined per reason, left out
 SELECTED_FILE = "selected.parquet"
 KEY = ["caption_id", "lang", "hyp_rank"]
 

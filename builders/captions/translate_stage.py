@@ -21,7 +21,9 @@ from typing import Any
 from babelforge.captions.readers import InputConfig, stream_captions
 from babelforge.captions.settings import (
     HYPOTHESES_DIR,
+    INPUT_SUMMARY_FILE,
     KEY,
+    QUARANTINE_DIR,
     REFERENCES_DIR,
     SOURCE_DIR,
     directory_sha256,
@@ -31,9 +33,11 @@ from babelforge.captions.settings import (
 )
 from babelforge.captions.translate import hypotheses_table, translate_nbest
 from babelforge.core import shards
+from babelforge.core.bad_rows import Quarantine, quarantine_table, summary_line
 from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.determinism import runtime
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import write_json
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.core.runners import RunnerConfig, record_rate, run_sharded
@@ -159,6 +163,15 @@ def shard_params(config: Config, source_code: str, targets: dict[str, str]) -> d
     }
 
 
+def write_quarantine(data: Path, plan, quarantine: Quarantine, shard_size: int) -> None:
+    """`quarantine/` beside `source/`: shard i holds the bad input rows met while shard i's captions
+    were read (an empty table where there were none), and `input.json` the counts of the whole input."""
+    for shard, rows in zip(plan, quarantine.by_shard(shard_size, len(plan))):
+        table = quarantine_table(rows)  # the manifest's input hash covers the kept rows only: hash these too
+        write_side_shards(data / QUARANTINE_DIR, shard, table, ["line", "source"], {"rows": shards.table_hash(table)})
+    write_json(quarantine.summary(), data / INPUT_SUMMARY_FILE)
+
+
 def run(config: Config) -> int:
 
     registry = load_registry(config.registry)
@@ -169,21 +182,24 @@ def run(config: Config) -> int:
     data = Path(config.paths.captions)
     shard_size = config.runner.shard_size
 
-    def stream():
-        return shards.iter_shards(stream_captions(config.input, registry, batch_rows=min(shard_size, 8192)), shard_size)
+    quarantine = Quarantine(config.input.policy, "captions")
+    stream = stream_captions(config.input, registry, batch_rows=min(shard_size, 8192), quarantine=quarantine)
 
-    # Pass 1 (no model): plan the shards and bring source/ and references/ up to date.
+    # Pass 1 (no model): plan the shards and bring source/ and references/ up to date; the bad
+    # rows found on the way (and too many of them stops here, before any translation).
     plan = []
-    for shard, table in stream():
+    for shard, table in shards.iter_shards(stream, shard_size):
         plan.append(shard)
         source, references = split_references(table, source_lang)
         write_side_shards(data / SOURCE_DIR, shard, source, ["caption_id"], {"source_lang": source_lang})
         write_side_shards(data / REFERENCES_DIR, shard, references, ["caption_id", "lang"], {})
     if not plan:
-        raise BabelforgeError(f"{config.input.path}: no captions")
-    for name in (SOURCE_DIR, REFERENCES_DIR):
+        raise BabelforgeError(f"{config.input.path}: no captions ({summary_line('rows', quarantine.summary())})")
+    write_quarantine(data, plan, quarantine, shard_size)
+    for name in (SOURCE_DIR, REFERENCES_DIR, QUARANTINE_DIR):
         shards.remove_unplanned(data / name, plan)
     captions = plan[-1].stop
+    info(f"captions_translate: input: {summary_line('rows', quarantine.summary())}")
     info(
         f"captions_translate: {captions} captions -> {len(targets)} languages, beam {config.beam_size}, "
         f"{config.num_hypotheses} hypotheses, {len(plan)} shards of {shard_size}"

@@ -187,7 +187,10 @@ def test_headline_sums_counts_and_averages_only_the_languages_with_a_figure():
         "rus_Cyrl": figures(2, 0.4, None),
         "zho_Hans": figures(0, None, None),  # nothing selected: no Kiwi mean, left out of the mean
     }
-    assert headline(quality) == {
+    input_rows = {"rows": 18, "kept": 16, "quarantined": 2, "reasons": {"empty_caption": 2}, "excluded": {}}
+    assert headline(quality, input_rows) == {
+        "input_rows": 18,
+        "input_quarantined": 2,
         "languages": 4,
         "captions": 16,
         "selected": 9,

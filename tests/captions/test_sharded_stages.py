@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -141,6 +142,7 @@ def test_selection_over_shards_equals_selection_over_the_same_rows_in_one_shard(
         table = shards.read(data / name)
         one = shards.Shard(0, 0, table.num_rows, shards.table_hash(table))
         shards.write_shard(whole / name, one, table, "p", "m", sort_by=key)
+    shutil.copyfile(data / "input.json", whole / "input.json")
     values = yaml.safe_load(params.read_text())
     values["paths"]["captions"] = str(whole)
     params.write_text(yaml.safe_dump(values, sort_keys=False))
@@ -244,11 +246,15 @@ def test_the_plan_is_printed_before_any_work(tmp_path, monkeypatch, capsys, xtd_
     )
     values = yaml.safe_load(params.read_text())
     values["captions"]["plan"] = {"warmup": 4}
+    values["captions"]["input"]["max_bad_fraction"] = 0.05
     params.write_text(yaml.safe_dump(values, sort_keys=False))
+    with captions.open("a", encoding="utf-8") as handle:
+        handle.write("blank,blank.jpg,   \n")  # a bad row: counted in the plan, not a caption
     monkeypatch.chdir(tmp_path)  # no run recorded a rate: the plan measures a warm-up
     assert main(["captions_plan", "--params", str(params)]) == 0
     out = capsys.readouterr().out
     assert "captions        35" in out
+    assert "input rows      36 rows read, 35 kept, 1 quarantined (empty_caption 1) (on_bad_row skip)" in out
     assert "shards          4 of up to 10 captions (0 current, 4 to translate)" in out
     assert "pairs           70 (2 target languages)" in out
     assert "a warm-up of 4 captions" in out

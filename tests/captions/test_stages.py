@@ -26,7 +26,7 @@ def write_params(path: Path, xtd_path: Path, kiwi_dir, **input_overrides) -> Pat
     # The full profile's real selection thresholds (sample relaxes langid/script for the random
     # tiny NLLB); the model choices are overridden here: stub translator, tiny Kiwi.
     params["profile"] = "full"
-    params["captions"]["input"].update(path=str(xtd_path), limit=N_CAPTIONS, **input_overrides)
+    params["captions"]["input"].update({"path": str(xtd_path), "limit": N_CAPTIONS, **input_overrides})
     params["captions"]["tag"]["kiwi_model"] = str(kiwi_dir)
     # The stub translator needs no model; the stage only checks that the folder is there.
     (path.parent / "nllb-stub").mkdir(exist_ok=True)
@@ -113,7 +113,7 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
             assert bottom.max() < top.min()
     rejected = selected[selected["text"].isna()]
     assert rejected["reason"].str.startswith("rejected:").all()
-    quality = read_json(data / "quality.json")
+    quality = read_json(data / "quality.json")["languages"]
     assert set(quality) == set(selected["lang"])
     assert quality["rus_Cyrl"]["chrf_corpus"] == 100.0
     assert quality["rus_Cyrl"]["chrf_corpus_top_hypothesis"] == 100.0  # the stub ranks the human one first
@@ -191,7 +191,7 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
         return {path.name: (sha256_file(path), path.stat().st_mtime_ns) for path in sorted(attributes.iterdir())}
 
     before = state()
-    quality_before = read_json(project / "data" / "captions" / "quality.json")
+    quality_before = read_json(project / "data" / "captions" / "quality.json")["languages"]
 
     values = yaml.safe_load(params.read_text())
     values["captions"]["select"]["default"]["kiwi"] = {"kiwi_v1__score": {"min": 0.6}}
@@ -202,5 +202,5 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     assert "Running stage 'captions_select'" in result
     assert "Running stage 'captions_tag'" not in result
     assert state() == before
-    quality_after = read_json(project / "data" / "captions" / "quality.json")
+    quality_after = read_json(project / "data" / "captions" / "quality.json")["languages"]
     assert sum(q["n_selected"] for q in quality_after.values()) < sum(q["n_selected"] for q in quality_before.values())
