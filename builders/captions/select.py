@@ -119,6 +119,7 @@ def headline(quality: Mapping[str, Mapping[str, Any]], input_rows: Mapping[str, 
     return {
         "input_rows": input_rows["rows"],
         "input_quarantined": input_rows["quarantined"],
+        "input_truncated": input_rows.get("truncated"),
         "languages": len(quality),
         "captions": sum(figures["n_captions"] for figures in quality.values()),
         "selected": sum(figures["n_selected"] for figures in quality.values()),

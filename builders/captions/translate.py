@@ -12,7 +12,7 @@ from typing import Any
 
 from babelforge.core.errors import BabelforgeError
 
-HYPOTHESIS_COLUMNS = ("caption_id", "lang", "hyp_rank", "text", "mt_score")
+HYPOTHESIS_COLUMNS = ("caption_id", "lang", "hyp_rank", "text", "mt_score", "source_truncated")
 
 
 def hypotheses_table(rows: Sequence[Mapping[str, Any]]):
@@ -26,6 +26,7 @@ def hypotheses_table(rows: Sequence[Mapping[str, Any]]):
             ("hyp_rank", pa.int32()),
             ("text", pa.string()),
             ("mt_score", pa.float64()),
+            ("source_truncated", pa.bool_()),
         ]
     )
     return pa.Table.from_pylist(list(rows), schema=schema)
@@ -49,7 +50,8 @@ def translate_nbest(
     `captions` are (caption_id, English text); `targets` maps a registry key to the
     translator's code for it. Identical texts are translated once; an empty caption gets
     no hypotheses (selection records it as `no_hypotheses`). hyp_rank 0 is the
-    translator's best.
+    translator's best. `source_truncated` marks the hypotheses of a caption longer than the
+    model's input limit (translated from its beginning): a selection threshold can drop them.
     """
     unique = sorted({text.strip() for _, text in captions if text.strip()})
     pairs = [(text, key) for key in sorted(targets) for text in unique]
@@ -72,6 +74,7 @@ def translate_nbest(
                         "hyp_rank": rank,
                         "text": hypothesis.text,
                         "mt_score": float(hypothesis.score),
+                        "source_truncated": bool(getattr(hypothesis, "source_truncated", False)),
                     }
                 )
     return rows

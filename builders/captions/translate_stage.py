@@ -4,7 +4,9 @@ Writes three shard directories into `paths.captions`, shard i of each covering t
 `captions.runner.shard_size` input captions:
   `source/`      caption_id, image, caption, source_lang + the input's other columns, untouched
   `references/`  caption_id, lang, text: the human translations the source ships with
-  `hypotheses/`  caption_id, lang, hyp_rank, text, mt_score: every caption x target language
+  `hypotheses/`  caption_id, lang, hyp_rank, text, mt_score, source_truncated: every caption x target
+                 language (source_truncated: the caption was longer than the model's input limit)
+and `quarantine/` (the input's bad rows, see `babelforge.core.bad_rows`) with `input.json` (the counts).
 Each shard is a Parquet file plus its manifest (`babelforge.core.shards`); a rerun redoes only
 shards that are missing or stale (input rows, settings or model changed), so a killed run
 loses at most the shards in flight. The translation runs on the `captions.runner` runner.
@@ -169,7 +171,7 @@ def write_quarantine(data: Path, plan, quarantine: Quarantine, shard_size: int) 
     for shard, rows in zip(plan, quarantine.by_shard(shard_size, len(plan))):
         table = quarantine_table(rows)  # the manifest's input hash covers the kept rows only: hash these too
         write_side_shards(data / QUARANTINE_DIR, shard, table, ["line", "source"], {"rows": shards.table_hash(table)})
-    write_json(quarantine.summary(), data / INPUT_SUMMARY_FILE)
+    write_json({**quarantine.summary(), "truncated": None}, data / INPUT_SUMMARY_FILE)  # known after translating
 
 
 def run(config: Config) -> int:
@@ -234,8 +236,20 @@ def run(config: Config) -> int:
     )
     record_rate(data, "captions_translate", stats, config.runner, unit="captions")
     summary = shards.digest(data / HYPOTHESES_DIR)
+    truncated = truncated_captions(data / HYPOTHESES_DIR)
+    write_json({**quarantine.summary(), "truncated": truncated}, data / INPUT_SUMMARY_FILE)
     info(
         f"captions_translate: {summary['rows']} hypotheses in {summary['shards']} shards "
-        f"({stats.shards} made now) -> {data / HYPOTHESES_DIR}"
+        f"({stats.shards} made now) -> {data / HYPOTHESES_DIR}; {truncated} captions longer than the "
+        "model's input were translated from their beginning (hypotheses' source_truncated)"
     )
     return 0
+
+
+def truncated_captions(directory: Path) -> int:
+    """Captions whose source was cut to the translator's input limit (any of their hypotheses says so)."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    table = shards.read(directory, ["caption_id"], filter=ds.field("source_truncated"))
+    return len(pc.unique(table.column("caption_id")))

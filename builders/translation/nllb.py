@@ -42,10 +42,26 @@ TOKENIZER_FILES = (
 QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "int8_bfloat16", "int16", "float16", "bfloat16", "float32")
 
 
+# CTranslate2's own default `max_input_length`: the source length assumed for a conversion that
+# did not record its model's (babelforge_model.json without `max_source_positions`).
+DEFAULT_MAX_SOURCE_POSITIONS = 1024
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     text: str
     score: float  # CTranslate2's length-normalised log-probability; higher is better
+    source_truncated: bool = False  # the source was cut to the model's input limit before translating
+
+
+def cut_to_limit(tokens: list[str], limit: int) -> tuple[list[str], bool]:
+    """A source token sequence (`[src_lang] ... </s>`) no longer than `limit`: the end of the text is
+    cut, the closing `</s>` kept; True when something was cut. Past the model's position table the
+    encoder has no position for a token (CTranslate2 stops with an error), so a 5,000-word caption
+    is translated from its beginning instead."""
+    if len(tokens) <= limit:
+        return tokens, False
+    return tokens[: limit - 1] + tokens[-1:], True
 
 
 def cuda_available() -> bool:
@@ -114,6 +130,12 @@ def locate_hf_model(model: str, revision: str | None = None) -> Path:
         ) from None
 
 
+def max_source_positions(hf_dir: Path) -> int:
+    """The encoder's input limit in tokens, from the checkpoint's config.json (NLLB: 1024)."""
+    config = read_json(hf_dir / "config.json") if (hf_dir / "config.json").is_file() else {}
+    return int(config.get("max_position_embeddings") or DEFAULT_MAX_SOURCE_POSITIONS)
+
+
 def convert_to_ctranslate2(
     hf_dir_or_id: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -140,6 +162,7 @@ def convert_to_ctranslate2(
             if (source / name).exists():
                 shutil.copyfile(source / name, tmp / name)
         metadata = {
+            "max_source_positions": max_source_positions(source),
             "model_id": model_id or str(hf_dir_or_id),
             "revision": revision,
             "quantization": quantization,
@@ -205,6 +228,11 @@ class NllbTranslator:
         return self._metadata.get("model_id") or str(self.model_dir)
 
     @property
+    def max_input_tokens(self) -> int:
+        """Source tokens the model reads (recorded at conversion; CTranslate2's default otherwise)."""
+        return int(self._metadata.get("max_source_positions") or DEFAULT_MAX_SOURCE_POSITIONS)
+
+    @property
     def revision(self) -> str | None:
         return self._metadata.get("revision")
 
@@ -252,8 +280,9 @@ class NllbTranslator:
         if not texts:
             return []
         self._check_codes(set(tgt_langs))
+        sources = [cut_to_limit(tokens, self.max_input_tokens) for tokens in self.source_tokens(texts, src_lang)]
         results = self._translator.translate_batch(
-            self.source_tokens(texts, src_lang),
+            [tokens for tokens, _ in sources],
             target_prefix=[[lang] for lang in tgt_langs],
             beam_size=self.beam_size,
             num_hypotheses=self.num_hypotheses,
@@ -263,7 +292,7 @@ class NllbTranslator:
             return_scores=True,
         )
         output = []
-        for lang, result in zip(tgt_langs, results):
+        for lang, result, (_, truncated) in zip(tgt_langs, results, sources):
             hypotheses = []
             for tokens, score in zip(result.hypotheses, result.scores):
                 if tokens and tokens[0] == lang:
@@ -271,6 +300,7 @@ class NllbTranslator:
                 ids = self.tokenizer.convert_tokens_to_ids(tokens)
                 text = self.tokenizer.decode(ids, skip_special_tokens=True)
                 # Rounded: the last decimals differ between CPU instruction sets (see determinism.py).
-                hypotheses.append(Hypothesis(text=text, score=rounded(float(score), NLLB_SCORE_DECIMALS)))
+                score = rounded(float(score), NLLB_SCORE_DECIMALS)
+                hypotheses.append(Hypothesis(text=text, score=score, source_truncated=truncated))
             output.append(hypotheses)
         return output

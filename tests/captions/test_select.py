@@ -191,6 +191,7 @@ def test_headline_sums_counts_and_averages_only_the_languages_with_a_figure():
     assert headline(quality, input_rows) == {
         "input_rows": 18,
         "input_quarantined": 2,
+        "input_truncated": None,  # not known: an input.json from before translating
         "languages": 4,
         "captions": 16,
         "selected": 9,

@@ -181,3 +181,25 @@ def test_full_model_translates_on_gpu():
         ["a photo of a dog.", "a photo of a dog."], "eng_Latn", ["deu_Latn", "fra_Latn"]
     )
     assert "Hund" in german.text and "chien" in french.text
+
+
+def test_cut_to_limit_keeps_the_closing_token():
+    tokens = ["eng_Latn", "▁a", "▁b", "▁c", "</s>"]
+    assert nllb.cut_to_limit(tokens, 5) == (tokens, False)
+    assert nllb.cut_to_limit(tokens, 3) == (["eng_Latn", "▁a", "</s>"], True)
+
+
+def test_a_caption_longer_than_the_model_reads_is_cut_and_marked(tiny_translator, tiny_nllb):
+    """The input limit comes from the model (the tiny one has 512 positions, recorded at conversion):
+    a 5,000-word caption is translated from its beginning and marked, not a CTranslate2 error."""
+    import json
+
+    recorded = json.loads((tiny_nllb / "ct2" / nllb.METADATA_FILE).read_text())["max_source_positions"]
+    assert recorded == json.loads((tiny_nllb / "hf" / "config.json").read_text())["max_position_embeddings"] == 512
+    assert tiny_translator.max_input_tokens == 512
+    long_caption = " ".join(["dog"] * 5000)
+    assert len(tiny_translator.source_tokens([long_caption], "eng_Latn")[0]) > 512
+    [[first, *_], [short, *_]] = tiny_translator.translate(
+        [long_caption, "a photo of a dog."], "eng_Latn", ["deu_Latn", "deu_Latn"]
+    )
+    assert first.source_truncated and not short.source_truncated
