@@ -70,7 +70,8 @@ def test_hypotheses_and_attributes_are_keyed_alike(built):
     hypotheses = shards.read(data / "hypotheses").to_pandas()
     attributes = shards.read(data / "attributes").to_pandas()
     assert len(hypotheses) == N_CAPTIONS * 10 * 4
-    assert list(hypotheses.columns) == ["caption_id", "lang", "hyp_rank", "text", "mt_score"]
+    assert list(hypotheses.columns) == ["caption_id", "lang", "hyp_rank", "text", "mt_score", "source_truncated"]
+    assert not hypotheses["source_truncated"].any()  # XTD captions are short
     key = ["caption_id", "lang", "hyp_rank"]
     assert hypotheses[key].equals(attributes[key])
     assert {
