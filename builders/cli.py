@@ -10,15 +10,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import babelforge
 from babelforge.commands import COMMANDS, pinned_stages
-from babelforge.core.config import describe, load_config, override
+from babelforge.core.config import check_assignments, describe, load_config, override, read_groups
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import os_error_text, stage_lock, stage_outputs
 from babelforge.core.params import DEFAULT_PARAMS, load_params
+from babelforge.core.progress import info
+from babelforge.eval.runs import RUNS, changed_inputs, given_settings, overlapping, run_folder, run_name, run_outputs
 
 # The CPU-pinned commands, from the command table (tests/test_reproducibility.py empties it to
 # measure what the pin changes).
@@ -79,22 +82,31 @@ def stage_parser(name: str, module) -> argparse.ArgumentParser:
             default=[],
             metavar="KEY=VALUE",
             help=f"override a setting for this run, e.g. --set {config_cls.GROUP}.<key>=<value> "
-            "or --set paths.<name>=<path> (repeatable; values are YAML)",
+            f"(repeatable; values are YAML); keys: {', '.join(settable(config_cls, name in PINNED_STAGES))}",
         )
     if hasattr(module, "configure"):
         module.configure(parser)
     return parser
 
 
-def config_from_args(module, args: argparse.Namespace):
+def settable(config_cls, pinned: bool = False) -> list[str]:
+    """What `--set` may name for a stage: the groups its Config reads, `profile` (every stage
+    resolves its settings for the profile) and, for a CPU-pinned stage, `nllb.cpu_isa` (the pin)."""
+    groups = [f"{group}.*" for group in read_groups(config_cls) if group != "profile"]
+    return [*groups, "profile", *(["nllb.cpu_isa"] if pinned and "nllb.*" not in groups else [])]
+
+
+def config_from_args(module, args: argparse.Namespace, pinned: bool = False):
     """The stage's Config: params.yaml, then `--set`, then the stage's own flags that were given.
 
     A flag's `dest` is a key of the stage's group (`min_classes`) or a dotted key from the top
-    of params.yaml (`paths.labels`), so every way in goes through the same typed loader.
+    of params.yaml (`paths.labels`), so every way in goes through the same typed loader. A `--set`
+    key outside the groups the stage reads is an error (`settable`).
     """
 
     config_cls = module.Config
     params = override(load_params(args.params), args.set)
+    check_assignments(args.set, settable(config_cls, pinned))
     reserved = {"params", "set", "debug"}
     for key, value in vars(args).items():
         if key in reserved or value is None:
@@ -105,6 +117,54 @@ def config_from_args(module, args: argparse.Namespace):
             node = node.setdefault(part, {})
         node[parts[-1]] = value
     return load_config(config_cls, params)
+
+
+def ad_hoc_run(name: str, module, parser: argparse.ArgumentParser, args: argparse.Namespace, config):
+    """(the run's config, the outputs it writes, a line saying where or None). A stage that declares
+    `AD_HOC_OUTPUTS` writes a run whose command line changes what it computes into a run folder of
+    its own, never over its DVC-tracked outputs (babelforge.eval.runs); its own run is left as is."""
+
+    outputs = getattr(module, "AD_HOC_OUTPUTS", None)
+    if not outputs:
+        return config, stage_outputs(name, config), None
+    defaults = {a.dest: a.default for a in parser._actions if a.default is not argparse.SUPPRESS}
+    given = given_settings(vars(args), defaults, args.set, module.Config.GROUP)
+    out_flag = parser._option_string_actions["--out"].dest
+    models = [model.id for model in config.common.models] if hasattr(config, "common") else []
+    taken = {path.name for path in RUNS.iterdir()} if RUNS.is_dir() else set()
+    folder = run_folder(run_name(models, name), datetime.now(UTC), taken)
+    settings = run_outputs(given, out_flag, outputs, folder)
+    if out_flag in given:
+        refuse_tracked_out(name, module, parser, given, [*settings.values(), given[out_flag]])
+    if not settings:
+        return config, stage_outputs(name, config), None
+    for dest, value in settings.items():
+        setattr(args, dest, value)
+    config = config_from_args(module, args, pinned=name in PINNED_STAGES)
+    if out_flag in given:
+        return config, stage_outputs(name, config), None
+    return config, list(settings.values()), f"{name}: an ad-hoc run, written to {folder}/ (not the tracked outputs)"
+
+
+def refuse_tracked_out(name: str, module, parser: argparse.ArgumentParser, given: dict, targets: list) -> None:
+    """An `--out` onto a DVC-tracked output (params.yaml's paths) is an error in a run that changes what
+    the stage computes: only the stage's own run writes there."""
+
+    out_flag = parser._option_string_actions["--out"].dest
+    changed = changed_inputs(given, out_flag, module.AD_HOC_OUTPUTS)
+    if not changed or not Path(DEFAULT_PARAMS).is_file():
+        return
+    targets = [*targets, *(given[dest] for dest in module.AD_HOC_OUTPUTS if dest in given)]
+    clash = overlapping(targets, stage_outputs(name, load_config(module.Config, load_params(DEFAULT_PARAMS))))
+    if clash:
+        flags = {
+            a.dest: a.option_strings[0] for a in parser._actions if a.option_strings and a.help != argparse.SUPPRESS
+        }
+        raise BabelforgeError(
+            f"{clash} is a DVC-tracked output of {name}; a run with "
+            f"{', '.join(flags.get(dest, f'--set {dest}') for dest in changed)} writes elsewhere: "
+            f"name another --out, or none (a run folder under {RUNS}/)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,16 +189,21 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     module = importlib.import_module(COMMANDS[name].module)
     parser = stage_parser(name, module)
-    args = parser.parse_args(rest)
     try:
+        # a flag's type may check what it names (`--model` a folder that is not there) before anything runs
+        args = parser.parse_args(rest)
         if hasattr(module, "Config"):
-            config = config_from_args(module, args)
+            config = config_from_args(module, args, pinned=name in PINNED_STAGES)
+            config, outputs, note = ad_hoc_run(name, module, parser, args, config)
             # one writer per output: a second run of the stage on the same outputs stops at once
-            with stage_lock(name, stage_outputs(name, config)):
-                return int(module.run(config) or 0)
+            with stage_lock(name, outputs):
+                code = int(module.run(config) or 0)
+            if note and code == 0:
+                info(note)
+            return code
         return int(module.run(args) or 0)
     except (BabelforgeError, OSError) as error:  # OSError: a full disk, a folder that cannot be written
-        if args.debug:
+        if "--debug" in rest:
             raise
 
         text = (

@@ -33,6 +33,7 @@ Shared run machinery (imports no task)::
     captions     caption sets and their images; every model x caption set of a caption task
     documents    the run document: ROW_KEYS, dataset versions, rows + provenance
     results      a run written (results_path, write_run) and printed (the results table)
+    runs         where a run writes: an ad-hoc one into runs/<model>-<UTC time>/, never the tracked outputs
     plots        paper figure style, byte-stable PNG / SVG / PDF
 
 Direction: tasks, places and tools import the shared modules; shared modules import no task; a

@@ -27,6 +27,7 @@ import numpy as np
 from babelforge.core import shards
 from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.images import READER_VERSION
 from babelforge.core.io import read_json, write_json
 from babelforge.core.runners import RunnerConfig, connect_ray, run_sharded, slice_reader
 from babelforge.core.shards import stable_hash
@@ -269,8 +270,9 @@ class ImageEmbeddingCache:
 
     def _hashes(self, model, image_set_hash: str) -> tuple[str, str]:
         """(params hash, model hash) of the manifests: the batch size is part of what made the
-        vectors (a model's batch can change their last bits), the key parts are the rest."""
+        vectors (a model's batch can change their last bits), and so is the image reader's version
+        (the pixels it makes of a file); the key parts are the rest."""
 
-        params = {"image_set": image_set_hash, "batch_size": self.runner.batch_size}
+        params = {"image_set": image_set_hash, "batch_size": self.runner.batch_size, "reader": READER_VERSION}
         identity = {"model": model.name, "revision": model.revision, "precision": getattr(model, "precision", None)}
         return stable_hash(params), stable_hash(identity)

@@ -10,7 +10,9 @@ Heavy libraries are imported inside the functions that use them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from babelforge.core.bad_rows import BadRowPolicy
 from babelforge.core.config import Paths, from_group, setting, stage_paths
 from babelforge.eval.cache import EvalRunnerConfig
 
@@ -38,10 +40,25 @@ class CommonConfig:
         "image embeddings per model + revision + image set + precision (not a DVC output)",
     )
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    # The image sets of every eval task, in one place. MVL-SIB's images are the thumbnails of a
+    # small curated, checksummed manifest (mvl_sib_images): eval_mvl_sib always fails on a bad one.
+    on_bad_row: Literal["skip", "fail"] = setting(
+        "skip",
+        "an image of an eval image set that cannot be used (missing, empty, not an image, truncated, over "
+        "PIL's size limit): skip (quarantine it in the run JSON, score the rest) or fail (stop at it)",
+    )
+    max_bad_fraction: float = setting(
+        0.01, "stop when more than this share of an image set is bad (the wrong folder or list, a broken copy)"
+    )
     models: list[ModelSpec] = setting(
         [ModelSpec(f"models/tiny_clip/s{seed}") for seed in (0, 1, 2)],
         "models to evaluate, one at a time (sample: the tiny CLIPs; full: Hub ids with pinned revisions)",
     )
+
+    @property
+    def image_policy(self) -> BadRowPolicy:
+        """The bad-row policy of the eval image sets (zero-shot, retrieval, clipscore)."""
+        return BadRowPolicy(self.on_bad_row, self.max_bad_fraction)
 
 
 @dataclass(frozen=True)

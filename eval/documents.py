@@ -63,13 +63,20 @@ def dataset_version(path: str | Path, lock_path: str | Path = "dvc.lock") -> str
     return "absent"
 
 
-def run_document(task: str, rows: Sequence[Mapping], provenance: Mapping) -> dict:
+def run_document(
+    task: str, rows: Sequence[Mapping], provenance: Mapping, quarantine: Mapping[str, Mapping] | None = None
+) -> dict:
+    """`task`, `provenance`, `rows`, and for a task over image sets `quarantine`: per dataset,
+    the screening's counts and the images left out (babelforge.eval.images.quarantine_record)."""
     missing = [key for row in rows for key in ROW_KEYS if key not in row]
     if missing:
         raise ValueError(f"result rows lack {sorted(set(missing))}")
     # Rounded to the stated precision: CPU kernel noise below it cannot change the file.
     rows = [rounded(json_safe(dict(row)), METRIC_DECIMALS) for row in rows]
-    return {"task": task, "provenance": dict(provenance), "rows": rows}
+    document = {"task": task, "provenance": dict(provenance), "rows": rows}
+    if quarantine is not None:
+        document["quarantine"] = json_safe(dict(quarantine))
+    return document
 
 
 def json_safe(value):

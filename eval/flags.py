@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import argparse
 
+from babelforge.core.errors import BabelforgeError
+from babelforge.eval.models import missing_folder
+
 
 def model_spec(text: str) -> dict:
-    """`--model ID[@REVISION]` -> an `eval.common.models` entry."""
+    """`--model ID[@REVISION]` -> an `eval.common.models` entry; a folder that is not there is an
+    error here, while the flags are read, before any input is loaded."""
     model, _, revision = text.partition("@")
     if not model:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a Hub id or a model directory, optionally @<revision>")
+    problem = missing_folder(model, revision or None)
+    if problem:
+        raise BabelforgeError(problem)
     return {"id": model, "revision": revision or None}
 
 

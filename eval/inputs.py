@@ -1,5 +1,6 @@
 """What a stage loads before it scores: its input files and image folders (checked, with the stage
-that builds them named), the ImageNet class list, the models of `eval.common` one at a time, and the
+that builds them named; the images each model can read, screened under eval.common's bad-row
+policy), the ImageNet class list, the models of `eval.common` one at a time, and the
 image-embedding cache."""
 
 from __future__ import annotations
@@ -7,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from babelforge.core.bad_rows import BadRowPolicy, Quarantine, summary_line
 from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.imagenet import read_imagenet_classes
+from babelforge.core.progress import info
 from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache
 from babelforge.eval.config import CommonConfig
+from babelforge.eval.images import ImageSet, screen_images
 from babelforge.eval.models import load_model
-from babelforge.lexicon.wordnet import read_imagenet_classes
 
 
 def require(path: str | Path, what: str, stage: str) -> Path:
@@ -30,6 +34,16 @@ def require_images(path: str | Path, setting_name: str) -> Path:
             f"{setting_name} (sample profile: dvc repro eval_images)"
         )
     return path
+
+
+def usable_images(
+    image_set: ImageSet, common: CommonConfig, source: str | Path, stage: str, policy: BadRowPolicy | None = None
+) -> tuple[ImageSet, Quarantine]:
+    """The images every model of the run scores: `image_set` without those `open_rgb` cannot read,
+    under `policy` (default: eval.common's on_bad_row / max_bad_fraction); logs the counts."""
+    usable, quarantine = screen_images(image_set, policy or common.image_policy, source, common.cache)
+    info(f"{stage}: {source}: {summary_line('images', quarantine.summary())}")
+    return usable, quarantine
 
 
 def imagenet_classes() -> list[tuple[int, str]]:

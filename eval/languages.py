@@ -10,11 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.languages import UnknownLanguageError, read_registry, registry
+from babelforge.core.languages import read_registry, registry
 from babelforge.eval.config import CommonConfig
-
-# XTD10 names Japanese `jp`; every other caption-set code is ISO 639-1.
-CAPTION_CODE_ALIASES = {"jp": "ja"}
 
 
 def language_registry(common: CommonConfig):
@@ -31,23 +28,9 @@ def language_registry(common: CommonConfig):
 
 
 def language_resolver(common: CommonConfig) -> Callable[[str], str]:
-    """code -> registry key, for a registry key (deu_Latn), ISO 639-1 (de), BabelNet (DE) or caption-set code (jp)."""
-
+    """code -> registry key: the registry's one resolver (key, ISO 639-1/3, BabelNet, caption-set code)."""
     languages = language_registry(common)
-
-    def resolve(code: str) -> str:
-        code = CAPTION_CODE_ALIASES.get(code, code)
-        for system, value in (("key", code), ("iso639_1", code.lower()), ("babelnet", code.upper())):
-            try:
-                return languages.lookup(value, system).key
-            except UnknownLanguageError:
-                continue
-        raise BabelforgeError(
-            f"unknown language {code!r}: give a registry key (deu_Latn), an ISO 639-1 code (de) "
-            "or a BabelNet code (DE) of resources/languages.tsv"
-        )
-
-    return resolve
+    return lambda code: languages.resolve(code).key
 
 
 def requested_languages(languages: Sequence[str] | None, resolve: Callable[[str], str]) -> list[str] | None:

@@ -22,6 +22,7 @@ from PIL import Image
 
 from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.images import read_rgb
 from babelforge.core.io import sha256_file
 
 SUPPORTED_TYPES = ("clip", "siglip", "vision-text-dual-encoder")
@@ -77,7 +78,8 @@ class DualEncoder:
         return str(self.dtype).removeprefix("torch.")
 
     def encode_images(self, images: Iterable, batch_size: int = 64) -> np.ndarray:
-        """Images are PIL images or paths (opened lazily, one batch at a time)."""
+        """Images are PIL images or paths (opened lazily, one batch at a time, by
+        `babelforge.core.images.read_rgb`)."""
         import torch
 
         batches, batch = [], []
@@ -91,8 +93,7 @@ class DualEncoder:
 
         for image in images:
             if not isinstance(image, Image.Image):
-                with Image.open(image) as handle:
-                    image = handle.convert("RGB")
+                image = read_rgb(image)  # upright RGB, alpha on white; one line naming a bad file
             batch.append(image.convert("RGB") if image.mode != "RGB" else image)
             if len(batch) == batch_size:
                 flush()
@@ -131,6 +132,43 @@ def _normalized(features) -> np.ndarray:
     return (array / np.maximum(np.linalg.norm(array, axis=-1, keepdims=True), 1e-12)).astype(np.float32)
 
 
+def folder_like(spec: str) -> bool:
+    """A model id that can only name a folder: it exists, starts with `.`, `/` or `~`, ends with
+    `/`, has more than one `/`, or its first part is a folder here (`models/my_clip`). A Hub id
+    is `name` or `owner/name`."""
+    parts = spec.split("/")
+    return (
+        Path(spec).exists()
+        or spec.startswith((".", "/", "~"))
+        or spec.endswith("/")
+        or len(parts) > 2
+        or (len(parts) == 2 and Path(parts[0]).is_dir())
+    )
+
+
+def in_hub_cache(spec: str) -> bool:
+    """Whether this machine's Hugging Face cache holds any revision of the Hub model `spec`."""
+    from huggingface_hub import constants
+
+    return (Path(constants.HF_HUB_CACHE) / f"models--{spec.replace('/', '--')}").is_dir()
+
+
+def missing_folder(spec: str, revision: str | None) -> str | None:
+    """Why `spec` cannot be loaded, when it names a model folder that is not there (None when it
+    is a folder or may be a Hub model): folder-like, or without a pinned revision and unknown to
+    the Hub cache (a Hub model needs its revision anyway)."""
+    path = Path(spec)
+    if path.is_dir():
+        return None
+    if path.exists():
+        return f"not a folder: {spec}"
+    if folder_like(spec):
+        return f"no such folder: {spec}"
+    if not revision and not in_hub_cache(spec):
+        return f"no such folder: {spec} (a Hub model is ID@REVISION)"
+    return None
+
+
 def load_model(spec: str, revision: str | None = None, device: str | None = None) -> DualEncoder:
     """A local directory, or a Hub id at `revision` (required: results must be reproducible)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
@@ -139,7 +177,7 @@ def load_model(spec: str, revision: str | None = None, device: str | None = None
     local = Path(spec)
     if local.is_dir():
         source, name, revision, hub_args = str(local), spec, "sha256:" + directory_hash(local), {}
-    elif local.exists() or spec.startswith((".", "/")) or spec.count("/") > 1:
+    elif folder_like(spec):
         raise BabelforgeError(
             f"model {spec}: not a model directory; build it (dvc repro tiny_clip) or fix params eval.models"
         )

@@ -44,8 +44,16 @@ def stage_params(config) -> dict:
     }
 
 
-def write_run(task: str, rows: list[dict], config, sources: Mapping[str, str], path: Path) -> Path:
-    """The run JSON of one task: its rows and the provenance record."""
+def write_run(
+    task: str,
+    rows: list[dict],
+    config,
+    sources: Mapping[str, str],
+    path: Path,
+    quarantine: Mapping[str, Mapping] | None = None,
+) -> Path:
+    """The run JSON of one task: its rows, the provenance record and (tasks over image sets) the
+    images each dataset left out, with the counts per reason (`quarantine`)."""
 
     models = {r["model"]: r["revision"] for r in rows}
     record = provenance(f"eval_{task}", params=stage_params(config), sources=dict(sources), models=models)
@@ -53,7 +61,7 @@ def write_run(task: str, rows: list[dict], config, sources: Mapping[str, str], p
     device = resolve_device(config.common.device)
     record["device"] = device
     record["runtime"] = runtime(device, "float16" if device.startswith("cuda") else "float32")
-    write_json(run_document(task, rows, record), path)
+    write_json(run_document(task, rows, record, quarantine), path)
     info(f"eval_{task}: {len(rows)} rows -> {path}")
     return path
 

@@ -28,11 +28,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from babelforge.core import tsv  # noqa: E402
 from babelforge.core.errors import BabelforgeError  # noqa: E402
-from babelforge.core.languages import COLUMNS, KEY_PATTERN  # noqa: E402
+from babelforge.core.languages import COLUMNS, KEY_FORM, SCRIPTS_FORM  # noqa: E402
 
 OVERRIDE_COLUMNS = ("system", "code", "key", "name", "scripts", "iso639_1", "nllb", "langid", "in_xlmr", "reason")
 OVERRIDES_PATH = ROOT / "resources" / "language_overrides.tsv"
+OVERRIDES_TABLE = tsv.TsvSpec(
+    OVERRIDE_COLUMNS,
+    required=("system", "code", "key", "reason"),  # an override without its reason is a guess nobody can check
+    unique=(("system", "code"),),
+    checks={
+        "system": tsv.one_of("babelnet", "omw", "key"),
+        "key": KEY_FORM,
+        "scripts": SCRIPTS_FORM,
+        "in_xlmr": tsv.BOOLEAN,
+    },
+)
 DEFAULT_DATA = ROOT / ".." / "shared" / "data"
 DEFAULT_OUT = ROOT / "resources" / "languages.tsv"
 
@@ -93,19 +105,8 @@ def read_tsv(path: Path) -> list[dict[str, str]]:
 
 
 def read_overrides(path: Path = OVERRIDES_PATH) -> dict[tuple[str, str], dict[str, str]]:
-    overrides: dict[tuple[str, str], dict[str, str]] = {}
-    for number, row in enumerate(read_tsv(path), start=2):
-        if None in row or None in row.values():
-            raise BabelforgeError(f"{path}:{number}: expected {len(OVERRIDE_COLUMNS)} tab-separated fields")
-        ident = (row["system"], row["code"])
-        if row["system"] not in ("babelnet", "omw", "key"):
-            raise BabelforgeError(f"{path}:{number}: system must be babelnet, omw or key")
-        if ident in overrides:
-            raise BabelforgeError(f"{path}:{number}: {row['system']} code {row['code']} appears twice")
-        if not KEY_PATTERN.match(row["key"]):
-            raise BabelforgeError(f"{path}:{number}: key {row['key']!r} is not of the form xxx_Scrp")
-        overrides[ident] = row
-    return overrides
+    """The hand decisions by (system, code), each checked against `OVERRIDES_TABLE` (file:line errors)."""
+    return {(row["system"], row["code"]): row for _, row in tsv.read_tsv(path, OVERRIDES_TABLE)}
 
 
 def content_script(lemmas: list[str]) -> str | None:

@@ -22,6 +22,7 @@ def write_registry(
     lines = ["\t".join(COLUMNS)]
     for row in rows:
         values = base | (dict(row) if isinstance(row, Mapping) else dict(zip(COLUMNS, row)))
+        values["name"] = values["name"] or values["key"]  # the registry requires one
         values["iso639_3"] = values["iso639_3"] or values["key"][:3]
         values["script"] = values["script"] or values["key"][4:8]
         values["scripts"] = values["scripts"] or values["script"]

@@ -116,7 +116,9 @@ def test_the_headlines_leave_per_language_detail_out():
         }
         for lang, kept, kiwi, chrf in (("deu_Latn", 9, 0.5, 40.0), ("fin_Latn", 7, None, 20.0))
     }
-    captions = captions_headline(quality, {"rows": 21, "kept": 20, "quarantined": 1, "reasons": {}, "excluded": {}, "truncated": 2})
+    captions = captions_headline(
+        quality, {"rows": 21, "kept": 20, "quarantined": 1, "reasons": {}, "excluded": {}, "truncated": 2}
+    )
     check_headline(captions, "captions")
     assert captions["input_rows"] == 21 and captions["input_quarantined"] == 1 and captions["input_truncated"] == 2
     assert captions["captions"] == 20 and captions["selected"] == 16 and captions["without_translation"] == 4

@@ -3,7 +3,7 @@ the labels, the audit, the card and `babelforge diff` show it; an upstream chang
 
 The project copy builds the whole chain the card needs (labels, prompts, MT captions, MVL-SIB, audit)
 from the source mirror, with MVL-SIB cut to two languages, MT captions to four captions and the labels to
-the languages with 300 classes or more.
+the languages with 400 classes or more.
 """
 
 from __future__ import annotations
@@ -51,9 +51,10 @@ def project(tmp_path_factory, shared_data):
     params = yaml.safe_load((copy / "params.yaml").read_text())
     params["fetch"]["mirror"] = str(shared_data)
     params["mvl_sib"]["languages"] = ["eng_Latn", "deu_Latn"]
-    # The languages with 300 classes or more (24 of the sample's 138, German among them): the
-    # prompts, audit pages and card configs of the other 114 add minutes and nothing to the journey.
-    params["labels"]["min_classes"] = 300
+    # The languages with 400 classes or more (14 of the sample's 138; German has 425, 424 after the
+    # review's reject): the prompts, audit pages and card configs of the others add minutes and
+    # nothing to the journey.
+    params["labels"]["min_classes"] = 400
     params["captions"]["input"]["limit"] = 4
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     env = command_env(copy)
@@ -74,7 +75,7 @@ def test_review_journey(project, tmp_path):
 
     # 1. export: every German class, with the audit's flags and the alternatives
     sheet = tmp_path / "deu_Latn.review.csv"
-    run(["babelforge", "review", "export", "deu_Latn", "--out", str(sheet)], copy, env)
+    run(["babelforge", "review", "export", "de", "--out", str(sheet)], copy, env)  # ISO 639-1 resolves
     with sheet.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == n_german
@@ -150,6 +151,8 @@ def test_review_journey(project, tmp_path):
     assert diff["languages"]["deu_Latn"]["relabelled"] == [
         {"class_idx": 457, "old": "Fliege", "new": "Querbinder", "by": "review"}
     ]
+    # the accept changed no label: listed as confirmed
+    assert diff["languages"]["deu_Latn"]["confirmed"] == [{"class_idx": 9, "label": "Strauß", "by": "review"}]
 
     # 5. a simulated upstream change: the Wiktionary file now lists Straußenmännchen first
     omw = tmp_path / "omw"

@@ -10,7 +10,6 @@ params.yaml, severities, score weights and langid's limits from the `audit:` gro
 from __future__ import annotations
 
 import argparse
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from babelforge.audit.checks import AUDIT_TAGGERS, AuditPolicy, LangidPolicy
 from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.datasets import artifact_path
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.io import read_json, read_table
 from babelforge.core.langid import identifier
 from babelforge.core.languages import read_registry, registry
@@ -249,9 +249,7 @@ def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, A
 
     names = {int(r.class_idx): str(r.label) for r in labels[labels["lang"] == ENGLISH].itertuples()}
     if not names:
-        classes = Path(__file__).resolve().parents[2] / "resources" / "imagenet1k_classes.tsv"
-        with classes.open(encoding="utf-8", newline="") as handle:
-            names = {int(row["class_idx"]): row["openai_clip_name"] for row in csv.DictReader(handle, delimiter="\t")}
+        names = {c.class_idx: c.clip_name for c in read_imagenet_classes()}
     definitions: dict[int, str] = {}
     lemmas: dict[int, list[str]] = {idx: [name] for idx, name in names.items()}
     if wordnet_path and Path(wordnet_path).exists():

@@ -17,14 +17,22 @@ Labels = Mapping[str, Mapping[int, str]]
 KINDS = ("added", "removed", "relabelled")
 
 
-def diff_labels(old: Labels, new: Labels, by_review: Iterable[tuple[str, int]] = ()) -> dict[str, Any]:
+def diff_labels(
+    old: Labels,
+    new: Labels,
+    by_review: Iterable[tuple[str, int]] = (),
+    confirmed: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
     """Per language: added / removed class indices and relabelled (old -> new) classes.
 
     A language present in only one release counts all its classes as added or removed and
     is listed under `languages_added` / `languages_removed`. Unchanged languages are left out
     of `languages` but counted in the summary. `by_review`: the (lang, class_idx) a review
     decided in either release (`review_made`); their changes are marked `by: review`.
+    `confirmed`: the labels reviews accepted since the old release (`review_confirmed`), listed
+    per language as `confirmed` (a language with only confirmations counts as changed).
     """
+    confirmed = confirmed or {}
     reviewed = set(by_review)
     per_language: dict[str, Any] = {}
     unchanged = 0
@@ -41,7 +49,7 @@ def diff_labels(old: Labels, new: Labels, by_review: Iterable[tuple[str, int]] =
             for idx in sorted(set(before) & set(after))
             if before[idx] != after[idx]
         ]
-        if not (added or removed or relabelled):
+        if not (added or removed or relabelled or confirmed.get(lang)):
             unchanged += 1
             continue
         per_language[lang] = {
@@ -50,6 +58,7 @@ def diff_labels(old: Labels, new: Labels, by_review: Iterable[tuple[str, int]] =
             "added": [{"class_idx": idx, "label": after[idx], "by": by(idx)} for idx in added],
             "removed": [{"class_idx": idx, "label": before[idx], "by": by(idx)} for idx in removed],
             "relabelled": relabelled,
+            "confirmed": list(confirmed.get(lang, [])),
         }
     summary = {
         "languages_old": len(old),
@@ -59,6 +68,7 @@ def diff_labels(old: Labels, new: Labels, by_review: Iterable[tuple[str, int]] =
         "languages_changed": len(per_language),
         "languages_unchanged": unchanged,
         **{f"classes_{kind}": sum(len(entry[kind]) for entry in per_language.values()) for kind in KINDS},
+        "classes_confirmed": sum(len(entry["confirmed"]) for entry in per_language.values()),
         "by_review": {
             kind: sum(row["by"] == "review" for entry in per_language.values() for row in entry[kind]) for kind in KINDS
         },
@@ -91,6 +101,28 @@ def review_made(
     return keys
 
 
+def review_confirmed(
+    old_rows: Iterable[Mapping[str, Any]], new_rows: Iterable[Mapping[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per language the classes a review accepted since the old release: in the new one the label
+    is the rules' own (`label == rule_label`) and reviewed, in the old one it was not reviewed as
+    that label. No label changes, so the label diff alone would never show a reviewer's accept."""
+
+    def accepted(rows) -> dict[tuple[str, int], str]:
+        return {
+            (str(row["lang"]), int(row["class_idx"])): row["label"]
+            for row in rows
+            if bool(row.get("reviewed", False)) and row["label"] == row.get("rule_label", row["label"])
+        }
+
+    before, after = accepted(old_rows), accepted(new_rows)
+    confirmed: dict[str, list[dict[str, Any]]] = {}
+    for (lang, idx), label in sorted(after.items()):
+        if before.get((lang, idx)) != label:
+            confirmed.setdefault(lang, []).append({"class_idx": idx, "label": label, "by": "review"})
+    return confirmed
+
+
 def _md(text: Any) -> str:
     """Table-cell safe: pipes escaped, newlines flattened."""
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
@@ -112,6 +144,7 @@ def render_markdown(diff: Mapping[str, Any], old_name: str, new_name: str, max_r
         "- made by reviews: "
         + ", ".join(f"{kind} {summary['by_review'][kind]}" for kind in KINDS)
         + "; the rest by the rules",
+        f"- confirmed by reviews (label accepted as it was): {summary['classes_confirmed']}",
         "",
     ]
     if not diff["languages"]:
@@ -134,6 +167,10 @@ def render_markdown(diff: Mapping[str, Any], old_name: str, new_name: str, max_r
             if any(changes.values()):
                 lines += ["", f"### {title}", ""]
                 lines += _changes_markdown(changes, max_rows)
+        if entry["confirmed"]:
+            shown = ", ".join(f"{row['class_idx']} `{_md(row['label'])}`" for row in entry["confirmed"][:max_rows])
+            more = f" … and {len(entry['confirmed']) - max_rows} more" if len(entry["confirmed"]) > max_rows else ""
+            lines += ["", "### confirmed by reviews", "", f"- confirmed: {shown}{more}"]
     return "\n".join(lines) + "\n"
 
 

@@ -31,6 +31,7 @@ from babelforge.audit.diff import (
     labels_by_language,
     render_markdown,
     render_rows_markdown,
+    review_confirmed,
     review_made,
     table_kind,
 )
@@ -100,7 +101,8 @@ def run(config: Config) -> int:
         _write(text, config.output)
         return 0
     by_review = review_made(old_rows, new_rows, review_record(old_provenance), review_record(new_provenance))
-    diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), by_review)
+    confirmed = review_confirmed(old_rows, new_rows)
+    diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), by_review, confirmed)
     text = (
         canonical_json({"old": names[0], "new": names[1], **diff})
         if config.format == "json"

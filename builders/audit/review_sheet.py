@@ -6,6 +6,15 @@ agree on it), the audit's flags and the earlier review, then empty decision colu
 the decided rows back as `Review`s (the same checks as the labels stage) and merges them into
 the language's review file, a later decision for a class replacing the earlier one.
 
+Formulas: a spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (and some a tab or
+carriage return) as a formula, so a label, gloss or flag from the sources could run code on the
+reviewer's machine (CSV injection). Export writes such a cell with a leading `'`, which the
+spreadsheet shows as text; so that a text starting with `'` stays unambiguous, the `'` goes before
+any cell whose leading quotes are followed by one of those characters (`'=x` is written `''=x`).
+Import removes exactly that one quote from such a cell, and only there: `escape_cell` and
+`unescape_cell` are inverse for every text. A reviewer's label then gets the checks of a source
+label (`reviews.label_problem`: clean, no markup, no `{}` slot, no control character, the script).
+
 Pure functions over plain rows; files are read and written by `review_stage.py` and the audit.
 """
 
@@ -45,6 +54,8 @@ DECISION_COLUMNS = ("decision", "new_label", "reviewer", "date", "note")
 SHEET_COLUMNS = INFO_COLUMNS + DECISION_COLUMNS
 STALE = "stale_review"
 BOM = "\ufeff"  # spreadsheets (Excel) read a CSV as UTF-8 only with it
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list of cell starts a spreadsheet may run
+QUOTE = "'"
 
 
 # --- per-class facts shared by the sheet and the HTML page ---------------------------------------
@@ -145,12 +156,26 @@ def sheet_rows(
     return rows
 
 
+def _needs_quote(text: str) -> bool:
+    return text.lstrip(QUOTE).startswith(FORMULA_STARTS)
+
+
+def escape_cell(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula, with a leading `'` (see the module doc)."""
+    return QUOTE + value if isinstance(value, str) and _needs_quote(value) else value
+
+
+def unescape_cell(text: str) -> str:
+    """The text `escape_cell` was given: the one added `'` removed, every other text as it is."""
+    return text[1:] if text.startswith(QUOTE) and _needs_quote(text[1:]) else text
+
+
 def render_sheet(rows: Sequence[Mapping[str, Any]]) -> str:
-    """CSV text (comma, quoted as needed, BOM first) with the `SHEET_COLUMNS` header."""
+    """CSV text (comma, quoted as needed, BOM first) with the `SHEET_COLUMNS` header, formulas neutralised."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=SHEET_COLUMNS, lineterminator="\r\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({column: escape_cell(value) for column, value in row.items()} for row in rows)
     return BOM + buffer.getvalue()
 
 
@@ -158,20 +183,26 @@ def render_sheet(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def read_sheet(text: str, where: str) -> list[tuple[int, dict[str, str]]]:
-    """(line, row) pairs of a sheet as a spreadsheet saved it: comma, semicolon or tab separated."""
+    """(line, row) pairs of a sheet as a spreadsheet saved it: comma, semicolon or tab separated,
+    the quote `escape_cell` added removed. `line` is where the row starts (a cell may span lines)."""
     text = text.lstrip(BOM)
     first = text.split("\n", 1)[0]
     delimiter = max((",", ";", "\t"), key=first.count)
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    missing = [c for c in ("lang", "wnid", "label", *DECISION_COLUMNS) if c not in (reader.fieldnames or [])]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = [name.strip() for name in next(reader, [])]
+    missing = [c for c in ("lang", "wnid", "label", *DECISION_COLUMNS) if c not in header]
     if missing:
         raise BabelforgeError(
             f"{where}:1: not a review sheet (no column {', '.join(missing)}); "
             "export one with `babelforge review export <lang>`"
         )
     rows = []
-    for row in reader:
-        rows.append((reader.line_num, {key: (value or "").strip() for key, value in row.items() if key}))
+    end = reader.line_num
+    for fields in reader:
+        start, end = end + 1, reader.line_num
+        if fields:  # a blank line is no row
+            cells = fields + [""] * (len(header) - len(fields))
+            rows.append((start, {key: unescape_cell(cell).strip() for key, cell in zip(header, cells) if key}))
     return rows
 
 

@@ -4,8 +4,9 @@
     babelforge review import deu_Latn.review.csv      -> merged into resources/reviews/deu_Latn.tsv
 
 Export reads the built labels, candidates and WordNet glosses (paths group of params.yaml) and the
-audit's flags when the audit is built. Import checks every decided row as the labels stage will
-(wnid, decision, label, script, English), merges it into the language's review file (a later
+audit's flags when the audit is built; cells a spreadsheet would run as formulas are neutralised
+(`review_sheet.escape_cell`). Import checks every decided row as the labels stage will (wnid,
+decision, label: clean as a source label, no markup or `{}` slot, script, English), merges it into the language's review file (a later
 decision for a class replaces the earlier one, and says so) and writes nothing when a row is bad.
 `dvc repro` then rebuilds the labels and what depends on them.
 """
@@ -30,6 +31,7 @@ from babelforge.babel_imagenet.reviews import (
 from babelforge.core.config import Paths, load_config
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_table, write_text
+from babelforge.core.languages import registry
 from babelforge.core.params import DEFAULT_PARAMS, load_params
 
 
@@ -43,7 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="export a language's review sheet, or import a filled-in one",
     )
     export = actions.add_parser("export", help="write a language's review sheet (CSV)")
-    export.add_argument("lang", help="language key, e.g. deu_Latn")
+    export.add_argument(
+        "lang", help="the language: registry key (deu_Latn), ISO 639-1 (de) or 639-3 (deu), BabelNet (DE)"
+    )
     export.add_argument("--out", default=None, help="sheet to write (default: <lang>.review.csv here)")
     imported = actions.add_parser("import", help="merge a filled-in sheet into resources/reviews/<lang>.tsv")
     imported.add_argument("sheet", help="the sheet (CSV; comma, semicolon or tab separated, UTF-8)")
@@ -57,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
     paths = load_config(Paths, load_params(args.params), "paths")
     if args.action == "export":
-        return export_sheet(paths, args.lang, Path(args.out or f"{args.lang}.review.csv"))
+        lang = registry().resolve(args.lang).key
+        return export_sheet(paths, lang, Path(args.out or f"{lang}.review.csv"))
     return import_sheet(paths, Path(args.sheet), args.reviewer, args.date or datetime.date.today().isoformat())
 
 

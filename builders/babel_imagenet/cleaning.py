@@ -18,7 +18,13 @@ Windows-1252 byte read as Latin-1 (`n\\x9cud` for `nœud`) and invisible format 
   per name of a `,` `;` `/` `|` list), `characters` (format characters removed, the
   Windows-1252 bytes repaired).
 
-The raw lemma stays in the labels as provenance (`raw_lemma`). Pure and stdlib only.
+The raw lemma stays in the labels as provenance (`raw_lemma`).
+
+A label a person types (a review's `replace`, or an edited sheet cell) meets the same rules, but is
+refused instead of cleaned, so the reviewer sees what is wrong: `typed_label_problem` says why a label
+is not one `clean_lemma` would give back unchanged, or holds what no label may: markup (`<img ...>`,
+labels reach the HTML pages), a `{` or `}` (prompts put labels into a template's `{}` slot) or a
+control character. Pure and stdlib only.
 """
 
 from __future__ import annotations
@@ -39,6 +45,9 @@ LANGUAGE_LINK = re.compile(r"^[a-z]{2,3}:")  # `fr:lynx`: a link to another wiki
 QUALIFIER = re.compile(r"\s*\([^()]*\)")
 SEPARATORS = re.compile(r"\s*[,;/|]\s*")
 OPENING_QUOTES = "‘“«‚„"
+# The start of a tag, comment or processing instruction as a browser parses it (`<img`, `</b`, `<!--`).
+MARKUP = re.compile(r"<[A-Za-z/!?]")
+TAG = re.compile(r"<[^<>]{0,40}>?")  # the tag a MARKUP match starts, for the message
 # More words than any name in the mirror has (Navajo's descriptive names reach 8).
 MAX_WORDS = 10
 
@@ -128,3 +137,38 @@ def clean_lemma(raw: str) -> Cleaned:
     if forms:
         return Cleaned(tuple(forms), tuple(cleaned), None)
     return Cleaned((), tuple(cleaned), dropped or "empty")
+
+
+def unsafe_character(text: str) -> str | None:
+    """What in `text` no label may hold (markup, a brace, a control character), described; None if nothing."""
+    markup = MARKUP.search(text)
+    if markup:
+        return f"markup ({TAG.match(text, markup.start()).group()!r})"
+    if "{" in text or "}" in text:
+        return "a { or }, which prompts read as the template's {} slot"
+    control = next((char for char in text if unicodedata.category(char) == "Cc"), None)
+    if control is not None:
+        return f"the control character U+{ord(control):04X}"
+    return None
+
+
+def typed_label_problem(label: str, cleaned: bool = True) -> str | None:
+    """Why a label a person typed cannot be a label (None when it can); see the module doc.
+
+    cleaned=False skips the `clean_lemma` test (English labels are CLIP names, which the rules
+    take as they are: `kite (bird of prey)`).
+    """
+    unsafe = unsafe_character(label)
+    if unsafe:
+        return f"label {label!r} holds {unsafe}; give the plain name"
+    if not cleaned:
+        return None
+    result = clean_lemma(label)
+    if result.dropped:
+        return f"label {label!r} is not a name: the rules drop it as {result.dropped}"
+    if result.forms != (label,):
+        return (
+            f"label {label!r} is not clean ({', '.join(result.cleaned)}): the rules would make it "
+            f"{' / '.join(map(repr, result.forms))}; give one clean name"
+        )
+    return None

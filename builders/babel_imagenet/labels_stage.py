@@ -290,7 +290,7 @@ def run(config: Config) -> int:
         info(f"labels: review {warning}")
     print(summary_table(languages))
     decided = sum(sum(r["decisions"].values()) for r in reviews.values())
-    write_metrics(headline(labels, languages, decided), paths.metrics, "labels")
+    write_metrics(headline(labels, languages, decided), paths.metrics, "labels", profile=profile)
     info(
         f"labels: {len(labels)} labels in {len(languages)} languages ({decided} review decisions applied) "
         f"-> {paths.labels}, {paths.languages}"

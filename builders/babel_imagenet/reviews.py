@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from babelforge.babel_imagenet.cleaning import typed_label_problem
 from babelforge.babel_imagenet.labels import ENGLISH, english_key, normalise_lemma
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table, sha256_text
@@ -66,8 +67,12 @@ class ReviewContext:
 
 
 def label_problem(label: str, lang: str, context: ReviewContext) -> str | None:
-    """Why `label` cannot be a label of `lang` (None when it can): the rules' English test, the script."""
+    """Why `label` cannot be a label of `lang` (None when it can): the cleaning a source label gets
+    (`typed_label_problem`), the rules' English test, the script."""
 
+    typed = typed_label_problem(label, cleaned=lang != ENGLISH)
+    if typed:
+        return typed
     if lang != ENGLISH and english_key(label) in context.english_keys:
         return f"label {label!r} equals an English lemma (the rules drop those); give the word in the language"
     expected = tuple(context.expected_scripts.get(lang, ()))

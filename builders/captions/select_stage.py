@@ -46,7 +46,7 @@ from babelforge.captions.settings import (
     shard_inputs,
 )
 from babelforge.core import shards, taggers
-from babelforge.core.config import Paths, as_params, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, write_json, write_table_parts
 from babelforge.core.metrics import write_metrics
@@ -87,6 +87,7 @@ class Config:
     languages: dict[str, dict[str, Any]] = setting(
         {}, "per-language overrides merged into `default`, e.g. {jpn_Jpan: {script: {script_v1__share: {min: 0.7}}}}"
     )
+    profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
     @property
@@ -373,7 +374,7 @@ def run(config: Config) -> int:
 
     record = provenance(
         "captions_select",
-        params={"select": as_params(config)},
+        params={"profile": config.profile, "select": as_params(config)},
         sources={
             name: shards.digest(data / name) for name in (HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR)
         },
@@ -384,7 +385,7 @@ def run(config: Config) -> int:
         raise BabelforgeError(f"{data / INPUT_SUMMARY_FILE}: missing; rerun `babelforge captions_translate`")
     input_rows = read_json(data / INPUT_SUMMARY_FILE)
     write_json({"input": input_rows, "languages": summary}, data / QUALITY_FILE)
-    write_metrics(headline(summary, input_rows), config.paths.metrics, "captions")
+    write_metrics(headline(summary, input_rows), config.paths.metrics, "captions", profile=config.profile)
     for lang, figures in summary.items():
         info(
             f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "

@@ -184,7 +184,7 @@ def run(config: Config) -> int:
         "kiwi": {**kiwi_record, "runtime": runtime(pick_device(config.kiwi_device), "float32")},
         "langid": {"package": "langid", "languages": in_play},
     }
-    record = provenance("captions_tag", params={"tag": params}, models=models)
+    record = provenance("captions_tag", params={"profile": config.profile, "tag": params}, models=models)
     runner = replace(config.runner, batch_size=config.batch_size)
     stats = run_sharded(
         data / ATTRIBUTES_DIR,

@@ -218,7 +218,7 @@ def run(config: Config) -> int:
     device = resolve_device(config.device)
     record = provenance(
         "captions_translate",
-        params={"translate": params},
+        params={"profile": config.profile, "translate": params},
         models={"translator": {**model, "runtime": runtime(device, resolve_compute_type(config.compute_type, device))}},
     )
     stats = run_sharded(

@@ -151,6 +151,7 @@ class Quarantine:
     bad: list[tuple[int, BadRow]] = field(default_factory=list)  # (rows kept before it, the row)
     kept: int = 0
     excluded: Counter = field(default_factory=Counter)
+    hint: str = "check the input's columns and encoding"  # what the max_bad_fraction error says to check
 
     def keep(self) -> None:
         self.rows += 1
@@ -183,7 +184,7 @@ class Quarantine:
             reasons = ", ".join(f"{reason} {n}" for reason, n in self.counts().items())
             raise BabelforgeError(
                 f"{len(self.bad)} of {self.rows} {self.what} are bad ({reasons}), more than max_bad_fraction "
-                f"{self.policy.max_bad_fraction}: check the input's columns and encoding (first: "
+                f"{self.policy.max_bad_fraction}: {self.hint} (first: "
                 f"{self.bad[0][1].message()})"
             )
 

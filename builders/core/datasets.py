@@ -111,6 +111,8 @@ class DatasetTables:
     groups: dict[str, str] = field(default_factory=dict)  # language -> resource group
     provenance: dict[str, dict] = field(default_factory=dict)  # artifact path -> provenance record
     limitations: list[str] = field(default_factory=list)  # sentences measured on the data
+    # sentences after the card's summary on how the data was made, from the settings its artifacts record
+    notes: list[str] = field(default_factory=list)
     licences: list[tuple[str, Licence]] = field(default_factory=list)  # licences found in the data (images)
     sort_by: tuple[str, ...] = ()
     features: dict[str, Feature] = field(default_factory=dict)  # column -> declared type

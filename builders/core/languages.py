@@ -8,7 +8,7 @@ carry a variant suffix `xxx_Scrp-variant` so every key stays unique.
 
 from __future__ import annotations
 
-import csv
+import difflib
 import functools
 import re
 from collections.abc import Iterator
@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.tsv import BOOLEAN, Check, TsvSpec, matching, read_tsv
 
 REGISTRY_PATH = Path(__file__).resolve().parents[2] / "resources" / "languages.tsv"
 KEY_PATTERN = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}(-[a-z0-9]+)?$")
 
 # Code systems a code can be looked up in, and the column that holds them.
 CODE_SYSTEMS = ("key", "babelnet", "iso639_1", "omw", "nllb", "langid")
+# Codes users meet that are no standard's: XTD10 names Japanese `jp`.
+CODE_ALIASES = {"jp": "ja"}
 
 COLUMNS = (
     "key",
@@ -38,6 +41,22 @@ COLUMNS = (
     "in_eval_100",
     "in_sib200",
     "in_babel_imagenet",
+)
+FLAG_COLUMNS = ("in_xlmr", "in_eval_100", "in_sib200", "in_babel_imagenet")
+SCRIPT = r"[A-Z][a-z]{3}"  # an ISO 15924 code
+KEY_FORM = Check(lambda value: KEY_PATTERN.match(value) is not None, "of the form xxx_Scrp")
+SCRIPTS_FORM = matching(rf"{SCRIPT}(,{SCRIPT})*", "a comma list of ISO 15924 script codes (Latn,Cyrl)")
+TABLE = TsvSpec(
+    COLUMNS,
+    required=("key", "name", "iso639_3", "script", "scripts", *FLAG_COLUMNS),
+    unique=(("key",),),
+    checks={
+        "key": KEY_FORM,
+        "iso639_3": matching(r"[a-z]{3}", "an ISO 639-3 code (three lower-case letters)"),
+        "script": matching(SCRIPT, "an ISO 15924 script code (Latn)"),
+        "scripts": SCRIPTS_FORM,
+        **{flag: BOOLEAN for flag in FLAG_COLUMNS},
+    },
 )
 
 
@@ -78,18 +97,10 @@ def _optional(value: str) -> str | None:
     return value or None
 
 
-def _flag(value: str, where: str) -> bool:
-    if value not in ("True", "False"):
-        raise BabelforgeError(f"{where}: expected True or False, got {value!r}")
-    return value == "True"
-
-
-def parse_row(row: dict[str, str], where: str) -> Language:
-    key = row["key"]
-    if not KEY_PATTERN.match(key):
-        raise BabelforgeError(f"{where}: key {key!r} is not of the form xxx_Scrp")
+def parse_row(row: dict[str, str]) -> Language:
+    """A row `read_tsv` checked against `TABLE` as a Language."""
     return Language(
-        key=key,
+        key=row["key"],
         name=row["name"],
         iso639_3=row["iso639_3"],
         script=row["script"],
@@ -99,10 +110,7 @@ def parse_row(row: dict[str, str], where: str) -> Language:
         omw=tuple(code for code in row["omw"].split(",") if code),
         nllb=_optional(row["nllb"]),
         langid=_optional(row["langid"]),
-        in_xlmr=_flag(row["in_xlmr"], where),
-        in_eval_100=_flag(row["in_eval_100"], where),
-        in_sib200=_flag(row["in_sib200"], where),
-        in_babel_imagenet=_flag(row["in_babel_imagenet"], where),
+        **{flag: row[flag] == "True" for flag in FLAG_COLUMNS},
     )
 
 
@@ -168,16 +176,38 @@ class LanguageRegistry:
     def keys(self) -> list[str]:
         return list(self._by_key)
 
+    def resolve(self, code: str) -> Language:
+        """The language a user means by `code`, named any way a command takes it: a registry key
+        (deu_Latn), ISO 639-1 (de), ISO 639-3 (deu; one script only), a BabelNet code (DE) or a
+        caption-set code (jp). An error with the likeliest keys when nothing matches."""
+        code = code.strip()
+        code = CODE_ALIASES.get(code.lower(), code)
+        for system, value in (("key", code), ("iso639_1", code.lower()), ("babelnet", code.upper())):
+            if value in self._by_system[system]:
+                return self._by_system[system][value]
+        scripts = [language for language in self if language.iso639_3 == code.lower()]
+        if len(scripts) == 1:
+            return scripts[0]
+        if scripts:
+            raise BabelforgeError(
+                f"language {code!r} is written in several scripts here: give one of "
+                f"{', '.join(language.key for language in scripts)}"
+            )
+        raise BabelforgeError(f"unknown language {code!r}{self._suggestion(code)}")
+
+    def _suggestion(self, code: str) -> str:
+        """'; did you mean ...?' from the keys and names nearest to `code` (difflib), or a hint."""
+        names = {language.name.lower(): language.key for language in self}
+        near = difflib.get_close_matches(code, list(self._by_key), n=3, cutoff=0.6)
+        near += [names[name] for name in difflib.get_close_matches(code.lower(), list(names), n=3, cutoff=0.75)]
+        near = list(dict.fromkeys(near))[:3]
+        if near:
+            return f"; did you mean {' or '.join(near)}?"
+        return "; give a registry key (deu_Latn), an ISO 639-1 (de) or 639-3 (deu) code or a BabelNet code (DE)"
+
 
 def read_registry(path: str | Path = REGISTRY_PATH) -> LanguageRegistry:
-    path = Path(path)
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        missing = set(COLUMNS) - set(reader.fieldnames or ())
-        if missing:
-            raise BabelforgeError(f"{path}: missing columns {', '.join(sorted(missing))}")
-        languages = [parse_row(row, f"{path}:{number}") for number, row in enumerate(reader, start=2)]
-    return LanguageRegistry(languages)
+    return LanguageRegistry([parse_row(row) for _, row in read_tsv(path, TABLE)])
 
 
 @functools.lru_cache(maxsize=1)

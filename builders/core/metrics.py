@@ -6,7 +6,8 @@ default). The folder is tracked by git and each file is a DVC metric with `cache
 experiment's numbers (a metric under a git-ignored folder exists only in the workspace, and shows
 as `!` everywhere else). Per-language detail stays in the stage's cached outputs under
 `data/` and `reports/`: every number here becomes a column of `dvc exp show`, so a metric file
-holds totals and means, never one entry per language.
+holds totals and means, never one entry per language. Each file also names the build profile
+(`profile`: `sample` or `full`), so a sample build's numbers are never read as the benchmark's.
 """
 
 from __future__ import annotations
@@ -46,7 +47,16 @@ def check_headline(figures: Mapping[str, Any], name: str) -> None:
             raise BabelforgeError(f"metrics/{name}.json: {key} is {value}; write null for a missing figure")
 
 
-def write_metrics(figures: Mapping[str, Any], folder: str | Path, name: str) -> Path:
-    """Write `<folder>/<name>.json` after checking it is a headline file."""
+# The build profile, beside the figures: a sample build's numbers come from random tiny models.
+# DVC (3.x) shows a string metric in `dvc metrics show` / `dvc exp show` and lists it old -> new in
+# `dvc metrics diff` when it changes (no numeric diff; left out when equal), so it compares fine.
+PROFILE_KEY = "profile"
+
+
+def write_metrics(figures: Mapping[str, Any], folder: str | Path, name: str, *, profile: str | None) -> Path:
+    """Write `<folder>/<name>.json` after checking it is a headline file, with the build `profile`
+    (None: the inputs record none) under PROFILE_KEY."""
     check_headline(figures, name)
-    return write_json(dict(figures), Path(folder) / f"{name}.json")
+    if PROFILE_KEY in figures:
+        raise BabelforgeError(f"metrics/{name}.json: `{PROFILE_KEY}` is the build profile's key, not a figure")
+    return write_json({PROFILE_KEY: profile, **figures}, Path(folder) / f"{name}.json")

@@ -20,16 +20,16 @@ lists from a mirror, leaving every other column as it is.
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, sha256_file, write_text
+from babelforge.core.tsv import SHA256, TsvSpec, one_of, read_tsv
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 SOURCES_PATH = RESOURCES / "sources.tsv"
@@ -37,6 +37,15 @@ SOURCE_FILES_DIR = RESOURCES / "source_files"
 COLUMNS = ("name", "kind", "path", "origin", "version", "url", "sha256", "licence", "citation")
 KINDS = ("file", "dir")
 ORIGINS = ("verbatim", "filtered", "derived")
+TABLE = TsvSpec(
+    COLUMNS,
+    required=COLUMNS,
+    unique=(("name",),),
+    checks={"kind": one_of(*KINDS), "origin": one_of(*ORIGINS), "sha256": SHA256},
+)
+# What `record_from_mirror` reads: a new row may wait for its hash there.
+UNRECORDED_TABLE = replace(TABLE, required=tuple(column for column in COLUMNS if column != "sha256"))
+FILE_LIST = TsvSpec(("path", "sha256"), required=("path", "sha256"), unique=(("path",),), checks={"sha256": SHA256})
 
 
 @dataclass(frozen=True)
@@ -84,12 +93,6 @@ def scan_dir(root: str | os.PathLike) -> list[SourceFile]:
     return sorted(found, key=lambda file: file.path)
 
 
-def _read_tsv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        return list(reader.fieldnames or ()), list(reader)
-
-
 def _read_file_list(name: str, files_dir: Path) -> tuple[SourceFile, ...]:
     path = files_dir / f"{name}.tsv"
     if not path.exists():
@@ -97,8 +100,7 @@ def _read_file_list(name: str, files_dir: Path) -> tuple[SourceFile, ...]:
             f"source {name}: no file list {path}; record it with "
             f"`python -m babelforge.core.sources --mirror ../shared/data`"
         )
-    _, rows = _read_tsv(path)
-    return tuple(SourceFile(path=row["path"], sha256=row["sha256"]) for row in rows)
+    return tuple(SourceFile(path=row["path"], sha256=row["sha256"]) for _, row in read_tsv(path, FILE_LIST))
 
 
 def read_sources(
@@ -107,17 +109,9 @@ def read_sources(
     """The registry, checked: known kinds/origins, unique names, no nested paths, hashes agree."""
     path = Path(path)
     files_dir = Path(files_dir) if files_dir is not None else path.parent / SOURCE_FILES_DIR.name
-    fields, rows = _read_tsv(path)
-    missing = set(COLUMNS) - set(fields)
-    if missing:
-        raise BabelforgeError(f"{path}: missing columns {', '.join(sorted(missing))}")
     sources: dict[str, Source] = {}
-    for number, row in enumerate(rows, start=2):
+    for number, row in read_tsv(path, TABLE):
         where = f"{path}:{number}"
-        if row["kind"] not in KINDS or row["origin"] not in ORIGINS:
-            raise BabelforgeError(f"{where}: kind must be one of {KINDS} and origin one of {ORIGINS}")
-        if row["name"] in sources:
-            raise BabelforgeError(f"{where}: source {row['name']} appears twice")
         if row["kind"] == "file":
             files = (SourceFile(path=PurePosixPath(row["path"]).name, sha256=row["sha256"]),)
         else:
@@ -212,7 +206,7 @@ def record_from_mirror(mirror: str | os.PathLike, path: str | os.PathLike = SOUR
 
     mirror, path = Path(mirror), Path(path)
     files_dir = path.parent / SOURCE_FILES_DIR.name
-    fields, rows = _read_tsv(path)
+    rows = [row for _, row in read_tsv(path, UNRECORDED_TABLE)]
     changed = []
     for row in rows:
         location = mirror / row["path"]
@@ -226,7 +220,7 @@ def record_from_mirror(mirror: str | os.PathLike, path: str | os.PathLike = SOUR
         if digest != row["sha256"]:
             changed.append(row["name"])
         row["sha256"] = digest
-    text = "\t".join(fields) + "\n" + "".join("\t".join(row[f] for f in fields) + "\n" for row in rows)
+    text = "\t".join(COLUMNS) + "\n" + "".join("\t".join(row[c] for c in COLUMNS) + "\n" for row in rows)
     write_text(text, path)
     return changed
 

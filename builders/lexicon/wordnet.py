@@ -7,19 +7,31 @@ builds that directory once (copying the database and `resources/wordnet_lexnames
 
 from __future__ import annotations
 
-import csv
 import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.imagenet import ImageNetClass
 from babelforge.core.io import sha256_file
+from babelforge.core.tsv import TsvSpec, matching, one_of, read_tsv
 from babelforge.lexicon.senses import wnid_to_synset
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 LEXNAMES = RESOURCES / "wordnet_lexnames.tsv"
-IMAGENET_CLASSES = RESOURCES / "imagenet1k_classes.tsv"
+# nltk's `lexnames`: no header; file number, lexicographer file name, syntactic category (1-4).
+LEXNAMES_TABLE = TsvSpec(
+    ("number", "lexname", "category"),
+    required=("number", "lexname", "category"),
+    unique=(("number",), ("lexname",)),
+    checks={
+        "number": matching(r"[0-9]{2}", "a two-digit file number"),
+        "lexname": matching(r"(adj|adv|noun|verb)\.[a-zA-Z]+", "a lexicographer file name (noun.animal)"),
+        "category": one_of("1", "2", "3", "4"),
+    },
+    header=False,
+)
 # The database files nltk's WordNet reader opens.
 WORDNET_FILES = (
     "adj.exc",
@@ -40,13 +52,6 @@ WORDNET_FILES = (
 
 
 @dataclass(frozen=True)
-class ImageNetClass:
-    class_idx: int
-    wnid: str
-    clip_name: str
-
-
-@dataclass(frozen=True)
 class ClassKnowledge:
     """One ImageNet class resolved in WordNet 3.0 (ELEVATER-style knowledge)."""
 
@@ -61,22 +66,11 @@ class ClassKnowledge:
     taxa: tuple[str, ...] = ()  # `rank:Name` of the taxa the class belongs to (`genus:Canis`), sorted
 
 
-def read_imagenet_classes(path: str | Path = IMAGENET_CLASSES) -> list[ImageNetClass]:
-    path = Path(path)
-    if not path.exists():
-        raise BabelforgeError(f"{path}: ImageNet class list not found")
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
-        expected = {"class_idx", "wnid", "openai_clip_name"}
-        if not expected <= set(reader.fieldnames or ()):
-            raise BabelforgeError(f"{path}: expected columns {sorted(expected)}, got {reader.fieldnames}")
-        classes = [
-            ImageNetClass(int(row["class_idx"]), row["wnid"].strip(), row["openai_clip_name"].strip()) for row in reader
-        ]
-    indices = [c.class_idx for c in classes]
-    if indices != list(range(len(classes))):
-        raise BabelforgeError(f"{path}: class_idx must run 0..{len(classes) - 1} in order")
-    return classes
+def check_lexnames(path: str | Path = LEXNAMES) -> None:
+    """The lexnames table as nltk needs it: numbered 00, 01, 02 ... in file order (it asserts so)."""
+    for number, (line, row) in enumerate(read_tsv(path, LEXNAMES_TABLE)):
+        if int(row["number"]) != number:
+            raise BabelforgeError(f"{path}:{line}: file number {row['number']}, expected {number:02d} (00, 01, ...)")
 
 
 def provision_nltk_wordnet(dict_dir: str | Path, nltk_data: str | Path) -> Path:
@@ -91,6 +85,7 @@ def provision_nltk_wordnet(dict_dir: str | Path, nltk_data: str | Path) -> Path:
             f"{dict_dir}: not a WordNet 3.0 database (missing {', '.join(missing)}); "
             "install it with `apt-get install wordnet-base wordnet-sense-index` or set wordnet.dict_dir"
         )
+    check_lexnames(LEXNAMES)  # before anything is copied: nltk fails on a bad one with an assert
     target.mkdir(parents=True, exist_ok=True)
     for name in WORDNET_FILES:
         source, copy = dict_dir / name, target / name

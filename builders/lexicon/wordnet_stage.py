@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.io import sha256_file, write_table
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
-from babelforge.lexicon.wordnet import open_wordnet, read_imagenet_classes, resolve_class, wordnet_source_record
+from babelforge.lexicon.wordnet import open_wordnet, resolve_class, wordnet_source_record
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Config:
     dict_dir: str = setting("/usr/share/wordnet", "WordNet 3.0 database (Debian: wordnet-base + wordnet-sense-index)")
     nltk_data: str = setting(".cache/nltk_data", "where nltk's corpora/wordnet/ copy is provisioned (a cache)")
     classes: str = setting("resources/imagenet1k_classes.tsv", "the ImageNet-1k class list (wnid, CLIP name)")
+    profile: str = from_group(str, "profile", "the build profile (recorded in the provenance)")
     paths: Paths = stage_paths()
 
 
@@ -49,9 +51,9 @@ def run(config: Config) -> int:
     )
     record = provenance(
         "wordnet",
-        # Only what decides the content: nltk_data is a cache location, and the class list
-        # is recorded by its hash below.
-        params={"dict_dir": config.dict_dir},
+        # Only what decides the content (nltk_data is a cache location, and the class list
+        # is recorded by its hash below), plus the profile: which build the file belongs to.
+        params={"profile": config.profile, "dict_dir": config.dict_dir},
         sources={
             "wordnet": wordnet_source_record(config.dict_dir),
             "imagenet1k_classes": {"sha256": sha256_file(config.classes)},

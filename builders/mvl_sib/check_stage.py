@@ -16,9 +16,10 @@ from pathlib import Path
 
 from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import read_json, read_table, write_json
+from babelforge.core.io import read_json, read_provenance, read_table, write_json
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import progress
+from babelforge.core.provenance import profile_of_record
 
 REPORT_FILE = "check.json"
 METRICS_NAME = "mvl_sib"
@@ -169,7 +170,9 @@ def run(config: Config) -> int:
     report = Path(config.paths.mvl_sib_reports) / REPORT_FILE
     table, summary, variants, problems = check_all(out_dir)
     write_json({"summary": summary, "label_positions": variants, "languages": table, "problems": problems}, report)
-    write_metrics(headline(summary), config.paths.metrics, METRICS_NAME)
+    # the profile the checked build was made with, as its instances table records it
+    profile = profile_of_record(read_provenance(out_dir / "instances.parquet"))
+    write_metrics(headline(summary), config.paths.metrics, METRICS_NAME, profile=profile)
 
     configs = sorted({name for per_lang in table.values() for name in per_lang})
     print(

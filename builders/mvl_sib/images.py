@@ -19,16 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageOps
+from PIL import Image, ImageDraw
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import ChecksumMismatchError, download
+from babelforge.core.images import read_rgb
 from babelforge.core.io import sha256_file
+from babelforge.core.tsv import SHA256, Check, TsvSpec, one_of, read_tsv
 from babelforge.mvl_sib.sib200 import TOPICS
 
 MANIFEST_COLUMNS = ["topic", "image_id", "url", "licence", "attribution", "sha256"]
 IMAGE_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 THUMBNAIL_SUFFIX = ".jpg"
 JPEG_QUALITY = 90
 
@@ -48,39 +49,29 @@ def topic_slug(topic: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-")
 
 
+def manifest_table(topics: Sequence[str] = TOPICS) -> TsvSpec:
+    """The manifest's columns and value checks (written by `csv.writer`, so fields may be quoted)."""
+    return TsvSpec(
+        tuple(MANIFEST_COLUMNS),
+        required=tuple(MANIFEST_COLUMNS),
+        unique=(("image_id",),),
+        checks={
+            "topic": one_of(*topics),
+            "image_id": Check(
+                lambda value: IMAGE_ID_PATTERN.match(value) is not None, "lower-case letters, digits, - or _"
+            ),
+            "sha256": SHA256,
+        },
+        quoted=True,
+    )
+
+
 def read_manifest(path: str | Path, per_topic: int = 10, topics: Sequence[str] = TOPICS) -> list[ImageEntry]:
     """Read and validate a manifest; an error names the file and line of the first problem."""
     path = Path(path)
     if not path.is_file():
         raise BabelforgeError(f"{path}: no image manifest; set mvl_sib.images.manifest in params.yaml")
-    entries: list[ImageEntry] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t", strict=True)
-        header = next(reader, None)
-        if header != MANIFEST_COLUMNS:
-            raise BabelforgeError(f"{path}:1: header is {header!r}, expected {MANIFEST_COLUMNS!r}")
-        seen: dict[str, int] = {}
-        for row in reader:
-            line = reader.line_num
-            if len(row) != len(MANIFEST_COLUMNS):
-                raise BabelforgeError(f"{path}:{line}: {len(row)} fields, expected {len(MANIFEST_COLUMNS)}")
-            entry = ImageEntry(*row, line=line)
-            if entry.topic not in topics:
-                raise BabelforgeError(f"{path}:{line}: topic {entry.topic!r} is not one of {list(topics)}")
-            if not IMAGE_ID_PATTERN.match(entry.image_id):
-                raise BabelforgeError(
-                    f"{path}:{line}: image_id {entry.image_id!r} must be lower-case letters, digits, - or _"
-                )
-            if entry.image_id in seen:
-                raise BabelforgeError(
-                    f"{path}:{line}: image_id {entry.image_id!r} already on line {seen[entry.image_id]}"
-                )
-            seen[entry.image_id] = line
-            if not SHA256_PATTERN.match(entry.sha256):
-                raise BabelforgeError(f"{path}:{line}: sha256 {entry.sha256!r} is not 64 lower-case hex digits")
-            if not entry.url or not entry.licence or not entry.attribution:
-                raise BabelforgeError(f"{path}:{line}: url, licence and attribution are all required")
-            entries.append(entry)
+    entries = [ImageEntry(**row, line=line) for line, row in read_tsv(path, manifest_table(topics))]
     for topic in topics:
         count = sum(entry.topic == topic for entry in entries)
         if count != per_topic:
@@ -134,16 +125,14 @@ def fetch_image(entry: ImageEntry, dest: Path, base_dir: Path, manifest: Path | 
 def make_thumbnail(source: Path, dest: Path, max_side: int = 640) -> tuple[int, int]:
     """Deterministic JPEG of `source`, at most `max_side` px on the long side (LANCZOS).
 
-    EXIF orientation is applied, then all metadata dropped; smaller images are not
-    enlarged. Returns (width, height) of the thumbnail.
+    Opened by `babelforge.core.images.read_rgb`, the eval image sets' reader: EXIF orientation
+    applied, CMYK / palette / 16-bit converted, transparency on white; then all metadata dropped.
+    Smaller images are not enlarged. Returns (width, height) of the thumbnail. An image it cannot
+    read stops the stage (one line with the reason): the manifest is a small curated source, so
+    there is no skip policy here (babelforge.core.bad_rows).
     """
 
-    try:
-        with Image.open(source) as image:
-            image = ImageOps.exif_transpose(image)
-            image = image.convert("RGB")
-    except OSError as error:
-        raise BabelforgeError(f"{source}: not a readable image ({error})") from None
+    image = read_rgb(source)
     width, height = image.size
     scale = max_side / max(width, height)
     if scale < 1:

@@ -75,7 +75,14 @@ def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, p
     rows = []
     for entry in entries:
         dest = thumbs / f"{entry.image_id}{THUMBNAIL_SUFFIX}"
-        width, height = make_thumbnail(staging / entry.image_id, dest, thumbnail_px)
+        try:  # one line naming the manifest line: a small curated source fails on a bad image (no skip)
+            width, height = make_thumbnail(staging / entry.image_id, dest, thumbnail_px)
+        except BabelforgeError as error:
+            message = str(error).removeprefix(f"{staging / entry.image_id}: ")
+            raise BabelforgeError(
+                f"{manifest_path}:{entry.line}: image {entry.image_id!r} from {entry.url}: {message}; "
+                "replace it in the manifest"
+            ) from None
         rows.append(
             {
                 "topic": entry.topic,

@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import (
     atomic_directory,
@@ -84,6 +84,7 @@ class Config:
     )
     images: ImagesSettings = setting(ImagesSettings(), "the mvl_sib_images stage's settings (its own group)")
     check: CheckSettings = setting(CheckSettings(), "the mvl_sib_check stage's settings (its own group)")
+    profile: str = from_group(str, "profile", "the build profile (recorded in the provenance)")
     paths: Paths = stage_paths()
 
 
@@ -154,7 +155,7 @@ def assemble_all(corpus, images, config: Config, out_dir, source_records: dict, 
         images_by_topic.setdefault(topic, []).append(image_id)
     instances = sample_instances(corpus.ids, corpus.splits, corpus.topics, images_by_topic, sampling)
     plans = plan_tasks(instances, config.tasks, sampling.seed)
-    used_params = {key: getattr(config, key) for key in (*SAMPLING_KEYS, "tasks")}
+    used_params = {"profile": config.profile, **{key: getattr(config, key) for key in (*SAMPLING_KEYS, "tasks")}}
     shared_sources = {key: value for key, value in source_records.items() if key != "languages"}
 
     write_table(

@@ -17,6 +17,10 @@ from babelforge.eval.results import print_results, results_path, write_run
 
 COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore", "pairwise_accuracy")
 
+# A run with other models, languages or settings and no --out writes here, in its run folder
+# (babelforge.eval.runs), never over <paths.eval_reports>/clipscore.json.
+AD_HOC_OUTPUTS = {"out": "clipscore.json"}
+
 
 @dataclass(frozen=True)
 class Config(ImageStageConfig):
@@ -44,9 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(config: Config) -> int:
 
     helpers = [config.reference_lang] if config.reference_lang else []
-    rows, sources = caption_task_rows(
+    rows, sources, quarantine = caption_task_rows(
         config, "clipscore", clipscore_rows, helper_codes=helpers, reference_lang=config.reference_lang
     )
-    write_run("clipscore", rows, config, sources, results_path(config, "clipscore"))
+    write_run("clipscore", rows, config, sources, results_path(config, "clipscore"), quarantine)
     print_results(rows, COLUMNS)
     return 0

@@ -7,9 +7,13 @@ code the user types (the BabelNet code, e.g. `DE`):
   babel_imagenet.json         {CODE: [[class_idx, ...], [label, ...]]}, classes ascending
   nllb_dist13b_prompts.json   {CODE: [template, ...]}, each template with one `{}` slot
 
-Every language of the labels gets a template list (CLIP_benchmark has no fallback of its
-own): its usable translated prompts, else the fallback set, which `export.json` names per
-language beside the provenance. Pure functions over plain data; the stage module writes.
+Every language of the labels gets a template list: its usable translated prompts in
+`nllb_dist13b_prompts.json` (English: the CLIP templates themselves), else the fallback set in a
+file named for it, `nllb_dist13b_prompts.en-fallback.json` (the English templates) or
+`.label-fallback.json` (the bare label). CLIP_benchmark reads only the first, so a fallback
+language is never scored under the translated prompts' name; merge its file in to score it
+anyway. `export.json` names each language's set and file beside the provenance. Pure functions
+over plain data; the stage module writes.
 """
 
 from __future__ import annotations
@@ -23,7 +27,26 @@ from babelforge.core.io import atomic_directory, canonical_json
 
 LABELS_FILE = "babel_imagenet.json"
 PROMPTS_FILE = "nllb_dist13b_prompts.json"
+# The file of each fallback set (export_templates' names): never the translated prompts' file.
+FALLBACK_FILES = {
+    "english-fallback": "nllb_dist13b_prompts.en-fallback.json",
+    "label-fallback": "nllb_dist13b_prompts.label-fallback.json",
+}
 MANIFEST_FILE = "export.json"
+
+
+def prompts_file(kind: str) -> str:
+    """The file a language's templates go to, by the set it got (`translated`, `english`, a fallback)."""
+    return FALLBACK_FILES.get(kind, PROMPTS_FILE)
+
+
+def prompt_files(prompts: Mapping[str, Sequence[str]], kinds: Mapping[str, str]) -> dict[str, dict]:
+    """{file name: {CODE: [template...]}}: each language's templates in the file of its set (`kinds`,
+    by code); the translated prompts' file is always there, fallback files only when used."""
+    files: dict[str, dict] = {PROMPTS_FILE: {}}
+    for code, templates in prompts.items():
+        files.setdefault(prompts_file(kinds[code]), {})[code] = list(templates)
+    return files
 
 
 def usable_template(text: str) -> bool:
@@ -60,12 +83,12 @@ def layout(
     return classnames, prompts
 
 
-def write_layout(folder: str | Path, classnames: Mapping, prompts: Mapping, manifest: Mapping) -> Path:
-    """The two CLIP_benchmark files plus `export.json`, written as one folder (atomic)."""
+def write_layout(folder: str | Path, classnames: Mapping, prompts: Mapping[str, Mapping], manifest: Mapping) -> Path:
+    """The labels, the prompt files (`prompt_files`) and `export.json`, written as one folder (atomic)."""
 
     with atomic_directory(folder) as tmp:
         # CLIP_benchmark's own files are compact JSON in code order; keep the same shape.
-        for name, document in ((LABELS_FILE, classnames), (PROMPTS_FILE, prompts)):
+        for name, document in ((LABELS_FILE, classnames), *prompts.items()):
             (tmp / name).write_text(
                 json.dumps(dict(sorted(document.items())), ensure_ascii=False) + "\n", encoding="utf-8"
             )
@@ -73,8 +96,19 @@ def write_layout(folder: str | Path, classnames: Mapping, prompts: Mapping, mani
     return Path(folder)
 
 
+def read_fallbacks(folder: str | Path) -> dict[str, dict[str, list[str]]]:
+    """{fallback set: {CODE: templates}} of an export, from the fallback files it has."""
+    folder = Path(folder)
+    return {
+        kind: json.loads((folder / name).read_text(encoding="utf-8"))
+        for kind, name in FALLBACK_FILES.items()
+        if (folder / name).is_file()
+    }
+
+
 def read_layout(folder: str | Path) -> tuple[dict[str, dict[int, str]], dict[str, list[str]]]:
-    """The export read back as CLIP_benchmark reads it: ({CODE: {class_idx: label}}, {CODE: templates})."""
+    """The export read back as CLIP_benchmark reads it: ({CODE: {class_idx: label}}, {CODE: templates}),
+    the templates from the translated prompts' file only (`read_fallbacks` reads the others)."""
     folder = Path(folder)
     classnames = json.loads((folder / LABELS_FILE).read_text(encoding="utf-8"))
     prompts = json.loads((folder / PROMPTS_FILE).read_text(encoding="utf-8"))

@@ -1,7 +1,8 @@
 """`babelforge eval_export`: Babel-ImageNet labels + prompts in CLIP_benchmark's layout.
 
-Writes `babel_imagenet.json` and `nllb_dist13b_prompts.json` (see `babelforge.eval.export.clip_benchmark`)
-and `export.json` (per language: its code, class count and which prompts it got; the
+Writes `babel_imagenet.json` and `nllb_dist13b_prompts.json` (see `babelforge.eval.export.clip_benchmark`),
+the fallback prompts in files named for them (`nllb_dist13b_prompts.en-fallback.json`), and
+`export.json` (per language: its code, class count, which prompts it got and their file; the
 provenance). Copy the two files into CLIP_benchmark's `clip_benchmark/datasets/` folder
 and run `clip_benchmark eval --dataset babel_imagenet --language <code>` on the built version.
 """
@@ -20,7 +21,14 @@ from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.eval.config import CommonConfig
 from babelforge.eval.documents import dataset_version
-from babelforge.eval.export.clip_benchmark import layout, usable_template, write_layout
+from babelforge.eval.export.clip_benchmark import (
+    PROMPTS_FILE,
+    layout,
+    prompt_files,
+    prompts_file,
+    usable_template,
+    write_layout,
+)
 from babelforge.eval.flags import add_language_flag
 from babelforge.eval.inputs import require
 from babelforge.eval.labels import (
@@ -103,6 +111,7 @@ def run(config: Config) -> int:
                 "key": lang,
                 "n_classes": len(labels[lang]),
                 "prompts": used[lang],
+                "prompts_file": prompts_file(used[lang]),
                 "n_templates": len(templates[lang]),
             }
             for lang in sorted(labels)
@@ -113,7 +122,11 @@ def run(config: Config) -> int:
             sources={"labels": dataset_version(labels_path), "prompts": dataset_version(prompts_path)},
         ),
     }
-    folder = write_layout(config.out_dir, classnames, prompts, manifest)
+    files = prompt_files(prompts, {codes[lang].upper(): kind for lang, kind in used.items()})
+    folder = write_layout(config.out_dir, classnames, files, manifest)
     fallbacks = sum(1 for kind in used.values() if kind.endswith("fallback"))
-    info(f"eval_export: {len(classnames)} languages ({fallbacks} with {config.fallback} fallback prompts) -> {folder}")
+    info(
+        f"eval_export: {len(classnames)} languages ({fallbacks} with {config.fallback} fallback prompts, "
+        f"in {', '.join(sorted(set(files) - {PROMPTS_FILE})) or 'no file'}) -> {folder}"
+    )
     return 0

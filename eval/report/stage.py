@@ -16,6 +16,7 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_table
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info
+from babelforge.core.provenance import build_profile
 from babelforge.eval.report.figures import (
     plot_accuracy_by_language,
     plot_benchmark_vs_retrieval,
@@ -25,6 +26,9 @@ from babelforge.eval.report.merge import merge_rows, summary_metrics, write_csv
 from babelforge.eval.report.metric import benchmark_vs_retrieval, per_model_correlation
 
 TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
+# A run with other settings and no --out writes its CSV, plots and headline metrics into its run
+# folder (babelforge.eval.runs); with --out, into that folder. Never over the tracked ones.
+AD_HOC_OUTPUTS = {"out": "", "paths.metrics": ""}
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,9 @@ class Config:
         list(TASKS), "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out)"
     )
     min_languages: int = setting(3, "a model's zero-shot vs retrieval correlation needs this many shared languages")
+    out: str | None = setting(
+        None, "folder for results.csv and plots/ (null: <paths.eval_reports>, beside the run JSONs)"
+    )
     paths: Paths = stage_paths()
 
 
@@ -44,7 +51,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--out",
         dest="paths.eval_reports",
         metavar="DIR",
-        help="reads <task>.json and writes results.csv and plots/ here (paths.eval_reports)",
+        help="reads <task>.json and writes results.csv, plots/ and (unless --metrics) eval.json here "
+        "(paths.eval_reports)",
     )
     parser.add_argument(
         "--metrics",
@@ -57,19 +65,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(config: Config) -> int:
 
-    out = Path(config.paths.eval_reports)
+    inputs = Path(config.paths.eval_reports)
+    out = Path(config.out or inputs)
     documents = []
     for task in config.tasks:
-        path = out / f"{task}.json"
+        path = inputs / f"{task}.json"
         if path.exists():
             documents.append(read_json(path))
         else:
             info(f"eval_report: no {path}; left out")
     frame = merge_rows(documents)
     if frame.empty:
-        raise BabelforgeError(f"no evaluation results under {out}; run the eval stages first")
+        raise BabelforgeError(f"no evaluation results under {inputs}; run the eval stages first")
     write_csv(frame, out / "results.csv")
-    metrics = write_metrics(summary_metrics(frame), config.paths.metrics, "eval")
+    # the profile the runs record (a sample build's models are random tiny ones)
+    profile = build_profile(document.get("provenance") or {} for document in documents)
+    metrics = write_metrics(summary_metrics(frame), config.paths.metrics, "eval", profile=profile)
 
     plots = out / "plots"
     zeroshot = frame[frame["task"] == "zeroshot"]

@@ -25,6 +25,10 @@ COLUMNS = (
     "mean_recall",
 )
 
+# A run with other models, languages or settings and no --out writes here, in its run folder
+# (babelforge.eval.runs), never over <paths.eval_reports>/retrieval.json.
+AD_HOC_OUTPUTS = {"out": "retrieval.json"}
+
 
 @dataclass(frozen=True)
 class Config(ImageStageConfig):
@@ -51,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(config: Config) -> int:
 
-    rows, sources = caption_task_rows(config, "retrieval", retrieval_rows, chunk=config.chunk)
-    write_run("retrieval", rows, config, sources, results_path(config, "retrieval"))
+    rows, sources, quarantine = caption_task_rows(config, "retrieval", retrieval_rows, chunk=config.chunk)
+    write_run("retrieval", rows, config, sources, results_path(config, "retrieval"), quarantine)
     print_results(rows, COLUMNS)
     return 0

@@ -21,6 +21,10 @@ from babelforge.core.io import atomic_path
 from babelforge.core.progress import info
 from babelforge.eval.inputs import imagenet_classes, require
 
+# A run with other settings (--set, --params) and no --out writes here, in its run folder
+# (babelforge.eval.runs), never over <paths.eval_images>.
+AD_HOC_OUTPUTS = {"paths.eval_images": "images"}
+
 
 @dataclass(frozen=True)
 class Config:

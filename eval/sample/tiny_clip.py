@@ -17,6 +17,10 @@ from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
 from babelforge.core.io import write_text
 from babelforge.core.progress import info
 
+# A run with other settings (--set, --params) and no --out writes here, in its run folder
+# (babelforge.eval.runs), never over <paths.tiny_clip>.
+AD_HOC_OUTPUTS = {"paths.tiny_clip": "tiny_clip"}
+
 
 @dataclass(frozen=True)
 class Config:

@@ -14,14 +14,18 @@ from babelforge.core.progress import info
 from babelforge.eval.config import ImageStageConfig
 from babelforge.eval.documents import dataset_version
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
-from babelforge.eval.images import read_classification_set
-from babelforge.eval.inputs import image_cache, imagenet_classes, load_models, require, require_images
+from babelforge.eval.images import quarantine_record, read_classification_set
+from babelforge.eval.inputs import image_cache, imagenet_classes, load_models, require, require_images, usable_images
 from babelforge.eval.labels import ENGLISH_TEMPLATES, labels_by_language, select_languages, translated_templates
 from babelforge.eval.languages import language_resolver, requested_languages
 from babelforge.eval.results import print_results, results_path, write_run
 from babelforge.eval.zeroshot.rows import zeroshot_rows
 
 COLUMNS = ("model", "lang", "prompt_set", "n_classes", "n_images", "top1", "top5", "balanced_accuracy", "top1_100")
+
+# A run with other models, languages or settings and no --out writes here, in its run folder
+# (babelforge.eval.runs), never over <paths.eval_reports>/zeroshot.json.
+AD_HOC_OUTPUTS = {"out": "zeroshot.json"}
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ def run(config: Config) -> int:
     image_set = read_classification_set(
         require_images(config.images, "eval.zeroshot.images"), {wnid: idx for idx, wnid in imagenet_classes()}
     )
+    # the images no model can read are left out (eval.common.on_bad_row), the same for every model
+    image_set, quarantine = usable_images(image_set, config.common, config.images, "eval_zeroshot")
     image_set_hash = image_set.content_hash()
     labels_version = dataset_version(labels_path)
     rows = []
@@ -105,6 +111,13 @@ def run(config: Config) -> int:
                 f"misses {cache.misses}, images encoded {cache.encoded_images})"
             )
     sources = {"labels": labels_version, "prompts": dataset_version(prompts_path), "images": "sha256:" + image_set_hash}
-    write_run("zeroshot", rows, config, sources, results_path(config, "zeroshot"))
+    write_run(
+        "zeroshot",
+        rows,
+        config,
+        sources,
+        results_path(config, "zeroshot"),
+        quarantine={"babel_imagenet": quarantine_record(quarantine)},
+    )
     print_results(rows, COLUMNS)
     return 0

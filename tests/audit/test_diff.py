@@ -95,6 +95,28 @@ def test_review_made_changes_are_listed_apart_from_rule_made_ones():
     assert review_made(new_rows, old_rows, new_record, {}) == by_review
 
 
+def test_an_accept_is_listed_as_confirmed():
+    """An accept changes no label, yet a reviewer must see it in the changelog: Goldfisch (class 1)
+    reviewed as the rules chose it is `confirmed`; an accept already in the old release is not."""
+    from babelforge.audit.diff import review_confirmed
+
+    old_rows = [
+        {"lang": "deu_Latn", "class_idx": 1, "label": "Goldfisch", "rule_label": "Goldfisch", "reviewed": False},
+        {"lang": "deu_Latn", "class_idx": 2, "label": "Hai", "rule_label": "Hai", "reviewed": True},
+    ]
+    new_rows = [
+        {"lang": "deu_Latn", "class_idx": 1, "label": "Goldfisch", "rule_label": "Goldfisch", "reviewed": True},
+        {"lang": "deu_Latn", "class_idx": 2, "label": "Hai", "rule_label": "Hai", "reviewed": True},
+    ]
+    confirmed = review_confirmed(old_rows, new_rows)
+    assert confirmed == {"deu_Latn": [{"class_idx": 1, "label": "Goldfisch", "by": "review"}]}
+    diff = diff_labels(labels_by_language(old_rows), labels_by_language(new_rows), set(), confirmed)
+    assert diff["summary"]["classes_confirmed"] == 1 and diff["summary"]["languages_changed"] == 1
+    assert diff["languages"]["deu_Latn"]["relabelled"] == []
+    text = render_markdown(diff, "v1", "v2")
+    assert "confirmed by reviews (label accepted as it was): 1" in text and "- confirmed: 1 `Goldfisch`" in text
+
+
 def hypotheses(texts: dict[tuple[str, int, int], str]):
     import pandas as pd
 

@@ -4,16 +4,22 @@ import csv
 import io
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from babelforge.audit.review_sheet import (
+    FORMULA_STARTS,
     SHEET_COLUMNS,
+    escape_cell,
     merge_reviews,
     read_sheet,
     render_sheet,
     sheet_reviews,
     sheet_rows,
+    unescape_cell,
 )
-from babelforge.babel_imagenet.reviews import Review, ReviewContext
+from babelforge.babel_imagenet.cleaning import normalise_lemma
+from babelforge.babel_imagenet.reviews import Review, ReviewContext, label_problem
 from babelforge.core.errors import BabelforgeError
 
 TENCH, GOLDFISH, BOW_TIE = "n01440764", "n01443537", "n02883205"
@@ -111,6 +117,26 @@ SHEET_ERRORS = {  # the sheet's rows: line 2 tench, line 3 bow tie
     "bad date": ({TENCH: {"decision": "reject", "date": "1/14/2025"}}, "sheet.csv:2: date '1/14/2025'"),
     "unknown wnid": ({TENCH: {"decision": "reject", "wnid": "n00000000"}}, "sheet.csv:2: unknown wnid"),
     "two languages": ({BOW_TIE: {"lang": "fra_Latn"}}, "sheet.csv:3: language 'fra_Latn' in a sheet of deu_Latn"),
+    "markup in a new label": (
+        {BOW_TIE: {"decision": "replace", "new_label": "<img src=x onerror=alert(1)>Hund"}},
+        "sheet.csv:3: label '<img src=x onerror=alert(1)>Hund' holds markup ('<img src=x onerror=alert(1)>')",
+    ),
+    "template slot in a new label": (
+        {BOW_TIE: {"decision": "replace", "new_label": "Hund {} Katze"}},
+        "sheet.csv:3: label 'Hund {} Katze' holds a { or }",
+    ),
+    "control character in a new label": (
+        {BOW_TIE: {"decision": "replace", "new_label": "Hund\x1b[2J"}},
+        "sheet.csv:3: label 'Hund\\x1b[2J' holds the control character U+001B",
+    ),
+    "new label the rules would clean": (
+        {BOW_TIE: {"decision": "replace", "new_label": "Fliege (Kleidung)"}},
+        "sheet.csv:3: label 'Fliege (Kleidung)' is not clean (qualifier): the rules would make it 'Fliege'",
+    ),
+    "markup in an edited label cell, accepted": (
+        {TENCH: {"decision": "accept", "label": "Schleie<script>"}},
+        "sheet.csv:2: label 'Schleie<script>' holds markup",
+    ),
     "same class twice": (
         {TENCH: {"decision": "reject", "wnid": BOW_TIE}, BOW_TIE: {"decision": "reject"}},
         "sheet.csv:3: wnid n02883205 decided twice (also at sheet.csv:2)",
@@ -147,3 +173,69 @@ def test_a_later_decision_replaces_the_earlier_one_and_says_so():
     assert messages == [
         f"{BOW_TIE}: replace 'Querbinder' by anna on 2025-03-01 replaces accept 'Fliege' by anna on 2025-01-14"
     ]
+
+
+# --- formulas ------------------------------------------------------------------------------------
+
+FORMULAS = {"label": '=HYPERLINK("http://x","Fliege")', "gloss": "-1+2", "flags": "@SUM(A1)", "source": "+wikt"}
+
+
+def cells(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text.lstrip("\ufeff"), newline="")))
+
+
+def test_export_neutralises_every_cell_a_spreadsheet_would_run():
+    rows, _ = exported()
+    rows[1].update(FORMULAS, english="\tbow tie", note="'=already quoted")
+    header, *body = cells(render_sheet(rows))
+    bow_tie = dict(zip(header, body[1]))
+    assert bow_tie["label"] == "'" + FORMULAS["label"] and bow_tie["gloss"] == "'-1+2"
+    assert (bow_tie["flags"], bow_tie["source"], bow_tie["english"]) == ("'@SUM(A1)", "'+wikt", "'\tbow tie")
+    assert bow_tie["note"] == "''=already quoted"  # a leading quote of the text itself stays distinguishable
+    assert dict(zip(header, body[0]))["label"] == "Schleie"  # plain text is written as it is
+    assert not any(cell.startswith(FORMULA_STARTS) for row in body for cell in row)
+
+
+@pytest.mark.parametrize("label", ["-ismus", "=Fliege", "+Fliege", "@Fliege", "'=Fliege", "''-Fliege", "'Fliege"])
+def test_import_restores_exactly_what_export_neutralised(label):
+    rows, _ = exported()
+    rows[1]["label"] = label
+    saved = decide(render_sheet(rows), {BOW_TIE: {"decision": "accept"}})
+    _, (review,) = sheet_reviews(saved, "sheet.csv", CONTEXT, reviewer="carla", date="2025-03-01")
+    assert review.label == label
+
+
+@given(st.text())
+def test_the_neutralisation_round_trips_any_text(text):
+    escaped = escape_cell(text)
+    assert unescape_cell(escaped) == text
+    assert not escaped.startswith(FORMULA_STARTS)
+    assert escaped in (text, "'" + text)
+
+
+NO_SCRIPT = ReviewContext(CONTEXT.wnids, CONTEXT.english_keys, {})  # any script: the property is about the text
+# Any text, and names with a formula start or leading quotes, which the neutralisation must restore.
+LABEL_TEXTS = st.text() | st.builds(
+    str.__add__,
+    st.sampled_from(["", "=", "+", "-", "@", "'", "'=", "''-", "'@", " =", "\t"]),
+    st.text(st.characters(categories=["L"]), min_size=2, max_size=12),
+)
+
+
+@given(LABEL_TEXTS)
+def test_any_label_survives_export_and_import_or_is_refused_naming_its_line(label):
+    rows = sheet_rows("deu_Latn", [{**LABELS_ROW, "label": label}], {}, {}, {})
+    saved = decide(render_sheet(rows), {TENCH: {"decision": "accept"}})
+    expected = normalise_lemma(label)  # what any review label becomes (spaces collapsed, NFC)
+    problem = label_problem(expected, "deu_Latn", NO_SCRIPT) if expected else None
+    try:
+        _, (review,) = sheet_reviews(saved, "sheet.csv", NO_SCRIPT, reviewer="carla", date="2025-03-01")
+    except BabelforgeError as error:
+        assert problem is not None and str(error) == f"sheet.csv:2: {problem}"
+    else:
+        assert problem is None and review.label == expected
+        if expected == label:  # a valid label comes back unchanged
+            assert review.label == label
+
+
+LABELS_ROW = {"class_idx": 0, "wnid": TENCH, "label": "", "source": "wikt", "reviewed": False}

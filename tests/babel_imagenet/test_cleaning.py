@@ -2,7 +2,14 @@
 
 import pytest
 
-from babelforge.babel_imagenet.cleaning import MAX_WORDS, clean_lemma, is_gloss, normalise_lemma, repair_characters
+from babelforge.babel_imagenet.cleaning import (
+    MAX_WORDS,
+    clean_lemma,
+    is_gloss,
+    normalise_lemma,
+    repair_characters,
+    typed_label_problem,
+)
 
 
 def test_normalise_underscores_nfc_and_spaces():
@@ -119,3 +126,39 @@ def test_gloss_word_count_boundaries(text, gloss):
 )
 def test_windows_1252_bytes_at_both_ends_of_the_c1_block_are_repaired(raw, repaired):
     assert repair_characters(raw) == (repaired, True)
+
+
+@pytest.mark.parametrize(
+    "label, problem",
+    [
+        ("<img src=x onerror=alert(1)>Hund", "holds markup ('<img src=x onerror=alert(1)>')"),
+        ("Hund</b>", "holds markup ('</b>')"),
+        ("Hund <!-- x -->", "holds markup ('<!-- x -->')"),
+        ("Hund {} Katze", "holds a { or }, which prompts read as the template's {} slot"),
+        ("Hund {0}", "holds a { or }"),
+        ("Hund\x00", "holds the control character U+0000"),
+        ("Hund\x1b[31m", "holds the control character U+001B"),
+        ("Hund\x85", "holds the control character U+0085"),  # a C1 control: refused, not repaired
+        # what `clean_lemma` would change or drop, refused with what it would make of it
+        ("Fliege (Insekt)", "is not clean (qualifier): the rules would make it 'Fliege'"),
+        ("Hund, Katze", "is not clean (list): the rules would make it 'Hund' / 'Katze'"),
+        ("[[Hund]]", "is not clean (markup): the rules would make it 'Hund'"),
+        ("Hund\u202e", "is not clean (characters): the rules would make it 'Hund'"),  # a bidi override
+        ("GAP!", "is not a name: the rules drop it as placeholder"),
+        ("G", "is not a name: the rules drop it as symbol"),
+        ("123", "is not a name: the rules drop it as empty"),
+    ],
+)
+def test_a_typed_label_gets_the_cleaning_of_a_source_lemma_and_no_markup(label, problem):
+    found = typed_label_problem(label)
+    assert found is not None and found.startswith(f"label {label!r} ") and problem in found
+
+
+@pytest.mark.parametrize("label", ["Querbinder", "Weißer Hai", "a < b", "=Hund", "'Hund", "می‌خواهم", "鱼"])
+def test_a_clean_typed_label_passes(label):
+    assert typed_label_problem(label) is None
+
+
+def test_an_english_label_keeps_its_qualifier_but_not_markup():
+    assert typed_label_problem("kite (bird of prey)", cleaned=False) is None  # a CLIP name as it is
+    assert "markup" in typed_label_problem("kite<b>", cleaned=False)

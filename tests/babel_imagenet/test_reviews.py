@@ -213,6 +213,11 @@ BAD_ROWS = {
         f"{BOW_TIE}\treplace\tгалстук-бабочка\tanna\t2025-01-14\t\n",
         "deu_Latn.tsv:2: label 'галстук-бабочка' is not in the script of deu_Latn",
     ),
+    "markup label": (
+        "deu_Latn.tsv",
+        f"{TENCH}\taccept\tSchleie\tanna\t2025-01-14\t\n{BOW_TIE}\treplace\t<img src=x onerror=alert(1)>Hund\tanna\t2025-01-14\t\n",
+        "deu_Latn.tsv:3: label '<img src=x onerror=alert(1)>Hund' holds markup",
+    ),
     "same wnid twice": (
         "deu_Latn.tsv",
         f"{BOW_TIE}\taccept\t\tanna\t2025-01-14\t\n{BOW_TIE}\treject\t\tanna\t2025-01-15\t\n",
@@ -256,6 +261,33 @@ def test_label_checks_follow_the_language():
     check_review(review(TENCH, "replace", "линь", lang="rus_Cyrl"), context)
     with pytest.raises(BabelforgeError, match="not in the script of rus_Cyrl"):
         check_review(review(TENCH, "replace", "lin", lang="rus_Cyrl"), context)
+
+
+@pytest.mark.parametrize(
+    "label, problem",
+    [
+        ("<img src=x onerror=alert(1)>Hund", "holds markup"),
+        ("Hund {} Katze", "holds a { or }"),
+        ("Hund\x07", "holds the control character U+0007"),
+        ("Querbinder (Kleidung)", "is not clean (qualifier)"),
+        ("Querbinder", None),
+    ],
+)
+@pytest.mark.parametrize("decision", ["replace", "accept"])
+def test_a_review_label_gets_the_checks_of_a_source_label_naming_file_and_line(label, problem, decision):
+    from babelforge.babel_imagenet.reviews import check_review
+
+    context = ReviewContext(frozenset({TENCH, BOW_TIE}), frozenset({"bow tie"}), {"deu_Latn": ("Latn",)})
+    text = HEADER + f"{TENCH}\taccept\t\tanna\t2025-01-14\t\n{BOW_TIE}\t{decision}\t{label}\tanna\t2025-01-14\t\n"
+    reviews = parse_review_file(text, "deu_Latn", "deu_Latn.tsv")
+    for review in reviews[:1]:
+        check_review(review, context)
+    if problem is None:
+        check_review(reviews[1], context)
+        return
+    with pytest.raises(BabelforgeError) as error:
+        check_review(reviews[1], context)
+    assert str(error.value).startswith(f"deu_Latn.tsv:3: label {label!r} ") and problem in str(error.value)
 
 
 def test_the_card_states_review_coverage_per_reviewed_language():

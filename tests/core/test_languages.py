@@ -323,10 +323,38 @@ def test_malformed_keys_raise(tmp_path, key):
 def test_missing_column_and_bad_flag_raise(tmp_path):
     path = tmp_path / "languages.tsv"
     path.write_text("key\tname\ndeu_Latn\tGerman\n", encoding="utf-8")
-    with pytest.raises(BabelforgeError, match="missing columns"):
+    with pytest.raises(
+        BabelforgeError, match=r"languages.tsv:1: header is 'key\\tname', expected 'key\\tname\\tiso639_3"
+    ):
         read_registry(path)
     with pytest.raises(BabelforgeError, match="True or False"):
         read_registry(write_tsv(path, [{"key": "deu_Latn", "name": "German", "in_xlmr": "yes"}]))
+
+
+GOOD_ROW = "zzz_Latn\tTest\tzzz\tLatn\tLatn\t\t\t\t\t\tFalse\tFalse\tFalse\tFalse"
+MALFORMED_ROWS = {
+    "a field too many": (GOOD_ROW + "\textra", "15 fields, expected 14 separated by tabs"),
+    "fields missing": ("zzz_Latn\tTest", "2 fields, expected 14"),
+    "empty name": (GOOD_ROW.replace("\tTest\t", "\t\t"), "empty name; every row needs one"),
+    "a flag not a boolean": (GOOD_ROW[: -len("False")] + "yes", "in_babel_imagenet 'yes' is not True or False"),
+    "a bad script list": (GOOD_ROW.replace("\tLatn\tLatn\t", "\tLatn\tLatin\t"), "scripts 'Latin' is not a comma list"),
+    "a key twice": (REGISTRY_PATH.read_text(encoding="utf-8").splitlines()[1], "appears twice (first on line 2)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_ROWS))
+def test_a_malformed_extra_row_in_the_real_registry_is_refused_naming_its_line(tmp_path, case):
+    # Such a row used to load silently (extra fields dropped) or crash with an AttributeError.
+    row, message = MALFORMED_ROWS[case]
+    text = REGISTRY_PATH.read_text(encoding="utf-8")
+    path = tmp_path / "languages.tsv"
+    path.write_text(text + row + "\n", encoding="utf-8")
+    line = len(text.splitlines()) + 1
+    with pytest.raises(BabelforgeError) as error:
+        read_registry(path)
+    assert str(error.value).startswith(f"{path}:{line}: ") and message in str(error.value)
+    path.write_text(text + GOOD_ROW + "\n", encoding="utf-8")
+    assert "zzz_Latn" in read_registry(path)  # the well-formed row loads
 
 
 # --- the generator ----------------------------------------------------------------------------
@@ -376,10 +404,44 @@ def test_malformed_or_duplicate_overrides_raise(tmp_path):
     header = "\t".join(generator.OVERRIDE_COLUMNS)
     short = tmp_path / "short.tsv"
     short.write_text(header + "\nbabelnet\tNO\tnob_Latn\n", encoding="utf-8")
-    with pytest.raises(BabelforgeError, match="tab-separated fields"):
+    with pytest.raises(BabelforgeError, match="short.tsv:2: 3 fields, expected 10 separated by tabs"):
         generator.read_overrides(short)
     twice = tmp_path / "twice.tsv"
     row = "babelnet\tNO\tnob_Latn" + "\t" * 6 + "\tbecause"
     twice.write_text(f"{header}\n{row}\n{row}\n", encoding="utf-8")
     with pytest.raises(BabelforgeError, match="appears twice"):
         generator.read_overrides(twice)
+
+
+@pytest.mark.parametrize(
+    "code, key",
+    [
+        ("deu_Latn", "deu_Latn"),
+        ("de", "deu_Latn"),
+        ("DE", "deu_Latn"),
+        ("deu", "deu_Latn"),
+        (" de ", "deu_Latn"),
+        ("jp", "jpn_Jpan"),
+        ("ja", "jpn_Jpan"),
+    ],
+)
+def test_every_command_resolves_a_language_however_it_is_named(code, key):
+    from babelforge.core.languages import registry
+
+    assert registry().resolve(code).key == key
+
+
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        ("deu_latn", r"unknown language 'deu_latn'; did you mean deu_Latn\b"),
+        ("german", r"unknown language 'german'; did you mean deu_Latn\?"),
+        ("zho", r"language 'zho' is written in several scripts here: give one of zho_Hans, zho_Hant"),
+        ("qqq", r"unknown language 'qqq'; give a registry key"),
+    ],
+)
+def test_an_unknown_language_names_the_nearest_keys(code, message):
+    from babelforge.core.languages import registry
+
+    with pytest.raises(BabelforgeError, match=message):
+        registry().resolve(code)

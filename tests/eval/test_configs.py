@@ -54,13 +54,15 @@ def _config(name, argv, params_path):
 def test_flags_override_params(tmp_path, repo_root):
     params = tmp_path / "params.yaml"
     params.write_text((repo_root / "params.yaml").read_text())
+    mine = tmp_path / "models" / "mine"  # --model checks that a folder it names is there
+    mine.mkdir(parents=True)
     config = _config(
         "eval_zeroshot",
         [
             "--model",
             "org/clip@abc123",
             "--model",
-            "models/mine",
+            str(mine),
             "--language",
             "de",
             "--language",
@@ -72,7 +74,7 @@ def test_flags_override_params(tmp_path, repo_root):
         ],
         params,
     )
-    assert [(m.id, m.revision) for m in config.common.models] == [("org/clip", "abc123"), ("models/mine", None)]
+    assert [(m.id, m.revision) for m in config.common.models] == [("org/clip", "abc123"), (str(mine), None)]
     assert config.languages == ["de", "fr", "FY"] and config.out == "z.json" and config.common.device == "cpu"
     assert config.common.seed == 0 and config.max_templates == 2  # the rest stays as params.yaml says
     plain = _config("eval_mvl_sib", [], params)

@@ -9,7 +9,14 @@ import yaml
 
 from babelforge.cli import main
 from babelforge.core.io import write_table
-from babelforge.eval.export.clip_benchmark import LABELS_FILE, PROMPTS_FILE, layout, read_layout
+from babelforge.eval.export.clip_benchmark import (
+    FALLBACK_FILES,
+    LABELS_FILE,
+    PROMPTS_FILE,
+    layout,
+    read_fallbacks,
+    read_layout,
+)
 from tests.eval.conftest import REGISTRY_ROWS
 from tests.registry import write_registry
 
@@ -69,12 +76,13 @@ def test_export_reads_back_identically(built):
     english = read_templates(ENGLISH_TEMPLATES)
     # German: its usable translations, less the one str.format cannot fill; Frisian: English fallback, said so
     assert prompts["DE"] == ["ein Foto von {}.", "eine Zeichnung von {}."] != translated["deu_Latn"]
-    assert prompts["JA"] == translated["jpn_Jpan"] and prompts["EN"] == prompts["FY"] == english
-    assert {c: e["prompts"] for c, e in manifest["languages"].items()} == {
-        "EN": "english",
-        "DE": "translated",
-        "FY": "english-fallback",
-        "JA": "translated",
+    assert prompts["JA"] == translated["jpn_Jpan"] and prompts["EN"] == english
+    assert "FY" not in prompts and read_fallbacks(built / "cb") == {"english-fallback": {"FY": english}}
+    assert {c: (e["prompts"], e["prompts_file"]) for c, e in manifest["languages"].items()} == {
+        "EN": ("english", PROMPTS_FILE),
+        "DE": ("translated", PROMPTS_FILE),
+        "FY": ("english-fallback", "nllb_dist13b_prompts.en-fallback.json"),
+        "JA": ("translated", PROMPTS_FILE),
     }
     assert manifest["provenance"]["stage"] == "eval_export"
     # a second export of the same build is the same bytes
@@ -102,3 +110,19 @@ def test_layout_refuses_two_languages_with_one_code():
             {"zho_Hans": ["{}"], "zho_Hant": ["{}"]},
             {"zho_Hans": "zh", "zho_Hant": "ZH"},
         )
+
+
+@pytest.mark.parametrize("fallback, kind", [("english", "english-fallback"), ("label", "label-fallback")])
+def test_fallback_prompts_are_never_exported_under_the_translated_name(built, capsys, fallback, kind):
+    """CLIP_benchmark reads nllb_dist13b_prompts.json: a language without usable translations is not
+    in it (scoring it there would report English templates as translated prompts); its templates
+    are in a file whose name says which fallback they are."""
+    assert main(["eval_export", "--out", "cb", "--set", f"eval.export.fallback={fallback}"]) == 0
+    translated = json.loads((built / "cb" / PROMPTS_FILE).read_text(encoding="utf-8"))
+    assert sorted(translated) == ["DE", "EN", "JA"]
+    name = FALLBACK_FILES[kind]
+    assert name.startswith("nllb_dist13b_prompts.") and name.endswith(f".{kind.replace('english', 'en')}.json")
+    assert sorted(p.name for p in (built / "cb").iterdir()) == sorted([LABELS_FILE, PROMPTS_FILE, name, "export.json"])
+    held = json.loads((built / "cb" / name).read_text(encoding="utf-8"))
+    assert list(held) == ["FY"] and (held["FY"] == ["{}"]) == (fallback == "label")
+    assert f"1 with {fallback} fallback prompts, in {name}" in capsys.readouterr().err

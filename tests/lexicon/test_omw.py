@@ -3,10 +3,10 @@ from xml.sax.saxutils import quoteattr
 import pytest
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.languages import registry
 from babelforge.lexicon.omw import OmwSource, WnLmfSource, discover_tab_files, rank_senses, read_tab_lemmas
 from babelforge.lexicon.senses import SenseSource
-from babelforge.lexicon.wordnet import read_imagenet_classes
 
 SYNSETS = [f"{c.wnid[1:]}-{c.wnid[0]}" for c in read_imagenet_classes()]
 

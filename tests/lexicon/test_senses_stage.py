@@ -10,7 +10,8 @@ from .conftest import API_KEY, SYNSET_IDS
 
 
 def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
-    from babelforge.lexicon.wordnet import read_imagenet_classes, resolve_class
+    from babelforge.core.imagenet import read_imagenet_classes
+    from babelforge.lexicon.wordnet import resolve_class
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["profile"] = "full"

@@ -1,14 +1,9 @@
 import pytest
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.imagenet import IMAGENET_CLASSES, ImageNetClass, read_imagenet_classes
 from babelforge.lexicon.senses import synset_to_wnid, wnid_to_synset
-from babelforge.lexicon.wordnet import (
-    IMAGENET_CLASSES,
-    ImageNetClass,
-    provision_nltk_wordnet,
-    read_imagenet_classes,
-    resolve_class,
-)
+from babelforge.lexicon.wordnet import provision_nltk_wordnet, resolve_class
 
 
 def test_resource_class_list_is_the_mirror_list(shared_data):

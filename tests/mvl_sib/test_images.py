@@ -194,7 +194,10 @@ def test_manifest_validation(sample_set, tmp_path):
     cases = {
         "count": (lines[:5] + lines[6:], r"topic 'entertainment' has 9 images, 10 required"),
         "sha": (lines[:3] + [lines[3].rsplit("\t", 1)[0] + "\tABC"] + lines[4:], r"bad.tsv:4: sha256 'ABC'"),
-        "dup": (lines[:3] + [lines[2]] + lines[4:], r"bad.tsv:4: image_id 'entertainment-01' already on line 3"),
+        "dup": (
+            lines[:3] + [lines[2]] + lines[4:],
+            r"bad.tsv:4: image_id 'entertainment-01' appears twice \(first on line 3\)",
+        ),
         "topic": (
             lines[:2] + [lines[2].replace("entertainment", "weather", 1)] + lines[3:],
             r"bad.tsv:3: topic 'weather'",

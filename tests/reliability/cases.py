@@ -147,6 +147,34 @@ def sib_invalid_utf8(path: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b"\n", b"\xc3\x28\n", 3))
 
 
+def review_sheet_with(new_label: str) -> Setup:
+    """A filled-in review sheet of deu_Latn replacing the bow tie's label, and params.yaml sending
+    imports to the case's own reviews folder (never the repository's)."""
+
+    def setup(root, case, server):
+        from babelforge.audit.review_sheet import SHEET_COLUMNS, render_sheet
+
+        row = {column: "" for column in SHEET_COLUMNS}
+        row.update(lang="deu_Latn", class_idx=457, wnid="n02883205", label="Fliege", decision="replace")
+        row.update(new_label=new_label, reviewer="anna", date="2025-01-14")
+        (case / "deu_Latn.review.csv").write_text(render_sheet([row]), encoding="utf-8")
+        params = _params(root, case)
+        params["paths"]["reviews"] = str(case / "reviews")
+        _write_params(case, params)
+
+    return setup
+
+
+def registry_with_row(row: str) -> Setup:
+    """resources/languages.tsv with one more row at its end."""
+
+    def setup(root, case, server):
+        text = (root / "resources" / "languages.tsv").read_text(encoding="utf-8")
+        (case / "languages.tsv").write_text(text + row + "\n", encoding="utf-8")
+
+    return setup
+
+
 def changed_mirror(root, case, server):
     target = case / "mirror" / "imagenet" / "imagenet1k_classes.tsv"
     target.parent.mkdir(parents=True)
@@ -331,6 +359,20 @@ CASES: list[Case] = [
         ("mvl_sib", "--set", "mvl_sib.sib_dir=CASE/sib"),
         "not UTF-8",
         sib_copy(sib_invalid_utf8),
+    ),
+    Case(
+        "source-review-sheet-markup",
+        "a review sheet whose replace label holds markup (`<img src=x onerror=alert(1)>Hund`)",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: label '<img src=x onerror=alert(1)>Hund' holds markup",
+        review_sheet_with("<img src=x onerror=alert(1)>Hund"),
+    ),
+    Case(
+        "source-registry-malformed-row",
+        "languages.tsv with an extra row of 15 fields (it used to load silently)",
+        ("prompts", "--registry", "CASE/languages.tsv"),
+        "15 fields, expected 14 separated by tabs",
+        registry_with_row("zzz_Latn\tTest\tzzz\tLatn\tLatn\t\t\t\t\t\tFalse\tFalse\tFalse\tFalse\textra"),
     ),
     Case(
         "source-mirror-missing",
