@@ -86,10 +86,11 @@ def test_dvc_plots_folder_is_ignored_and_metrics_folder_is_not():
 
 
 def test_a_headline_file_holds_numbers_nested_at_most_three_deep(tmp_path):
-    write_metrics({"m": {"zeroshot/babel_imagenet/translated": {"top1": 0.5, "n_languages": 3}}}, tmp_path, "eval")
-    assert json.loads((tmp_path / "eval.json").read_text()) == {
-        "m": {"zeroshot/babel_imagenet/translated": {"top1": 0.5, "n_languages": 3}}
-    }
+    figures = {"m": {"zeroshot/babel_imagenet/translated": {"top1": 0.5, "n_languages": 3}}}
+    write_metrics(figures, tmp_path, "eval", profile="sample")
+    assert json.loads((tmp_path / "eval.json").read_text()) == {"profile": "sample", **figures}
+    with pytest.raises(BabelforgeError, match="build profile"):
+        write_metrics({"profile": 1}, tmp_path, "labels", profile="full")
     with pytest.raises(BabelforgeError, match="nested deeper"):
         check_headline({"m": {"t": {"lang": {"deu_Latn": 0.5}}}}, "eval")
     with pytest.raises(BabelforgeError, match="topics is list, not a number"):
@@ -156,16 +157,27 @@ def test_dvc_metrics_diff_reads_the_committed_headline(tmp_path):
     env = command_env(copy)
     files = _metric_files()
     for number, path in enumerate(files):
-        write_metrics({"figure": number, "group": {"mean": 0.25}}, copy / Path(path).parent, Path(path).stem)
+        write_metrics(
+            {"figure": number, "group": {"mean": 0.25}}, copy / Path(path).parent, Path(path).stem, profile="sample"
+        )
     run(["git", "add", *files], copy, env)  # git add refuses an ignored path: they are tracked
     run(["git", "commit", "-qm", "headline metrics"], copy, env)
-    write_metrics({"figure": 99, "group": {"mean": 0.5}}, copy / Path(files[0]).parent, Path(files[0]).stem)
+    write_metrics(
+        {"figure": 99, "group": {"mean": 0.5}}, copy / Path(files[0]).parent, Path(files[0]).stem, profile="sample"
+    )
+    # the build profile is a string: listed old -> new when it changes, with no numeric diff
+    write_metrics(
+        {"figure": 1, "group": {"mean": 0.25}}, copy / Path(files[1]).parent, Path(files[1]).stem, profile="full"
+    )
 
     shown = json.loads(run(["dvc", "metrics", "show", "--json"], copy, env).split("\n", 1)[0])[""]["data"]
     assert all(shown[path]["data"]["group"]["mean"] in (0.25, 0.5) for path in files), shown
+    profiles = [shown[path]["data"]["profile"] for path in files]  # a string metric is shown as is
+    assert profiles == ["sample", "full", *["sample"] * (len(files) - 2)]
     diff = json.loads(run(["dvc", "metrics", "diff", "HEAD", "--json"], copy, env).split("\n", 1)[0])
     assert diff == {
-        files[0]: {"figure": {"old": 0, "new": 99, "diff": 99}, "group.mean": {"old": 0.25, "new": 0.5, "diff": 0.25}}
+        files[0]: {"figure": {"old": 0, "new": 99, "diff": 99}, "group.mean": {"old": 0.25, "new": 0.5, "diff": 0.25}},
+        files[1]: {"profile": {"old": "sample", "new": "full"}},
     }
     table = json.loads(run(["dvc", "exp", "show", "--json"], copy, env).split("\n", 1)[0])
     committed = next(row for row in table if row["rev"] != "workspace")["data"]["metrics"]

@@ -66,6 +66,7 @@ VOCABULARY = {
     "--revision-tag": "a tag for the published commit",
     "--dry-run": "validate only, no network",
     "--force": "go on despite errors",
+    "--allow-sample": "publish a build of the sample profile",
     "--private": "create the repository private",
     "--x": "first column to correlate",
     "--y": "second column to correlate",

@@ -20,10 +20,11 @@ from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.datasets import artifact_path
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.imagenet import read_imagenet_classes
-from babelforge.core.io import read_json, read_table
+from babelforge.core.io import read_json, read_provenance, read_table
 from babelforge.core.langid import identifier
 from babelforge.core.languages import read_registry, registry
 from babelforge.core.progress import info, progress
+from babelforge.core.provenance import profile_of_record
 
 TAGGERS = AUDIT_TAGGERS
 ENGLISH = "eng_Latn"
@@ -180,6 +181,8 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         )
 
     summary = {
+        # the build profile labels.parquet records: the index says when it is a sample build
+        "profile": profile_of_record(read_provenance(labels_path)),
         "total_classes": policy.total_classes,
         "severity": dict(sorted(policy.severity.items())),
         "score_weights": dict(sorted(policy.score_weights.items())),

@@ -20,6 +20,7 @@ from babelforge.audit.sections import titles
 from babelforge.babel_imagenet.candidates import SET_ASIDE
 from babelforge.core.datasets import SectionPlot
 from babelforge.core.io import atomic_directory, atomic_path, write_json, write_text
+from babelforge.core.provenance import SAMPLE_MODELS
 
 SCORE_DOC = (
     "quality score = 100 &times; coverage &times; (1 &minus; min(1, &Sigma;<sub>c</sub> w<sub>c</sub> "
@@ -43,6 +44,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .flag{display:inline-block;background:#b00020;color:#fff;border-radius:3px;padding:0 .3em;margin:1px;font-size:.85em}
 .flag.warning{background:#a05a00}.flag.info{background:#555}
 .muted{color:#666}
+.sample{background:#fff3cd;border:1px solid #a05a00;padding:.5em}
 img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
 th[data-key]{cursor:pointer}
 ul.alts{margin:0;padding-left:1em}
@@ -85,6 +87,18 @@ def sheet_name(lang: str) -> str:
 # --- index -------------------------------------------------------------------------------------
 
 
+def profile_note(profile: str | None) -> str:
+    """The index's line on the build profile the labels record; a sample build stands out."""
+    if profile == "sample":
+        return (
+            '<p class="sample"><strong>Build profile: sample.</strong> A SAMPLE build made with '
+            f"{escape(SAMPLE_MODELS)}: not the benchmark.</p>"
+        )
+    if profile is None:
+        return '<p class="muted">Build profile: not recorded in labels.parquet.</p>'
+    return f"<p>Build profile: {escape(profile)}.</p>"
+
+
 def render_index(summary: Mapping[str, Any]) -> str:
     """The index: documented score, ranked languages linking to their pages, optional sections, plots."""
     weights = ", ".join(f"{escape(k)} {v}" for k, v in sorted(summary["score_weights"].items()))
@@ -117,6 +131,7 @@ def render_index(summary: Mapping[str, Any]) -> str:
         plots += '<p class="muted">Not plotted (input not built): ' + escape("; ".join(missing_plots)) + "</p>"
     body = (
         "<h1>Babel-ImageNet label audit</h1>\n"
+        f"{profile_note(summary.get('profile'))}\n"
         f"<p>{len(ranked)} languages; {summary['errors']} error rows, {summary['warnings']} warning rows "
         f"(severities in <code>params.yaml</code> <code>audit.severity</code>); "
         f'all figures in <a href="summary.json">summary.json</a>.</p>\n'

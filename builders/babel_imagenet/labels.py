@@ -22,8 +22,9 @@ Languages keep their labels only with at least `min_classes` classes.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -222,6 +223,7 @@ class Candidate:
     sources: tuple[str, ...]  # distinct sources giving it, sorted
     scientific: bool
     order: tuple  # the ranking key (smaller is better)
+    zipf: float | None = None  # word frequency in the language (frequency.py); None: not looked up
 
     @property
     def label(self) -> str:
@@ -234,13 +236,42 @@ class Candidate:
 
 # What decided between the chosen candidate and the next one, by the first part of the
 # agreement key that differs.
-AGREEMENT_REASONS = ("vernacular", "agreement", "source_priority", "source_order", "source_order", "source_order")
+AGREEMENT_REASONS = (
+    "vernacular",
+    "agreement",
+    "frequency_unused",
+    "frequency",
+    "source_priority",
+    "source_order",
+    "source_order",
+    "source_order",
+)
+
+
+# A candidate loses on frequency only to one at least this many Zipf units (log10 uses per billion
+# words) more common: tenfold. A smaller difference is noise in the counts next to the source order.
+FREQUENCY_MARGIN = 1.0
+
+
+def frequency_keys(zipfs: Sequence[float | None]) -> list[tuple[bool, bool]]:
+    """The frequency part of the agreement key of equally supported candidates: (no recorded use
+    while another has some, tenfold rarer than the most common). None (language not covered, a
+    phrase, or the rule off) is no evidence: (False, False)."""
+    known = [z for z in zipfs if z is not None]
+    top = max(known, default=0.0)
+    return [(False, False) if z is None else (z <= 0.0 < top, 0.0 < z <= top - FREQUENCY_MARGIN) for z in zipfs]
 
 
 def rank_candidates(
-    forms: Sequence[Form], ranking: Ranking, priority: Sequence[str] = (), taxa: Sequence[str] = ()
+    forms: Sequence[Form],
+    ranking: Ranking,
+    priority: Sequence[str] = (),
+    taxa: Sequence[str] = (),
+    zipf: Callable[[str], float | None] | None = None,
 ) -> list[Candidate]:
-    """The distinct labels of one (class, language), best first, under `ranking`."""
+    """The distinct labels of one (class, language), best first, under `ranking`. `zipf` (label ->
+    word frequency) adds the frequency rule to `agreement`: among equally supported candidates a
+    word with recorded use beats one without, and a common word a rare one."""
 
     def position(form: Form) -> tuple:
         return (form.routed_from is not None, form.rank, form.part)
@@ -253,14 +284,26 @@ def rank_candidates(
         sources = tuple(sorted({form.source for form in group}))
         if ranking == "first":
             best = min(group, key=position)
-            scientific = is_scientific_name(best.label, taxa)
             order: tuple = position(best)
         else:
             best = min(group, key=lambda form: (priority_index(form.source, priority), *position(form)))
-            scientific = is_scientific_name(best.label, taxa)
-            order = (scientific, -len(sources), priority_index(best.source, priority), *position(best))
-        candidates.append(Candidate(best, sources, scientific, order))
-    return sorted(candidates, key=lambda candidate: candidate.order)
+            order = (-len(sources), priority_index(best.source, priority), *position(best))
+        frequency = zipf(best.label) if zipf and ranking != "first" else None
+        candidates.append(Candidate(best, sources, is_scientific_name(best.label, taxa), order, frequency))
+    if ranking == "first":
+        return sorted(candidates, key=lambda candidate: candidate.order)
+    # Frequency is compared among equally supported candidates (same vernacular flag and source count).
+    support: dict[tuple, list[int]] = defaultdict(list)
+    for index, candidate in enumerate(candidates):
+        support[(candidate.scientific, candidate.order[0])].append(index)
+    keyed = list(candidates)
+    for members in support.values():
+        for index, key in zip(members, frequency_keys([candidates[i].zipf for i in members])):
+            candidate = candidates[index]
+            keyed[index] = replace(
+                candidate, order=(candidate.scientific, candidate.order[0], *key, *candidate.order[1:])
+            )
+    return sorted(keyed, key=lambda candidate: candidate.order)
 
 
 def rank_reason(candidates: Sequence[Candidate], ranking: Ranking) -> str:
@@ -288,7 +331,8 @@ class LabelChoice:
     raw_lemma: str | None = None
     routed_from: str | None = None
     n_sources: int = 0  # distinct sources that give the chosen label
-    rank_reason: str = ""  # only | first | vernacular | agreement | source_priority | source_order | unique
+    # only | first | vernacular | agreement | frequency_unused | frequency | source_priority | source_order | unique
+    rank_reason: str = ""
     candidates: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
 
 
@@ -299,6 +343,7 @@ def choose_label(
     ranking: Ranking = "first",
     priority: Sequence[str] = (),
     taxa: Sequence[str] = (),
+    zipf: Callable[[str], float | None] | None = None,
 ) -> LabelChoice:
     """Apply rules 3-6 to the forms of one (synset, language)."""
     if not forms:
@@ -316,7 +361,7 @@ def choose_label(
             low_precision.append(form)
         else:
             preferred.append(form)
-    candidates = rank_candidates(preferred or low_precision, ranking, priority, taxa)
+    candidates = rank_candidates(preferred or low_precision, ranking, priority, taxa, zipf)
     chosen = candidates[0] if candidates else None
     return LabelChoice(
         synset=synset,
@@ -398,6 +443,8 @@ class Rules:
     source_priority_by_lang: Mapping[str, Sequence[str]] = field(default_factory=dict)
     low_precision_sources: frozenset[str] = DEFAULT_LOW_PRECISION_SOURCES
     resolve_duplicates: bool = False
+    # (lang, label) -> word frequency (frequency.frequency_lookup); None: the frequency rule is off
+    frequency: Callable[[str, str], float | None] | None = field(default=None, compare=False)
 
     def priority(self, lang: str) -> Sequence[str]:
         return self.source_priority_by_lang.get(lang, self.source_priority)
@@ -425,9 +472,19 @@ def choose_labels(
     for form in forms:
         grouped[(form.lang, form.synset)].append(form)
     taxa = taxa or {}
+
+    def zipf_in(lang: str) -> Callable[[str], float | None] | None:
+        return None if rules.frequency is None else functools.partial(rules.frequency, lang)
+
     choices = [
         choose_label(
-            group, english_keys, rules.low_precision_sources, rules.ranking, rules.priority(lang), taxa.get(synset, ())
+            group,
+            english_keys,
+            rules.low_precision_sources,
+            rules.ranking,
+            rules.priority(lang),
+            taxa.get(synset, ()),
+            zipf_in(lang),
         )
         for (lang, synset), group in sorted(grouped.items())
     ]

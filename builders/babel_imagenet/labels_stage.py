@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from babelforge.babel_imagenet.candidates import candidates_frame
+from babelforge.babel_imagenet.frequency import frequency_lookup, wordfreq_version
 from babelforge.babel_imagenet.labels import (
     ENGLISH,
     TALLY_COLUMNS,
@@ -64,6 +65,12 @@ class Config:
     resolve_duplicates: bool = setting(
         True,
         "give a class another candidate when its label names several classes (per profile: sample true, full false)",
+    )
+    rules: dict[str, bool] = setting(
+        {"frequency": True},
+        "label rules that can be switched off to measure them (dvc exp run -S labels.rules.frequency=false); "
+        "frequency: among equally supported candidates (agreement ranking) a word with recorded use beats one "
+        "without, and a tenfold more common word a rarer one (wordfreq, ~40 languages)",
     )
     script_routes: dict[str, dict[str, str]] = setting(
         {"hbs_Latn": {"Cyrl": "srp_Cyrl"}, "kur_Latn": {"Arab": "ckb_Arab"}},
@@ -224,15 +231,36 @@ def summary_table(languages) -> str:
     return "\n".join(lines)
 
 
-def rules_of(config: Config):
+SWITCHABLE_RULES = ("frequency",)
 
+
+def rules_of(config: Config, languages=None):
+    """The label rules of `config`; `languages` (registry Languages) are those whose word
+    frequencies the frequency rule may look up (None: the whole registry)."""
+    unknown = sorted(set(config.rules) - set(SWITCHABLE_RULES))
+    if unknown:
+        raise BabelforgeError(
+            f"labels.rules: unknown rule(s) {', '.join(unknown)}; one of {', '.join(SWITCHABLE_RULES)}"
+        )
+    frequency = None
+    if config.rules.get("frequency", True) and config.ranking == "agreement":
+        frequency = frequency_lookup(languages if languages is not None else registry())
     return Rules(
+        frequency=frequency,
         ranking=config.ranking,
         source_priority=tuple(config.source_priority.default),
         source_priority_by_lang={lang: tuple(order) for lang, order in config.source_priority.languages.items()},
         low_precision_sources=frozenset(config.low_precision_sources),
         resolve_duplicates=config.resolve_duplicates,
     )
+
+
+def candidate_frequencies(candidates, rules: Rules) -> list[float | None]:
+    """candidates.parquet's `zipf`: each candidate's word frequency in its language (the lookups
+    the ranking made, memoised), None where wordfreq does not cover the language or the rule is off."""
+    if rules.frequency is None:
+        return [None] * len(candidates)
+    return [rules.frequency(lang, label) for lang, label in zip(candidates["lang"], candidates["label"])]
 
 
 def run(config: Config) -> int:
@@ -262,10 +290,12 @@ def run(config: Config) -> int:
     labels, reviews, warnings = apply_review_folder(labels, classes, paths.reviews, english)
     kept = labels.groupby("lang").size().to_dict()
     candidates = candidates_frame(senses, all_choices, classes, english, rules, router)
+    candidates["zipf"] = candidate_frequencies(candidates, rules)
     languages = languages_frame(all_choices, dict(sorted(kept.items())), tally)
     record = provenance(
         "labels",
         params={"profile": profile, "labels": as_params(config)},
+        models={"word_frequencies": {"wordfreq": wordfreq_version()}} if rules.frequency else None,
         sources={"senses": read_provenance(senses_path).get("sources", {}), "senses_file": senses_path.name},
     )
     # Each artifact records the reviews it depends on, so a review changes no more bytes than it must:
@@ -289,6 +319,13 @@ def run(config: Config) -> int:
     for warning in warnings:
         info(f"labels: review {warning}")
     print(summary_table(languages))
+    if rules.frequency:
+        by_frequency = Counter(c.rank_reason for c in choices if c.rank_reason.startswith("frequency"))
+        info(
+            f"labels: frequency rule decided {sum(by_frequency.values())} labels "
+            f"({by_frequency['frequency']} a more common word, {by_frequency['frequency_unused']} a word with "
+            f"recorded use over one without); {int((candidates['zipf'] == 0).sum())} candidates have no recorded use"
+        )
     decided = sum(sum(r["decisions"].values()) for r in reviews.values())
     write_metrics(headline(labels, languages, decided), paths.metrics, "labels", profile=profile)
     info(

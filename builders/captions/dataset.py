@@ -3,6 +3,9 @@ per language. Registered in builders/core/datasets.py; its audit section is buil
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from babelforge.core.datasets import (
     AuditSection,
     DatasetSpec,
@@ -16,13 +19,15 @@ from babelforge.core.datasets import (
 from babelforge.core.determinism import MACHINE_LIMITATION
 from babelforge.core.io import read_schema
 from babelforge.core.licences import Licence
+from babelforge.core.taggers import Thresholds, parse_rules
 
 MT_CAPTIONS = DatasetSpec(
     name="mt-captions",
     pretty_name="Machine-translated captions with quality estimates",
     summary=(
-        "English captions machine-translated with n-best NLLB-200, hypotheses in the wrong language or "
-        "script dropped, the one COMETKiwi scores highest kept, with its score and per-language percentile."
+        "English captions machine-translated with n-best NLLB-200; per caption and language, of the hypotheses "
+        "the selection checks leave, the one COMETKiwi scores highest is kept, with its score and per-language "
+        "percentile."
     ),
     artifacts=("captions/selected.parquet",),
     read="babelforge.captions.dataset:read_captions",
@@ -50,6 +55,63 @@ MT_CAPTIONS = DatasetSpec(
 )
 
 
+# What the card says a hypothesis failing each check of `captions.select` is, in the order it lists
+# them (the order of the checks); a reason not named here is shown by its name, after these.
+CHECK_CLAIMS = {
+    "empty": "empty",
+    "langid": "in the wrong language (langid)",
+    "script": "in the wrong script",
+    "copy": "a copy of the English source",
+    "repetition": "a decoder loop (a repeated word or letter run)",
+    "kiwi": "scored below a COMETKiwi floor",
+}
+SELECT_GROUP = "captions.select"
+
+
+def selection_notes(record: Mapping[str, Any]) -> list[str]:
+    """The card's sentences on which hypotheses were dropped, from the `captions.select` settings
+    selected.parquet records (`params.select`), never from what another profile would run: a
+    check whose thresholds are all null is said to be off, so hypotheses it would drop may be kept."""
+
+    select = (record.get("params") or {}).get("select")
+    if not isinstance(select, Mapping):
+        return ["selected.parquet does not record its selection checks: which hypotheses were dropped is unknown."]
+    dropped, off = check_claims(Thresholds(dict(select.get("default") or {}), dict(select.get("languages") or {})))
+    notes = [
+        f"Hypotheses dropped before the choice (the `{SELECT_GROUP}` checks this build ran): {'; '.join(dropped)}."
+        if dropped
+        else f"No check dropped a hypothesis in this build: every `{SELECT_GROUP}` threshold is null."
+    ]
+    if off:
+        notes.append(
+            f"Checks off in this build (null thresholds), so such hypotheses may have been kept: {'; '.join(off)}."
+        )
+    return notes
+
+
+def check_claims(thresholds: Thresholds) -> tuple[list[str], list[str]]:
+    """(claims of the checks on by default, claims of those off), each naming the languages whose
+    override turns it the other way."""
+
+    on = {rule.reason for rule in parse_rules(thresholds.default, f"{SELECT_GROUP}.default")}
+    by_language = {
+        lang: {rule.reason for rule in thresholds.for_language(lang, SELECT_GROUP)}
+        for lang in sorted(thresholds.languages)
+    }
+    named = set(thresholds.default) | {
+        reason for override in thresholds.languages.values() for reason in override or {}
+    }
+    order = list(CHECK_CLAIMS)
+    dropped, off = [], []
+    for reason in sorted(named, key=lambda r: (order.index(r) if r in order else len(order), r)):
+        claim = CHECK_CLAIMS.get(reason, f"failing `{reason}`")
+        others = [lang for lang, active in by_language.items() if (reason in active) != (reason in on)]
+        if others:
+            claim += f" ({'off' if reason in on else 'on'} for {', '.join(others)})"
+        (dropped if reason in on else off).append(claim)
+    return dropped, off
+
+
 def read_captions(paths) -> DatasetTables:
     """One config per language, each read from selected.parquet only when the card writes it
     (the file holds every caption x language of a training-scale run)."""
@@ -65,4 +127,5 @@ def read_captions(paths) -> DatasetTables:
         provenance={str(path): provenance},
         sort_by=tuple(c for c in ("caption_id",) if c in columns),
         features=features,
+        notes=selection_notes(provenance),
     )

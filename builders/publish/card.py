@@ -23,6 +23,7 @@ import yaml
 
 from babelforge.core.datasets import ClassLabel, DatasetSpec, Feature, Image, Value, citation
 from babelforge.core.licences import HF_LICENSES, Licence, SourceInfo
+from babelforge.core.provenance import SAMPLE_MODELS
 
 SIZE_CATEGORIES = (
     (1_000, "n<1K"),
@@ -33,6 +34,14 @@ SIZE_CATEGORIES = (
     (100_000_000, "10M<n<100M"),
 )
 FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+# A card built from the `sample` profile's artifacts says so at the top and in its tags: its rows
+# come from random tiny models. `publish` reads the tag and refuses such a card unless --allow-sample.
+SAMPLE_TAG = "sample-build"
+SAMPLE_BANNER = (
+    "> **This is a SAMPLE build, not the benchmark.** babelforge's `sample` profile made it offline with "
+    f"{SAMPLE_MODELS}: its rows exercise the pipeline and are not data to study or report. "
+    "The benchmark is the build of the `full` profile."
+)
 
 
 @dataclass
@@ -55,9 +64,14 @@ def size_category(rows: int) -> str:
 
 
 def front_matter(
-    spec: DatasetSpec, configs: Sequence[ConfigStats], licences: Sequence[Licence], default_config: str | None
+    spec: DatasetSpec,
+    configs: Sequence[ConfigStats],
+    licences: Sequence[Licence],
+    default_config: str | None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
-    """The YAML metadata block: licences, languages, size, tasks, one config per language."""
+    """The YAML metadata block: licences, languages, size, tasks, one config per language; the tag
+    SAMPLE_TAG when the artifacts' `profile` is `sample`."""
     ids = sorted({licence.hf_id for licence in licences})
     metadata: dict[str, Any] = {
         "pretty_name": spec.pretty_name,
@@ -74,7 +88,7 @@ def front_matter(
             "multilinguality": "multilingual" if len(configs) > 1 else "monolingual",
             "size_categories": [size_category(sum(config.rows for config in configs))],
             "task_categories": list(spec.task_categories),
-            "tags": list(spec.tags),
+            "tags": [*spec.tags, *([SAMPLE_TAG] if profile == "sample" else [])],
             "configs": [
                 {
                     "config_name": config.name,
@@ -104,9 +118,13 @@ def render_card(
     provenance: Mapping[str, Any],
     limitations: Sequence[str],
     part_licences: Sequence[tuple[str, Licence]] = (),
+    profile: str | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """README.md: YAML front matter + a body generated from the data. `part_licences`: (what it
-    covers, licence) of the parts without a row source (the spec's, then those found in the data)."""
+    covers, licence) of the parts without a row source (the spec's, then those found in the data);
+    `profile`: the artifacts' build profile (`sample`: SAMPLE_BANNER at the top); `notes`: paragraphs
+    after the summary on how the data was made (from the settings the artifacts record)."""
 
     total = sum(config.rows for config in configs)
     lines = [
@@ -114,10 +132,12 @@ def render_card(
         yaml.safe_dump(dict(metadata), sort_keys=False, allow_unicode=True, width=1000).rstrip("\n"),
         "---",
         "",
+        *([SAMPLE_BANNER, ""] if profile == "sample" else []),
         f"# {spec.pretty_name}",
         "",
         spec.summary,
         "",
+        *(line for note in notes for line in (note, "")),
         f"{len(configs)} config{'s' if len(configs) != 1 else ''} (one per {spec.config_unit}), {total:,} rows, "
         f"split `{spec.split}`. Load one with:",
         "",
@@ -197,6 +217,8 @@ def _provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
             lines.append(f"- `{artifact}`: no provenance record in the file")
             continue
         lines.append(f"- `{artifact}`: stage `{record.get('stage')}`, babelforge {record.get('version')}")
+        if record.get("build"):
+            lines += _value_lines("build", record["build"], "  ")
         for name, source in sorted((record.get("sources") or {}).items()):
             lines += _value_lines(f"source `{name}`", source, "  ")
         for role, model in sorted((record.get("models") or {}).items()):
@@ -262,6 +284,19 @@ def arrow_type(feature: Feature):
     if isinstance(feature, Value):
         return pa.type_for_alias(feature.dtype)
     raise TypeError(f"not a card feature: {feature!r}")
+
+
+def is_sample_build(folder: Path) -> bool:
+    """Whether the built card in `folder` is tagged SAMPLE_TAG (a build of the `sample` profile)."""
+
+    readme = folder / "README.md"
+    match = FRONT_MATTER.match(readme.read_text(encoding="utf-8")) if readme.is_file() else None
+    try:
+        metadata = yaml.safe_load(match.group(1)) if match else None
+    except yaml.YAMLError:
+        return False  # an unreadable front matter: validate_card reports it
+    tags = metadata.get("tags") if isinstance(metadata, Mapping) else None
+    return isinstance(tags, list) and SAMPLE_TAG in tags
 
 
 def validate_card(folder: Path) -> list[str]:

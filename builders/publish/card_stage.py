@@ -23,6 +23,7 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, read_json, write_table, write_text
 from babelforge.core.languages import registry
 from babelforge.core.progress import info, progress
+from babelforge.core.provenance import build_profile
 from babelforge.publish import card
 from babelforge.publish.card import arrow_type, hf_features
 
@@ -91,11 +92,13 @@ def build_card(spec, paths: Paths, languages) -> Path:
             )
         licences = [info.licence for info in source_infos] + [licence for _, licence in part_licences]
         default = next((name for name in sorted(data.tables) if data.language(name) == "eng_Latn"), None)
-        metadata = card.front_matter(spec, stats, licences, default)
-        write_text(
-            card.render_card(spec, metadata, stats, source_infos, data.provenance, limitations, part_licences),
-            staging / "README.md",
+        # the profile the artifacts record: a card of a sample build carries the banner and the tag
+        profile = build_profile(data.provenance.values())
+        metadata = card.front_matter(spec, stats, licences, default, profile)
+        text = card.render_card(
+            spec, metadata, stats, source_infos, data.provenance, limitations, part_licences, profile, data.notes
         )
+        write_text(text, staging / "README.md")
         write_text(card.render_licences(source_infos, part_licences), staging / "LICENSES.md")
         problems = card.validate_card(staging)
         if problems:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, sha256_file, write_json
-from babelforge.publish.card import validate_card
+from babelforge.publish.card import SAMPLE_TAG, is_sample_build, validate_card
 
 RECEIPT_NAME = re.compile(r"^(\d{4})-(.+)\.json$")
 
@@ -146,6 +146,36 @@ def audit_errors(summary_path: Path | None) -> int | None:
     return int(read_json(summary_path).get("errors", 0))
 
 
+def sample_refusal(folder: Path, allow_sample: bool) -> str | None:
+    """Why the card in `folder` may not be published: it is a build of the `sample` profile (random
+    tiny models, tagged SAMPLE_TAG) and `allow_sample` is not set. None when it may."""
+
+    if allow_sample or not is_sample_build(folder):
+        return None
+    return (
+        f"{folder} is a SAMPLE build (tag {SAMPLE_TAG}: random tiny models, not the benchmark); "
+        "rebuild with `profile: full`, or pass --allow-sample to publish it as a sample"
+    )
+
+
+def refuse_sample(folder: Path, allow_sample: bool) -> None:
+    """One line, as an error, when `sample_refusal` says no."""
+
+    refusal = sample_refusal(folder, allow_sample)
+    if refusal:
+        raise BabelforgeError(f"publish: {refusal}")
+
+
+def sample_line(folder: Path, allow_sample: bool) -> str:
+    """The dry run's line on the build profile: what a real run does with this card."""
+
+    if not is_sample_build(folder):
+        return f"build: not a sample build (no {SAMPLE_TAG} tag)"
+    if allow_sample:
+        return f"build: SAMPLE (tag {SAMPLE_TAG}, random tiny models); published as a sample (--allow-sample)"
+    return f"build: {sample_refusal(folder, allow_sample)} (a real run refuses)"
+
+
 def publish(
     api: HubApi,
     folder: Path,
@@ -156,16 +186,19 @@ def publish(
     audit_summary: Path | None,
     force: bool = False,
     private: bool = False,
+    allow_sample: bool = False,
 ) -> PublishResult:
     """Commit the difference between `folder` and the last receipt to `repo`; write a receipt.
 
-    Refuses (BabelforgeError) when the card is invalid, or the audit has errors and not
-    `force`. Returns without any Hub call when the content hash equals the last receipt's.
+    Refuses (BabelforgeError) when the card is invalid, a sample build and not `allow_sample`,
+    or the audit has errors and not `force`. Returns without any Hub call when the content hash
+    equals the last receipt's.
     """
 
     problems = validate_card(folder)
     if problems:
         raise BabelforgeError(f"publish: card is invalid: {problems[0]}")
+    refuse_sample(folder, allow_sample)
     errors = audit_errors(audit_summary)
     if errors and not force:
         raise BabelforgeError(f"publish: the audit ({audit_summary}) has {errors} error rows; fix them or pass --force")

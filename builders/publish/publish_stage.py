@@ -4,7 +4,8 @@ Not a DVC stage: it has side effects outside the repository. `--dry-run` works o
 it validates the card and prints the exact commit operations against the last receipt in
 `paths.releases` (releases/), and exits 0. A real run needs `HF_TOKEN` in the environment (never
 printed), refuses when the audit's slice of the dataset (`<paths.audit>/datasets/<dataset>.json`)
-counts errors unless `--force`, and writes a receipt into `paths.releases`.
+counts errors unless `--force`, refuses a card of the `sample` profile (random tiny models) unless
+`--allow-sample`, and writes a receipt into `paths.releases`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class Config:
     revision_tag: str | None = setting(None, "tag the commit with this dataset version (vX.Y or vX.Y.Z)")
     dry_run: bool = setting(False, "validate and list the operations; no network")
     force: bool = setting(False, "publish even when the audit has errors")
+    allow_sample: bool = setting(
+        False, "publish a card of the sample profile (random tiny models), tagged sample-build"
+    )
     private: bool = setting(False, "create the repo private (when it is new)")
     paths: Paths = stage_paths()
 
@@ -50,6 +54,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", default=None, help="validate and list the operations; no network"
     )
     parser.add_argument("--force", action="store_true", default=None, help="publish even when the audit has errors")
+    parser.add_argument(
+        "--allow-sample",
+        dest="allow_sample",
+        action="store_true",
+        default=None,
+        help="publish a card of the sample profile (random tiny models; the card says so)",
+    )
     parser.add_argument("--private", action="store_true", default=None, help="create the repo private (when it is new)")
     parser.add_argument("--hub", dest="paths.hub", metavar="DIR", help="where the built cards are (paths.hub)")
     parser.add_argument("--releases", dest="paths.releases", metavar="DIR", help="receipts folder (paths.releases)")
@@ -98,6 +109,7 @@ def run(config: Config, api=None) -> int:
                 f"audit: {errors} error rows"
                 + (" (a real run refuses without --force)" if errors and not config.force else "")
             )
+        print(hub.sample_line(folder, config.allow_sample))
         conflict = hub.version_conflict(
             releases, config.dataset, config.repo, config.revision_tag, hub.content_hash(local)
         )
@@ -116,6 +128,7 @@ def run(config: Config, api=None) -> int:
 
     from requests import RequestException
 
+    hub.refuse_sample(folder, config.allow_sample)  # before the token is asked for: no token changes this answer
     token = os.environ.get("HF_TOKEN")
     register_secret(token)  # masked in every message below, whoever produces it
     if api is None:
@@ -135,6 +148,7 @@ def run(config: Config, api=None) -> int:
             audit,
             force=config.force,
             private=config.private,
+            allow_sample=config.allow_sample,
         )
     except RequestException as error:  # huggingface_hub's HTTP errors included
         first_line = redact(str(error)).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -34,7 +34,7 @@ GROUP_COLORS = {"very-low": "#fde0dd", "low": "#fff7bc", "mid": "#e5f5e0", "high
 PROMPT_MARKERS = {
     "translated": ("o", True, "translated templates"),
     "english": ("s", True, "English templates"),
-    "english-fallback": ("s", False, "English templates (fallback: no translated ones)"),
+    "english-fallback": ("s", False, "English templates (fallback: no translated templates)"),
     "label": ("^", True, "label only"),
     "label-fallback": ("^", False, "label only (fallback: no translated templates)"),
 }
@@ -60,6 +60,12 @@ def _prompt_style(prompt_set: str) -> tuple[str, bool, str]:
     return marker, filled, text + (" + WordNet definition" if knowledge else "")
 
 
+def _prompt_kind(prompt_set: str, kinds: list[str]) -> int:
+    """The legend's order of prompt sets: that of PROMPT_MARKERS, unknown ones last."""
+    base = prompt_set.removesuffix("+knowledge")
+    return kinds.index(base) if base in kinds else len(kinds)
+
+
 def _prompt_legend_text(prompt_set: str, langs: Iterable[str]) -> str:
     """The legend text of a prompt set as the plot's rows used it: English templates used only
     for English itself are English templates with English labels."""
@@ -78,15 +84,15 @@ def chance_level(n_classes: float, metric: str = "top1") -> float:
     return min(hits / float(n_classes), 1.0)
 
 
-def short_name(model: str) -> str:
-    """A model id without its path or Hub organisation: the last non-empty `/` (or `\\`) part."""
-    parts = [part for part in re.split(r"[/\\]", str(model)) if part and part != "."]
-    return parts[-1] if parts else str(model)
+def _id_parts(model: str) -> list[str]:
+    """A model id's `/` (or `\\`) separated parts: a path's folders, a Hub id's organisation and name."""
+    return [part for part in re.split(r"[/\\]", str(model)) if part and part != "."] or [str(model)]
 
 
 def display_names(models: Iterable[str], names: Mapping[str, str] | None = None) -> dict[str, str]:
     """Model id -> the name its plots show: `names[id]` (params eval.report.display_names), else
-    the id's last part; ids whose last parts collide keep as many parts as tell them apart."""
+    the id's last part (a folder's name, a Hub id without its organisation); ids whose last parts
+    collide keep as many parts as tell them apart."""
     names = dict(names or {})
     models = sorted({str(m) for m in models})
     shown = {}
@@ -94,20 +100,14 @@ def display_names(models: Iterable[str], names: Mapping[str, str] | None = None)
         if model in names:
             shown[model] = str(names[model])
             continue
-        parts = [part for part in re.split(r"[/\\]", model) if part and part != "."] or [model]
+        parts = _id_parts(model)
         depth = 1
         while depth < len(parts) and any(
-            other != model and other not in names and _tail(other, depth) == "/".join(parts[-depth:])
-            for other in models
+            other != model and other not in names and _id_parts(other)[-depth:] == parts[-depth:] for other in models
         ):
             depth += 1
         shown[model] = "/".join(parts[-depth:])
     return shown
-
-
-def _tail(model: str, depth: int) -> str:
-    parts = [part for part in re.split(r"[/\\]", model) if part and part != "."] or [model]
-    return "/".join(parts[-depth:])
 
 
 def _group_of(n_classes: float) -> str:
@@ -141,14 +141,16 @@ def _language_bands(ax, groups: list[str]) -> None:
 
 
 def _fit_band_names(fig, ax) -> None:
-    """Hide a resource-group name wider than its band or overlapping its neighbour's."""
+    """Hide a resource-group name that would overlap its neighbour's or stick out of the axes."""
     fig.canvas.draw()
+    frame = ax.get_window_extent()
     shown = []
     for text in sorted(
         (t for t in ax.texts if (t.get_gid() or "").startswith("group-")), key=lambda t: t.get_position()[0]
     ):
         box = text.get_window_extent()
-        if any(box.x0 < other.x1 + 2 and other.x0 < box.x1 + 2 for other in shown):
+        outside = box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1
+        if outside or any(box.x0 < other.x1 + 2 and other.x0 < box.x1 + 2 for other in shown):
             text.set_visible(False)
         else:
             shown.append(box)
@@ -203,7 +205,8 @@ def accuracy_by_language_figure(zeroshot, languages=None, metric: str = "top1", 
     models = sorted(frame["model"].astype(str).unique())
     shown = display_names(models, names)
     colours = {model: f"C{i % 10}" for i, model in enumerate(models)}
-    used_sets = sorted(frame["prompt_set"].unique())
+    kinds = list(PROMPT_MARKERS)
+    used_sets = sorted(frame["prompt_set"].unique(), key=lambda s: (_prompt_kind(s, kinds), s))
     texts = {s: _prompt_legend_text(s, frame.loc[frame["prompt_set"] == s, "lang"]) for s in used_sets}
     chance = [chance_level(n, metric) for n in frame.groupby("lang")["scored"].max().reindex(langs)]
     has_chance = any(math.isfinite(c) for c in chance)

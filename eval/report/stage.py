@@ -18,6 +18,7 @@ from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info
 from babelforge.core.provenance import build_profile
 from babelforge.eval.report.figures import (
+    chance_level,
     plot_accuracy_by_language,
     plot_benchmark_vs_retrieval,
     plot_correlation_heatmap,
@@ -42,6 +43,9 @@ class Config:
     min_languages: int = setting(3, "a model's zero-shot vs retrieval correlation needs this many shared languages")
     out: str | None = setting(
         None, "folder for results.csv and plots/ (null: <paths.eval_reports>, beside the run JSONs)"
+    )
+    display_names: dict[str, str] = setting(
+        {}, "model id -> its name in the plots (a model not listed: the id's last part, never a path)"
     )
     paths: Paths = stage_paths()
 
@@ -91,11 +95,13 @@ def run(config: Config) -> int:
             languages = read_table(languages_path)
         else:
             languages = zeroshot.groupby("lang", as_index=False)["n_classes"].max()
-        by_language = zeroshot[["model", "prompt_set", "lang", "n_classes", "top1", "top1_100"]]
+        by_language = zeroshot[["model", "prompt_set", "lang", "n_classes", "top1", "top1_100"]].assign(
+            chance_top1=[chance_level(n) for n in zeroshot["n_classes"]]
+        )
         write_csv(
             by_language.sort_values(["model", "prompt_set", "n_classes", "lang"]), plots / "zeroshot_by_language.csv"
         )
-        plot_accuracy_by_language(zeroshot, languages, plots / "zeroshot_by_language")
+        plot_accuracy_by_language(zeroshot, languages, plots / "zeroshot_by_language", names=config.display_names)
     if not zeroshot.empty and not retrieval.empty:
         pairs = benchmark_vs_retrieval(zeroshot, retrieval)
         write_csv(pairs, plots / "zeroshot_vs_retrieval.csv")
@@ -104,6 +110,8 @@ def run(config: Config) -> int:
         )
         correlations = per_model_correlation(pairs, config.min_languages)
         write_csv(correlations, plots / "correlation_by_model.csv")
-        plot_correlation_heatmap(correlations, plots / "correlation_by_model", config.min_languages)
+        plot_correlation_heatmap(
+            correlations, plots / "correlation_by_model", config.min_languages, names=config.display_names
+        )
     info(f"eval_report: {len(frame)} rows -> {out / 'results.csv'}, {out / 'plots'}, {metrics}")
     return 0

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from babelforge.cli import main as cli
-from babelforge.core.io import read_provenance
+from babelforge.core.io import read_json, read_provenance
 from babelforge.core.languages import registry
 from babelforge.core.sources import read_sources
 
@@ -91,6 +91,10 @@ def test_labels_from_real_omw(built, capsys):
     omw = read_provenance(first / "bi" / "labels.parquet")["sources"]["senses"]["omw"]
     assert omw["sha256"] == read_sources()["omw"].sha256 and omw["path"].endswith("omw")
     assert any(path.endswith("wn-wikt-deu.tab") and len(rec["sha256"]) == 64 for path, rec in omw["files"].items())
+    # a sample build says so: in every artifact's provenance and in the headline metrics
+    for artifact in ARTIFACTS:
+        assert read_provenance(first / artifact)["build"]["profile"] == "sample", artifact
+    assert read_json(first / "metrics" / "labels.json")["profile"] == "sample"
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +267,16 @@ def test_every_label_is_in_a_script_its_language_expects(built):
 
 def test_agreement_rank_reasons_and_duplicates(built, first_rule):
     labels, _, other = frames(built)
-    assert set(other["rank_reason"]) <= {"only", "vernacular", "agreement", "source_priority", "source_order", "unique"}
+    assert set(other["rank_reason"]) <= {
+        "only",
+        "vernacular",
+        "agreement",
+        "frequency_unused",
+        "frequency",
+        "source_priority",
+        "source_order",
+        "unique",
+    }
     assert (other["n_sources"] >= 1).all()
     # a class that took a unique candidate is never a duplicate, and there are fewer duplicates
     assert not labels[labels["rank_reason"] == "unique"]["is_duplicate"].any()
@@ -277,3 +290,12 @@ def test_agreement_rank_reasons_and_duplicates(built, first_rule):
     hammerhead = labels[(labels["lang"] == "fra_Latn") & (labels["wnid"] == "n01494475")].iloc[0]
     assert (hammerhead["label"], hammerhead["rank_reason"]) == ("requin-marteau", "vernacular")
     assert label_of(labels, "fra_Latn", "n02364673") == "cochon d'Inde"  # not `cavia porcellus`
+    # the frequency rule: Chinese ox is 牛 (wordfreq Zipf 4.84), not the rare 犉 (no recorded use),
+    # which two sources give as often; candidates.parquet records each lookup
+    ox = labels[(labels["lang"] == "zho_Hans") & (labels["wnid"] == "n02403003")].iloc[0]
+    assert (ox["label"], ox["rank_reason"]) == ("牛", "frequency_unused")
+    candidates = pd.read_parquet(built[0] / "bi" / "candidates.parquet")
+    zipf = candidates[(candidates["lang"] == "zho_Hans") & (candidates["wnid"] == "n02403003")]
+    assert dict(zip(zipf["label"], zipf["zipf"])) == {"公牛": 3.65, "牛": 4.84, "犉": 0.0}
+    swahili = candidates[candidates["lang"] == "swh_Latn"]
+    assert len(swahili) and swahili["zipf"].isna().all()  # not covered: no evidence, the rule is off

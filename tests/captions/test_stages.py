@@ -120,6 +120,16 @@ def test_selection_keeps_checked_translations_with_quality_percentiles(built, xt
     assert quality["rus_Cyrl"]["chrf_corpus_top_hypothesis"] == 100.0  # the stub ranks the human one first
 
 
+def test_every_caption_artifact_and_the_metrics_name_the_profile(built):
+    from babelforge.core.io import read_provenance
+
+    root, data = built
+    written = [data / "selected.parquet", *shards.committed_files(data / "hypotheses")]
+    for path in [*written, *shards.committed_files(data / "attributes")]:
+        assert read_provenance(path)["build"] == {"profile": "full"}, path  # no sample note in a full build
+    assert read_json(root / "metrics" / "captions.json")["profile"] == "full"
+
+
 def test_selection_rerun_is_byte_identical(built, tmp_path):
     root, data = built
     before = {name: sha256_file(data / name) for name in ("selected.parquet", "quality.json")}

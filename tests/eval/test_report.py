@@ -91,7 +91,12 @@ def test_correlation_is_per_model_across_languages_and_defined_in_every_cell(tmp
 def test_prompt_sets_are_named_for_what_was_used():
     from babelforge.eval.report.figures import _prompt_style
 
-    assert _prompt_style("translated")[2] == "translated prompts"
-    assert _prompt_style("english-fallback")[2] == "English templates (no translation)"
-    assert _prompt_style("label-fallback+knowledge")[2] == "label only (no translation) + WordNet definition"
+    assert _prompt_style("translated")[2] == "translated templates"
+    assert _prompt_style("english-fallback")[2] == "English templates (fallback: no translated templates)"
+    assert (
+        _prompt_style("label-fallback+knowledge")[2]
+        == "label only (fallback: no translated templates) + WordNet definition"
+    )
     assert _prompt_style("english-fallback")[1] is False and _prompt_style("translated")[1] is True
+    # the same prompts, requested or as a fallback: one shape, filled or hollow
+    assert _prompt_style("english")[0] == _prompt_style("english-fallback")[0]

@@ -171,7 +171,8 @@ def test_report_outputs_and_determinism(project):
     assert set(frame["task"]) == {"zeroshot", "retrieval", "clipscore", "mvl_sib"}
     assert frame[list(ROW_KEYS)].notna().all().all()
     metrics = json.loads((project / "metrics" / "eval.json").read_text())  # paths.metrics, tracked by git
-    assert set(metrics) == {"models/tiny_clip/s0", "models/tiny_clip/s1", "models/tiny_clip/s2"}
+    assert set(metrics) == {"profile", "models/tiny_clip/s0", "models/tiny_clip/s1", "models/tiny_clip/s2"}
+    assert metrics["profile"] == "sample"  # the profile the runs record: the tiny CLIPs are random
     zeroshot = {k: v for k, v in metrics["models/tiny_clip/s0"].items() if k.startswith("zeroshot/babel_imagenet/")}
     assert zeroshot and all("top1" in values for values in zeroshot.values())
     figures = sorted(p.name for p in (out / "plots").iterdir() if p.suffix in (".png", ".svg", ".pdf"))
@@ -200,9 +201,11 @@ def test_plots_fit_a_paper_column_at_print_resolution(project):
 def test_per_language_plot_names_fallback_prompts_for_what_they_are(project):
     svg = (project / "reports" / "eval" / "plots" / "zeroshot_by_language.svg").read_text()
     # fry_Latn and jpn_Jpan have no translated prompts: their points are English-template points
-    assert "English templates (no translation)" in svg and "translated prompts" in svg
+    assert "English templates (fallback: no translated templates)" in svg and "translated templates" in svg
     assert "(translated)" not in svg
-    assert all(f"models/tiny_clip/s{seed}" in svg for seed in range(3))
+    # models by their display names (the id's last part), never a file path
+    assert all(f">s{seed}<" in svg for seed in range(3)) and "models/tiny_clip" not in svg
+    assert ">chance<" in svg
 
 
 def test_correlation_table_has_one_row_per_model_and_caption_set(project):

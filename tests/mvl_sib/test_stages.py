@@ -84,6 +84,7 @@ def test_provenance_records_the_sources(built, sib_dir):
     folder, _ = built
     registry = read_sources()
     record = read_provenance(folder / "mvl_sib" / "s2t_k3" / "ace_Arab.parquet")
+    assert record["build"] == {"profile": "sample", "models": "random tiny models (not for research use)"}
     # SIB-200 read in place from the mirror (not fetched): its path and content hash, which for the
     # untouched mirror is the registry's hash of the source
     assert record["sources"]["sib200"] == {
@@ -123,6 +124,7 @@ def test_check_passes_then_catches_a_damaged_file(built, capsys):
     assert report["languages"]["ace_Arab"]["s2i_k3"]["rows"] == 3012
     metrics = read_json(folder / "metrics" / "mvl_sib.json")  # headline only: no per-topic columns
     assert metrics["problems"] == 0 and metrics["languages"] == 3 and "topics_per_language" not in metrics
+    assert metrics["profile"] == "sample"  # what the assembled MVL-SIB records
 
     import pyarrow.parquet as pq
 
