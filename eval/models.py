@@ -24,6 +24,7 @@ from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import read_rgb
 from babelforge.core.io import sha256_file
+from babelforge.core.progress import info
 
 SUPPORTED_TYPES = ("clip", "siglip", "vision-text-dual-encoder")
 
@@ -67,6 +68,7 @@ class DualEncoder:
         self.device = device
         self.text_padding = text_padding
         self.max_text_length = max_text_length
+        self.truncated_texts = 0  # texts longer than the text encoder reads, cut to max_text_length
 
     @property
     def dtype(self):
@@ -101,9 +103,23 @@ class DualEncoder:
             flush()
         return np.concatenate(batches) if batches else np.zeros((0, self.embedding_dim), np.float32)
 
+    def count_truncated(self, texts: Sequence[str]) -> int:
+        """How many of `texts` the text encoder cannot read whole (more tokens than max_text_length)."""
+        if not self.max_text_length or not texts:
+            return 0
+        lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=False)["input_ids"]]
+        return sum(length > self.max_text_length for length in lengths)
+
     def encode_texts(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         import torch
 
+        truncated = self.count_truncated(texts)
+        if truncated:
+            # Counted like a bad row, not hidden: a long caption is scored on its first tokens only.
+            self.truncated_texts += truncated
+            info(
+                f"{self.name}: {truncated} of {len(texts)} texts cut to the text encoder's {self.max_text_length} tokens"
+            )
         out = []
         for start in range(0, len(texts), batch_size):
             tokens = self.tokenizer(

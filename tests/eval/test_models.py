@@ -145,3 +145,17 @@ def test_fp16_on_gpu_fp32_on_cpu(tiny_clip_dir):
     assert dtype_for("cpu") == torch.float32
     model = load_model(str(tiny_clip_dir), device="cpu")
     assert model.dtype == torch.float32 and model.precision == "float32"
+
+
+def test_texts_longer_than_the_text_encoder_reads_are_cut_and_counted(tiny_clip_dir, capsys):
+    """The limit comes from the model (its position table and tokenizer); a cut text is counted
+    and logged, not silently scored on its first tokens."""
+    model = load_model(str(tiny_clip_dir), device="cpu")
+    limit = model.max_text_length
+    assert limit == model.model.config.text_config.max_position_embeddings
+    long_caption = "a dog " * limit
+    emb = model.encode_texts(["a dog", long_caption, long_caption + "in the snow"])
+    assert emb.shape[0] == 3 and model.truncated_texts == 2
+    # cut: the long caption and the longer one read the same first tokens
+    assert np.allclose(emb[1], emb[2], atol=1e-6)
+    assert f"2 of 3 texts cut to the text encoder's {limit} tokens" in capsys.readouterr().err
