@@ -67,6 +67,12 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", dest="paths.audit", metavar="DIR", help="folder of the audit report: index.html, pages (paths.audit)"
+    )
+    parser.add_argument(
+        "--labels", dest="paths.labels", metavar="FILE", help="the labels table to audit (paths.labels)"
+    )
     parser.add_argument("--registry", dest="registry", help="language registry TSV (audit.registry)")
     parser.add_argument(
         "--reference",

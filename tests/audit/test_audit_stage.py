@@ -126,6 +126,12 @@ def test_cli_with_real_langid_and_missing_labels(label_inputs, capsys):
     assert fin["langid"]["status"] == "checked" and fin["langid"]["code"] == "fi"
     kmr = json.loads((label_inputs / "reports" / "audit" / "kmr_Latn.json").read_text())
     assert kmr["langid"]["status"] == "not checked"  # the registry gives Kurmanji no langid code
+    # --out names the report folder, like every stage's main output
+    elsewhere = label_inputs / "elsewhere"
+    assert cli(["audit", "--params", str(params), "--registry", registry, "--out", str(elsewhere)]) == 0
+    assert (elsewhere / "index.html").is_file() and (elsewhere / "fin_Latn.json").read_bytes() == (
+        label_inputs / "reports" / "audit" / "fin_Latn.json"
+    ).read_bytes()
     (label_inputs / "labels.parquet").unlink()
     assert cli(["audit", "--params", str(params), "--registry", registry]) == 1
     assert "labels not built" in capsys.readouterr().err
