@@ -86,7 +86,7 @@ def test_dvc_plots_folder_is_ignored_and_metrics_folder_is_not():
 
 
 def test_a_headline_file_holds_numbers_nested_at_most_three_deep(tmp_path):
-    figures = {"m": {"zeroshot/babel_imagenet/translated": {"top1": 0.5, "n_languages": 3}}}
+    figures = {"m": {"zs_tr": {"top1": 0.5, "langs": 3}}}
     write_metrics(figures, tmp_path, "eval", profile="sample")
     assert json.loads((tmp_path / "eval.json").read_text()) == {"profile": "sample", **figures}
     with pytest.raises(BabelforgeError, match="build profile"):

@@ -84,7 +84,7 @@ def run(config: Config) -> int:
     write_csv(frame, out / "results.csv")
     # the profile the runs record (a sample build's models are random tiny ones)
     profile = build_profile(document.get("provenance") or {} for document in documents)
-    metrics = write_metrics(summary_metrics(frame), config.paths.metrics, "eval", profile=profile)
+    metrics = write_metrics(summary_metrics(frame, config.display_names), config.paths.metrics, "eval", profile=profile)
 
     plots = out / "plots"
     zeroshot = frame[frame["task"] == "zeroshot"]

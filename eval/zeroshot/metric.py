@@ -48,6 +48,19 @@ def true_class_ranks(
     return rank_of_best_positive(scores, positive)
 
 
+def chance_top1(n_classes: int) -> float:
+    """Top-1 of a guess: 1 / classes. A language with fewer classes is easier by this much."""
+    return 1.0 / n_classes if n_classes else float("nan")
+
+
+def normalised_accuracy(accuracy: float, chance: float) -> float:
+    """(accuracy - chance) / (1 - chance): 0 at chance, 1 when perfect, whatever the class count, so
+    languages (and runs) with other label sets compare. NaN when it cannot be told (one class)."""
+    if not chance < 1.0:
+        return float("nan")
+    return (accuracy - chance) / (1.0 - chance)
+
+
 def zeroshot_metrics(
     image_emb: np.ndarray, targets: Sequence[int], class_emb: np.ndarray, class_ids: Sequence[int]
 ) -> dict:
@@ -58,8 +71,12 @@ def zeroshot_metrics(
     ranks = true_class_ranks(np.asarray(image_emb)[inside], targets[inside], class_emb, class_ids)
     kept = targets[inside]
     per_class = {int(c): float((ranks[kept == c] == 0).mean()) for c in np.unique(kept)}
+    top1 = float((ranks < 1).mean()) if len(ranks) else float("nan")
+    chance = chance_top1(len(class_ids))
     return {
-        "top1": float((ranks < 1).mean()) if len(ranks) else float("nan"),
+        "top1": top1,
+        "chance_top1": chance,
+        "top1_norm": normalised_accuracy(top1, chance),
         "top5": float((ranks < 5).mean()) if len(ranks) else float("nan"),
         "balanced_accuracy": float(np.mean(list(per_class.values()))) if per_class else float("nan"),
         "n_images": int(inside.sum()),

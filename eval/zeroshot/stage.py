@@ -21,7 +21,19 @@ from babelforge.eval.languages import language_resolver, requested_languages
 from babelforge.eval.results import print_results, results_path, write_run
 from babelforge.eval.zeroshot.rows import zeroshot_rows
 
-COLUMNS = ("model", "lang", "prompt_set", "n_classes", "n_images", "top1", "top5", "balanced_accuracy", "top1_100")
+COLUMNS = (
+    "model",
+    "lang",
+    "prompt_set",
+    "n_classes",
+    "n_images",
+    "top1",
+    "chance_top1",
+    "top1_norm",
+    "top5",
+    "balanced_accuracy",
+    "top1_100",
+)
 
 # A run with other models, languages or settings and no --out writes here, in its run folder
 # (babelforge.eval.runs), never over <paths.eval_reports>/zeroshot.json.

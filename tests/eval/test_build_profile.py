@@ -58,4 +58,4 @@ def test_the_headline_eval_metrics_name_the_profile_of_the_runs(tmp_path, repo_r
     )
     assert run(config) == 0
     headline = json.loads((metrics / "eval.json").read_text())
-    assert headline["profile"] == profile and headline["m"]["retrieval/xtd"]["mean_recall"] == 0.5
+    assert headline["profile"] == profile and headline["m"]["ret_xtd"]["recall"] == 0.5

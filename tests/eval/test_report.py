@@ -7,47 +7,60 @@ from babelforge.eval.report.merge import summary_metrics
 
 
 def test_summary_metrics_counts_a_language_once_per_prompt_set():
+    def zeroshot(lang, prompt_set, top1, n_classes):
+        return {
+            "model": "models/tiny_clip/s0",
+            "task": "zeroshot",
+            "dataset": "babel_imagenet",
+            "lang": lang,
+            "prompt_set": prompt_set,
+            "top1": top1,
+            "chance_top1": 1 / n_classes,
+            "top1_norm": (top1 - 1 / n_classes) / (1 - 1 / n_classes),
+            "balanced_accuracy": top1,
+            "top1_100": 0.04,
+        }
+
     frame = pd.DataFrame(
         [
+            zeroshot("deu_Latn", "translated", 0.5, 425),
+            zeroshot("bre_Latn", "english-fallback", 0.1, 20),
+            zeroshot("bre_Latn", "label-fallback", 0.3, 20),
             {
-                "model": "m",
-                "task": "zeroshot",
-                "dataset": "babel_imagenet",
-                "lang": "deu_Latn",
-                "prompt_set": "nllb",
-                "top1": 0.5,
-            },
-            {
-                "model": "m",
-                "task": "zeroshot",
-                "dataset": "babel_imagenet",
-                "lang": "bre_Latn",
-                "prompt_set": "english",
-                "top1": 0.1,
-            },
-            {
-                "model": "m",
-                "task": "zeroshot",
-                "dataset": "babel_imagenet",
-                "lang": "bre_Latn",
-                "prompt_set": "label_only",
-                "top1": 0.3,
-            },
-            {
-                "model": "m",
+                "model": "models/tiny_clip/s0",
                 "task": "retrieval",
                 "dataset": "xtd",
                 "lang": "deu_Latn",
-                "prompt_set": None,
                 "mean_recall": 0.2,
             },
         ]
     )
-    metrics = summary_metrics(frame)["m"]
-    assert metrics["zeroshot/babel_imagenet/nllb"] == {"top1": 0.5, "n_languages": 1}
-    assert metrics["zeroshot/babel_imagenet/english"]["top1"] == 0.1
-    assert metrics["zeroshot/babel_imagenet/label_only"]["top1"] == 0.3
-    assert metrics["retrieval/xtd"] == {"mean_recall": 0.2, "n_languages": 1}
+    metrics = summary_metrics(frame)["s0"]  # the display name, never the path
+    assert metrics["zs_tr"]["top1"] == 0.5 and metrics["zs_tr"]["chance"] == round(1 / 425, 6)
+    assert metrics["zs_en_fb"]["top1"] == 0.1 and metrics["zs_lbl_fb"]["top1"] == 0.3
+    assert metrics["zs_en_fb"]["top1_norm"] == round((0.1 - 0.05) / 0.95, 6)
+    assert "balanced_accuracy" not in metrics["zs_tr"]  # equals top1 with as many images per class
+    assert metrics["ret_xtd"] == {"recall": 0.2, "langs": 1}
+    assert summary_metrics(frame, {"models/tiny_clip/s0": "tiny"}).keys() == {"tiny"}
+
+
+def test_headline_names_fit_a_terminal_column():
+    """Every headline name after the model (`zs_en_fb.top1_norm`) is at most 30 characters."""
+    from babelforge.eval.report.merge import HEADLINE, PROMPT_KEYS, headline_group
+
+    groups = [headline_group("zeroshot", "babel_imagenet", p) for p in PROMPT_KEYS]
+    groups += [headline_group(task, "xflickrco", None) for task in ("retrieval", "clipscore")]
+    groups += [headline_group("mvl_sib", "mvl_sib", None)]
+    names = [f"{group}.{metric}" for group in groups for metrics in HEADLINE.values() for metric in metrics.values()]
+    assert max(len(name) for name in names) <= 30, max(names, key=len)
+
+
+def test_chance_and_normalised_accuracy():
+    from babelforge.eval.zeroshot.metric import chance_top1, normalised_accuracy
+
+    assert chance_top1(425) == 1 / 425 and normalised_accuracy(1 / 425, 1 / 425) == 0.0
+    assert normalised_accuracy(1.0, 0.01) == 1.0 and normalised_accuracy(0.0, 0.5) == -1.0
+    assert normalised_accuracy(1.0, 1.0) != normalised_accuracy(1.0, 1.0)  # one class: NaN
 
 
 def _pairs(n_models=3, seed=0):
