@@ -18,7 +18,9 @@ whose output depends on its batch (padding in a GPU kernel) gives the same bytes
   is written as soon as all its chunks are back. Ray Data hands a read task's output to one actor
   as one task (observed: every chunk of a shard on the same actor), so the shard is the unit an
   actor works on: a pool needs at least as many pending shards as actors to keep them all busy.
-  Ray does the distribution, retries and back-pressure; nothing here schedules.
+  Ray does the distribution, retries and back-pressure; nothing here schedules. An actor whose
+  process dies (a kill, an OOM, a lost node) is restarted up to `max_restarts` times and the chunks
+  it had in flight are retried up to `max_task_retries` times; the stage log counts the restarts.
 
 This process always does the writing, so the shard directory (a DVC output) lives where the
 stage runs, whichever machines did the work.
@@ -30,6 +32,7 @@ import functools
 import logging
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,10 +64,14 @@ class RunnerConfig:
         None, "ray: cluster address (auto, ray://head:10001); null: $RAY_ADDRESS, else a local Ray started here"
     )
     local_cpus: int | None = setting(None, "ray: CPUs of a local Ray started here (null: every core)")
+    max_restarts: int = setting(3, "ray: restarts of an actor whose process died (-1: no limit, 0: none)")
+    max_task_retries: int = setting(3, "ray: retries of a chunk whose actor died (-1: no limit, 0: none)")
 
     def __post_init__(self):
         if min(self.batch_size, self.concurrency, self.shard_size) < 1:
             raise BabelforgeError("runner: shard_size, batch_size and concurrency must be at least 1")
+        if min(self.max_restarts, self.max_task_retries) < -1:
+            raise BabelforgeError("runner: max_restarts and max_task_retries must be -1 (no limit) or more")
 
 
 @dataclass
@@ -77,6 +84,7 @@ class RunStats:
     first_done: float = 0.0  # ... when the first shard was written
     last_done: float = 0.0  # ... when the last one was
     first_rows_in: int = 0  # input rows of the first shard written
+    actor_restarts: int = 0  # ray: restarted actors (a process that died, brought back) that went on working
 
     def steady_rate(self) -> float | None:
         """Input rows per second between the first and the last shard written: the throughput
@@ -242,9 +250,16 @@ def _pending_source(pending: list, batch_size: int):
 class ChunkWorker:
     """The Ray actor: builds the stage's worker once, then maps chunk rows (`shard, chunk, data`:
     Arrow IPC bytes of the chunk's input rows) to rows holding the worker's output the same way,
-    with the seconds the worker took on it (`seconds`: the shard's time in the progress log)."""
+    with the seconds the worker took on it (`seconds`: the shard's time in the progress log) and,
+    from an actor Ray restarted after its process died, which restart it is (`restarted`: the
+    actor's id and process id, empty otherwise: the driver counts the restarts)."""
 
     def __init__(self, worker: type, args: tuple):
+        import ray
+
+        context = ray.get_runtime_context()
+        restarted = context.was_current_actor_reconstructed
+        self.restarted = f"{context.get_actor_id()}:{os.getpid()}" if restarted else ""
         self.worker = worker(*args)
 
     def __call__(self, batch):
@@ -262,6 +277,7 @@ class ChunkWorker:
                 "chunk": pa.array(numbers, pa.int64()),
                 "data": pa.array(results, pa.large_binary()),
                 "seconds": pa.array(seconds, pa.float64()),
+                "restarted": pa.array([self.restarted] * len(results), pa.string()),
             }
         )
 
@@ -272,27 +288,108 @@ def ray_init_options(config: RunnerConfig, environ: Mapping[str, str] | None = N
     environment, for every node's workers, whatever the cluster's own environment is (else a
     cluster gives other bytes than `local`). A local Ray started here inherits this process's
     environment, pin included, so it gets none: a job environment would keep Ray from handing
-    the actors the worker processes it starts ahead (measured: actors up 2-3 s later)."""
+    the actors the worker processes it starts ahead (measured: actors up 2-3 s later). Its
+    address is `local`: a new Ray, never the cluster an earlier `ray start` on this machine left
+    as the default (Ray's own default for `ray.init()`, stale once that head is gone)."""
 
     env = os.environ if environ is None else environ
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     address = config.address or env.get("RAY_ADDRESS")
     if not address:
-        return {**options, "num_cpus": config.local_cpus, "include_dashboard": False}
+        return {**options, "address": "local", "num_cpus": config.local_cpus, "include_dashboard": False}
     pinned = pinned_now(env)
     return {**options, "address": address, **({"runtime_env": {"env_vars": pinned}} if pinned else {})}
 
 
+# Ray's token file, under the home folder (where `ray start` and `ray get-auth-token --generate` write it).
+RAY_TOKEN_FILE = Path(".ray") / "auth_token"
+
+
+def ray_auth_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a client of an existing cluster adds to its environment for Ray's token authentication
+    (on by default, since Ray 2.59, for the clusters `ray start` starts): `RAY_AUTH_MODE=token` when a
+    token is at hand ($RAY_AUTH_TOKEN, the file $RAY_AUTH_TOKEN_PATH names, or ~/.ray/auth_token) and
+    the mode is not set. Ray itself does this only for `address=auto`; with an address given it
+    connects without the token and the cluster refuses it (`InvalidAuthToken`). Ray reads the token
+    itself; it is never read, printed or logged here. A set `RAY_AUTH_MODE` (disabled, token) is kept."""
+
+    env = os.environ if environ is None else environ
+    if env.get("RAY_AUTH_MODE"):
+        return {}
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    files = [Path(env["RAY_AUTH_TOKEN_PATH"])] if env.get("RAY_AUTH_TOKEN_PATH") else []
+    if env.get("RAY_AUTH_TOKEN") or any(path.is_file() for path in [*files, home / RAY_TOKEN_FILE]):
+        return {"RAY_AUTH_MODE": "token"}
+    return {}
+
+
+def _use_ray_auth(extra: Mapping[str, str]) -> None:
+    """Put `extra` (ray_auth_environment) into this process's environment, where Ray reads it, and
+    have Ray read its settings again, as ray.init does when it turns token mode on for a local Ray
+    (Ray reads them once, at import: measured, a RAY_AUTH_MODE set after `import ray` alone is not
+    seen and the cluster refuses the client)."""
+    if not extra:
+        return
+    os.environ.update(extra)
+    try:
+        from ray._raylet import Config
+    except ImportError:  # a Ray without it: the variable alone, read by a Ray not yet set up
+        return
+    Config.initialize("")
+
+
+def _connection_failure(address: str, error: BaseException) -> str:
+    """One line on why `ray.init(address=...)` failed: the token, or no cluster answering."""
+    chain, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    # Ray puts the GCS client's error into its own error's text, not into the chain
+    if any(type(item).__name__ == "AuthenticationError" or "InvalidAuthToken" in str(item) for item in chain):
+        mode = os.environ.get("RAY_AUTH_MODE", "")
+        if mode.lower() == "token":
+            problem = "refused this client's token (or it has none)"
+        elif mode:
+            problem = f"wants a token and RAY_AUTH_MODE={mode} here sends none (unset it)"
+        else:
+            problem = "wants a token and this client has none"
+        return (
+            f"ray: the cluster at {address} {problem}: give it the cluster's token (RAY_AUTH_TOKEN, a file "
+            "named by RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token; `ray get-auth-token` on the head prints it) "
+            "(README ## Scaling out)"
+        )
+    text = " ".join(str(chain[0]).split())
+    host = address.rsplit(":", 1)[0].removeprefix("ray://").strip("[]")
+    hint = ""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        hint = (
+            "; Ray reads a loopback address as this machine's network address: a head bound to "
+            "127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head ...) needs "
+            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too"
+        )
+    return f"ray: no cluster answered at {address} ({text}){hint} (README ## Scaling out)"
+
+
 def connect_ray(config: RunnerConfig) -> bool:
-    """`ray.init` to `config.address` or $RAY_ADDRESS, else a local Ray (no dashboard). True when
-    this call started Ray (the caller shuts it down again)."""
+    """`ray.init` to `config.address` or $RAY_ADDRESS (with the cluster's token, if one is at hand:
+    ray_auth_environment), else a local Ray (no dashboard). True when this call started Ray (the
+    caller shuts it down again)."""
     try:
         import ray
     except ImportError:
         raise BabelforgeError("runner ray needs Ray: pip install -c constraints.txt '.[ray]'") from None
     if ray.is_initialized():
         return False
-    ray.init(**ray_init_options(config))
+    options = ray_init_options(config)
+    if options["address"] == "local":
+        ray.init(**options)
+        return True
+    _use_ray_auth(ray_auth_environment())
+    try:
+        ray.init(**options)
+    except (ConnectionError, RuntimeError, ray.exceptions.RayError) as error:
+        raise BabelforgeError(_connection_failure(options["address"], error)) from None
     return True
 
 
@@ -311,6 +408,21 @@ def _cause(error: BaseException | None) -> BabelforgeError | None:
             return error
         error = error.__cause__ or error.__context__
     return None
+
+
+def _actor_died(error: BaseException | None) -> bool:
+    """Whether Ray's error says an actor's process died for good (its restarts or its chunk's
+    retries used up), not that the worker's constructor failed (an error of its own, kept)."""
+    from ray.exceptions import RayActorError
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        for item in (error, getattr(error, "cause", None)):
+            if isinstance(item, RayActorError):
+                return not item.actor_init_failed
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
@@ -338,20 +450,34 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
             concurrency=max(1, config.concurrency // 4),
             override_num_blocks=len(pending),
         )
-        mapped = source.map_batches(
-            ChunkWorker,
-            fn_constructor_args=(worker, args),
-            compute=ray.data.ActorPoolStrategy(size=config.concurrency),
-            batch_size=1,
-            batch_format="pyarrow",
-            **resources,
-        )
+        # An actor whose process dies is restarted (`max_restarts`, per actor) and the chunks it had
+        # in flight go to it again (`max_task_retries`, per chunk): Ray Data's own default is no
+        # limit, which would retry a chunk that kills every process it meets for ever.
+        # (Ray 2.60 takes them only as `ray_remote_args`, which it calls deprecated, with no named
+        # parameter yet: the warning is left out.)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+            mapped = source.map_batches(
+                ChunkWorker,
+                fn_constructor_args=(worker, args),
+                compute=ray.data.ActorPoolStrategy(size=config.concurrency),
+                batch_size=1,
+                batch_format="pyarrow",
+                max_restarts=config.max_restarts,
+                max_task_retries=config.max_task_retries,
+                **resources,
+            )
         arrived: dict[int, dict[int, Any]] = {}
         worked: dict[int, float] = {}  # the actors' seconds on each shard's chunks so far
+        restarted: set[str] = set()
         try:
             for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
-                columns = (batch.column(name).to_pylist() for name in ("shard", "chunk", "data", "seconds"))
-                for index, number, data, seconds in zip(*columns):
+                names = ("shard", "chunk", "data", "seconds", "restarted")
+                columns = (batch.column(name).to_pylist() for name in names)
+                for index, number, data, seconds, restart in zip(*columns):
+                    if restart and restart not in restarted:
+                        restarted.add(restart)
+                        stats.actor_restarts += 1
                     worked[index] = worked.get(index, 0.0) + seconds
                     arrived.setdefault(index, {})[number] = _from_ipc(data)
                     shard, count = expected[index]
@@ -362,9 +488,15 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
                         _count(stats, shard, output, worked.pop(index), progress)
         except Exception as error:
             cause = _cause(error)
-            if cause is None:
-                raise
-            raise BabelforgeError(str(cause)) from None
+            if cause is not None:
+                raise BabelforgeError(str(cause)) from None
+            if _actor_died(error):
+                raise BabelforgeError(
+                    f"ray: a worker process died more often than max_restarts={config.max_restarts} and "
+                    f"max_task_retries={config.max_task_retries} allow (a chunk that kills its process "
+                    "every time, or memory: see the Ray logs); the shards written are kept"
+                ) from None
+            raise
         if arrived:
             raise BabelforgeError(f"ray: shard(s) {sorted(arrived)} came back incomplete")
         stats.seconds = time.monotonic() - stats.started
@@ -411,9 +543,15 @@ def run_sharded(
 
     progress = ShardProgress(desc, len(plan), done=len(plan) - len(todo))
     try:
-        return run_shards(((shard, input_reader(shard)) for shard in todo), worker, args, config, write, progress)
+        stats = run_shards(((shard, input_reader(shard)) for shard in todo), worker, args, config, write, progress)
     finally:
         progress.close()
+    if stats.actor_restarts:
+        info(
+            f"{desc}: ray restarted {stats.actor_restarts} actor(s) whose process died and retried "
+            "the chunks they had in flight"
+        )
+    return stats
 
 
 # ---------------------------------------------------------------- measured rates

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 
 class TextStats:
@@ -61,3 +62,28 @@ class PinReport:
 
         pin = json.dumps(pinned_now(), sort_keys=True)
         return pa.table({"id": batch.column("id"), "pin": pa.array([pin] * batch.num_rows, pa.string())})
+
+
+class Fragile(TextStats):
+    """TextStats that appends `<pid> <Ray node id>` to `log` at each call (where the work ran, as
+    the test sees it) and SIGKILLs its own process, as the OOM killer would, the first `dies`
+    times it meets the row `victim` (`log + ".died"` counts the deaths, so a restarted actor
+    goes on)."""
+
+    def __init__(self, log: str, victim: str | None = None, delay: float = 0.0, dies: int = 1):
+        super().__init__("", delay)
+        self.log, self.victim, self.dies = Path(log), victim, dies
+
+    def __call__(self, batch):
+        import ray
+
+        node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "-"
+        with open(self.log, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()} {node}\n")
+        if self.victim in batch.column("id").to_pylist():
+            died = Path(f"{self.log}.died")
+            if (len(died.read_text().splitlines()) if died.exists() else 0) < self.dies:
+                with open(died, "a", encoding="utf-8") as handle:
+                    handle.write(f"{os.getpid()}\n")
+                os.kill(os.getpid(), signal.SIGKILL)
+        return super().__call__(batch)

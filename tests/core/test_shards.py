@@ -205,11 +205,57 @@ def test_a_local_ray_inherits_the_pin_and_a_cluster_gets_it_as_the_job_environme
     pin = cpu_environment("AVX2")
     local = ray_init_options(RunnerConfig(runner="ray", local_cpus=2), environ=pin)
     assert local["num_cpus"] == 2 and not local["include_dashboard"]
-    assert "runtime_env" not in local and "address" not in local
+    assert "runtime_env" not in local
+    assert local["address"] == "local"  # a new Ray, never the default address an earlier `ray start` left
     cluster = ray_init_options(RunnerConfig(runner="ray"), environ={**pin, "RAY_ADDRESS": "ray://head:10001"})
     assert cluster["address"] == "ray://head:10001" and cluster["runtime_env"] == {"env_vars": pin}
     named = ray_init_options(RunnerConfig(runner="ray", address="auto"), environ={"PATH": "/bin"})
     assert named["address"] == "auto" and "runtime_env" not in named  # nothing pinned, nothing sent
+
+
+def test_a_cluster_client_turns_token_auth_on_when_it_has_a_token(tmp_path):
+    """Ray connects to a given address without the token unless RAY_AUTH_MODE=token: the runner
+    sets it when a token is at hand (variable, file, ~/.ray/auth_token), never reading it."""
+    from babelforge.core.runners import ray_auth_environment
+
+    home = tmp_path / "home"
+    home.mkdir()
+    assert ray_auth_environment({"HOME": str(home)}) == {}
+    assert ray_auth_environment({"HOME": str(home), "RAY_AUTH_TOKEN": "x"}) == {"RAY_AUTH_MODE": "token"}
+    token = tmp_path / "token"
+    assert ray_auth_environment({"HOME": str(home), "RAY_AUTH_TOKEN_PATH": str(token)}) == {}
+    token.write_text("x")
+    assert ray_auth_environment({"HOME": str(home), "RAY_AUTH_TOKEN_PATH": str(token)}) == {"RAY_AUTH_MODE": "token"}
+    (home / ".ray").mkdir()
+    (home / ".ray" / "auth_token").write_text("x")
+    assert ray_auth_environment({"HOME": str(home)}) == {"RAY_AUTH_MODE": "token"}
+    assert ray_auth_environment({"HOME": str(home), "RAY_AUTH_MODE": "disabled"}) == {}  # the user's choice
+
+
+def test_a_failed_connection_is_one_line_saying_what_to_do(monkeypatch):
+    from babelforge.core.runners import _connection_failure
+
+    def failure(text: str) -> ConnectionError:
+        try:
+            try:
+                raise RuntimeError(text)
+            except RuntimeError as inner:
+                raise ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6390") from inner
+        except ConnectionError as error:
+            return error
+
+    refused = failure("Failed to connect to GCS. Last connection error: ... RPC error: InvalidAuthToken: ...")
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    assert "wants a token and this client has none: give it" in _connection_failure("127.0.0.1:6390", refused)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    assert "RAY_AUTH_MODE=disabled here sends none (unset it)" in _connection_failure("head:6379", refused)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    message = _connection_failure("head:6379", refused)
+    assert message.startswith("ray: the cluster at head:6379 refused this client's token (or it has none): give it")
+    silent = _connection_failure("127.0.0.1:6390", failure("Failed to connect to GCS. Timed out"))
+    assert silent.startswith("ray: no cluster answered at 127.0.0.1:6390 (Failed to connect to Ray cluster at 192.0")
+    assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too" in silent
+    assert "\n" not in message + silent
 
 
 @pytest.mark.slow
@@ -342,3 +388,133 @@ def test_a_reader_giving_other_rows_than_planned_stops_the_run(tmp_path, caption
             desc="test",
         )
     assert 1 not in shards.listed_shards(tmp_path)
+
+
+@pytest.mark.slow
+def test_an_actor_killed_mid_shard_is_restarted_and_its_shard_retried(tmp_path, captions, capsys):
+    """An actor's process SIGKILLs itself in the middle of shard 2 (once: a file remembers): Ray
+    restarts the actor and retries the chunk, the stage log counts the restart, and the shards
+    are byte-identical to the local runner's."""
+    pytest.importorskip("ray")
+    from .shard_workers import Fragile
+
+    table = captions.slice(0, 160)
+    plan = shards.plan_shards([table], SHARD_SIZE)
+    log = tmp_path / "calls.log"
+    victim = table.column("id")[2 * SHARD_SIZE + 20].as_py()  # shard 2, in its second chunk of 16 rows
+    outputs = {}
+    for runner, worker, args in [("local", TextStats, ("", 0.05)), ("ray", Fragile, (str(log), victim, 0.05))]:
+        run_sharded(
+            tmp_path / runner,
+            plan,
+            slice_reader(table),
+            worker,
+            args,
+            RunnerConfig(runner=runner, concurrency=2, batch_size=16, local_cpus=2, max_restarts=1, max_task_retries=1),
+            params_hash="p",
+            model_hash="m",
+            sort_by=["id"],
+            desc="test",
+        )
+        outputs[runner] = directory_bytes(tmp_path / runner)
+    assert len((tmp_path / "calls.log.died").read_text().splitlines()) == 1, "the actor did not die"
+    assert outputs["ray"] == outputs["local"]
+    assert "test: ray restarted 1 actor(s) whose process died" in capsys.readouterr().err
+
+
+CLUSTER_RUN = textwrap.dedent("""
+    import json, sys
+    import pyarrow as pa
+    from babelforge.core import shards
+    from babelforge.core.runners import RunnerConfig, run_sharded, slice_reader
+    from tests.core.shard_workers import Fragile
+
+    directory, source, log = sys.argv[1:4]
+    rows = json.loads(open(source).read())
+    table = pa.table({"id": [r[0] for r in rows], "text": [r[1] for r in rows]})
+    plan = shards.plan_shards(table.to_batches(max_chunksize=37), 40)
+    config = RunnerConfig(runner="ray", concurrency=2, batch_size=16, max_restarts=2, max_task_retries=2)
+    run_sharded(directory, plan, slice_reader(table), Fragile, (log, None, 0.2), config,
+                params_hash=shards.stable_hash({"suffix": ""}), model_hash="m1", sort_by=["id"], desc="cluster")
+""")
+
+
+def other_address() -> str | None:
+    """This machine's address on its network, if it has one (no packet is sent)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+@pytest.mark.slow
+def test_a_stage_on_a_token_cluster_survives_losing_a_node(tmp_path, captions):
+    """The path to an existing cluster, for real: a head started with `ray start --head` (token
+    authentication on, bound to 127.0.0.1) and a second node, each a process group of its own;
+    the stage, in its own process, finds the cluster through RAY_ADDRESS and the token through
+    RAY_AUTH_TOKEN_PATH alone (RAY_AUTH_MODE unset: the runner turns it on). Once the second
+    node's actor has worked and two shards are written, the node is SIGKILLed: Ray restarts its
+    actor on the head and retries its chunks, the stage finishes, logs the restart, and writes
+    the bytes a local run writes."""
+    pytest.importorskip("ray")
+    import time
+
+    from .ray_cluster import REPO as ROOT
+    from .ray_cluster import loopback_cluster
+
+    table = captions.slice(0, 640)  # 16 shards of 3 chunks, 0.6 s a shard on an actor
+    source = tmp_path / "rows.json"
+    source.write_text(json.dumps(list(zip(table.column("id").to_pylist(), table.column("text").to_pylist()))))
+    out, log = tmp_path / "cluster", tmp_path / "calls.log"
+    cluster = loopback_cluster()
+    try:
+        cluster.start(head_cpus=2, node_cpus=1)  # after the node is lost, the head has room for its actor
+        elsewhere = other_address()
+        if elsewhere:  # the cluster's port answers on loopback only
+            with pytest.raises(OSError):
+                socket_connect(elsewhere, cluster.port)
+        env = {name: value for name, value in os.environ.items() if not name.startswith("RAY_")}
+        env.update(
+            PYTHONPATH=str(ROOT),
+            HOME=str(tmp_path),  # no ~/.ray/auth_token: the token comes from RAY_AUTH_TOKEN_PATH
+            RAY_ADDRESS=cluster.address,
+            RAY_AUTH_TOKEN_PATH=str(cluster.token_file),
+            RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",  # Ray would read 127.0.0.1 as the machine's address
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-c", CLUSTER_RUN, str(out), str(source), str(log)],
+            env=env,
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        committed, deadline = None, time.monotonic() + 90
+        while process.poll() is None and time.monotonic() < deadline:
+            written = len(list(out.glob("shard-*.json")))
+            if committed is None and written >= 2 and log.exists() and cluster.node_id in log.read_text():
+                committed = written
+                cluster.kill_node()
+            time.sleep(0.02)
+        _, err = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        cluster.stop()
+    assert process.returncode == 0, err[-3000:]
+    assert committed is not None and committed < 16, "the node was not lost in the middle of the run"
+    assert "cluster: ray restarted 1 actor(s) whose process died" in err, err[-3000:]
+    nodes = {line.split()[1] for line in log.read_text().splitlines()}
+    assert cluster.node_id in nodes and len(nodes) == 2  # both nodes worked
+    clean = tmp_path / "clean"
+    build(clean, table)
+    assert directory_bytes(out) == directory_bytes(clean)
+
+
+def socket_connect(host: str, port: int) -> None:
+    import socket
+
+    with socket.create_connection((host, port), timeout=2):
+        pass
