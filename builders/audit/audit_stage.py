@@ -218,7 +218,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         records,
         pages,
         sections.distributions(optional),
-        sections.slices(summary, records),
+        sections.slices(summary, records, optional),
         sheets,
     )
     return summary

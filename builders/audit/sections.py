@@ -5,8 +5,9 @@ language's record (its input absent: "not built"); the labels are the audit's ow
 readers and their summaries live in the datasets' areas (`builders/<area>/audit.py`), named by
 the specs and returning a `babelforge.core.sections.Section`: this module only loops over them,
 and knows no dataset. The audit also writes one *slice* per registered dataset,
-`<paths.audit>/datasets/<name>.json`: what it found about that dataset alone, so a dataset's card
-depends on its own slice and is not rebuilt when another dataset's audit figures change.
+`<paths.audit>/datasets/<name>.json`: what it found about that dataset alone (a section's entries
+for the languages of its own input, `Section.languages`, not the labels'), so a dataset's card
+depends on its own slice and is not rebuilt when another dataset's data or audit figures change.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from babelforge.core.datasets import SectionPlot, resolve, specs
+from babelforge.core.errors import BabelforgeError
 from babelforge.core.sections import NOT_BUILT, Section
 
 
@@ -49,10 +51,14 @@ def overviews(read: Mapping[str, Section | None]) -> dict[str, Any]:
     }
 
 
-def slices(summary: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def slices(
+    summary: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], read: Mapping[str, Section | None]
+) -> dict[str, dict[str, Any]]:
     """What the audit found per registered dataset: the labels' error and warning counts and
-    per-language figures; a section's per-language entries (and overview); for a dataset the
-    audit does not report, only that."""
+    per-language figures; a section's entries for the languages of its own input (and its
+    overview), whatever languages the labels have, so a labels-only change leaves the slice of
+    every other dataset byte-identical (and DVC skips its card); for a dataset the audit does
+    not report, only that."""
 
     found: dict[str, dict[str, Any]] = {}
     for spec in specs():
@@ -73,12 +79,31 @@ def slices(summary: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]])
                 "audited": True,
                 "section": section.key,
                 "status": summary["inputs"][section.key],
-                "languages": {lang: record[section.key] for lang, record in records.items()},
+                "languages": _own_languages(section.key, read[section.key], records),
             }
             if section.overview:
                 entry["overview"] = summary[section.key]
             found[spec.name] = entry
     return found
+
+
+def _own_languages(
+    key: str, section: Section | None, records: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """{lang: the section's entry} of every language of the section's input (none when it is not
+    built); an entry the audit already made for a label language is reused, not computed again."""
+
+    if section is None:
+        return {}
+    if section.languages is None:
+        raise BabelforgeError(
+            f"audit section {key!r}: its reader returns a Section without `languages`; the dataset's "
+            "slice lists the languages of its own input (babelforge.core.sections.Section)"
+        )
+    return {
+        lang: records[lang][key] if lang in records else section.language(lang)
+        for lang in sorted(set(section.languages()))
+    }
 
 
 def titles() -> list[tuple[str, str]]:

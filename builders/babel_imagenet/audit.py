@@ -18,7 +18,9 @@ def prompts(path: str | Path | None) -> Section | None:
     table = _read_optional(path)
     if table is None:
         return None
-    return Section(lambda lang: _per_language(table, lang, prompt_summary))
+    return Section(
+        lambda lang: _per_language(table, lang, prompt_summary), languages=lambda: sorted(table["lang"].unique())
+    )
 
 
 def _read_optional(path: str | None):

@@ -47,7 +47,7 @@ def captions(path: str | Path | None) -> Section | None:
             read(lang, [kiwi])
         return {lang: boxes[lang] for lang in sorted(languages)}
 
-    return Section(language, distribution=distribution)
+    return Section(language, distribution=distribution, languages=lambda: sorted(languages))
 
 
 def caption_columns(schema) -> tuple[str | None, str | None]:

@@ -78,7 +78,8 @@ class AuditSection:
     `artifact` is the input, as in `DatasetSpec.artifacts`; when it is absent the section
     says "not built". `reader` ("module:function", in the dataset's area: `builders/<area>/audit.py`)
     takes the input's path and returns a `babelforge.core.sections.Section` (`language(lang) -> dict`,
-    `overview() -> dict`), or None when the input is not built.
+    `languages()`: the input's own, which the dataset's slice lists; `overview() -> dict`), or None
+    when the input is not built.
     """
 
     key: str  # its entry in each language's record, in summary.json and in the dataset's slice

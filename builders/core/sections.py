@@ -23,6 +23,10 @@ class Section:
     overview: Callable[[], dict[str, Any]] = dict
     # {lang: box-plot statistics} of the section's score, where it has one to plot (AuditSection.plot)
     distribution: Callable[[], dict[str, dict[str, Any]]] | None = None
+    # the languages of the section's own input (required of a built section): the dataset's slice
+    # holds `language(lang)` of these only, so the labels' languages changing leaves it, and the
+    # dataset's card, as they are
+    languages: Callable[[], Iterable[str]] | None = None
 
 
 def source_mix(sources: Iterable[str]) -> dict[str, int]:

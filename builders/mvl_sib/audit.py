@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from babelforge.core.io import read_table
+from babelforge.core.io import read_arrow, read_schema
 from babelforge.core.sections import NOT_BUILT, Section, source_mix
 
 
@@ -17,7 +17,11 @@ def mvl_sib(path: str | Path | None) -> Section | None:
     files = _mvl_sib_files(Path(path) if path else None)
     if not files:
         return None
-    return Section(lambda lang: _mvl_sib_for(files, lang), overview=lambda: mvl_sib_overview(files))
+    return Section(
+        lambda lang: _mvl_sib_for(files, lang),
+        overview=lambda: mvl_sib_overview(files),
+        languages=lambda: sorted({lang for paths in files.values() for lang in paths}),
+    )
 
 
 def _mvl_sib_files(root: Path | None) -> dict[str, dict[str, Path]]:
@@ -34,22 +38,55 @@ def _mvl_sib_for(files: dict[str, dict[str, Path]], lang: str) -> dict[str, Any]
 
     if not files:
         return {"status": NOT_BUILT}
-    tasks = {
-        task: read_table(paths[lang], columns=_balance_columns(paths[lang])).to_dict("records")
-        for task, paths in files.items()
-        if lang in paths
-    }
+    tasks = {task: _task_counts(paths[lang]) for task, paths in files.items() if lang in paths}
     if not tasks:
         return {"status": "language not in MVL-SIB"}
-    return mvl_sib_summary(tasks)
+    return _summary_of_counts(tasks)
+
+
+def _task_counts(path: Path) -> tuple[int, dict[str, dict[str, int]]]:
+    """(rows, {column: {value as text: rows}}) of one task file, counted by Arrow on the
+    columns the balance check reads (a task table's other columns hold whole sentences): no
+    row becomes a Python object. A value's text is the one `balance` gives the value as pandas
+    reads it (an integer column with a null reads as floats: `1.0`, `nan`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = read_arrow(path, columns=_balance_columns(path))
+    counts: dict[str, dict[str, int]] = {}
+    for name in BALANCED & set(table.column_names):  # the fallback column is read for its rows only
+        found = pc.value_counts(table.column(name))
+        # the distinct values as pandas reads them, with the file's pandas metadata (an `Int64` column)
+        values = pa.table({name: found.field("values")}).replace_schema_metadata(table.schema.metadata)
+        column: dict[str, int] = {}
+        for row, rows in zip(values.to_pandas().to_dict("records"), found.field("counts").to_pylist()):
+            column[str(row[name])] = column.get(str(row[name]), 0) + rows
+        counts[name] = column
+    return table.num_rows, counts
 
 
 def _balance_columns(path: Path) -> list[str]:
     """Only what the balance check reads: a task table's other columns hold whole sentences."""
-    import pyarrow.parquet as pq
-
-    names = pq.read_schema(path).names
+    names = read_schema(path).names
     return [column for column in ("label", "topic", "category") if column in names] or names[:1]
+
+
+BALANCED = {"label", "topic", "category"}  # the columns whose values `_summary_of_counts` balances
+
+
+def _summary_of_counts(tasks: Mapping[str, tuple[int, Mapping[str, Mapping[str, int]]]]) -> dict[str, Any]:
+    """`mvl_sib_summary` from each task's row count and value counts per column."""
+    summary: dict[str, Any] = {"status": "built", "tasks": {}}
+    for task in sorted(tasks):
+        rows, counts = tasks[task]
+        entry: dict[str, Any] = {"rows": rows}
+        if rows and "label" in counts:
+            entry["label_balance"] = balance_counts(counts["label"])
+        topic_column = next((c for c in ("topic", "category") if rows and c in counts), None)
+        if topic_column:
+            entry["topic_balance"] = balance_counts(counts[topic_column])
+        summary["tasks"][task] = entry
+    return summary
 
 
 def mvl_sib_overview(files: dict[str, dict[str, Path]]) -> dict[str, Any]:
@@ -72,7 +109,11 @@ def mvl_sib_overview(files: dict[str, dict[str, Path]]) -> dict[str, Any]:
 
 def balance(values: Iterable[Any]) -> dict[str, Any]:
     """Counts per value and max/min ratio (1.0 = perfectly balanced)."""
-    counts = source_mix(str(value) for value in values)
+    return balance_counts(source_mix(str(value) for value in values))
+
+
+def balance_counts(counts: Mapping[str, int]) -> dict[str, Any]:
+    """`balance` of values already counted: {value as text: rows}."""
     if not counts:
         return {"counts": {}, "max_min_ratio": None}
     ratio = max(counts.values()) / min(counts.values())

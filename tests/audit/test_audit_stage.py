@@ -262,6 +262,59 @@ def test_each_registered_dataset_gets_its_own_slice_that_other_datasets_leave_al
     assert prompts["status"] == "built" and prompts["languages"]["fin_Latn"]["prompts"] == 4
 
 
+def test_a_labels_only_change_leaves_the_mvl_sib_and_caption_slices_byte_identical(label_inputs):
+    """A slice lists the languages of its own dataset's input, not the labels': the labels losing
+    and changing languages (as `-S labels.min_classes=20` does) rewrites the labels' slice only, so
+    DVC skips the MVL-SIB and MT captions cards."""
+    tmp = label_inputs
+    pd.DataFrame(
+        [
+            {"caption_id": i, "lang": lang, "text": "t", "kiwi_score": i / 10, "chrf": 50.0 + i, "reason": None}
+            for i in range(10)
+            for lang in ("deu_Latn", "fin_Latn", "rus_Cyrl")  # deu_Latn: no labels
+        ]
+    ).to_parquet(tmp / "selected.parquet")
+    for task in ("i2s_k1", "s2t"):
+        (tmp / "mvl_sib" / task).mkdir(parents=True)
+        for lang in ("fin_Latn", "jpn_Jpan", "zul_Latn"):  # zul_Latn: no labels
+            pd.DataFrame({"label": [0, 1, 2, 3] * 3, "topic": ["a", "b", "c"] * 4}).to_parquet(
+                tmp / "mvl_sib" / task / f"{lang}.parquet"
+            )
+    out = tmp / "reports" / "audit" / "datasets"
+    run_audit(tmp)
+    before = {p.stem: p.read_bytes() for p in out.iterdir()}
+    mvl_sib = json.loads(before["mvl-sib"])
+    assert list(mvl_sib["languages"]) == ["fin_Latn", "jpn_Jpan", "zul_Latn"]
+    assert mvl_sib["languages"]["zul_Latn"]["tasks"]["s2t"]["rows"] == 12
+    captions = json.loads(before["mt-captions"])
+    assert list(captions["languages"]) == ["deu_Latn", "fin_Latn", "rus_Cyrl"]
+    assert captions["languages"]["deu_Latn"]["captions"] == 10
+
+    # the labels only: two languages gone (one of MVL-SIB's, one of the captions'), a label changed
+    labels = pd.read_parquet(tmp / "labels.parquet")
+    labels = labels[~labels["lang"].isin(["jpn_Jpan", "rus_Cyrl"])].copy()
+    labels.loc[labels["lang"] == "fin_Latn", "label"] = labels["label"] + " x"
+    labels.to_parquet(tmp / "labels.parquet", index=False)
+    languages = pd.read_parquet(tmp / "languages.parquet")
+    languages[~languages["lang"].isin(["jpn_Jpan", "rus_Cyrl"])].to_parquet(tmp / "languages.parquet", index=False)
+    summary = run_audit(tmp)
+    assert set(summary["languages"]) == {"eng_Latn", "fin_Latn", "kmr_Latn"}
+    after = {p.stem: p.read_bytes() for p in out.iterdir()}
+    assert after["mvl-sib"] == before["mvl-sib"] and after["mt-captions"] == before["mt-captions"]
+    assert after["babel-imagenet"] != before["babel-imagenet"]
+
+
+def test_a_built_section_that_does_not_list_its_languages_stops_the_audit(label_inputs, monkeypatch):
+    from babelforge.core.sections import Section
+
+    pd.DataFrame({"lang": ["fin_Latn"], "template_id": [0], "text": ["kuva {}"]}).to_parquet(
+        label_inputs / "prompts.parquet"
+    )
+    monkeypatch.setattr("babelforge.babel_imagenet.audit.prompts", lambda path: Section(lambda lang: {}))
+    with pytest.raises(BabelforgeError, match="'prompts'.*without `languages`"):
+        run_audit(label_inputs)
+
+
 def test_reviews_alternatives_and_the_sheet_reach_the_report(label_inputs):
     """labels.parquet as the labels stage writes it after reviews, plus candidates.parquet."""
     from babelforge.babel_imagenet.reviews import apply_reviews, parse_review_file

@@ -14,7 +14,7 @@ from babelforge.core.io import write_table
 from babelforge.core.licences import licence_from_text
 from babelforge.core.provenance import provenance
 from babelforge.publish import card
-from tests.publish.conftest import LABELS, build
+from tests.publish.conftest import LABELS, build, card_paths
 
 
 def front_matter(folder):
@@ -232,6 +232,48 @@ def test_mvl_sib_languages_table_has_no_empty_columns(card_inputs):
     table = readme.split("## Languages")[1].split("## Licences")[0]
     assert "| config | language tag | rows |" in table and "group" not in table and "sources" not in table
     assert "| i2s_k1.fin_Latn | fi | 4 |" in table
+
+
+def test_mvl_sib_card_holds_one_task_config_at_a_time(card_inputs, monkeypatch):
+    """The task tables are counted from their Parquet footers and each is read only when the card
+    writes it, then let go: the card's memory is one config's, not the dataset's millions of rows.
+    What it writes is each task file's table as read, without its schema metadata."""
+    import gc
+    import weakref
+
+    import pyarrow.parquet as pq
+
+    from babelforge.mvl_sib import dataset
+
+    root = card_inputs / "mvl_sib"
+    _write_mvl_sib_tasks(root)
+    _write_mvl_sib_images(root)
+    read, alive = [], []
+    original = dataset.task_table
+
+    def task_table(path):
+        gc.collect()
+        # every table read before this one is gone (the images config is not a task table)
+        assert [ref for ref in alive if ref() is not None] == []
+        table = original(path)
+        read.append(path.relative_to(root).as_posix())
+        alive.append(weakref.ref(table))
+        return table
+
+    monkeypatch.setattr(dataset, "task_table", task_table)
+    data = dataset.read_mvl_sib(card_paths(card_inputs))
+    assert read == [] and data.tables["i2s_k1.fin_Latn"]["test"].rows == 4
+    folder = build("mvl-sib", card_inputs)
+    assert read == [
+        "i2s_k1/fin_Latn.parquet",
+        "i2s_k1/rus_Cyrl.parquet",
+        "s2i_k3/fin_Latn.parquet",
+        "s2i_k3/rus_Cyrl.parquet",
+    ]
+    for path in read:
+        task, lang = path.removesuffix(".parquet").split("/")
+        written = pq.read_table(folder / "data" / f"{task}.{lang}" / "test.parquet")
+        assert written.equals(pq.read_table(root / path)) and written.schema.metadata is None
 
 
 def test_prompt_and_caption_cards_from_their_stage_schemas(card_inputs):
