@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from babelforge.babel_imagenet.labels import AGREEMENT_REASONS
 from babelforge.cli import main as cli
 from babelforge.core.io import read_json, read_provenance
 from babelforge.core.languages import registry
@@ -267,16 +268,7 @@ def test_every_label_is_in_a_script_its_language_expects(built):
 
 def test_agreement_rank_reasons_and_duplicates(built, first_rule):
     labels, _, other = frames(built)
-    assert set(other["rank_reason"]) <= {
-        "only",
-        "vernacular",
-        "agreement",
-        "frequency_unused",
-        "frequency",
-        "source_priority",
-        "source_order",
-        "unique",
-    }
+    assert set(other["rank_reason"]) <= {"only", *AGREEMENT_REASONS, "unique"}
     assert (other["n_sources"] >= 1).all()
     # a class that took a unique candidate is never a duplicate, and there are fewer duplicates
     assert not labels[labels["rank_reason"] == "unique"]["is_duplicate"].any()

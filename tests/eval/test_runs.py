@@ -100,7 +100,7 @@ def test_an_ad_hoc_report_keeps_the_tracked_csv_plots_and_headline_metrics(proje
     folder = new_run(project, folders)
     assert folder.name.startswith("report-")
     assert {p.name for p in folder.iterdir()} == {"results.csv", "plots", "eval.json"}
-    assert set(json.loads((folder / "eval.json").read_text())) == {"models/tiny_clip/s0"}
+    assert set(json.loads((folder / "eval.json").read_text())) == {"profile", "s0"}  # s0: the display name
 
 
 @pytest.mark.parametrize(

@@ -136,6 +136,8 @@ def test_zeroshot_flags_override_params_and_print_a_table(project, capsys):
         "n_classes",
         "n_images",
         "top1",
+        "chance_top1",
+        "top1_norm",
         "top5",
         "balanced_accuracy",
         "top1_100",
