@@ -74,7 +74,7 @@ def translate_nbest(
                         "hyp_rank": rank,
                         "text": hypothesis.text,
                         "mt_score": float(hypothesis.score),
-                        "source_truncated": bool(getattr(hypothesis, "source_truncated", False)),
+                        "source_truncated": hypothesis.source_truncated,
                     }
                 )
     return rows

@@ -167,11 +167,10 @@ def shard_params(config: Config, source_code: str, targets: dict[str, str]) -> d
 
 def write_quarantine(data: Path, plan, quarantine: Quarantine, shard_size: int) -> None:
     """`quarantine/` beside `source/`: shard i holds the bad input rows met while shard i's captions
-    were read (an empty table where there were none), and `input.json` the counts of the whole input."""
+    were read (an empty table where there were none). The counts go to `input.json` after translating."""
     for shard, rows in zip(plan, quarantine.by_shard(shard_size, len(plan))):
         table = quarantine_table(rows)  # the manifest's input hash covers the kept rows only: hash these too
         write_side_shards(data / QUARANTINE_DIR, shard, table, ["line", "source"], {"rows": shards.table_hash(table)})
-    write_json({**quarantine.summary(), "truncated": None}, data / INPUT_SUMMARY_FILE)  # known after translating
 
 
 def run(config: Config) -> int:

@@ -4,10 +4,11 @@ and the tiny COMETKiwi checkpoint (built once per session, a few seconds)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from babelforge.translation.nllb import Hypothesis
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,12 +32,6 @@ def xtd(xtd_path, registry):
     return read_xtd(xtd_path, "eng_Latn", registry)
 
 
-@dataclass(frozen=True)
-class StubHypothesis:
-    text: str
-    score: float
-
-
 class StubTranslator:
     """NLLB's `translate` interface, deterministic: per text and target, hypotheses are the
     human translation when one is known (best), the copied source, a decoder loop, and
@@ -58,7 +53,7 @@ class StubTranslator:
             candidates += [text, " ".join([first_word] * 6)]
             candidates += [f"{tgt} {i} {text[::-1]}" for i in range(self.num_hypotheses)]
             candidates = candidates[: self.num_hypotheses]
-            out.append([StubHypothesis(c, -0.1 * (rank + 1)) for rank, c in enumerate(candidates)])
+            out.append([Hypothesis(c, -0.1 * (rank + 1)) for rank, c in enumerate(candidates)])
         return out
 
 
