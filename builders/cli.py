@@ -8,7 +8,9 @@ Each stage module defines `configure(parser)` (its arguments) and `run(args) -> 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +21,7 @@ from babelforge.core.config import check_assignments, describe, load_config, ove
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import os_error_text, stage_lock, stage_outputs
-from babelforge.core.params import DEFAULT_PARAMS, load_params
+from babelforge.core.params import DEFAULT_PARAMS, find_params, load_params, project_root
 from babelforge.core.progress import info
 from babelforge.eval.runs import RUNS, changed_inputs, given_settings, overlapping, run_folder, run_name, run_outputs
 
@@ -35,7 +37,10 @@ def pin_cpu_for(argv: list[str]) -> None:
     early.add_argument("--params", default=DEFAULT_PARAMS)
     early.add_argument("--set", action="append", default=[])
     known, _ = early.parse_known_args(argv)
-    params = load_params(known.params) if Path(known.params).exists() else {}
+    try:
+        params = load_params(find_params(known.params))
+    except BabelforgeError:  # no params file: the stage itself says so, after the pin
+        params = {}
     pin_cpu(cpu_isa_from_params(override(params, known.set)))
 
 
@@ -167,6 +172,73 @@ def refuse_tracked_out(name: str, module, parser: argparse.ArgumentParser, given
         )
 
 
+# A flag whose value shows as FILE or DIR in --help names a path: given on the command line, it is
+# taken from the working folder, while the params file's paths are taken from the project root.
+PATH_METAVARS = ("FILE", "DIR")
+
+
+def seen_from(root: Path, here: Path, value: str) -> str:
+    """`value`, a path as written in the folder `here`, as written in `root`: relative when it lies
+    inside `root` (what provenance records stays the same from any subfolder), absolute otherwise."""
+    if Path(value).is_absolute():
+        return value
+    target = Path(os.path.normpath(here / value))
+    return target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
+
+
+def command_line_actions(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[argparse.Action]:
+    """The parser's arguments, those of the sub-command `args` chose included."""
+    actions = []
+    for action in parser._actions:
+        actions.append(action)
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            actions += command_line_actions(action.choices[getattr(args, action.dest)], args)
+    return actions
+
+
+def rebased(value, path: bool, root: Path, here: Path):
+    """A command-line value as seen from `root`: FILE/DIR values (`path`; a list of them), and model
+    specs (`--model`: {"id", "revision"}) whose id names a folder here rather than a Hub model."""
+    if isinstance(value, list):
+        return [rebased(item, path, root, here) for item in value]
+    if path and isinstance(value, str):
+        return seen_from(root, here, value)
+    if isinstance(value, dict) and isinstance(value.get("id"), str) and (here / value["id"]).is_dir():
+        return {**value, "id": seen_from(root, here, value["id"])}
+    return value
+
+
+@contextlib.contextmanager
+def at_project_root(parser: argparse.ArgumentParser, args: argparse.Namespace, required: bool = True):
+    """Run the command in the project's root folder (babelforge.core.params.project_root), wherever it
+    was started: the params file's relative paths (`paths.*`, `fetch.mirror`, ...) and `--set` values
+    resolve there as in `dvc repro`, while FILE/DIR arguments keep meaning what they meant where the
+    command was started (they are rewritten as seen from the root). From the root itself nothing changes.
+    A tool that reads the params file only for defaults (not `required`) runs where it is without one."""
+    try:
+        params = find_params(args.params)
+    except BabelforgeError:
+        if required:
+            raise
+        yield
+        return
+    here, root = Path.cwd().resolve(), project_root(params)
+    if root == here:
+        args.params = str(params)
+        yield
+        return
+    for action in command_line_actions(parser, args):
+        if action.dest != "params" and hasattr(args, action.dest):
+            value = getattr(args, action.dest)
+            setattr(args, action.dest, rebased(value, action.metavar in PATH_METAVARS, root, here))
+    args.params = seen_from(root, here, os.path.relpath(here / params, here))  # the project's own: params.yaml
+    os.chdir(root)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
@@ -192,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # a flag's type may check what it names (`--model` a folder that is not there) before anything runs
         args = parser.parse_args(rest)
-        if hasattr(module, "Config"):
+        in_project = hasattr(args, "params")  # a command that reads params.yaml
+        with at_project_root(parser, args, hasattr(module, "Config")) if in_project else contextlib.nullcontext():
+            if not hasattr(module, "Config"):
+                return int(module.run(args) or 0)
             config = config_from_args(module, args, pinned=name in PINNED_STAGES)
             config, outputs, note = ad_hoc_run(name, module, parser, args, config)
             # one writer per output: a second run of the stage on the same outputs stops at once
@@ -201,7 +276,6 @@ def main(argv: list[str] | None = None) -> int:
             if note and code == 0:
                 info(note)
             return code
-        return int(module.run(args) or 0)
     except (BabelforgeError, OSError) as error:  # OSError: a full disk, a folder that cannot be written
         if "--debug" in rest:
             raise

@@ -53,7 +53,7 @@ def cache_key(model_name: str, revision: str, image_set_hash: str, precision: st
     parts = [model_name, revision, image_set_hash] + ([precision] if precision else [])
     if precision and precision != "float16":
         # CPU vectors depend on the kernels' instruction set too (nllb.cpu_isa, pinned by the CLI,
-        # README ## Reproducibility): vectors of another level or of an unpinned run are not read back.
+        # docs/reproducibility.md): vectors of another level or of an unpinned run are not read back.
         parts.append("cpu:" + os.environ.get("CT2_FORCE_CPU_ISA", "unpinned"))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

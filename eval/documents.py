@@ -66,17 +66,39 @@ def dataset_version(path: str | Path, lock_path: str | Path = "dvc.lock") -> str
 def run_document(
     task: str, rows: Sequence[Mapping], provenance: Mapping, quarantine: Mapping[str, Mapping] | None = None
 ) -> dict:
-    """`task`, `provenance`, `rows`, and for a task over image sets `quarantine`: per dataset,
+    """`task`, `provenance`, `rows`, `text_truncation` (`text_truncation`: the texts the text encoder
+    cut, per model, dataset and language) and, for a task over image sets, `quarantine`: per dataset,
     the screening's counts and the images left out (babelforge.eval.images.quarantine_record)."""
     missing = [key for row in rows for key in ROW_KEYS if key not in row]
     if missing:
         raise ValueError(f"result rows lack {sorted(set(missing))}")
     # Rounded to the stated precision: CPU kernel noise below it cannot change the file.
     rows = [rounded(json_safe(dict(row)), METRIC_DECIMALS) for row in rows]
-    document = {"task": task, "provenance": dict(provenance), "rows": rows}
+    document = {"task": task, "provenance": dict(provenance), "rows": rows, "text_truncation": text_truncation(rows)}
     if quarantine is not None:
         document["quarantine"] = json_safe(dict(quarantine))
     return document
+
+
+def text_truncation(rows: Sequence[Mapping]) -> dict:
+    """Per model: the texts its text encoder cut to its length (rows' `texts_truncated`, summed) in
+    all, and per dataset and language where any was cut; a long caption is scored on its first tokens,
+    so it is counted like a skipped image. (A clipscore row's reference captions cut are its
+    `ref_texts_truncated`.)"""
+    # rows of one model, dataset, language and prompt set share their texts (MVL-SIB's tasks and k's
+    # all read the language's sentences, and carry the language's count): counted once
+    shared: dict[tuple, int] = {}
+    for row in rows:
+        key = (row["model"], row["dataset"], row["lang"], row["prompt_set"])
+        shared[key] = max(shared.get(key, 0), int(row.get("texts_truncated") or 0))
+    found: dict = {}
+    for (model, dataset, lang, _), n in sorted(shared.items()):
+        entry = found.setdefault(model, {"texts_truncated": 0, "by_language": {}})
+        entry["texts_truncated"] += n
+        if n:
+            by_language = entry["by_language"].setdefault(dataset, {})
+            by_language[lang] = by_language.get(lang, 0) + n
+    return found
 
 
 def json_safe(value):

@@ -9,6 +9,7 @@ os.environ; a later test, or a subprocess it starts, must not inherit that).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.params import load_params
+from tests.shared import built_once
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
@@ -55,10 +57,29 @@ def sib_dir(shared_data) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_nllb(tmp_path_factory, sib_dir) -> Path:
-    """The tiny NLLB-architecture model (HF + CTranslate2 int8), built once per session."""
+    """The tiny NLLB-architecture model (HF + CTranslate2 int8), built once per run (tests/shared.py)."""
     from babelforge.translation.tiny import build_tiny_nllb
 
-    return build_tiny_nllb(tmp_path_factory.mktemp("tiny-nllb"), sib_dir=sib_dir, seed=0)
+    return built_once(tmp_path_factory, "tiny-nllb", lambda folder: build_tiny_nllb(folder, sib_dir=sib_dir, seed=0))
+
+
+@pytest.fixture(autouse=True)
+def ray_up_only_where_shared(request):
+    """A test marked `local_ray` runs on this process's shared local Ray: the first such test starts
+    it (as the runners start one: `ray_init_options`), the next ones find it up and the runners use
+    it (`connect_ray`), which saves starting Ray, seconds each time. Every other test starts with no
+    Ray up in this process, as one that starts (and shuts down) its own Ray expects."""
+    shared = request.node.get_closest_marker("local_ray") is not None
+    if shared or "ray" in sys.modules:
+        import ray
+
+        if ray.is_initialized() and not shared:
+            ray.shutdown()
+        elif shared and not ray.is_initialized():
+            from babelforge.core.runners import RunnerConfig, ray_init_options
+
+            ray.init(**ray_init_options(RunnerConfig(runner="ray", local_cpus=2)))
+    yield
 
 
 def _tracked_metrics() -> dict[str, bytes]:
@@ -101,10 +122,12 @@ SLOW_FIXTURES = frozenset(
         "built",
         "built_card",
         "senses_built",
+        "sample_chain",
         "project",
         "workdir",
         "workspace",  # built stages, projects
         "label_inputs",
+        "real_label_inputs",  # the OMW mirror and WordNet for every class (label rules)
         "card_inputs",
         "sample_set",
         "instances",

@@ -200,3 +200,30 @@ def test_the_generator_replaces_folders_and_keeps_other_deps():
     assert "builders/lexicon/wordnet_stage.py" in deps and "builders/core" not in deps
     assert "builders/core/http.py" not in deps and "builders/captions/select.py" not in deps
     assert generator.generate(rewritten) == rewritten
+
+
+def spellings_of_sources(stages: dict[str, tuple[str, list[str]]]) -> dict[Path, set[str]]:
+    """{the real path a dep names: every spelling of it in dvc.yaml}, over all stages."""
+    found: dict[Path, set[str]] = {}
+    for _, deps in stages.values():
+        for dep in deps:
+            found.setdefault((REPO / dep).resolve(), set()).add(dep)
+    return found
+
+
+def test_every_source_is_one_dependency_named_one_way():
+    """`dvc exp show` has one column per dep spelling: two spellings of one source are two columns with
+    the same hash. A dep outside the project is two spellings by itself: DVC names it from the workspace
+    (`../shared/data`) and from a commit's tree, whose root has no parent (`shared/data`)."""
+    found = spellings_of_sources(STAGES)
+    twice = {str(real): sorted(names) for real, names in found.items() if len(names) > 1}
+    outside = sorted(name for real, names in found.items() if not real.is_relative_to(REPO.resolve()) for name in names)
+    assert twice == {}, f"one source, several spellings in dvc.yaml: {twice}"
+    assert outside == [], f"deps outside the project (named one way in the workspace, another in commits): {outside}"
+
+
+def test_two_spellings_of_one_source_are_found():
+    stages = {"a": ("babelforge a", ["data/raw", "resources/sources.tsv"]), "b": ("babelforge b", ["./data/raw/"])}
+    found = spellings_of_sources(stages)
+    assert found[(REPO / "data" / "raw").resolve()] == {"data/raw", "./data/raw/"}
+    assert found[(REPO / "resources" / "sources.tsv").resolve()] == {"resources/sources.tsv"}

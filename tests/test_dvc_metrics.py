@@ -114,6 +114,8 @@ def test_the_headlines_leave_per_language_detail_out():
             "n_with_reference": 10,
             "chrf_corpus": chrf,
             "chrf_corpus_top_hypothesis": 30.0,
+            "n_kiwi_truncated": 3,
+            "n_selected_kiwi_truncated": 1,
         }
         for lang, kept, kiwi, chrf in (("deu_Latn", 9, 0.5, 40.0), ("fin_Latn", 7, None, 20.0))
     }
@@ -124,6 +126,7 @@ def test_the_headlines_leave_per_language_detail_out():
     assert captions["input_rows"] == 21 and captions["input_quarantined"] == 1 and captions["input_truncated"] == 2
     assert captions["captions"] == 20 and captions["selected"] == 16 and captions["without_translation"] == 4
     assert captions["kiwi_mean"] == 0.5 and captions["chrf_corpus_mean"] == 30.0  # a missing figure is skipped
+    assert captions["kiwi_truncated"] == 6  # summed over the languages
     assert not any("deu_Latn" in ".".join(path) for path in leaves(captions))
     summary = {
         "languages": 3,

@@ -13,7 +13,7 @@ import importlib
 
 import pytest
 
-from babelforge.cli import main, stage_parser
+from babelforge.cli import PATH_METAVARS, main, stage_parser
 from babelforge.commands import COMMANDS
 
 # Every visible flag, with what it means wherever it appears.
@@ -161,3 +161,48 @@ def test_help_shows_the_new_spelling(capsys):
     text = capsys.readouterr().out
     assert "--out DIR" in text and "--sib200 DIR" in text and "--images DIR" in text
     assert "-dir" not in text.replace("sib_dir", "")
+
+
+# Flags whose value is a path. In a command that reads params.yaml, a path on the command line is taken
+# from the working folder and the params file's from the project root (babelforge.cli.at_project_root):
+# the CLI knows a path by its FILE or DIR metavar. (`--repo` is a Hub repo in publish, a folder in diff.)
+PATH_FLAGS = {
+    "--out",
+    "--metrics",
+    "--summary",
+    "--languages",
+    "--labels",
+    "--candidates",
+    "--prompts",
+    "--wordnet",
+    "--senses",
+    "--reviews",
+    "--classes",
+    "--templates",
+    "--registry",
+    "--images",
+    "--image-root",
+    "--manifest",
+    "--sib200",
+    "--mvl-sib",
+    "--hub",
+    "--audit",
+    "--releases",
+    "--reference",
+    "--mirror",
+    "--areas",
+}
+
+
+@pytest.mark.parametrize("stage, sub, parser", ALL, ids=[f"{s} {sub}".strip() for s, sub, _ in ALL])
+def test_a_path_flag_shows_file_or_dir_where_params_paths_resolve_from_the_root(stage, sub, parser):
+    if not any(action.dest == "params" for action in flags(parser)):
+        return  # reads no params file: every path is taken from the working folder
+    unmarked = [
+        flag
+        for action in flags(parser)
+        if action.help != argparse.SUPPRESS and action.metavar not in PATH_METAVARS
+        for flag in action.option_strings
+        if flag in PATH_FLAGS
+    ]
+    assert unmarked == [], f"babelforge {stage} {sub}: path flags without metavar FILE or DIR: {unmarked}"

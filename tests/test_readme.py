@@ -1,5 +1,6 @@
-"""README claims that drift when the code moves: stage names, flags, module and file references,
-the metric files, the test count, and the two opening commands."""
+"""README and docs claims that drift when the code moves: stage names, flags, module and file references,
+the metric files, the test count, and the two opening commands. What moved from the README into the docs
+site is checked on its page there (tests/test_docs.py checks every page's commands and references)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from babelforge.commands import COMMANDS
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = REPO / "docs"
 DVC = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
 
 OPENING = [
@@ -47,6 +49,11 @@ def code_blocks(text: str) -> list[list[str]]:
 
 def section(title: str) -> str:
     return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def page(path: str) -> str:
+    """A page of the docs site (docs/<path>)."""
+    return (DOCS / path).read_text(encoding="utf-8")
 
 
 def test_the_two_opening_commands_come_first_verbatim():
@@ -94,7 +101,7 @@ def test_every_stage_in_the_pipeline_table_exists_in_the_cli_and_in_dvc_yaml():
 
 
 def test_every_command_in_the_evaluation_table_exists():
-    names = _table_names(section("Evaluation"))
+    names = _table_names(page("guides/evaluate.md"))
     assert names and all(name in COMMANDS for name in names), names - set(COMMANDS)
 
 
@@ -109,9 +116,11 @@ def _visible_flags(parser: argparse.ArgumentParser) -> set[str]:
     return flags
 
 
-def test_every_babelforge_command_line_uses_flags_the_stage_has():
+def command_problems(text: str) -> list[str]:
+    """Every `babelforge <stage> --flag` in the code blocks of `text` that names no stage or no flag of
+    it, and every `dvc repro <stage>` that names no dvc.yaml stage (tests/test_docs.py runs it on docs/**)."""
     problems = []
-    for line in (line for block in code_blocks(README) for line in block):
+    for line in (line for block in code_blocks(text) for line in block):
         for match in re.finditer(r"(?:^|[\s;&|])babelforge\s+(\w+)([^#;&|]*)", line):
             stage, rest = match.groups()
             if stage not in COMMANDS:
@@ -120,12 +129,21 @@ def test_every_babelforge_command_line_uses_flags_the_stage_has():
             parser = stage_parser(stage, importlib.import_module(COMMANDS[stage].module))
             unknown = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest)) - _visible_flags(parser)
             problems += [f"babelforge {stage} {flag}: no such flag" for flag in sorted(unknown)]
-    assert problems == []
+        for stage in re.findall(r"(?:^|[\s;&|])dvc repro ((?!-)[\w@-]+)", line):
+            if stage.split("@")[0] not in DVC:
+                problems.append(f"dvc repro {stage}: no such stage in dvc.yaml")
+    return problems
 
 
-def test_named_modules_functions_and_files_exist():
+def test_every_babelforge_command_line_uses_flags_the_stage_has():
+    assert command_problems(README) == []
+
+
+def missing_references(text: str) -> list[str]:
+    """Every `babelforge.<module or attribute>` and repository path named in backticks in `text` that does
+    not exist (tests/test_docs.py runs it on docs/**)."""
     missing = []
-    for dotted in sorted(set(re.findall(r"`(babelforge\.[\w.]+)", README))):
+    for dotted in sorted(set(re.findall(r"`(babelforge\.[\w.]+)", text))):
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):
             try:
@@ -138,15 +156,19 @@ def test_named_modules_functions_and_files_exist():
         if target is None:
             missing.append(dotted)
     for path in sorted(
-        set(re.findall(r"`((?:builders|eval|tests|benchmarks|scripts|resources|docs)/[\w./-]+)`", README))
+        set(re.findall(r"`((?:builders|eval|tests|benchmarks|scripts|resources|docs)/[\w./-]+)`", text))
     ):
         if not (REPO / path).exists():
             missing.append(path)
-    assert missing == []
+    return missing
+
+
+def test_named_modules_functions_and_files_exist():
+    assert missing_references(README) == []
 
 
 def test_comparing_runs_names_every_metric_file():
-    text = section("Comparing runs")
+    text = page("guides/compare-runs.md")
     files = [
         Path(path).name
         for stage in DVC.values()
@@ -161,7 +183,7 @@ def test_comparing_runs_names_every_metric_file():
 
 @pytest.mark.slow
 def test_the_stated_test_count_is_within_a_fifth_of_the_collected_one():
-    stated = int(re.search(r"runs every test \(about ([\d,]+)", README).group(1).replace(",", ""))
+    stated = int(re.search(r"runs every test \(about ([\d,]+)", page("contributing.md")).group(1).replace(",", ""))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
         cwd=REPO,
@@ -170,10 +192,21 @@ def test_the_stated_test_count_is_within_a_fifth_of_the_collected_one():
         timeout=600,
     )
     collected = int(re.search(r"(\d+) tests? collected", result.stdout).group(1))
-    assert abs(stated - collected) <= 0.2 * collected, f"README says about {stated}; pytest collects {collected}"
+    assert abs(stated - collected) <= 0.2 * collected, (
+        f"docs/contributing.md says about {stated}; pytest collects {collected}"
+    )
 
 
 def test_ci_runs_the_readme_test_command():
     """CI (.ci/run) ends with exactly the README's test command."""
     ci = [line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.strip()]
     assert ci[-1] == OPENING[1].split("#")[0].strip()
+
+
+def test_the_readme_is_a_short_front_page():
+    """Under 12 KB, with the pipeline graph, the stage table and links into the docs site that resolve."""
+    assert len(README.encode("utf-8")) < 12 * 1024
+    assert "```mermaid" in section("Pipeline") and "| `card@<dataset>` |" in section("Pipeline")
+    links = re.findall(r"\]\((docs/[^)#]+)", README)
+    assert "docs/guides/evaluate.md" in links
+    assert [link for link in links if not (REPO / link).is_file()] == []

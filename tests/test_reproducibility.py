@@ -144,7 +144,7 @@ def test_artifacts_are_the_same_bytes_on_another_machine_and_path(tmp_path):
 
 
 if __name__ == "__main__":
-    # The figure for README ## Reproducibility: files that differ with the pin and without it.
+    # The figure for docs/reproducibility.md: files that differ with the pin and without it.
     import tempfile
 
     for mode in ("pinned", "unpinned"):

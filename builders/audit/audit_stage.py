@@ -48,6 +48,7 @@ class Config:
             "english_lookalike": "warning",
             "duplicate": "warning",
             "langid_other": "info",
+            "ambiguous_source": "info",
         },
         "check -> error | warning | info; error rows make `publish` refuse without --force",
     )
@@ -59,8 +60,9 @@ class Config:
             "english_lookalike": 1.0,
             "duplicate": 0.5,
             "langid_other": 0.1,
+            "ambiguous_source": 0.1,
         },
-        "quality score penalty per flagged row of each check (see README ## Audit)",
+        "quality score penalty per flagged row of each check (see docs/architecture/audit.md)",
     )
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
     paths: Paths = stage_paths()
@@ -73,10 +75,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--labels", dest="paths.labels", metavar="FILE", help="the labels table to audit (paths.labels)"
     )
-    parser.add_argument("--registry", dest="registry", help="language registry TSV (audit.registry)")
+    parser.add_argument("--registry", dest="registry", metavar="FILE", help="language registry TSV (audit.registry)")
     parser.add_argument(
         "--reference",
         dest="reference",
+        metavar="FILE",
         help="reference release JSON {LANG: [[class_idx...], [label...]]} (audit.reference)",
     )
 

@@ -28,6 +28,8 @@ CHECKS: dict[str, str] = {
     "english_lookalike": "label equals an English lemma once accents, case, spaces and punctuation are stripped",
     "duplicate": "the same label names more than one class",
     "langid_other": "langid confidently assigns the label to another language (a hint: labels are short)",
+    "ambiguous_source": "the English lemma has other senses and only one of the class's disagreeing sources gives the "
+    "label (labels.rules.polysemy)",
 }
 SEVERITIES = ("error", "warning", "info")
 AUDIT_TAGGERS = ("blank_v1", "script_v1", "english_lookalike_v1", "duplicate_v1", "langid_rank_v1")
@@ -206,6 +208,10 @@ def audit_language(
     flagged, langid = flag_labels(
         labels, expected_scripts, english_lemmas, langid_code, rank, policy.langid, is_english
     )
+    # decided by the labels stage, which sees the candidates (labels.parquet's `ambiguous_source`)
+    flagged["ambiguous_source"] = {
+        int(row["class_idx"]): f"only {row['source']}" for row in rows if row.get("ambiguous_source")
+    }
 
     flags: dict[int, list[list[str]]] = {}
     for check in CHECKS:

@@ -63,7 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--rev", action="append", metavar="REV", help="a git revision (tag, branch, commit); give two instead of FILEs"
     )
     parser.add_argument("--path", dest="path", help="labels file inside the repo for --rev (default: paths.labels)")
-    parser.add_argument("--repo", dest="repo", help="git/DVC repository for --rev (default: here)")
+    parser.add_argument("--repo", dest="repo", metavar="DIR", help="git/DVC repository for --rev (default: here)")
     parser.add_argument("--format", dest="format", choices=("markdown", "json"), help="output format (markdown)")
     parser.add_argument("--out", dest="output", metavar="FILE", help="write here instead of stdout")
     hidden_alias(parser, "--output", "--out")

@@ -137,6 +137,7 @@ def render_index(summary: Mapping[str, Any]) -> str:
         f'all figures in <a href="summary.json">summary.json</a>.</p>\n'
         f"<p>{SCORE_DOC.format(total=summary['total_classes'], weights=weights)}</p>\n"
         f"<h2>Inputs</h2><ul>{inputs}</ul>\n"
+        f"{_overviews(summary)}"
         "<h2>Languages</h2>\n"
         + _table(
             [
@@ -158,6 +159,17 @@ def render_index(summary: Mapping[str, Any]) -> str:
         + f"\n<h2>Plots</h2>\n{plots}"
     )
     return _page("Babel-ImageNet label audit", body)
+
+
+def _overviews(summary: Mapping[str, Any]) -> str:
+    """Each section's overview across languages (summary.json's entry under its key), e.g. the MT
+    captions input's rows read, kept, quarantined per reason and truncated."""
+    parts = []
+    for key, title in titles():
+        overview = summary.get(key)
+        if isinstance(overview, Mapping):
+            parts.append(f"<h2>{escape(title)}: overview</h2>\n{_optional_section(overview)}\n")
+    return "".join(parts)
 
 
 def _review_cells(reviews: Mapping[str, Any] | None) -> list[str]:
@@ -439,13 +451,14 @@ def render_language(
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Nested mappings as (dotted key, leaf value) pairs, for a two-column table."""
+    """Nested mappings as (dotted key, leaf value) pairs, for a two-column table (an empty one: "none",
+    e.g. no quarantine reason)."""
     if isinstance(value, Mapping) and value:
         items: list[tuple[str, Any]] = []
         for key, inner in value.items():
             items.extend(_flatten(inner, f"{prefix}.{key}" if prefix else str(key)))
         return items
-    return [(prefix, value)]
+    return [(prefix, "none" if isinstance(value, Mapping) else value)]
 
 
 def _optional_section(section: Mapping[str, Any] | None) -> str:

@@ -48,9 +48,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument(
         "lang", help="the language: registry key (deu_Latn), ISO 639-1 (de) or 639-3 (deu), BabelNet (DE)"
     )
-    export.add_argument("--out", default=None, help="sheet to write (default: <lang>.review.csv here)")
+    # the default is a path like any FILE value (taken from the working folder); {lang} is the language key
+    export.add_argument(
+        "--out", default="{lang}.review.csv", metavar="FILE", help="sheet to write (default: <lang>.review.csv here)"
+    )
     imported = actions.add_parser("import", help="merge a filled-in sheet into resources/reviews/<lang>.tsv")
-    imported.add_argument("sheet", help="the sheet (CSV; comma, semicolon or tab separated, UTF-8)")
+    imported.add_argument("sheet", metavar="FILE", help="the sheet (CSV; comma, semicolon or tab separated, UTF-8)")
     imported.add_argument("--reviewer", default="", help="reviewer for rows that leave the column empty")
     imported.add_argument("--date", default=None, help="date for rows that leave it empty (default: today)")
     for sub in (export, imported):  # `--params` after the action too (SUPPRESS keeps the default above)
@@ -62,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     paths = load_config(Paths, load_params(args.params), "paths")
     if args.action == "export":
         lang = registry().resolve(args.lang).key
-        return export_sheet(paths, lang, Path(args.out or f"{lang}.review.csv"))
+        return export_sheet(paths, lang, Path(args.out.replace("{lang}", lang)))
     return import_sheet(paths, Path(args.sheet), args.reviewer, args.date or datetime.date.today().isoformat())
 
 

@@ -10,11 +10,13 @@ script, and each form is then placed against the class's choice. Pure: plain dat
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from babelforge.babel_imagenet.cleaning import DROP_KINDS, clean_lemma
 from babelforge.babel_imagenet.labels import ENGLISH, Form, LabelChoice, Rules, ScriptRouter, english_key
+from babelforge.babel_imagenet.purity import foreign_forms, strip_script_spans
 
 # set_aside value -> what it means (the audit page and the review sheet show these).
 SET_ASIDE = {
@@ -26,6 +28,8 @@ SET_ASIDE = {
     "not_first": "usable, but ranked below the chosen label (labels.ranking)",
     "duplicate": "ranked first, but another class of the language kept that label (labels.resolve_duplicates)",
     "script": "written in a script the language's key does not use, and no key of the language does",
+    "other_language": "a shared wordnet's form that belongs to its sibling language (labels.rules.purity)",
+    "mixed_script": "holds a span in a script the language does not use; used only when nothing else is left",
     "clip_name": "English labels are the CLIP class names",
     **{f"dropped_{kind}": f"removed by the cleaning rules ({kind})" for kind in DROP_KINDS},
 }
@@ -44,17 +48,23 @@ CANDIDATE_COLUMNS = (
 )
 
 
-def candidate_forms(senses: Iterable, router: ScriptRouter | None) -> tuple[list[Form], list[tuple[object, str]]]:
-    """(the clean forms in the key they end up in, [(sense or form, reason)] of what cleaning or
-    routing set aside). English senses are cleaned but never routed."""
+def candidate_forms(
+    senses: Iterable,
+    router: ScriptRouter | None,
+    rules: Rules = Rules(),
+    class_names: Mapping[str, Iterable[str]] | None = None,
+) -> tuple[list[Form], list[tuple[object, str]]]:
+    """(the clean forms in the key they end up in, [(sense or form, reason)] of what cleaning,
+    routing or the purity rule set aside). English senses are cleaned but never routed; spans
+    in a foreign script are stripped or flagged as the labels stage does (`rules.script_span`)."""
     forms: list[Form] = []
     dropped: list[tuple[object, str]] = []
     for sense in senses:
         result = clean_lemma(sense.lemma)
         if result.dropped:
             dropped.append((sense, f"dropped_{result.dropped}"))
-        for part, text in enumerate(result.forms):
-            form = Form(
+        forms.extend(
+            Form(
                 sense.synset,
                 sense.lang,
                 text,
@@ -65,27 +75,24 @@ def candidate_forms(senses: Iterable, router: ScriptRouter | None) -> tuple[list
                 part,
                 cleaned=result.cleaned,
             )
-            target = sense.lang if router is None or sense.lang == ENGLISH else router.route(sense.lang, text)
-            if target is None:
-                dropped.append((form, "script"))
-            elif target != sense.lang:
-                forms.append(
-                    Form(
-                        form.synset,
-                        target,
-                        text,
-                        form.raw,
-                        form.source,
-                        form.is_translation,
-                        form.rank,
-                        part,
-                        routed_from=sense.lang,
-                        cleaned=form.cleaned,
-                    )
-                )
-            else:
-                forms.append(form)
-    return forms, dropped
+            for part, text in enumerate(result.forms)
+        )
+    if router is not None and rules.script_span:
+        english = [form for form in forms if form.lang == ENGLISH]
+        others = [form for form in forms if form.lang != ENGLISH]
+        forms = english + strip_script_spans(others, router.route, class_names or {}, Counter())
+    routed: list[Form] = []
+    for form in forms:
+        target = form.lang if router is None or form.lang == ENGLISH else router.route(form.lang, form.label)
+        if target is None:
+            dropped.append((form, "script"))
+        elif target != form.lang:
+            routed.append(replace(form, lang=target, routed_from=form.lang))
+        else:
+            routed.append(form)
+    foreign = foreign_forms(routed, rules.purity) if rules.purity is not None else {}
+    dropped.extend((form, "other_language") for form in foreign)
+    return [form for form in routed if form not in foreign], dropped
 
 
 def set_aside_reason(form: Form, choice: LabelChoice, english_keys: frozenset[str], rules: Rules) -> str:
@@ -103,6 +110,8 @@ def set_aside_reason(form: Form, choice: LabelChoice, english_keys: frozenset[st
         return "low_precision"
     if choice.rank_reason == "unique" and choice.candidates and form.key == choice.candidates[0].key:
         return "duplicate"
+    if form.flag:
+        return form.flag
     return "not_first"
 
 
@@ -113,6 +122,7 @@ def candidate_rows(
     english_keys: frozenset[str],
     rules: Rules = Rules(),
     router: ScriptRouter | None = None,
+    class_names: Mapping[str, Iterable[str]] | None = None,
 ) -> list[dict]:
     """One row per form (and per set-aside sense) of every (class, language) the choices cover
     (`CANDIDATE_COLUMNS`), in rank order.
@@ -122,7 +132,7 @@ def candidate_rows(
     wnids: synset -> (class_idx, wnid).
     """
     by_group = {(c.lang, c.synset): c for c in choices}
-    forms, dropped = candidate_forms(senses, router)
+    forms, dropped = candidate_forms(senses, router, rules, class_names)
     grouped: dict[tuple[str, str], list[tuple[Form | object, str]]] = defaultdict(list)
     for form in forms:
         if (form.lang, form.synset) in by_group:
@@ -231,8 +241,9 @@ def candidates_frame(
     import pandas as pd
 
     wnids = {row.synset: (int(row.class_idx), str(row.wnid)) for row in classes.itertuples()}
+    names = {row.synset: (*row.lemmas, row.clip_name) for row in classes.itertuples()}
     frame = pd.DataFrame(
-        candidate_rows(senses, choices, wnids, english_keys, rules, router), columns=list(CANDIDATE_COLUMNS)
+        candidate_rows(senses, choices, wnids, english_keys, rules, router, names), columns=list(CANDIDATE_COLUMNS)
     )
     return frame.astype(
         {"class_idx": "int32", "rank": "int32", "agreement": "int32", "is_translation": "bool", "chosen": "bool"}

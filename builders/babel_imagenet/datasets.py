@@ -72,6 +72,11 @@ PROMPTS = DatasetSpec(
         "check the validity flags before use.",
         MACHINE_LIMITATION,
     ),
+    machine_translated=(
+        "`text` is machine translation: each English CLIP template translated by NLLB-200 (CTranslate2) with the "
+        "`{}` class slot kept; the quality columns (`score`, `langid_*`, `script_share`, `length_ratio`) are "
+        "automatic checks of it."
+    ),
     audit=AuditSection(
         key="prompts", title="Prompts", artifact="prompts", reader="babelforge.babel_imagenet.audit:prompts"
     ),

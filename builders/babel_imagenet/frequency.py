@@ -60,3 +60,55 @@ def frequency_lookup(languages: Iterable[Language]) -> Callable[[str, str], floa
 
 def wordfreq_version() -> str:
     return version("wordfreq")
+
+
+def list_floor(code: str) -> float:
+    """The lowest Zipf frequency wordfreq lists for a language: its word list stops there, so a 0
+    means "rarer than this", not "never used" (3.0 for the small lists such as Indonesian's and
+    Malay's, where `trompet` reads 0, about 1.0 for the large ones)."""
+    import wordfreq
+
+    buckets = wordfreq.get_frequency_list(code)
+    last = max(index for index, words in enumerate(buckets) if words)
+    return 9.0 - last / 100  # buckets are centibels below one use per word, Zipf 9
+
+
+def language_lean(languages: Iterable[Language]) -> Callable[[str, str, str], float | None]:
+    """(registry key, other key, label) -> how many Zipf units more common the label is in the
+    other language at least: the largest such lower bound over its words (`kasut kayu` leans to
+    Malay by `kasut`). A word missing from a list counts as that list's floor in the language it
+    is weighed for, and as no evidence in the other one, so a gap in a small list (Indonesian
+    `trompet`) never makes a word foreign. None when wordfreq lacks either language, or no word
+    of the label gives a bound."""
+    import wordfreq
+
+    available = frozenset(wordfreq.available_languages())
+    codes = {language.key: wordfreq_code(language, available) for language in languages}
+    floors: dict[str, float] = {}
+
+    def floor(code: str) -> float:
+        if code not in floors:
+            floors[code] = list_floor(code)
+        return floors[code]
+
+    @functools.cache
+    def lean(lang: str, other: str, label: str) -> float | None:
+        code, other_code = codes.get(lang), codes.get(other)
+        if code is None or other_code is None:
+            return None
+        bounds = []
+        for word in wordfreq.tokenize(label, code):
+            here, there = wordfreq.zipf_frequency(word, code), wordfreq.zipf_frequency(word, other_code)
+            if there > 0:
+                bounds.append(there - (here if here > 0 else floor(code)))
+        return max(bounds, default=None)
+
+    return lean
+
+
+def covered_languages(languages: Iterable[Language]) -> frozenset[str]:
+    """The registry keys wordfreq has a list for."""
+    import wordfreq
+
+    available = frozenset(wordfreq.available_languages())
+    return frozenset(language.key for language in languages if wordfreq_code(language, available))

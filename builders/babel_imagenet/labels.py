@@ -5,6 +5,8 @@ For each (class, language):
   2. route every form by its script: a form whose script is not the key's own goes to the
      registry key of the same language in that script (`hbs` Cyrillic -> `srp_Cyrl`); with no
      such key it stays when the registry expects the script for the language, else it is dropped;
+     before routing, a span in a script the language does not use is stripped or the form flagged,
+     and after it, a shared wordnet's form of the sibling language is removed (`purity.py`);
   3. drop a form whose casefolded text equals an English lemma of *any* of the 1,000 classes
      (an untranslated English word is not a label in that language);
   4. drop it if the source marks it as an automatic translation;
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from babelforge.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS, clean_lemma, normalise_lemma
+from babelforge.babel_imagenet.purity import foreign_forms, strip_script_spans
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.scripts import dominant_script, expand_script
 from babelforge.core.text_taggers import is_latin_acronym
@@ -44,7 +47,10 @@ Ranking = Literal["first", "agreement"]
 TALLY_COLUMNS = (
     *(f"n_dropped_{kind}" for kind in DROP_KINDS),
     "n_dropped_script",
+    "n_dropped_other_language",
     *(f"n_cleaned_{kind}" for kind in CLEAN_KINDS),
+    "n_cleaned_script_span",
+    "n_mixed_script",
     "n_routed_out",
     "n_routed_in",
 )
@@ -79,6 +85,7 @@ class Form:
     part: int = 0  # position among the forms one raw lemma gave
     routed_from: str | None = None
     cleaned: tuple[str, ...] = ()
+    flag: str = ""  # `mixed_script`: a span in a script the language does not use, not strippable (purity.py)
 
     @property
     def key(self) -> str:
@@ -239,8 +246,11 @@ class Candidate:
 AGREEMENT_REASONS = (
     "vernacular",
     "agreement",
+    "specificity",
+    "short_form",
     "frequency_unused",
     "frequency",
+    "polysemy",
     "source_priority",
     "source_order",
     "source_order",
@@ -262,16 +272,64 @@ def frequency_keys(zipfs: Sequence[float | None]) -> list[tuple[bool, bool]]:
     return [(False, False) if z is None else (z <= 0.0 < top, 0.0 < z <= top - FREQUENCY_MARGIN) for z in zipfs]
 
 
+@dataclass(frozen=True)
+class ClassEvidence:
+    """What the specificity, short-form and polysemy rules know about one (class, language); the
+    defaults switch them off."""
+
+    # casefolded label -> another class of the language gives it more firmly (more sources), or
+    # it names a broader WordNet synset of the class
+    elsewhere: Callable[[str], bool] | None = None
+    compound: bool = False  # the English name has several words (block plane, cathode-ray oscilloscope)
+    ambiguous: bool = False  # the class's English lemmas name other WordNet synsets (lighter: light.a.01)
+
+
+def is_one_word(text: str) -> bool:
+    return len(text.split()) == 1
+
+
+def short_form_keys(candidates: Sequence[Candidate]) -> list[bool]:
+    """Which candidates look like a short form of the class's compound English name: one word
+    from one source while another candidate has more words (`couleuvre` beside `couleuvre
+    rayée`) or ends with it (`scoop` beside `oscilloscoop`, `Natter` beside `Strumpfbandnatter`)."""
+    keys = [candidate.key for candidate in candidates]
+    return [
+        len(candidate.sources) == 1
+        and is_one_word(key)
+        and any(other != key and (not is_one_word(other) or other.endswith(key)) for other in keys)
+        for candidate, key in zip(candidates, keys)
+    ]
+
+
+def needs_support(candidate: Candidate, keys: Iterable[str]) -> bool:
+    """In a class whose English lemma has other senses, a candidate only one source gives may
+    translate one of those (fra *block plane* -> `appareil`, arb *lighter* -> `أخف`). Support is
+    another source, or being a phrase that narrows another candidate of the class (`sampul
+    surat`, "letter envelope", beside `sampul`). Any phrase is not (`König der Tiere` beside
+    `Löwe`, for *lion*, which also names a celebrity), nor is a common word: the other sense is
+    as common (`أخف` is more common than `ولاعة`)."""
+    if len(candidate.sources) > 1:
+        return False
+    words = candidate.key.split()
+    return len(words) == 1 or not any(key != candidate.key and key in words for key in keys)
+
+
 def rank_candidates(
     forms: Sequence[Form],
     ranking: Ranking,
     priority: Sequence[str] = (),
     taxa: Sequence[str] = (),
     zipf: Callable[[str], float | None] | None = None,
+    evidence: ClassEvidence = ClassEvidence(),
 ) -> list[Candidate]:
-    """The distinct labels of one (class, language), best first, under `ranking`. `zipf` (label ->
-    word frequency) adds the frequency rule to `agreement`: among equally supported candidates a
-    word with recorded use beats one without, and a common word a rare one."""
+    """The distinct labels of one (class, language), best first, under `ranking`. `agreement`
+    ranks by: vernacular before scientific; more sources; specific to the class before given
+    more firmly by another class or naming a broader synset (`evidence.elsewhere`); not a short
+    form of a compound name (`evidence.compound`); then `zipf` (label -> word frequency): among
+    equally supported candidates a word with recorded use beats one without, and a common word
+    a rare one; then, where the English lemma is ambiguous (`evidence.ambiguous`), supported
+    (another source, or a phrase narrowing another candidate) before not; then source priority
+    and order."""
 
     def position(form: Form) -> tuple:
         return (form.routed_from is not None, form.rank, form.part)
@@ -292,17 +350,20 @@ def rank_candidates(
         candidates.append(Candidate(best, sources, is_scientific_name(best.label, taxa), order, frequency))
     if ranking == "first":
         return sorted(candidates, key=lambda candidate: candidate.order)
-    # Frequency is compared among equally supported candidates (same vernacular flag and source count).
+    elsewhere = [bool(evidence.elsewhere and evidence.elsewhere(c.key)) for c in candidates]
+    short = short_form_keys(candidates) if evidence.compound else [False] * len(candidates)
+    keys = [c.key for c in candidates]
+    unsupported = [evidence.ambiguous and needs_support(c, keys) for c in candidates]
+    # Frequency is compared among equally supported candidates (the same key up to here).
     support: dict[tuple, list[int]] = defaultdict(list)
     for index, candidate in enumerate(candidates):
-        support[(candidate.scientific, candidate.order[0])].append(index)
+        head = (candidate.scientific, candidate.order[0], elsewhere[index], short[index])
+        support[head].append(index)
     keyed = list(candidates)
-    for members in support.values():
+    for head, members in support.items():
         for index, key in zip(members, frequency_keys([candidates[i].zipf for i in members])):
             candidate = candidates[index]
-            keyed[index] = replace(
-                candidate, order=(candidate.scientific, candidate.order[0], *key, *candidate.order[1:])
-            )
+            keyed[index] = replace(candidate, order=(*head, *key, unsupported[index], *candidate.order[1:]))
     return sorted(keyed, key=lambda candidate: candidate.order)
 
 
@@ -331,9 +392,23 @@ class LabelChoice:
     raw_lemma: str | None = None
     routed_from: str | None = None
     n_sources: int = 0  # distinct sources that give the chosen label
-    # only | first | vernacular | agreement | frequency_unused | frequency | source_priority | source_order | unique
+    # only | first | vernacular | specificity | agreement | short_form | polysemy | frequency_unused | frequency |
+    # source_priority | source_order | unique; purity | script_span (a form of another language or with a
+    # foreign-script span would have won) | mixed_script (kept with such a span: the class has nothing else)
     rank_reason: str = ""
+    ambiguous_english: bool = False  # the class's English lemmas name other synsets (polysemy rule on)
     candidates: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def ambiguous_source(self) -> bool:
+        """The audit's `ambiguous_source`: the English lemma has other senses, the class's sources
+        disagree (candidates from several sources) and the label has no support (one source, not a
+        phrase narrowing another candidate). Where one source covers a class nothing could support its label: not flagged, or
+        most labels of a one-source language would be."""
+        chosen = next((c for c in self.candidates if self.label and c.key == self.label.casefold()), None)
+        if not (self.ambiguous_english and chosen and needs_support(chosen, [c.key for c in self.candidates])):
+            return False
+        return len({source for candidate in self.candidates for source in candidate.sources}) > 1
 
 
 def choose_label(
@@ -344,24 +419,14 @@ def choose_label(
     priority: Sequence[str] = (),
     taxa: Sequence[str] = (),
     zipf: Callable[[str], float | None] | None = None,
+    evidence: ClassEvidence = ClassEvidence(),
 ) -> LabelChoice:
     """Apply rules 3-6 to the forms of one (synset, language)."""
     if not forms:
         raise ValueError("choose_label needs at least one form")
     synset, lang = forms[0].synset, forms[0].lang
-    n_english = n_mt = 0
-    preferred: list[Form] = []
-    low_precision: list[Form] = []
-    for form in forms:
-        if english_key(form.label) in english_keys:
-            n_english += 1
-        elif form.is_translation:
-            n_mt += 1
-        elif form.source in low_precision_sources:
-            low_precision.append(form)
-        else:
-            preferred.append(form)
-    candidates = rank_candidates(preferred or low_precision, ranking, priority, taxa, zipf)
+    preferred, low_precision, n_english, n_mt = split_forms(forms, english_keys, low_precision_sources)
+    candidates = rank_candidates(preferred or low_precision, ranking, priority, taxa, zipf, evidence)
     chosen = candidates[0] if candidates else None
     return LabelChoice(
         synset=synset,
@@ -378,8 +443,28 @@ def choose_label(
         routed_from=chosen.form.routed_from if chosen else None,
         n_sources=len(chosen.sources) if chosen else 0,
         rank_reason=rank_reason(candidates, ranking) if chosen else "",
+        ambiguous_english=evidence.ambiguous,
         candidates=tuple(candidates),
     )
+
+
+def split_forms(
+    forms: Iterable[Form], english_keys: frozenset[str], low_precision_sources: frozenset[str]
+) -> tuple[list[Form], list[Form], int, int]:
+    """Rules 3-5: (preferred forms, low-precision forms, English forms dropped, machine-translated dropped)."""
+    n_english = n_mt = 0
+    preferred: list[Form] = []
+    low_precision: list[Form] = []
+    for form in forms:
+        if english_key(form.label) in english_keys:
+            n_english += 1
+        elif form.is_translation:
+            n_mt += 1
+        elif form.source in low_precision_sources:
+            low_precision.append(form)
+        else:
+            preferred.append(form)
+    return preferred, low_precision, n_english, n_mt
 
 
 # --- 7. duplicates -----------------------------------------------------------------------------
@@ -445,6 +530,12 @@ class Rules:
     resolve_duplicates: bool = False
     # (lang, label) -> word frequency (frequency.frequency_lookup); None: the frequency rule is off
     frequency: Callable[[str, str], float | None] | None = field(default=None, compare=False)
+    specificity: bool = False  # agreement: a candidate specific to the class beats one shared with another
+    short_form: bool = False  # agreement: a one-word, one-source short form of a compound name loses
+    polysemy: bool = False  # agreement: where the English lemma is ambiguous, a supported candidate wins
+    script_span: bool = False  # strip a foreign-script span, else pass the form over (purity.py)
+    # (lang, other lang, label) -> Zipf lean to the other (frequency.language_lean); None: purity rule off
+    purity: Callable[[str, str, str], float | None] | None = field(default=None, compare=False)
 
     def priority(self, lang: str) -> Sequence[str]:
         return self.source_priority_by_lang.get(lang, self.source_priority)
@@ -458,26 +549,33 @@ def choose_labels(
     taxa: Mapping[str, Sequence[str]] | None = None,
     exclude_langs: Iterable[str] = (ENGLISH,),
     tally: Counter | None = None,
+    english: Mapping[str, ClassEnglish] | None = None,
+    class_names: Mapping[str, Iterable[str]] | None = None,
 ) -> list[LabelChoice]:
     """One LabelChoice per (synset, language) that has forms, sorted by (lang, synset).
 
     `router` routes forms by script (None: no routing); `taxa` gives each synset's taxa for the
-    scientific-name rule; `tally` collects the per-language cleaning and routing counts."""
+    scientific-name rule; `english` what WordNet says of each synset's English name (the
+    specificity, short-form and polysemy rules); `class_names` each synset's English names (the
+    script-span rule); `tally` collects the per-language cleaning and routing counts."""
     tally = Counter() if tally is None else tally
     excluded = set(exclude_langs)
-    forms = clean_senses((s for s in senses if s.lang not in excluded), tally)
-    if router is not None:
-        forms = [form for form in route_forms(forms, router, tally) if form.lang not in excluded]
+    forms, foreign = prepared_forms((s for s in senses if s.lang not in excluded), router, rules, class_names, tally)
     grouped: dict[tuple[str, str], list[Form]] = defaultdict(list)
+    removed: dict[tuple[str, str], list[Form]] = defaultdict(list)
     for form in forms:
-        grouped[(form.lang, form.synset)].append(form)
+        if form.lang not in excluded:
+            (removed if form in foreign else grouped)[(form.lang, form.synset)].append(form)
     taxa = taxa or {}
 
     def zipf_in(lang: str) -> Callable[[str], float | None] | None:
         return None if rules.frequency is None else functools.partial(rules.frequency, lang)
 
-    choices = [
-        choose_label(
+    evidence = class_evidence(grouped, english_keys, rules, english or {})
+
+    def choose(group: Sequence[Form]) -> LabelChoice:
+        lang, synset = group[0].lang, group[0].synset  # never empty: every group has a kept or passed form
+        return choose_label(
             group,
             english_keys,
             rules.low_precision_sources,
@@ -485,10 +583,151 @@ def choose_labels(
             rules.priority(lang),
             taxa.get(synset, ()),
             zipf_in(lang),
+            evidence(lang, synset),
         )
-        for (lang, synset), group in sorted(grouped.items())
-    ]
+
+    def choose_clean(group: Sequence[Form]) -> LabelChoice:
+        # script spans: a flagged mixed-script form only when the class has nothing else
+        clean = [form for form in group if not form.flag]
+        flagged = [form for form in group if form.flag]
+        return choose_passing_over(choose, clean, flagged, "script_span", fallback=True)
+
+    choices = []
+    for where in sorted(grouped.keys() | removed.keys()):
+        # purity: a form of another language is removed; `purity` where it would have been the label
+        choices.append(
+            choose_passing_over(choose_clean, grouped.get(where, []), removed.get(where, []), "purity", False)
+        )
     return resolve_duplicates(choices) if rules.resolve_duplicates else choices
+
+
+def prepared_forms(
+    senses: Iterable[Sense],
+    router: ScriptRouter | None,
+    rules: Rules,
+    class_names: Mapping[str, Iterable[str]] | None,
+    tally: Counter,
+) -> tuple[list[Form], dict[Form, str]]:
+    """Rules 1-2 and the purity rules: the clean forms with foreign-script spans stripped or
+    flagged (`rules.script_span`), routed by script, and {form: sibling language} of the forms
+    a shared wordnet gives in the wrong one of two languages (`rules.purity`), counted in `tally`."""
+    forms = clean_senses(senses, tally)
+    if router is not None:
+        if rules.script_span:
+            forms = strip_script_spans(forms, router.route, class_names or {}, tally)
+        forms = route_forms(forms, router, tally)
+    foreign = foreign_forms(forms, rules.purity) if rules.purity is not None else {}
+    for form in foreign:
+        tally[(form.lang, "n_dropped_other_language")] += 1
+    return forms, foreign
+
+
+def choose_passing_over(
+    choose: Callable[[Sequence[Form]], LabelChoice],
+    kept: Sequence[Form],
+    passed: Sequence[Form],
+    reason: str,
+    fallback: bool,
+) -> LabelChoice | None:
+    """The choice among the `kept` forms, passing over the `passed` ones: its `rank_reason` is
+    `reason` where the choice among all of them would have been a passed form. Where the kept
+    forms give no label: with `fallback` the choice among all (a passed form chosen has the
+    `rank_reason` of the passed forms' flag), else no label (the class counts as emptied)."""
+    if not passed:
+        return choose(kept)
+    everything = choose([*kept, *passed])
+    choice = choose(kept) if kept else None
+    if choice is None or choice.label is None:
+        if not fallback:
+            return replace(
+                everything,
+                label=None,
+                source=None,
+                rank=None,
+                raw_lemma=None,
+                routed_from=None,
+                n_sources=0,
+                rank_reason="",
+                candidates=(),
+            )
+        flags = {form.key: form.flag for form in passed}
+        if (
+            everything.label is not None
+            and everything.label.casefold() in flags
+            and not any(form.key == everything.label.casefold() for form in kept)
+        ):
+            return replace(everything, rank_reason=flags[everything.label.casefold()])
+        return everything
+    if everything.label is not None and everything.label.casefold() not in {form.key for form in kept}:
+        choice = replace(choice, rank_reason=reason)
+    return replace(choice, n_senses=everything.n_senses)
+
+
+def is_compound_name(clip_name: str, lemmas: Iterable[str]) -> bool:
+    """The English name has a head a translator may render alone: the CLIP name has several
+    words (`block plane`), or one English name ends with another (`oscilloscope`, `scope`). A
+    WordNet lemma of several words alone does not count: most animals have one (`Sus scrofa`,
+    `king of beasts`), and their one-word names are no short forms."""
+    names = {english_key(name) for name in (clip_name, *lemmas)}
+    return not is_one_word(clip_name) or any(a != b and a.endswith(b) for a in names for b in names)
+
+
+@dataclass(frozen=True)
+class ClassEnglish:
+    """A class's English name as WordNet sees it (the wordnet artifact's columns)."""
+
+    compound: bool = False  # a lemma or the CLIP name has several words
+    ambiguous: bool = False  # `other_senses` is not empty
+    broader: frozenset[str] = frozenset()  # casefolded English lemmas of every hypernym (`broader_lemmas`)
+
+    @classmethod
+    def of(
+        cls, clip_name: str, lemmas: Iterable[str], broader: Iterable[str], other_senses: Iterable[str]
+    ) -> ClassEnglish:
+        return cls(
+            compound=is_compound_name(clip_name, lemmas),
+            ambiguous=any(True for _ in other_senses),
+            broader=frozenset(english_key(lemma) for lemma in broader),
+        )
+
+
+def class_evidence(
+    grouped: Mapping[tuple[str, str], Sequence[Form]],
+    english_keys: frozenset[str],
+    rules: Rules,
+    english: Mapping[str, ClassEnglish],
+) -> Callable[[str, str], ClassEvidence]:
+    """(lang, synset) -> the ClassEvidence of the switched-on rules. Specificity compares a
+    candidate's support (distinct sources) in the class with its support in every other class of
+    the language: given by more sources elsewhere, it is not specific to this class. (Equal
+    support says nothing: `coffre` is both *storage chest* and *safe* in one source each.)"""
+    if rules.ranking != "agreement":
+        return lambda lang, synset: ClassEvidence()
+    support: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    if rules.specificity:
+        for (lang, synset), group in grouped.items():
+            preferred, low_precision, _, _ = split_forms(group, english_keys, rules.low_precision_sources)
+            sources: dict[str, set[str]] = defaultdict(set)
+            for form in preferred or low_precision:
+                sources[form.key].add(form.source)
+            for key, given in sources.items():
+                support[(lang, key)][synset] = len(given)
+
+    def evidence(lang: str, synset: str) -> ClassEvidence:
+        name = english.get(synset, ClassEnglish())
+
+        def elsewhere(key: str) -> bool:
+            by_class = support.get((lang, key), {})
+            here = by_class.get(synset, 0)
+            return key in name.broader or any(n > here for other, n in by_class.items() if other != synset)
+
+        return ClassEvidence(
+            elsewhere=elsewhere if rules.specificity else None,
+            compound=rules.short_form and name.compound,
+            ambiguous=rules.polysemy and name.ambiguous,
+        )
+
+    return evidence
 
 
 def resource_group(n_classes: int) -> str:

@@ -9,10 +9,16 @@ from pathlib import Path
 from typing import Literal
 
 from babelforge.babel_imagenet.candidates import candidates_frame
-from babelforge.babel_imagenet.frequency import frequency_lookup, wordfreq_version
+from babelforge.babel_imagenet.frequency import (
+    covered_languages,
+    frequency_lookup,
+    language_lean,
+    wordfreq_version,
+)
 from babelforge.babel_imagenet.labels import (
     ENGLISH,
     TALLY_COLUMNS,
+    ClassEnglish,
     Rules,
     ScriptRouter,
     choose_labels,
@@ -21,6 +27,7 @@ from babelforge.babel_imagenet.labels import (
     kept_languages,
     resource_group,
 )
+from babelforge.babel_imagenet.purity import MIXED_SCRIPT, uncovered_pairs
 from babelforge.babel_imagenet.reviews import apply_review_folder
 from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
@@ -67,10 +74,28 @@ class Config:
         "give a class another candidate when its label names several classes (per profile: sample true, full false)",
     )
     rules: dict[str, bool] = setting(
-        {"frequency": True},
+        {
+            "frequency": True,
+            "specificity": True,
+            "short_form": True,
+            "polysemy": True,
+            "purity": True,
+            "script_span": True,
+        },
         "label rules that can be switched off to measure them (dvc exp run -S labels.rules.frequency=false); "
         "frequency: among equally supported candidates (agreement ranking) a word with recorded use beats one "
-        "without, and a tenfold more common word a rarer one (wordfreq, ~40 languages)",
+        "without, and a tenfold more common word a rarer one (wordfreq, ~40 languages); "
+        "specificity: among equally supported candidates, one another class of the language gives with more "
+        "sources, or that names a broader WordNet synset, loses to one specific to the class; "
+        "short_form: where the English name is a compound, a one-word, one-source candidate beside a longer "
+        "one (scoop beside oscilloscoop) loses; "
+        "polysemy: where the English lemma has other WordNet senses, a candidate with another source, or a phrase "
+        "narrowing another candidate (sampul surat beside sampul), beats one without (the rest are flagged "
+        "ambiguous_source); "
+        "purity: a form a wordnet shared by two close languages (Indonesian/Malay) gives in both files is removed "
+        "from the one where no other source gives it and wordfreq finds it at least tenfold rarer (other_language); "
+        "script_span: a trailing or leading span in a script the language does not use (a Latin binomial) is "
+        "stripped where the rest stands alone, else the form is used only when the class has nothing else",
     )
     script_routes: dict[str, dict[str, str]] = setting(
         {"hbs_Latn": {"Cyrl": "srp_Cyrl"}, "kur_Latn": {"Arab": "ckb_Arab"}},
@@ -153,6 +178,7 @@ def labels_frame(choices, classes):
             "routed_from": c.routed_from or "",
             "n_sources": c.n_sources,
             "rank_reason": c.rank_reason,
+            "ambiguous_source": c.ambiguous_source,
         }
         for c in choices
         if c.label is not None
@@ -231,7 +257,16 @@ def summary_table(languages) -> str:
     return "\n".join(lines)
 
 
-SWITCHABLE_RULES = ("frequency",)
+SWITCHABLE_RULES = ("frequency", "specificity", "short_form", "polysemy", "purity", "script_span")
+# rank_reason values each switchable rule decides (the build log counts them)
+RULE_REASONS = {
+    "frequency": ("frequency", "frequency_unused"),
+    "specificity": ("specificity",),
+    "short_form": ("short_form",),
+    "polysemy": ("polysemy",),
+    "purity": ("purity",),
+    "script_span": ("script_span",),
+}
 
 
 def rules_of(config: Config, languages=None):
@@ -252,7 +287,62 @@ def rules_of(config: Config, languages=None):
         source_priority_by_lang={lang: tuple(order) for lang, order in config.source_priority.languages.items()},
         low_precision_sources=frozenset(config.low_precision_sources),
         resolve_duplicates=config.resolve_duplicates,
+        specificity=config.rules.get("specificity", True),
+        short_form=config.rules.get("short_form", True),
+        polysemy=config.rules.get("polysemy", True),
+        # like the ranking rules, the purity rules are part of `agreement`; `first` stays the paper's procedure
+        script_span=config.rules.get("script_span", True) and config.ranking == "agreement",
+        purity=language_lean(languages if languages is not None else registry())
+        if config.rules.get("purity", True) and config.ranking == "agreement"
+        else None,
     )
+
+
+def class_english(classes) -> dict[str, ClassEnglish]:
+    """synset -> what the wordnet artifact says of its English name (lemmas and CLIP name,
+    `broader_lemmas`, `other_senses`)."""
+    return {
+        row.synset: ClassEnglish.of(row.clip_name, row.lemmas, row.broader_lemmas, row.other_senses)
+        for row in classes.itertuples()
+    }
+
+
+def rule_counts(choices, rules: Rules) -> str:
+    """The build log's line: how many labels each switched-on rule decided."""
+    on = {
+        "frequency": rules.frequency is not None,
+        "specificity": rules.specificity,
+        "short_form": rules.short_form,
+        "polysemy": rules.polysemy,
+        "purity": rules.purity is not None,
+        "script_span": rules.script_span,
+    }
+    reasons = Counter(c.rank_reason for c in choices)
+    decided = [f"{name} {sum(reasons[r] for r in RULE_REASONS[name])}" for name in SWITCHABLE_RULES if on[name]]
+    flagged = sum(c.ambiguous_source for c in choices)
+    return f"labels: rules decided {', '.join(decided) or 'nothing (all off)'}; {flagged} labels ambiguous_source"
+
+
+def purity_counts(tally, rules: Rules, senses, choices) -> str:
+    """The build log's line for the purity and script-span rules: forms removed, stripped, flagged,
+    labels kept with a foreign-script span, and the shared-wordnet language pairs wordfreq cannot weigh."""
+    total = Counter()
+    for (_lang, column), n in tally.items():
+        total[column] += n
+    parts = []
+    if rules.purity is not None:
+        uncovered = uncovered_pairs(senses, covered_languages(registry()))
+        parts.append(
+            f"purity removed {total['n_dropped_other_language']} forms of a shared wordnet as another language's"
+            + (f" (no word frequencies to weigh {', '.join('/'.join(p) for p in uncovered)})" if uncovered else "")
+        )
+    if rules.script_span:
+        parts.append(
+            f"script_span stripped {total['n_cleaned_script_span']} foreign-script spans and flagged "
+            f"{total['n_mixed_script']} mixed-script forms, {sum(c.rank_reason == MIXED_SCRIPT for c in choices)} "
+            "of them kept as labels (the class has nothing else)"
+        )
+    return "labels: " + ("; ".join(parts) if parts else "purity and script_span rules off")
 
 
 def candidate_frequencies(candidates, rules: Rules) -> list[float | None]:
@@ -266,7 +356,8 @@ def candidate_frequencies(candidates, rules: Rules) -> list[float | None]:
 def run(config: Config) -> int:
 
     paths = config.paths
-    classes = read_table(paths.wordnet, columns=["class_idx", "wnid", "synset", "clip_name", "lemmas", "taxa"])
+    wordnet_columns = ["class_idx", "wnid", "synset", "clip_name", "lemmas", "taxa", "broader_lemmas", "other_senses"]
+    classes = read_table(paths.wordnet, columns=wordnet_columns)
     source, profile = config.senses.source, config.profile
     senses_path = Path(paths.senses) / f"{source}.parquet"
     if not senses_path.exists():
@@ -278,7 +369,10 @@ def run(config: Config) -> int:
     taxa = {synset: tuple(names) for synset, names in zip(classes["synset"], classes["taxa"])}
     tally: Counter = Counter()
     router, rules = ScriptRouter(registry(), config.script_routes), rules_of(config)
-    choices = choose_labels(senses, english, router, rules, taxa, tally=tally)
+    names = {row.synset: (*row.lemmas, row.clip_name) for row in classes.itertuples()}
+    choices = choose_labels(
+        senses, english, router, rules, taxa, tally=tally, english=class_english(classes), class_names=names
+    )
     kept = kept_languages(choices, config.min_classes)
     choices = [c for c in choices if c.lang in kept]
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
@@ -319,6 +413,8 @@ def run(config: Config) -> int:
     for warning in warnings:
         info(f"labels: review {warning}")
     print(summary_table(languages))
+    info(rule_counts(choices, rules))
+    info(purity_counts(tally, rules, senses, choices))
     if rules.frequency:
         by_frequency = Counter(c.rank_reason for c in choices if c.rank_reason.startswith("frequency"))
         info(

@@ -81,8 +81,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 NLLB model directory (paths.nllb_model)"
     )
-    parser.add_argument("--templates", dest="templates", help="English CLIP templates (prompts.templates)")
-    parser.add_argument("--registry", dest="registry", help="languages.tsv (prompts.registry)")
+    parser.add_argument(
+        "--templates", dest="templates", metavar="FILE", help="English CLIP templates (prompts.templates)"
+    )
+    parser.add_argument("--registry", dest="registry", metavar="FILE", help="languages.tsv (prompts.registry)")
     parser.add_argument("--out", dest="paths.prompts", metavar="FILE", help="prompts.parquet to write (paths.prompts)")
     parser.add_argument(
         "--summary",

@@ -1,6 +1,9 @@
-"""The audit's MT captions section: per language, Kiwi score percentiles, mean chrF and why
-captions kept no translation, and the Kiwi scores' box plot. Named by the `mt-captions` spec
-(builders/captions/dataset.py); the audit calls `captions` with selected.parquet's path."""
+"""The audit's MT captions section: per language, Kiwi score percentiles, mean chrF, why
+captions kept no translation and how many Kiwi scores came from a cut pair; across languages
+(the overview) the input's rows read, kept, quarantined per reason and truncated; and the Kiwi
+scores' box plot. Named by the `mt-captions` spec (builders/captions/dataset.py); the audit calls
+`captions` with selected.parquet's path, and the counts come from quality.json beside it (written
+with selected.parquet by captions_select, from captions_translate's input.json): one source."""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from babelforge.captions.settings import QUALITY_FILE
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import read_schema, read_table, value_counts
+from babelforge.core.io import read_json, read_schema, read_table, value_counts
 from babelforge.core.sections import Section, source_mix
 
 
@@ -24,6 +28,7 @@ def captions(path: str | Path | None) -> Section | None:
     if "lang" not in schema.names:
         raise BabelforgeError(f"{path}: no `lang` column; check paths.captions")
     kiwi, chrf = caption_columns(schema)
+    quality = read_quality(Path(path).with_name(QUALITY_FILE))
     columns = [column for column in ("reason", kiwi, chrf) if column in schema.names]
     languages = value_counts(path, "lang")
     boxes: dict[str, dict[str, Any]] = {}  # the plot's few numbers, kept from each language's one read
@@ -36,9 +41,14 @@ def captions(path: str | Path | None) -> Section | None:
 
     def language(lang: str) -> dict[str, Any]:
         if lang not in languages or not columns:
-            return caption_summary(languages.get(lang, 0), {}, kiwi, chrf)
-        table = read(lang, columns)
-        return caption_summary(languages[lang], {c: table[c].tolist() for c in columns}, kiwi, chrf)
+            summary = caption_summary(languages.get(lang, 0), {}, kiwi, chrf)
+        else:
+            table = read(lang, columns)
+            summary = caption_summary(languages[lang], {c: table[c].tolist() for c in columns}, kiwi, chrf)
+        figures = (quality.get("languages") or {}).get(lang)
+        if summary["status"] == "built" and figures is not None:
+            summary["kiwi_truncated"] = kiwi_truncated(figures)
+        return summary
 
     def distribution() -> dict[str, dict[str, Any]]:
         if kiwi is None:
@@ -47,7 +57,45 @@ def captions(path: str | Path | None) -> Section | None:
             read(lang, [kiwi])
         return {lang: boxes[lang] for lang in sorted(languages)}
 
-    return Section(language, distribution=distribution, languages=lambda: sorted(languages))
+    return Section(
+        language,
+        overview=lambda: captions_overview(quality),
+        distribution=distribution,
+        languages=lambda: sorted(languages),
+    )
+
+
+def read_quality(path: Path) -> dict[str, Any]:
+    """quality.json beside selected.parquet, or {} when it is not there (selected.parquet from before
+    it existed: the overview then says so rather than showing no counts)."""
+    return read_json(path) if path.is_file() else {}
+
+
+def kiwi_truncated(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """Of one language's quality.json figures: the hypotheses Kiwi scored on the beginning of a
+    (caption, hypothesis) pair longer than its encoder reads, and the kept translations among them."""
+    return {"hypotheses": figures.get("n_kiwi_truncated"), "selected": figures.get("n_selected_kiwi_truncated")}
+
+
+def captions_overview(quality: Mapping[str, Any]) -> dict[str, Any]:
+    """summary.json's `captions` (and the mt-captions card's counts): the input's rows read, kept,
+    quarantined per reason, left out and truncated (quality.json's `input`, i.e. input.json), and
+    the Kiwi pairs cut, summed over languages."""
+    if "input" not in quality:
+        return {"status": f"no {QUALITY_FILE} beside selected.parquet: rerun `babelforge captions_select`"}
+    per_language = [kiwi_truncated(figures) for figures in (quality.get("languages") or {}).values()]
+
+    def total(key: str) -> int | None:  # None: a quality.json from before the Kiwi counts
+        values = [entry[key] for entry in per_language]
+        return None if None in values else sum(values)
+
+    counts = quality["input"]
+    order = ("rows", "kept", "quarantined", "reasons", "excluded", "truncated")  # as a reader follows a row
+    return {
+        "status": "built",
+        "input": {**{key: counts[key] for key in order if key in counts}, **counts},
+        "kiwi_truncated": {"hypotheses": total("hypotheses"), "selected": total("selected")},
+    }
 
 
 def caption_columns(schema) -> tuple[str | None, str | None]:

@@ -43,11 +43,17 @@ MT_CAPTIONS = DatasetSpec(
         "Translations are machine output; use the Kiwi percentile columns to split by quality.",
         MACHINE_LIMITATION,
     ),
+    machine_translated=(
+        "`text` is machine translation of the English `caption`: n-best NLLB-200 hypotheses, checked for "
+        "language and script, scored by COMETKiwi (reference-free quality estimation); the best kept."
+    ),
+    audit_notes="babelforge.captions.dataset:input_notes",
     audit=AuditSection(
         key="captions",
         title="MT captions",
         artifact="captions/selected.parquet",
         reader="babelforge.captions.audit:captions",
+        overview=True,  # the input's rows read, kept, quarantined and truncated (captions_overview)
         plot=SectionPlot(
             "kiwi.png", "COMETKiwi score distribution of the selected caption translations", "COMETKiwi score"
         ),
@@ -64,6 +70,7 @@ CHECK_CLAIMS = {
     "copy": "a copy of the English source",
     "repetition": "a decoder loop (a repeated word or letter run)",
     "kiwi": "scored below a COMETKiwi floor",
+    "truncated": "cut to a model's input (the caption to the translator's, or the pair to the COMETKiwi encoder's)",
 }
 SELECT_GROUP = "captions.select"
 
@@ -110,6 +117,44 @@ def check_claims(thresholds: Thresholds) -> tuple[list[str], list[str]]:
             claim += f" ({'off' if reason in on else 'on'} for {', '.join(others)})"
         (dropped if reason in on else off).append(claim)
     return dropped, off
+
+
+def input_notes(audit: Mapping[str, Any]) -> list[str]:
+    """The card's sentences on what became of the input's rows, from the audit's slice (its
+    `overview`: quality.json's counts, builders/captions/audit.py): read, kept, quarantined per
+    reason, left out, cut to the translator's input and cut to the COMETKiwi encoder's. Every count
+    is stated, zeros included: nothing is dropped or cut without a number on the card."""
+
+    overview = audit.get("overview") or {}
+    counts = overview.get("input")
+    if overview.get("status") != "built" or not isinstance(counts, Mapping):
+        return [f"The input's row counts are not known to this card ({overview.get('status', 'no audit overview')})."]
+
+    def listed(found: Mapping[str, int]) -> str:
+        return ", ".join(f"{reason} {n:,}" for reason, n in found.items()) or "none"
+
+    sentence = (
+        f"Input: {counts['rows']:,} caption rows read, {counts['kept']:,} kept, {counts['quarantined']:,} "
+        f"quarantined as bad rows ({listed(counts.get('reasons') or {})}; kept aside with file, line and reason "
+        "in the build's `quarantine/`)"
+    )
+    if counts.get("excluded"):
+        sentence += f", left out by the input format's rules: {listed(counts['excluded'])}"
+    notes = [sentence + "."]
+    truncated = counts.get("truncated")
+    if truncated is not None:
+        notes.append(
+            f"{truncated:,} captions were longer than the translator's input limit and were translated from "
+            "their beginning (the hypotheses' `source_truncated`)."
+        )
+    kiwi = overview.get("kiwi_truncated") or {}
+    if kiwi.get("hypotheses") is not None:
+        notes.append(
+            f"{kiwi['hypotheses']:,} (caption, hypothesis) pairs were longer than the COMETKiwi encoder reads and "
+            f"were scored on their beginning (`kiwi_v1__truncated`); {kiwi['selected']:,} of the kept "
+            "translations carry such a score."
+        )
+    return notes
 
 
 def read_captions(paths) -> DatasetTables:

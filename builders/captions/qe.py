@@ -219,6 +219,30 @@ class KiwiScorer:
         self.device = pick_device(self.device)
         self.model.to(self.device)
 
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens the encoder reads of one (translation, source) pair, special tokens
+        included: the loaded model's own limit (COMET's `encoder.max_positions`, 512 for
+        wmt22-cometkiwi-da), past which COMET cuts the pair's end (the source's last tokens)."""
+        return int(self.model.encoder.max_positions)
+
+    def truncated(self, sources: Sequence[str], translations: Sequence[str]) -> list[bool]:
+        """Per (source, translation) pair: True when it is longer than `max_tokens`, so COMET
+        scores it on its first `max_tokens` tokens only (it cuts silently; this is the count).
+        The pair is measured as COMET joins it: `<s> translation </s></s> source </s>`."""
+        if len(sources) != len(translations):
+            raise ValueError(f"{len(sources)} sources but {len(translations)} translations")
+        pairs = list(zip(sources, translations))
+        unique = list(dict.fromkeys(pairs))  # an n-best list repeats its source: measure each pair once
+        if not unique:
+            return []
+        # untruncated: the full length is what is measured (verbose=False: no warning per long pair)
+        ids = self.model.encoder.tokenizer(
+            [mt for _, mt in unique], [src for src, _ in unique], truncation=False, verbose=False
+        )["input_ids"]
+        cut = {pair: len(tokens) > self.max_tokens for pair, tokens in zip(unique, ids)}
+        return [cut[pair] for pair in pairs]
+
     def score(self, sources: Sequence[str], translations: Sequence[str]) -> list[float]:
         """One score per (source, translation) pair, in input order; repeated pairs scored once."""
         if len(sources) != len(translations):

@@ -33,6 +33,8 @@ DEFAULT_CHECKS: dict[str, Any] = {
     "copy": {"copy_v1__exact": {"equals": False}, "copy_v1__overlap": {"max": 0.8}},
     "repetition": {"repetition_v1__longest_run": {"max": None}, "repetition_v1__longest_letter_run": {"max": None}},
     "kiwi": {KIWI_SCORE: {"min": None}},
+    # off by default: a long caption is kept, scored on its beginning, and counted (quality.json)
+    "truncated": {"source_truncated": {"equals": None}, "kiwi_v1__truncated": {"equals": None}},
 }
 
 
@@ -110,7 +112,8 @@ def quality_flags(percentile: float, bottom_percent: float = 25.0) -> tuple[bool
 def headline(quality: Mapping[str, Mapping[str, Any]], input_rows: Mapping[str, Any]) -> dict[str, Any]:
     """captions.json of paths.metrics from quality.json's per-language figures: totals and means
     over languages (a per-language entry would be one `dvc exp show` column per language and figure),
-    and the input's rows read and quarantined (`input.json` of captions_translate)."""
+    the input's rows read, quarantined and truncated (`input.json` of captions_translate) and the
+    pairs Kiwi scored cut."""
 
     def mean(key: str) -> float | None:
         values = [figures[key] for figures in quality.values() if figures.get(key) is not None]
@@ -124,6 +127,8 @@ def headline(quality: Mapping[str, Mapping[str, Any]], input_rows: Mapping[str, 
         "captions": sum(figures["n_captions"] for figures in quality.values()),
         "selected": sum(figures["n_selected"] for figures in quality.values()),
         "without_translation": sum(figures["n_without_translation"] for figures in quality.values()),
+        # (caption, hypothesis) pairs longer than the Kiwi encoder reads, scored on their beginning
+        "kiwi_truncated": sum(figures["n_kiwi_truncated"] for figures in quality.values()),
         "kiwi_mean": mean("kiwi_mean"),
         "chrf_corpus_mean": mean("chrf_corpus"),
         "chrf_corpus_top_hypothesis_mean": mean("chrf_corpus_top_hypothesis"),

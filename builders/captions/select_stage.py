@@ -40,11 +40,14 @@ from babelforge.captions.settings import (
     HYPOTHESES_DIR,
     INPUT_SUMMARY_FILE,
     KEY,
+    QUALITY_FILE,
     REFERENCES_DIR,
     SELECTED_FILE,
     SOURCE_DIR,
+    flagged_by_language,
     shard_inputs,
 )
+from babelforge.captions.taggers import KIWI_TRUNCATED
 from babelforge.core import shards, taggers
 from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
@@ -56,7 +59,6 @@ from babelforge.core.taggers import Thresholds
 
 TAGGERS = SELECT_TAGGERS
 BOTTOM_PERCENT = 25.0
-QUALITY_FILE = "quality.json"
 SELECTED_COLUMNS = (
     "caption_id",
     "lang",
@@ -146,6 +148,8 @@ def select_rows(
                 "n_hypotheses": choice.n_hypotheses,
                 "n_passed": choice.n_passed,
                 "reason": choice.reason,
+                # not a column of selected.parquet: quality.json counts the kept scores of a cut pair
+                "kiwi_truncated": best.get(KIWI_TRUNCATED),
             }
         )
     if quality:
@@ -191,6 +195,7 @@ class QualityTally:
     def __init__(self):
         self.captions: Counter = Counter()
         self.selected: Counter = Counter()
+        self.selected_kiwi_truncated: Counter = Counter()
         self.rejections: dict[str, Counter] = defaultdict(Counter)
         self.scores: dict[str, list] = defaultdict(list)
         self.kept_pairs: dict[str, list] = defaultdict(list)
@@ -216,6 +221,8 @@ class QualityTally:
             if row["text"] is None:
                 continue
             self.selected[lang] += 1
+            if row.get("kiwi_truncated"):
+                self.selected_kiwi_truncated[lang] += 1
             if _kiwi(row) is not None:
                 scores[lang].append(row["kiwi_score"])
             reference = references.get((row["caption_id"], lang))
@@ -236,15 +243,19 @@ class QualityTally:
             for lang in self.captions
         }
 
-    def summary(self) -> dict[str, Any]:
-        """Per-language figures for quality.json.
+    def summary(self, kiwi_truncated: Mapping[str, int] | None = None) -> dict[str, Any]:
+        """Per-language figures for quality.json; `kiwi_truncated`: {lang: hypotheses whose (source,
+        hypothesis) pair was longer than the Kiwi encoder reads} (attributes' kiwi_v1__truncated).
 
         `rejections` counts, per check, the captions left without translation where that
         check failed at least one hypothesis. `chrf_corpus` is chrF of the kept translations
         against the human ones; `chrf_corpus_top_hypothesis` that of the translator's own best
         (hyp_rank 0) over all captions, the unfiltered baseline. The mean Kiwi score is an
-        exactly rounded sum (`math.fsum`): the same whatever the shard order.
+        exactly rounded sum (`math.fsum`): the same whatever the shard order. `n_kiwi_truncated`
+        counts the hypotheses scored on the beginning of their pair, `n_selected_kiwi_truncated`
+        the kept translations among them.
         """
+        kiwi_truncated = kiwi_truncated or {}
         summary = {}
         for lang in sorted(self.captions):
             parts = self.scores.get(lang, [])
@@ -257,6 +268,8 @@ class QualityTally:
                 "n_without_translation": self.captions[lang] - self.selected[lang],
                 "rejections": dict(sorted(self.rejections[lang].items())),
                 "kiwi_mean": round(total / n_scores, 6) if n_scores else None,
+                "n_kiwi_truncated": kiwi_truncated.get(lang, 0),
+                "n_selected_kiwi_truncated": self.selected_kiwi_truncated[lang],
                 "n_with_reference": len(self.kept_pairs[lang]),
                 "chrf_corpus": _corpus_chrf(self.kept_pairs[lang]),
                 "chrf_corpus_top_hypothesis": _corpus_chrf(self.top_pairs[lang]),
@@ -344,6 +357,8 @@ def run(config: Config) -> int:
     plan = shard_inputs(data, [HYPOTHESES_DIR, ATTRIBUTES_DIR, SOURCE_DIR, REFERENCES_DIR])
     selection_columns = [column for name in TAGGERS for column in taggers.get(name).stored_columns]
     attribute_columns = shards.dataset(data / ATTRIBUTES_DIR).schema.names
+    if KIWI_TRUNCATED not in attribute_columns:  # tagged before the column existed
+        raise BabelforgeError(f"{data / ATTRIBUTES_DIR}: no {KIWI_TRUNCATED} column; rerun `babelforge captions_tag`")
     hypothesis_columns = shards.dataset(data / HYPOTHESES_DIR).schema.names
     config.thresholds.check([*hypothesis_columns, *attribute_columns, *selection_columns], Config.GROUP)
     langs = sorted(
@@ -380,7 +395,7 @@ def run(config: Config) -> int:
         },
     )
     write_table_parts(parts(), data / SELECTED_FILE, schema, provenance=record)
-    summary = tally.summary()
+    summary = tally.summary(flagged_by_language(data / ATTRIBUTES_DIR, KIWI_TRUNCATED))
     if not (data / INPUT_SUMMARY_FILE).is_file():
         raise BabelforgeError(f"{data / INPUT_SUMMARY_FILE}: missing; rerun `babelforge captions_translate`")
     input_rows = read_json(data / INPUT_SUMMARY_FILE)
@@ -390,6 +405,7 @@ def run(config: Config) -> int:
         info(
             f"captions_select: {lang}: {figures['n_selected']}/{figures['n_captions']} kept, "
             f"kiwi mean {figures['kiwi_mean']}, chrF {figures['chrf_corpus']} (top hypothesis: "
-            f"{figures['chrf_corpus_top_hypothesis']}), rejections {figures['rejections']}"
+            f"{figures['chrf_corpus_top_hypothesis']}), rejections {figures['rejections']}, "
+            f"Kiwi pairs cut {figures['n_kiwi_truncated']} ({figures['n_selected_kiwi_truncated']} kept)"
         )
     return 0

@@ -26,6 +26,7 @@ ATTRIBUTES_DIR = "attributes"
 QUARANTINE_DIR = "quarantine"  # the bad input rows, shard i beside source/ shard i
 INPUT_SUMMARY_FILE = "input.json"  # rows read, kept, quarantined per reason, left out
 SELECTED_FILE = "selected.parquet"
+QUALITY_FILE = "quality.json"  # per language counts and scores, and the input's counts (input.json)
 KEY = ["caption_id", "lang", "hyp_rank"]
 
 
@@ -81,6 +82,16 @@ def directory_sha256(path: str | os.PathLike) -> str:
     for file in sorted(p for p in root.rglob("*") if p.is_file()):
         digest.update(f"{file.relative_to(root).as_posix()}\t{sha256_file(file)}\n".encode())
     return digest.hexdigest()
+
+
+def flagged_by_language(directory: Path, column: str) -> dict[str, int]:
+    """{lang: rows whose boolean `column` is true} over a shard directory (`lang` + one column read),
+    in language order; languages without such a row are left out."""
+    import pyarrow.dataset as ds
+
+    table = shards.read(directory, ["lang"], filter=ds.field(column))
+    counts = table.column("lang").value_counts().to_pylist()
+    return {entry["values"]: entry["counts"] for entry in sorted(counts, key=lambda entry: entry["values"])}
 
 
 def shard_inputs(data: Path, names: Sequence[str]) -> list:

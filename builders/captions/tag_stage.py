@@ -25,10 +25,11 @@ from babelforge.captions.settings import (
     KEY,
     REFERENCES_DIR,
     SOURCE_DIR,
+    flagged_by_language,
     load_registry,
     shard_inputs,
 )
-from babelforge.captions.taggers import ATTRIBUTES, TAGGERS, TagContext, run_taggers
+from babelforge.captions.taggers import ATTRIBUTES, KIWI_TRUNCATED, TAGGERS, TagContext, run_taggers
 from babelforge.core import shards, taggers
 from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.determinism import runtime
@@ -163,7 +164,7 @@ def run(config: Config) -> int:
 
     # Loaded here first so a missing or gated model stops the stage before any shard; the local
     # runner's worker gets the same object back (kiwi_scorer keeps it per process).
-    _, kiwi_record = kiwi_scorer(
+    kiwi, kiwi_record = kiwi_scorer(
         config.kiwi_model, config.kiwi_revision, config.kiwi_batch_size, config.kiwi_device, config.kiwi_length_sorted
     )
     registry = load_registry(None)
@@ -177,7 +178,8 @@ def run(config: Config) -> int:
     def input_reader(shard):
         return functools.partial(tag_inputs, data, shard.index)
 
-    params = {**as_params(config), "in_play": in_play, "taggers": sorted(TAGGERS)}
+    # the stored columns too: a tagger that gains a column (kiwi_v1's `truncated`) redoes the shards
+    params = {**as_params(config), "in_play": in_play, "taggers": sorted(TAGGERS), "columns": list(ATTRIBUTES)}
     for key in ("kiwi_model", "kiwi_revision"):  # the model hash below covers what they name
         params.pop(key, None)
     models = {
@@ -203,5 +205,11 @@ def run(config: Config) -> int:
     info(
         f"captions_tag: {len(attribute_schema()) - len(KEY)} attribute columns, {stats.shards} shards made now "
         f"-> {data / ATTRIBUTES_DIR}"
+    )
+    cut = flagged_by_language(data / ATTRIBUTES_DIR, KIWI_TRUNCATED)
+    per_language = ", ".join(f"{lang} {n}" for lang, n in cut.items()) or "none"
+    info(
+        f"captions_tag: {sum(cut.values())} (caption, hypothesis) pairs longer than the COMETKiwi encoder's "
+        f"{kiwi.max_tokens} tokens were scored on their beginning ({KIWI_TRUNCATED}; per language: {per_language})"
     )
     return 0

@@ -35,7 +35,9 @@ ATTRIBUTES = (
     "repetition_v1__longest_letter_run",
     "chrf_v1__score",
     "kiwi_v1__score",
+    "kiwi_v1__truncated",
 )
+KIWI_TRUNCATED = "kiwi_v1__truncated"  # the pair was longer than the Kiwi encoder reads (counted per language)
 
 
 @dataclass
@@ -96,14 +98,15 @@ def tag_chrf(rows: Rows, context: TagContext) -> dict[str, list]:
     }
 
 
-@tagger("kiwi_v1", columns={"score": float}, reads=("text", "caption_id"))
+@tagger("kiwi_v1", columns={"score": float, "truncated": bool}, reads=("text", "caption_id"))
 def tag_kiwi(rows: Rows, context: TagContext) -> dict[str, list]:
-    """COMETKiwi: reference-free quality of (English source, hypothesis); `context.kiwi` scores."""
+    """COMETKiwi: reference-free quality of (English source, hypothesis), `context.kiwi` scores;
+    truncated: the pair is longer than the Kiwi encoder reads, so it was scored on its beginning
+    (like the hypotheses' `source_truncated`: a threshold can drop such rows)."""
     if context.kiwi is None:
         raise ValueError("kiwi_v1 needs a loaded COMETKiwi scorer in the context (qe.kiwi_scorer)")
-    return {
-        "score": context.kiwi.score([context.sources[row["caption_id"]] for row in rows], [row["text"] for row in rows])
-    }
+    sources, texts = [context.sources[row["caption_id"]] for row in rows], [row["text"] for row in rows]
+    return {"score": context.kiwi.score(sources, texts), "truncated": context.kiwi.truncated(sources, texts)}
 
 
 def run_taggers(rows: Rows, context: TagContext, names: Sequence[str] = TAGGERS) -> dict[str, list]:

@@ -202,22 +202,51 @@ def _type_name(kind: Any) -> str:
     )
 
 
-def describe(cls: type, prefix: str | None = None) -> str:
-    """One line per setting (`group.key  type  default  help`), nested groups flattened: `--help` text."""
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One setting of a stage Config, as `--help` and the reference docs show it."""
+
+    key: str  # dotted, from the group: `labels.min_classes`, `eval.runner.shard_size`
+    attributes: tuple[str, ...]  # the path of fields from the Config to it
+    type: str
+    default: Any
+    minimum: Any
+    help: str
+
+
+def settings(cls: type, prefix: str | None = None, attributes: tuple[str, ...] = ()) -> list[Setting]:
+    """Every setting of a Config, nested groups flattened, in field order (fields taken from other
+    groups left out)."""
     prefix = prefix or getattr(cls, "GROUP", cls.__name__)
     hints = typing.get_type_hints(cls)
-    lines = []
+    found = []
     for f in dataclasses.fields(cls):
         if "group" in f.metadata:
             continue
         kind = hints[f.name]
-        default = _default(f)
         if dataclasses.is_dataclass(kind):
-            lines.append(describe(kind, f"{prefix}.{f.name}"))
+            found += settings(kind, f"{prefix}.{f.name}", (*attributes, f.name))
             continue
         shown = str(kind).replace("typing.", "") if get_origin(kind) else getattr(kind, "__name__", str(kind))
-        least = f", at least {f.metadata['minimum']}" if "minimum" in f.metadata else ""
-        lines.append(f"  {prefix}.{f.name} ({shown}, default {default!r}{least}): {f.metadata.get('help', '')}")
+        found.append(
+            Setting(
+                f"{prefix}.{f.name}",
+                (*attributes, f.name),
+                shown,
+                _default(f),
+                f.metadata.get("minimum"),
+                f.metadata.get("help", ""),
+            )
+        )
+    return found
+
+
+def describe(cls: type, prefix: str | None = None) -> str:
+    """One line per setting (`group.key  type  default  help`), nested groups flattened: `--help` text."""
+    lines = []
+    for item in settings(cls, prefix):
+        least = f", at least {item.minimum}" if item.minimum is not None else ""
+        lines.append(f"  {item.key} ({item.type}, default {item.default!r}{least}): {item.help}")
     return "\n".join(lines)
 
 

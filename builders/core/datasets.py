@@ -142,6 +142,9 @@ class DatasetSpec:
     # "module:function" (audit slice) -> [sentences] for the card's known limitations
     audit_notes: str | None = None
     limitations: tuple[str, ...] = ()
+    # what in the rows is machine output and by which model (the Croissant card's preprocessing protocol);
+    # None: no machine translation, every text is from its source
+    machine_translated: str | None = None
     tags: tuple[str, ...] = ("multilingual",)
     split: str = "test"
     config_unit: str = "language"  # what one config holds, for the card's body

@@ -3,7 +3,7 @@
 CTranslate2, torch, oneDNN, MKL, OpenBLAS and numpy each pick their kernels from the CPU
 they run on, and kernels of different instruction sets round differently. Measured with
 CTranslate2 4.8.5, torch 2.13 (CPU), numpy 1.26 on an AVX2 machine (`benchmarks/` has no
-timing here; the figures are in README ## Reproducibility):
+timing here; the figures are in docs/reproducibility.md):
 
 - `CT2_FORCE_CPU_ISA`: GENERIC gives other NLLB tokens than AVX/AVX2; AVX and AVX2 other scores.
 - `CT2_USE_MKL=0`: CTranslate2 uses MKL on Intel CPUs and oneDNN on others; MKL's GEMMs gave

@@ -14,11 +14,48 @@ DEFAULT_PARAMS = "params.yaml"
 PROFILES = ("sample", "full")
 
 
+# The file that marks a project's root folder (the one `dvc repro` runs stages in).
+PROJECT_MARKER = "dvc.yaml"
+
+
+def find_params(path: str | Path = DEFAULT_PARAMS, start: Path | None = None) -> Path:
+    """The params file a command reads: `path` when it is there; the default `params.yaml`, when the
+    working folder has none, that of the project the folder lies in: the nearest folder above
+    holding params.yaml and dvc.yaml (as git finds `.git`, dvc `.dvc`). Relative paths are seen from
+    `start`, the working folder unless given."""
+    path = Path(path)
+    here = (start or Path.cwd()).resolve()
+    if (here / path).is_file():
+        return path
+    if path == Path(DEFAULT_PARAMS):
+        for folder in here.parents:
+            if (folder / DEFAULT_PARAMS).is_file() and (folder / PROJECT_MARKER).is_file():
+                return folder / DEFAULT_PARAMS
+        raise BabelforgeError(
+            f"no {DEFAULT_PARAMS} in {here} or a folder above it: run inside a babelforge project, or pass --params FILE"
+        )
+    raise BabelforgeError(f"{path}: no params file; pass the project's params.yaml, or no --params inside a project")
+
+
+def project_root(params_path: str | Path, start: Path | None = None) -> Path:
+    """The folder relative paths in the params file resolve from: the project's root, the nearest folder
+    holding dvc.yaml at or above the params file (so a command reads the same files from any subfolder);
+    the working folder for a params file outside any project (a test's or a user's scratch copy)."""
+    here = (start or Path.cwd()).resolve()
+    params_folder = (here / params_path).parent.resolve()  # the file itself may be a link to elsewhere
+    for folder in (params_folder, *params_folder.parents):
+        if (folder / PROJECT_MARKER).is_file():
+            return folder
+    return here
+
+
 def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
 
     path = Path(path)
     if not path.exists():
-        raise BabelforgeError(f"{path}: no params file; run from the project root or pass --params")
+        raise BabelforgeError(
+            f"{path}: no params file; pass the project's params.yaml, or no --params inside a project"
+        )
     try:
         with path.open(encoding="utf-8") as handle:
             data = yaml.safe_load(handle) or {}

@@ -357,7 +357,7 @@ def _connection_failure(address: str, error: BaseException) -> str:
         return (
             f"ray: the cluster at {address} {problem}: give it the cluster's token (RAY_AUTH_TOKEN, a file "
             "named by RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token; `ray get-auth-token` on the head prints it) "
-            "(README ## Scaling out)"
+            "(docs/guides/ray-cluster.md)"
         )
     text = " ".join(str(chain[0]).split())
     host = address.rsplit(":", 1)[0].removeprefix("ray://").strip("[]")
@@ -368,7 +368,7 @@ def _connection_failure(address: str, error: BaseException) -> str:
             "127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head ...) needs "
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too"
         )
-    return f"ray: no cluster answered at {address} ({text}){hint} (README ## Scaling out)"
+    return f"ray: no cluster answered at {address} ({text}){hint} (docs/guides/ray-cluster.md)"
 
 
 def connect_ray(config: RunnerConfig) -> bool:

@@ -64,6 +64,8 @@ class ClassKnowledge:
     definition: str
     hypernym_path: tuple[str, ...]  # synset names from entity.n.01 down to the class
     taxa: tuple[str, ...] = ()  # `rank:Name` of the taxa the class belongs to (`genus:Canis`), sorted
+    broader_lemmas: tuple[str, ...] = ()  # English lemmas of every hypernym up to entity, `_` -> space, sorted
+    other_senses: tuple[str, ...] = ()  # other synsets (any part of speech) of the class's lemmas, sorted
 
 
 def check_lexnames(path: str | Path = LEXNAMES) -> None:
@@ -164,6 +166,21 @@ def taxon_names(synset) -> tuple[str, ...]:
     return tuple(sorted(taxa))
 
 
+def broader_lemmas(synset) -> tuple[str, ...]:
+    """The English lemmas of every synset above the class (hypernyms and instance hypernyms, all
+    paths): the labels' specificity rule demotes a candidate that names a broader concept."""
+    broader = synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())
+    return tuple(sorted({name.replace("_", " ") for node in broader for name in node.lemma_names()}))
+
+
+def other_senses(reader, synset) -> tuple[str, ...]:
+    """Names of the other synsets, of any part of speech, that one of the class's lemmas (or its
+    inflected form: `lighter` is also light.a.01) names: the labels' polysemy rule wants more
+    support for a candidate when a source may have translated another sense."""
+    names = {other.name() for lemma in synset.lemma_names() for other in reader.synsets(lemma)}
+    return tuple(sorted(names - {synset.name()}))
+
+
 def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
     """Look up one class's synset; BabelforgeError naming the wnid if it does not resolve."""
     try:
@@ -193,6 +210,8 @@ def resolve_class(reader, cls: ImageNetClass) -> ClassKnowledge:
         definition=synset.definition(),
         hypernym_path=path,
         taxa=taxon_names(synset),
+        broader_lemmas=broader_lemmas(synset),
+        other_senses=other_senses(reader, synset),
     )
 
 

@@ -26,7 +26,7 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--classes", dest="classes", help="class list TSV (wordnet.classes)")
+    parser.add_argument("--classes", dest="classes", metavar="FILE", help="class list TSV (wordnet.classes)")
     parser.add_argument("--out", dest="paths.wordnet", metavar="FILE", help="Parquet to write (paths.wordnet)")
 
 
@@ -47,6 +47,8 @@ def run(config: Config) -> int:
             "definition": [k.definition for k in resolved],
             "hypernym_path": [list(k.hypernym_path) for k in resolved],
             "taxa": [list(k.taxa) for k in resolved],
+            "broader_lemmas": [list(k.broader_lemmas) for k in resolved],
+            "other_senses": [list(k.other_senses) for k in resolved],
         }
     )
     record = provenance(

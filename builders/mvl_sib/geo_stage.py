@@ -40,13 +40,17 @@ class Config:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--candidates", dest="candidates", help="candidate images CSV (geo_pool.candidates)")
-    parser.add_argument("--areas", dest="areas", help="language -> region/country/continent CSV (geo_pool.areas)")
+    parser.add_argument(
+        "--candidates", dest="candidates", metavar="FILE", help="candidate images CSV (geo_pool.candidates)"
+    )
+    parser.add_argument(
+        "--areas", dest="areas", metavar="FILE", help="language -> region/country/continent CSV (geo_pool.areas)"
+    )
     parser.add_argument(
         "--per-language", dest="per_language", type=int, help="images to select per language (geo_pool.per_language)"
     )
     parser.add_argument("--seed", dest="seed", type=int, help="tie-break seed within a back-off level (geo_pool.seed)")
-    parser.add_argument("--out", dest="out", help="output Parquet (geo_pool.out)")
+    parser.add_argument("--out", dest="out", metavar="FILE", help="output Parquet (geo_pool.out)")
 
 
 def _read_csv(path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:

@@ -52,7 +52,9 @@ class Config(ImagesSettings):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", dest="profile", choices=("sample", "full"), help="override the params profile")
-    parser.add_argument("--manifest", dest="manifest", help="image manifest, full profile (mvl_sib.images.manifest)")
+    parser.add_argument(
+        "--manifest", dest="manifest", metavar="FILE", help="image manifest, full profile (mvl_sib.images.manifest)"
+    )
     parser.add_argument(
         "--out", dest="paths.mvl_sib_images", metavar="DIR", help="output folder (paths.mvl_sib_images)"
     )

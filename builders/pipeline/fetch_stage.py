@@ -51,7 +51,9 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sources", dest="sources", help="comma-separated source names (fetch.sources)")
-    parser.add_argument("--mirror", dest="mirror", help="local mirror directory with the same layout (fetch.mirror)")
+    parser.add_argument(
+        "--mirror", dest="mirror", metavar="DIR", help="local mirror directory with the same layout (fetch.mirror)"
+    )
     parser.add_argument("--mirror-url", dest="mirror_url", help="HTTP(S) base URL of a mirror (fetch.mirror_url)")
     parser.add_argument(
         "--upstream",

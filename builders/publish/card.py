@@ -24,6 +24,7 @@ import yaml
 from babelforge.core.datasets import ClassLabel, DatasetSpec, Feature, Image, Value, citation
 from babelforge.core.licences import HF_LICENSES, Licence, SourceInfo
 from babelforge.core.provenance import SAMPLE_MODELS
+from babelforge.publish.croissant import FILE_NAME as CROISSANT_FILE
 
 SIZE_CATEGORIES = (
     (1_000, "n<1K"),
@@ -302,13 +303,15 @@ def is_sample_build(folder: Path) -> bool:
 def validate_card(folder: Path) -> list[str]:
     """Offline checks of a built card folder; returns the problems found (empty = valid).
 
-    README.md has YAML front matter with the metadata the Hub expects, licence ids it knows
+    croissant.json is there; README.md has YAML front matter with the metadata the Hub expects, licence ids it knows
     (a custom one has name + link), unique config names, and every data file present.
     """
 
     readme = folder / "README.md"
     if not readme.exists():
         return [f"{readme}: missing"]
+    if not (folder / CROISSANT_FILE).exists():
+        return [f"{folder / CROISSANT_FILE}: missing (a card built before the Croissant metadata: rebuild it)"]
     match = FRONT_MATTER.match(readme.read_text(encoding="utf-8"))
     if not match:
         return [f"{readme}: no YAML front matter (--- ... --- at the top)"]

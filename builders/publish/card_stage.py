@@ -20,11 +20,11 @@ from typing import Any
 from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.datasets import LazySplit, names, resolve, slice_path, spec
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import atomic_directory, read_json, write_table, write_text
+from babelforge.core.io import atomic_directory, read_json, write_json, write_table, write_text
 from babelforge.core.languages import registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import build_profile
-from babelforge.publish import card
+from babelforge.publish import card, croissant
 from babelforge.publish.card import arrow_type, hf_features
 
 
@@ -71,15 +71,17 @@ def build_card(spec, paths: Paths, languages) -> Path:
     configs = f"{len(data.tables)} config" + ("s" if len(data.tables) != 1 else "")
     info(f"card {spec.name}: writing {configs}, {rows:,} rows")
     with atomic_directory(target) as staging:
-        stats = []
+        stats, config_files = [], []
         for name in progress(sorted(data.tables), desc=f"card {spec.name}", total=len(data.tables), unit="config"):
-            files = {}
+            files, columns = {}, {}
             for split, table in sorted(data.tables[name].items()):
                 path = f"data/{name}/{split}.parquet"
                 table = table.read() if isinstance(table, LazySplit) else table
-                write_config_table(table, staging / path, data.features, data.sort_by)
+                schema = write_config_table(table, staging / path, data.features, data.sort_by)
                 files[split] = path
+                columns.update({field.name: croissant.column(field.name, field.type) for field in schema})
             language = data.language(name)
+            config_files.append(croissant.ConfigFiles(name, files, language, list(columns.values())))
             stats.append(
                 card.ConfigStats(
                     name=name,
@@ -100,6 +102,25 @@ def build_card(spec, paths: Paths, languages) -> Path:
         )
         write_text(text, staging / "README.md")
         write_text(card.render_licences(source_infos, part_licences), staging / "LICENSES.md")
+        tags = {
+            config.language: croissant.language_tag(config.language, _language_tag(languages, config.language))
+            for config in config_files
+            if config.language
+        }
+        croissant_metadata = croissant.croissant(
+            spec,
+            config_files,
+            tags,
+            source_infos,
+            part_licences,
+            data.provenance,
+            limitations + list(spec.limitations),
+            data.notes,
+            profile,
+            card.SAMPLE_BANNER,
+            metadata["tags"],
+        )
+        write_json(croissant_metadata, staging / croissant.FILE_NAME)
         problems = card.validate_card(staging)
         if problems:
             raise BabelforgeError(f"card {spec.name}: generated card is invalid: {problems[0]}")
@@ -124,9 +145,9 @@ def _source_infos(spec, paths: Paths, data) -> list:
         raise BabelforgeError(f"card {spec.name}: {error}") from None
 
 
-def write_config_table(table, path: Path, features: dict[str, Any], sort_by: tuple[str, ...]) -> None:
+def write_config_table(table, path: Path, features: dict[str, Any], sort_by: tuple[str, ...]):
     """One config's split (a DataFrame or an Arrow table) as Parquet: sorted, declared columns cast to their feature's Arrow
-    type and described in the `huggingface` schema metadata, which `datasets` reads back."""
+    type and described in the `huggingface` schema metadata, which `datasets` reads back. Returns the written schema."""
 
     import pyarrow as pa
 
@@ -140,6 +161,7 @@ def write_config_table(table, path: Path, features: dict[str, Any], sort_by: tup
         metadata[b"huggingface"] = json.dumps({"info": {"features": hf_features(declared)}}, sort_keys=True).encode()
         arrow = arrow.replace_schema_metadata(metadata)
     write_table(arrow, path, sort_by=sort_by)
+    return arrow.schema
 
 
 def _language_tag(languages, key: str) -> str:

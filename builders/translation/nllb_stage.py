@@ -42,7 +42,7 @@ class Config:
     cpu_isa: str = setting(
         "AVX2",
         "CPU instruction set every CTranslate2/torch/numpy stage is pinned to: "
-        "GENERIC, AVX or AVX2 (README ## Reproducibility)",
+        "GENERIC, AVX or AVX2 (docs/reproducibility.md)",
     )
     paths: Paths = stage_paths()
 

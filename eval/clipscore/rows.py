@@ -2,8 +2,10 @@
 row of CLIP-S, RefCLIP-S and pairwise accuracy per language out.
 
 Plain data in, rows out (the stage reads the files): the model is any object with `name`, `revision`,
-`encode_images` and `encode_texts`, so a test can pass a fake one and count its calls. Every row
-starts with `babelforge.eval.documents.ROW_KEYS`.
+`encode_images`, `encode_texts` and `truncated_texts` (its running count of texts cut to the text
+encoder's length), so a test can pass a fake one and count its calls. Every row starts with
+`babelforge.eval.documents.ROW_KEYS`; `texts_truncated` counts the row's captions the encoder cut,
+`ref_texts_truncated` (rows with a RefCLIP-S) the reference captions it cut.
 """
 
 from __future__ import annotations
@@ -33,12 +35,15 @@ def clipscore_rows(
     image_emb = cache.embeddings(model, image_set)
     n = len(image_set.files)
     reference_emb = None
+    cut_before = model.truncated_texts
     if reference_lang and reference_lang in captions_by_lang:
         refs = [[str(r) for r in c if r and str(r).strip()] for c in captions_by_lang[reference_lang][:n]]
         reference_emb = encode_reference_sets(model.encode_texts, refs)
+    references_cut = model.truncated_texts - cut_before
     rows = []
     for code in sorted(captions_by_lang):
         firsts = [c[0] for c in captions_by_lang[code][:n]]
+        cut_before = model.truncated_texts
         text_emb = model.encode_texts(firsts)
         scores = clip_score(image_emb, text_emb)
         foil_scores = clip_score(image_emb, np.roll(text_emb, -1, axis=0))
@@ -47,8 +52,10 @@ def clipscore_rows(
             "n_images": n,
             "clipscore": float(scores.mean()),
             "pairwise_accuracy": pairwise_accuracy(scores, foil_scores),
+            "texts_truncated": model.truncated_texts - cut_before,
         }
         if reference_emb is not None and code != reference_lang:
             row["ref_clipscore"] = float(np.nanmean(ref_clip_score(image_emb, text_emb, reference_emb)))
+            row["ref_texts_truncated"] = references_cut
         rows.append(row)
     return rows

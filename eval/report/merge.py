@@ -15,13 +15,18 @@ JSON_ONLY = ("per_class",)
 
 
 def merge_rows(documents: Iterable[Mapping]):
-    """Every run's rows in one DataFrame: a `task` column, JSON-only columns dropped, sorted."""
+    """Every run's rows in one DataFrame: a `task` column, JSON-only columns dropped, sorted. A row
+    of a task over image sets gains `images_skipped`: the images of its dataset the run left out
+    (the run's `quarantine`), so the table says over how many images each number was computed
+    (`n_images` kept, `images_skipped` left out); `texts_truncated` comes with the rows."""
     import pandas as pd
 
     rows = []
     for document in documents:
+        skipped = {name: entry.get("quarantined") for name, entry in (document.get("quarantine") or {}).items()}
         for row in document["rows"]:
-            rows.append({"task": document["task"], **{k: v for k, v in row.items() if k not in JSON_ONLY}})
+            extra = {"images_skipped": skipped[row["dataset"]]} if row["dataset"] in skipped else {}
+            rows.append({"task": document["task"], **{k: v for k, v in row.items() if k not in JSON_ONLY}, **extra})
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
@@ -29,6 +34,19 @@ def merge_rows(documents: Iterable[Mapping]):
     frame = frame[leading + sorted(c for c in frame.columns if c not in leading)]
     sort_keys = [c for c in ("task", "model", "dataset", "lang", "prompt_set", "mvl_task", "k") if c in frame.columns]
     return frame.sort_values(list(dict.fromkeys(sort_keys)), kind="stable").reset_index(drop=True)
+
+
+def left_out_lines(documents: Iterable[Mapping]) -> list[str]:
+    """Per run: the images each dataset left out and the texts each model's text encoder cut (the
+    report's log, beside the `images_skipped` and `texts_truncated` columns of results.csv)."""
+    lines = []
+    for document in documents:
+        skipped = {name: entry.get("quarantined", 0) for name, entry in (document.get("quarantine") or {}).items()}
+        cut = {model: entry["texts_truncated"] for model, entry in (document.get("text_truncation") or {}).items()}
+        images = ", ".join(f"{name} {n}" for name, n in sorted(skipped.items())) or "no image set"
+        texts = ", ".join(f"{model} {n}" for model, n in sorted(cut.items())) or "none recorded"
+        lines.append(f"{document['task']}: images skipped: {images}; texts cut to the text encoder's length: {texts}")
+    return lines
 
 
 def write_csv(frame, path: str | Path) -> Path:

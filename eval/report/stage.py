@@ -23,7 +23,7 @@ from babelforge.eval.report.figures import (
     plot_benchmark_vs_retrieval,
     plot_correlation_heatmap,
 )
-from babelforge.eval.report.merge import merge_rows, summary_metrics, write_csv
+from babelforge.eval.report.merge import left_out_lines, merge_rows, summary_metrics, write_csv
 from babelforge.eval.report.metric import benchmark_vs_retrieval, per_model_correlation
 
 TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
@@ -113,5 +113,7 @@ def run(config: Config) -> int:
         plot_correlation_heatmap(
             correlations, plots / "correlation_by_model", config.min_languages, names=config.display_names
         )
+    for line in left_out_lines(documents):
+        info(f"eval_report: {line}")
     info(f"eval_report: {len(frame)} rows -> {out / 'results.csv'}, {out / 'plots'}, {metrics}")
     return 0

@@ -2,8 +2,9 @@
 row of recall@k both ways per language out.
 
 Plain data in, rows out (the stage reads the files): the model is any object with `name`, `revision`,
-`encode_images` and `encode_texts`, so a test can pass a fake one and count its calls. Every row
-starts with `babelforge.eval.documents.ROW_KEYS`.
+`encode_images`, `encode_texts` and `truncated_texts` (its running count of texts cut to the text
+encoder's length), so a test can pass a fake one and count its calls. Every row starts with
+`babelforge.eval.documents.ROW_KEYS`; `texts_truncated` counts the row's captions the encoder cut.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def retrieval_rows(
     rows = []
     for code in sorted(captions_by_lang):
         texts, owner = caption_pairs(captions_by_lang[code], len(image_set.files))
+        cut_before = model.truncated_texts
         metrics = retrieval_metrics(model.encode_texts(texts), image_emb, owner, ks, chunk)
         rows.append(
             {
@@ -49,6 +51,7 @@ def retrieval_rows(
                 "n_captions": len(texts),
                 "n_images": len(image_set.files),
                 **metrics,
+                "texts_truncated": model.truncated_texts - cut_before,
             }
         )
     return rows

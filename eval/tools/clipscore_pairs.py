@@ -26,9 +26,9 @@ from babelforge.eval.tools.tsv import check_columns, read_tsv
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "pairs", metavar="PAIRS.tsv", help="TSV with image, caption [, foil] [, references (' ||| '-separated)]"
+        "pairs", metavar="FILE", help="pairs TSV: image, caption [, foil] [, references (' ||| '-separated)]"
     )
-    parser.add_argument("--image-root", default=".", help="folder the TSV's image paths are relative to")
+    parser.add_argument("--image-root", default=".", metavar="DIR", help="folder the TSV's image paths are relative to")
     parser.add_argument(
         "--model",
         type=model_spec,

@@ -2,8 +2,9 @@
 language and prompt set out.
 
 Plain data in, rows out (the stage reads the files): the model is any object with `name`, `revision`,
-`encode_images` and `encode_texts`, so a test can pass a fake one and count its calls. Every row
-starts with `babelforge.eval.documents.ROW_KEYS`.
+`encode_images`, `encode_texts` and `truncated_texts` (its running count of texts cut to the text
+encoder's length), so a test can pass a fake one and count its calls. Every row starts with
+`babelforge.eval.documents.ROW_KEYS`; `texts_truncated` counts the row's prompts the encoder cut.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def zeroshot_rows(
             for used, templates in choose_templates(lang, requested, translated or {}, english_templates, fallback):
                 templates = templates[:max_templates] if max_templates else templates
                 image_emb = cache.embeddings(model, image_set, image_set_hash)  # a hit after the first language
+                cut_before = model.truncated_texts
                 metrics = evaluate_language(
                     model.encode_texts,
                     image_emb,
@@ -56,6 +58,7 @@ def zeroshot_rows(
                         **base_row(model, "babel_imagenet", dataset_version, lang, prompt_set, seed),
                         "n_templates": len(templates),
                         **metrics,
+                        "texts_truncated": model.truncated_texts - cut_before,
                     }
                 )
     return rows

@@ -86,6 +86,22 @@ def test_optional_inputs_are_summarised_when_built(label_inputs):
             for lang in ("fin_Latn", "rus_Cyrl")
         ]
     ).to_parquet(tmp / "selected.parquet")
+    # captions_select's quality.json beside it: the input's counts and the Kiwi pairs cut
+    quality = {
+        "input": {
+            "rows": 23,
+            "kept": 20,
+            "quarantined": 3,
+            "reasons": {"empty_caption": 3},
+            "excluded": {},
+            "truncated": 1,
+        },
+        "languages": {
+            "fin_Latn": {"n_kiwi_truncated": 5, "n_selected_kiwi_truncated": 1},
+            "rus_Cyrl": {"n_kiwi_truncated": 2, "n_selected_kiwi_truncated": 0},
+        },
+    }
+    (tmp / "quality.json").write_text(json.dumps(quality))
     for task in ("i2s_k1", "s2t"):
         (tmp / "mvl_sib" / task).mkdir(parents=True)
         for lang in ("fin_Latn", "jpn_Jpan"):
@@ -105,6 +121,20 @@ def test_optional_inputs_are_summarised_when_built(label_inputs):
     assert json.loads((out / "rus_Cyrl.json").read_text())["mvl_sib"] == {"status": "language not in MVL-SIB"}
     assert summary["mvl_sib"]["tasks"]["i2s_k1"] == {"languages": 2, "rows_min": 12, "rows_max": 12, "balanced": True}
     assert (out / "kiwi.png").exists() and "kiwi.png" in summary["plots"]
+    assert fin["captions"]["kiwi_truncated"] == {"hypotheses": 5, "selected": 1}
+    assert summary["captions"] == {
+        "status": "built",
+        "input": quality["input"],
+        "kiwi_truncated": {"hypotheses": 7, "selected": 1},
+    }
+    index = (out / "index.html").read_text()
+    overview = index[index.index("<h2>MT captions: overview</h2>") : index.index("<h2>Languages</h2>")]
+    for measure, value in [("input.quarantined", 3), ("input.reasons.empty_caption", 3), ("input.truncated", 1)]:
+        assert f'<td>{measure}</td><td class="num">{value}</td>' in overview
+    assert "<td>input.excluded</td><td>none</td>" in overview
+    assert '<td>kiwi_truncated.hypotheses</td><td class="num">7</td>' in overview
+    slice_ = json.loads((out / "datasets" / "mt-captions.json").read_text())
+    assert slice_["overview"] == summary["captions"]  # what the mt-captions card states
 
 
 def test_two_runs_are_byte_identical_and_stale_pages_go(label_inputs):

@@ -2,56 +2,21 @@
 
 import pandas as pd
 import pytest
-import yaml
 
 from babelforge.babel_imagenet.labels import AGREEMENT_REASONS
 from babelforge.cli import main as cli
 from babelforge.core.io import read_json, read_provenance
 from babelforge.core.languages import registry
 from babelforge.core.sources import read_sources
-
-
-def build(tmp, repo_root, shared_data, nltk_data, extra_params=None):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text())
-    params["profile"] = "sample"
-    params["senses"]["omw_dir"] = str(shared_data / "omw")
-    params["wordnet"]["nltk_data"] = str(nltk_data)
-    params["paths"]["metrics"] = str(tmp / "metrics")
-    for group, values in (extra_params or {}).items():
-        params[group].update(values)
-    tmp.mkdir(parents=True, exist_ok=True)
-    p = tmp / "params.yaml"
-    p.write_text(yaml.safe_dump(params))
-    assert cli(["wordnet", "--params", str(p), "--out", str(tmp / "wn.parquet")]) == 0
-    assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
-    assert (
-        cli(
-            [
-                "labels",
-                "--params",
-                str(p),
-                "--wordnet",
-                str(tmp / "wn.parquet"),
-                "--senses",
-                str(tmp / "senses"),
-                "--out",
-                str(tmp / "bi/labels.parquet"),
-                "--languages",
-                str(tmp / "bi/languages.parquet"),
-                "--candidates",
-                str(tmp / "bi/candidates.parquet"),
-            ]
-        )
-        == 0
-    )
-    return tmp
+from tests.babel_imagenet.conftest import build_chain as build
+from tests.babel_imagenet.conftest import copy_chain
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, repo_root, shared_data):
-    nltk_data = tmp_path_factory.mktemp("nltk")
-    first = build(tmp_path_factory.mktemp("a"), repo_root, shared_data, nltk_data)
-    second = build(tmp_path_factory.mktemp("b"), repo_root, shared_data, nltk_data)
+def built(tmp_path_factory, repo_root, shared_data, sample_chain):
+    """Two builds of the chain: the run's shared one (a copy of it) and one of this module's own."""
+    first = copy_chain(sample_chain, tmp_path_factory.mktemp("a") / "chain")
+    second = build(tmp_path_factory.mktemp("b"), repo_root, shared_data, tmp_path_factory.mktemp("nltk"))
     return first, second
 
 
@@ -268,7 +233,7 @@ def test_every_label_is_in_a_script_its_language_expects(built):
 
 def test_agreement_rank_reasons_and_duplicates(built, first_rule):
     labels, _, other = frames(built)
-    assert set(other["rank_reason"]) <= {"only", *AGREEMENT_REASONS, "unique"}
+    assert set(other["rank_reason"]) <= {"only", *AGREEMENT_REASONS, "unique", "purity", "script_span", "mixed_script"}
     assert (other["n_sources"] >= 1).all()
     # a class that took a unique candidate is never a duplicate, and there are fewer duplicates
     assert not labels[labels["rank_reason"] == "unique"]["is_duplicate"].any()
@@ -291,3 +256,23 @@ def test_agreement_rank_reasons_and_duplicates(built, first_rule):
     assert dict(zip(zipf["label"], zipf["zipf"])) == {"公牛": 3.65, "牛": 4.84, "犉": 0.0}
     swahili = candidates[candidates["lang"] == "swh_Latn"]
     assert len(swahili) and swahili["zipf"].isna().all()  # not covered: no evidence, the rule is off
+
+
+def test_purity_rules_on_the_sample(built, first_rule):
+    labels, languages, _ = frames(built)
+    candidates = pd.read_parquet(built[0] / "bi" / "candidates.parquet")
+    # Wordnet Bahasa's Malay words leave Indonesian (and its Indonesian ones Malay); the paper's rule keeps them
+    assert label_of(first_rule, "ind_Latn", "n03337140") == "fail"
+    assert label_of(labels, "ind_Latn", "n03337140") != "fail"
+    foreign = candidates[candidates["set_aside"] == "other_language"]
+    assert {"kasut kayu", "almari"} <= set(foreign[foreign["lang"] == "ind_Latn"]["label"])
+    assert {"kulkas", "lemari"} <= set(foreign[foreign["lang"] == "zsm_Latn"]["label"])
+    assert "trompet" not in set(foreign["label"])  # missing from wordfreq's Indonesian list, not Malay
+    assert languages.loc["ind_Latn", "n_dropped_other_language"] == (foreign["lang"] == "ind_Latn").sum()
+    # a Latin binomial glued to a Greek name gives way to a plain Greek one
+    assert label_of(labels, "ell_Grek", "n02128925") == "ιαγουάρος"  # was `τζάγκουαρ felis onca`
+    # a mixed label stays only where the class has no other usable candidate, and says so
+    mixed = labels[labels["rank_reason"] == "mixed_script"]
+    assert "κουνέλι γένους sylvilagus" in set(mixed["label"])
+    others = candidates.merge(mixed[["lang", "wnid"]], on=["lang", "wnid"])
+    assert not (others["set_aside"] == "not_first").any()

@@ -3,7 +3,6 @@ where every bad row is one error line naming file and line and nothing is writte
 
 import pandas as pd
 import pytest
-import yaml
 
 from babelforge.babel_imagenet.reviews import (
     Review,
@@ -16,6 +15,7 @@ from babelforge.babel_imagenet.reviews import (
 from babelforge.cli import main as cli
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance
+from tests.babel_imagenet.conftest import copy_chain
 
 HEADER = "wnid\tdecision\tlabel\treviewer\tdate\tnote\n"
 BOW_TIE, FLY, GRAND_PIANO, TENCH, GOLDFISH = "n02883205", "n02190166", "n03452741", "n01440764", "n01443537"
@@ -133,17 +133,9 @@ def test_decisions_with_nothing_to_act_on_warn():
 
 
 @pytest.fixture(scope="module")
-def senses_built(tmp_path_factory, repo_root, shared_data):
-    tmp = tmp_path_factory.mktemp("reviews")
-    params = yaml.safe_load((repo_root / "params.yaml").read_text())
-    params["senses"]["omw_dir"] = str(shared_data / "omw")
-    params["wordnet"]["nltk_data"] = str(tmp / "nltk")
-    params["paths"]["metrics"] = str(tmp / "metrics")
-    (tmp / "params.yaml").write_text(yaml.safe_dump(params))
-    p = str(tmp / "params.yaml")
-    assert cli(["wordnet", "--params", p, "--out", str(tmp / "wn.parquet")]) == 0
-    assert cli(["senses", "--params", p, "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
-    return tmp
+def senses_built(tmp_path_factory, sample_chain):
+    """wordnet and senses on the real mirror: a copy of the run's shared chain (its labels unused)."""
+    return copy_chain(sample_chain, tmp_path_factory.mktemp("reviews") / "chain")
 
 
 def labels(built, reviews_dir, out):

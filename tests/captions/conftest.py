@@ -1,5 +1,5 @@
 """Fixtures for the caption tests: the real XTD mirror, a small registry, a stub translator,
-and the tiny COMETKiwi checkpoint (built once per session, a few seconds)."""
+and the tiny COMETKiwi checkpoint (built once per run, tests/shared.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from babelforge.translation.nllb import Hypothesis
+from tests.shared import built_once
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,7 +73,11 @@ def xtd_corpus(xtd_path) -> list[str]:
 def tiny_kiwi_dir(tmp_path_factory, xtd_corpus) -> Path:
     from babelforge.captions.qe import build_tiny_kiwi
 
-    return build_tiny_kiwi(tmp_path_factory.mktemp("kiwi") / "cometkiwi-tiny", xtd_corpus, seed=0)
+    return built_once(
+        tmp_path_factory,
+        "cometkiwi-tiny",
+        lambda folder: build_tiny_kiwi(folder / "cometkiwi-tiny", xtd_corpus, seed=0),
+    )
 
 
 @pytest.fixture(scope="session")

@@ -217,3 +217,33 @@ def test_a_hub_id_in_the_local_cache_loads_offline_through_comets_loader(tiny_ki
     assert KiwiScorer(model, device="cpu").score(sources[:4], translations[:4]) == pytest.approx(
         KiwiScorer(original, device="cpu").score(sources[:4], translations[:4]), abs=1e-6
     )
+
+
+def pair_of_length(tokenizer, translation: str, tokens: int) -> str:
+    """A source that makes (translation, source) exactly `tokens` long as COMET joins the pair."""
+    for words in range(1, 2 * tokens):
+        source = " ".join(["dog"] * words)
+        length = len(tokenizer(translation, source, truncation=False, verbose=False)["input_ids"])
+        if length == tokens:
+            return source
+        assert length < tokens, f"no source of {tokens} tokens with {translation!r}"
+    raise AssertionError("unreachable")
+
+
+def test_a_pair_longer_than_the_kiwi_encoder_is_flagged_exactly_where_comet_cuts_it(tiny_kiwi):
+    """The limit is the loaded model's (the tiny one: 256 positions); a pair one token over it is
+    flagged, and COMET scores it on its beginning: more source text no longer changes the score."""
+    scorer = KiwiScorer(tiny_kiwi, device="cpu")
+    assert scorer.max_tokens == tiny_kiwi.encoder.model.config.max_position_embeddings - 2 == 256
+    translation = "ein Hund läuft am Strand"
+    tokenizer = tiny_kiwi.encoder.tokenizer
+    fits = pair_of_length(tokenizer, translation, scorer.max_tokens)
+    over = pair_of_length(tokenizer, translation, scorer.max_tokens + 1)
+    assert scorer.truncated([fits, over, "a dog"], [translation] * 3) == [False, True, False]
+    more = " cat house tree"
+    fits_scores = scorer.score([fits, fits + more], [translation] * 2)
+    over_scores = scorer.score([over, over + more], [translation] * 2)
+    assert fits_scores[0] != fits_scores[1]  # read whole: the added words count
+    assert over_scores[0] == over_scores[1]  # cut: the added words are never read
+    with pytest.raises(ValueError, match="2 sources but 1 translations"):
+        scorer.truncated([fits, over], [translation])

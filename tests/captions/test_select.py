@@ -179,6 +179,7 @@ def test_headline_sums_counts_and_averages_only_the_languages_with_a_figure():
             "kiwi_mean": kiwi,
             "chrf_corpus": chrf,
             "chrf_corpus_top_hypothesis": None,
+            "n_kiwi_truncated": 4 - n_selected,
         }
 
     quality = {
@@ -196,6 +197,7 @@ def test_headline_sums_counts_and_averages_only_the_languages_with_a_figure():
         "captions": 16,
         "selected": 9,
         "without_translation": 7,
+        "kiwi_truncated": 7,  # summed over languages
         "kiwi_mean": 0.233333,  # (0.1 + 0.2 + 0.4) / 3, to 6 decimals
         "chrf_corpus_mean": 40.0,
         "chrf_corpus_top_hypothesis_mean": None,

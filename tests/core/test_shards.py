@@ -189,6 +189,7 @@ def test_after_sigkill_a_rerun_redoes_only_the_unfinished_shards(tmp_path, capti
 
 
 @pytest.mark.slow
+@pytest.mark.local_ray
 def test_local_and_ray_write_byte_identical_shards(tmp_path, captions):
     """A local Ray (2 CPUs, no dashboard), two actors: the same bytes as the local runner."""
     pytest.importorskip("ray")
@@ -284,7 +285,7 @@ def test_ray_actors_run_under_the_stages_cpu_pin(captions, monkeypatch):
     assert [json.loads(value) for value in reported] == [pin]
 
 
-@pytest.mark.parametrize("runner", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("runner", ["local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.local_ray])])
 def test_each_shard_logs_a_line_with_the_workers_time_on_it(tmp_path, captions, capsys, runner):
     """One line per shard written, with the time the worker spent on it: under Ray the actors'
     time, measured where the work ran (the chunks arrive here all at once, so the driver's
@@ -354,6 +355,7 @@ def test_the_local_runner_reads_a_shard_only_when_it_works_on_it(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.local_ray
 def test_ray_reads_the_input_as_the_actors_take_it_not_all_at_once(tmp_path):
     """Ray Data reads the pending shards as a stream: the input never sits whole in the object
     store. 96 shards, 2 slow actors: at any write, a bounded number of shards have been read
@@ -365,7 +367,7 @@ def test_ray_reads_the_input_as_the_actors_take_it_not_all_at_once(tmp_path):
     assert max(ahead) < 48, ahead
 
 
-@pytest.mark.parametrize("runner", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("runner", ["local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.local_ray])])
 def test_a_reader_giving_other_rows_than_planned_stops_the_run(tmp_path, captions, runner):
     """An input that changed since planning: one error naming the shard (under Ray too, out of
     the read task that found it), and no shard written for it."""
@@ -391,6 +393,7 @@ def test_a_reader_giving_other_rows_than_planned_stops_the_run(tmp_path, caption
 
 
 @pytest.mark.slow
+@pytest.mark.local_ray
 def test_an_actor_killed_mid_shard_is_restarted_and_its_shard_retried(tmp_path, captions, capsys):
     """An actor's process SIGKILLs itself in the middle of shard 2 (once: a file remembers): Ray
     restarts the actor and retries the chunk, the stage log counts the restart, and the shards

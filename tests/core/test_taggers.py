@@ -127,7 +127,10 @@ def test_taggers_command_lists_every_tagger_with_its_stages(capsys):
     assert main(["taggers", "--json"]) == 0
     listed = {entry["name"]: entry for entry in map(json.loads, capsys.readouterr().out.splitlines())}
     assert set(listed) == set(all_taggers())
-    assert listed["kiwi_v1"]["used_by"] == ["captions_tag"] and listed["kiwi_v1"]["columns"] == {"score": "float"}
+    assert listed["kiwi_v1"]["used_by"] == ["captions_tag"] and listed["kiwi_v1"]["columns"] == {
+        "score": "float",
+        "truncated": "bool",
+    }
     assert set(listed["duplicate_v1"]["used_by"]) == {"labels", "prompts", "audit"}
     assert set(listed["script_v1"]["used_by"]) == {"prompts", "captions_tag", "audit"}
     assert main(["taggers"]) == 0

@@ -1,5 +1,5 @@
 """Fixtures for the eval tests: a fake dual encoder that counts its calls, a tiny
-real CLIP built once per session, and small image sets drawn with PIL."""
+real CLIP built once per run (tests/shared.py), and small image sets drawn with PIL."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.registry import write_registry
+from tests.shared import built_once
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO / ".." / "shared" / "data"
@@ -17,12 +18,15 @@ SHARED_DATA = REPO / ".." / "shared" / "data"
 
 class CountingEncoder:
     """Texts embed as the one-hot of the first integer they contain (plus a template
-    offset); images embed by their file name's leading integer. Counts every call."""
+    offset); images embed by their file name's leading integer. Counts every call, and (like
+    DualEncoder) the texts longer than `max_words` words it would cut."""
 
-    def __init__(self, dim: int = 16, name: str = "fake", revision: str = "r1"):
+    def __init__(self, dim: int = 16, name: str = "fake", revision: str = "r1", max_words: int | None = None):
         self.dim, self.name, self.revision = dim, name, revision
         self.image_calls = 0
         self.text_calls = 0
+        self.max_words = max_words
+        self.truncated_texts = 0
 
     def _onehot(self, index: int) -> np.ndarray:
         vector = np.zeros(self.dim, np.float32)
@@ -31,6 +35,8 @@ class CountingEncoder:
 
     def encode_texts(self, texts, batch_size: int = 256):
         self.text_calls += 1
+        if self.max_words:
+            self.truncated_texts += sum(len(text.split()) > self.max_words for text in texts)
         out = []
         for text in texts:
             numbers = [int(n) for n in re.findall(r"\d+", text)]
@@ -66,7 +72,7 @@ def digit_images(tmp_path):
 def tiny_clip_dir(tmp_path_factory):
     from babelforge.eval.sample.tiny_clip import build_tiny_clip
 
-    return build_tiny_clip(tmp_path_factory.mktemp("models") / "tiny_clip", seed=0)
+    return built_once(tmp_path_factory, "tiny-clip", lambda folder: build_tiny_clip(folder / "tiny_clip", seed=0))
 
 
 REGISTRY_ROWS = [

@@ -362,3 +362,49 @@ def test_mvl_sib_never_skips_a_bad_image(broken_project, capsys):
     assert "data/mvl_sib/images_broken:" in err[-1] and "(empty_file): 'sports_3.jpg'" in err[-1]
     assert "never skipped" in err[-1]
     shutil.rmtree(images / "images_broken")
+
+
+def test_captions_cut_by_the_text_encoder_and_skipped_images_reach_the_run_and_the_report(broken_project, capsys):
+    """One German caption longer than the tiny CLIP's text encoder reads, over the caption set with a
+    broken image: the run JSON counts the cut caption for German only (rows and `text_truncation`),
+    and eval_report's results.csv says per row how many images were skipped and texts were cut."""
+    import pandas as pd
+
+    from babelforge.eval.models import load_model
+
+    root, model, _ = broken_project
+    limit = load_model(model, device="cpu").max_text_length
+    captions = json.loads((root / "captions.json").read_text(encoding="utf-8"))
+    captions["captions"]["de"][4] = ["ein Foto " * limit]  # img4: kept, so its caption is scored
+    (root / "long_caption.json").write_text(json.dumps(captions, ensure_ascii=False), encoding="utf-8")
+    folder = root / "long_run"
+    folder.mkdir()
+    for task in ("retrieval", "clipscore"):
+        code, run = run_task(
+            root,
+            model,
+            task,
+            f"long_run/{task}.json",
+            f"eval.{task}.images=data/eval/images/captions_broken",
+            f"eval.{task}.caption_sets=[long_caption.json]",
+        )
+        assert code == 0
+        cut = {row["lang"]: row["texts_truncated"] for row in run["rows"]}
+        assert cut == {"deu_Latn": 1, "eng_Latn": 0, "jpn_Jpan": 0}
+        assert run["text_truncation"] == {
+            model: {"texts_truncated": 1, "by_language": {"long_caption": {"deu_Latn": 1}}}
+        }
+        assert run["quarantine"]["long_caption"]["quarantined"] == 1
+    assert f"1 of 5 texts cut to the text encoder's {limit} tokens" in capsys.readouterr().err
+    assert main(["eval_report", "--out", str(folder), "--set=eval.report.tasks=[retrieval,clipscore]"]) == 0
+    assert (
+        "retrieval: images skipped: long_caption 1; texts cut to the text encoder's length" in capsys.readouterr().err
+    )
+    frame = pd.read_csv(folder / "results.csv")
+    assert set(frame["task"]) == {"retrieval", "clipscore"}
+    assert (frame["images_skipped"] == 1).all() and (frame["n_images"] == 5).all()
+    assert frame.set_index(["task", "lang"])["texts_truncated"].to_dict() == {
+        (task, lang): int(lang == "deu_Latn")
+        for task in ("retrieval", "clipscore")
+        for lang in ("deu_Latn", "eng_Latn", "jpn_Jpan")
+    }

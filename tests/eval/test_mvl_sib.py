@@ -45,3 +45,34 @@ def test_config_names():
     assert parse_config("s2i_k3") == ("s2i", 3)
     with pytest.raises(ValueError):
         parse_config("s2i")
+
+
+def test_a_languages_texts_cut_by_the_text_encoder_are_counted_once_per_language(digit_images):
+    """Both tasks of a language read its sentences: a long one is encoded, and counted, once; every
+    row of the language carries the count, and the run JSON's `text_truncation` counts it once."""
+    from babelforge.eval.documents import run_document
+    from babelforge.eval.mvl_sib.rows import mvl_sib_rows
+    from tests.eval.conftest import CountingEncoder
+
+    class NoCache:
+        def embeddings(self, model, image_set, *_):
+            return model.encode_images([image_set.root / name for name in image_set.files])
+
+    long = "s 1 " + "word " * 5
+    options = {"aaa_Latn": [["s 0", long, "s 2", "s 3"]], "bbb_Latn": [["s 0", "s 1", "s 2", "s 3"]]}
+    tables = {}
+    for lang, sentences in options.items():
+        base = {"topic": ["topic 1"], "option_topics": [["topic 0", "topic 1", "topic 2", "topic 3"]], "label": [1]}
+        tables[("i2s_k1", lang)] = pd.DataFrame({**base, "ref_image_ids": [["1"]], "option_sentences": sentences})
+        tables[("t2s_k1", lang)] = pd.DataFrame({**base, "option_sentences": sentences})
+    model = CountingEncoder(max_words=4)
+    rows = mvl_sib_rows(model, tables, digit_images, NoCache())
+    assert {(row["mvl_task"], row["lang"]): row["texts_truncated"] for row in rows} == {
+        ("i2s", "aaa_Latn"): 1,
+        ("t2s", "aaa_Latn"): 1,
+        ("i2s", "bbb_Latn"): 0,
+        ("t2s", "bbb_Latn"): 0,
+    }
+    assert model.truncated_texts == 1  # encoded once for both tasks
+    document = run_document("mvl_sib", rows, {})
+    assert document["text_truncation"] == {"fake": {"texts_truncated": 1, "by_language": {"mvl_sib": {"aaa_Latn": 1}}}}

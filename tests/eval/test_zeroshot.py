@@ -227,3 +227,17 @@ def test_cache_key_separates_half_and_full_precision(counting_encoder, digit_ima
     assert counting_encoder.image_calls == 2
     ImageEmbeddingCache(tmp_path).embeddings(counting_encoder, digit_images)
     assert counting_encoder.image_calls == 2
+
+
+def test_each_row_counts_its_own_prompts_the_text_encoder_cut(digit_images, tmp_path):
+    """A label long enough that its prompts pass the encoder's length is counted in its language's
+    row only, once per template that reads it."""
+    from tests.eval.conftest import CountingEncoder
+
+    model = CountingEncoder(max_words=4)
+    labels = {"aaa_Latn": {0: "c0", 1: "c1 with a long name"}, "bbb_Latn": {2: "c2", 3: "c3"}}
+    rows = zeroshot_rows(
+        model, digit_images, ImageEmbeddingCache(tmp_path / "cache"), labels, ["a {}", "{}"], control_classes=2
+    )
+    assert {row["lang"]: row["texts_truncated"] for row in rows} == {"aaa_Latn": 2, "bbb_Latn": 0}
+    assert model.truncated_texts == 2

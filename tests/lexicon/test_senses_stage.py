@@ -34,6 +34,8 @@ def write_inputs(tmp_path, repo_root, api_url, wordnet_reader):
                 "definition": k.definition,
                 "hypernym_path": list(k.hypernym_path),
                 "taxa": list(k.taxa),
+                "broader_lemmas": list(k.broader_lemmas),
+                "other_senses": list(k.other_senses),
             }
             for k in known
         ]

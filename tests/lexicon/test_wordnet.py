@@ -97,3 +97,20 @@ def test_taxa_are_the_scientific_names_above_the_class(wordnet_reader):
     assert not any(name.endswith((":school", ":shoal")) for name in hammerhead.taxa)
     assert jeep.taxa == ()
     assert list(coyote.taxa) == sorted(coyote.taxa)
+
+
+def test_other_senses_and_broader_lemmas_of_a_class(wordnet_reader):
+    classes = {c.wnid: c for c in read_imagenet_classes()}
+    lighter, block_plane, microwave = (
+        resolve_class(wordnet_reader, classes[w]) for w in ("n03666591", "n03954731", "n03761084")
+    )
+    # `lighter` is also a barge and the comparative of `light` ("lighter in weight"); not its own synset
+    assert {"barge.n.01", "light.a.01", "lighter.v.01"} <= set(lighter.other_senses)
+    assert lighter.synset_name not in lighter.other_senses
+    # the *block plane* class is plane.n.05, the carpenter's plane: `plane` is also the aircraft
+    assert block_plane.synset_name == "plane.n.05" and "airplane.n.01" in block_plane.other_senses
+    assert microwave.other_senses == ("microwave.n.01", "microwave.v.01")  # the wave, and to cook in one
+    # every hypernym's lemmas, up to entity: a candidate naming one of them is no label of the class
+    assert {"edge tool", "hand tool", "tool", "entity"} <= set(block_plane.broader_lemmas)
+    assert "plane" not in block_plane.broader_lemmas
+    assert list(microwave.broader_lemmas) == sorted(microwave.broader_lemmas)

@@ -214,7 +214,7 @@ def test_mvl_sib_card_has_one_config_per_task_and_language_and_an_images_config(
     fin = next(config for config in meta["configs"] if config["config_name"] == "s2i_k3.fin_Latn")
     assert fin["data_files"] == [{"split": "test", "path": "data/s2i_k3.fin_Latn/test.parquet"}]
     # the images live in the `images` config only, not beside it as loose files
-    assert sorted(p.name for p in folder.iterdir()) == ["LICENSES.md", "README.md", "data"]
+    assert sorted(p.name for p in folder.iterdir()) == ["LICENSES.md", "README.md", "croissant.json", "data"]
     readme = (folder / "README.md").read_text()
     assert "| images (2) | | [CC0 1.0]" in readme and "(one per task and language, plus `images`)" in readme
     assert card.validate_card(folder) == []

@@ -136,6 +136,7 @@ def test_publish_is_idempotent_and_writes_receipts(built_card, card_inputs, caps
     receipt = json.loads(receipt_path.read_text())
     first_commit = fake.commits()[0]
     assert len(first_commit[2]) == len(receipt["files"]) == len([p for p in built_card.rglob("*") if p.is_file()])
+    assert ("CommitOperationAdd", "croissant.json") in first_commit[2]  # the Croissant metadata goes with the card
     assert receipt["repo"] == "org/babel-imagenet" and receipt["version"] == "v1.0"
     assert receipt["commit"] == f"{2:040x}" and receipt["content_hash"] == hub.content_hash(hub.manifest(built_card))
     assert ("create_tag", "org/babel-imagenet", "v1.0", receipt["commit"]) in fake.calls

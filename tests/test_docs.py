@@ -1,0 +1,103 @@
+"""The docs site (docs/, mkdocs.yml): it builds with --strict (no broken link or anchor, no page outside
+the nav), its generated reference equals what scripts/docs_reference.py writes from the code now, and
+every command in a code block of a page names a real stage, real flags and real files."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.test_readme import command_problems, missing_references
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+
+
+def nav_pages(node) -> list[str]:
+    """Every page the nav of mkdocs.yml names."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [page for value in node.values() for page in nav_pages(value)]
+    return [page for item in node for page in nav_pages(item)]
+
+
+def mkdocs_config() -> dict:
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # the mermaid fence's !!python/name tag: a name, not something to import here
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: suffix)
+    return yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+
+
+@pytest.mark.slow
+def test_the_site_builds_strict(tmp_path):
+    """`mkdocs build --strict`: a broken link or anchor, or a page outside the nav, is an error."""
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode == 0, "\n".join(
+        line for line in result.stderr.splitlines() if line.startswith(("WARNING", "ERROR", "Aborted"))
+    )
+    assert (tmp_path / "site" / "guides" / "evaluate" / "index.html").is_file()
+
+
+def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page():
+    listed = nav_pages(mkdocs_config()["nav"])
+    present = [page.relative_to(DOCS).as_posix() for page in PAGES]
+    assert sorted(listed) == sorted(present)
+
+
+@pytest.mark.slow
+def test_the_generated_reference_is_current():
+    """scripts/docs_reference.py --check: a page (or a generated region of a page, or of README.md) that
+    differs from what the code gives now fails, naming the page."""
+    result = subprocess.run(
+        [sys.executable, "scripts/docs_reference.py", "--check"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+
+
+def hypothetical(text: str) -> set[str]:
+    """Names a walkthrough creates (its new stage, its new files), declared in the page as
+    `<!-- hypothetical: NAME ... -->`: they do not exist until a reader follows it."""
+    return {name for match in re.findall(r"<!-- hypothetical: ([^>]*) -->", text) for name in match.split()}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(DOCS).as_posix())
+def test_every_command_in_a_page_names_a_real_stage_and_real_flags(page):
+    text = page.read_text(encoding="utf-8")
+    declared = hypothetical(text)
+    assert [problem for problem in command_problems(text) if problem.split(":")[0] not in declared] == []
+    assert [path for path in missing_references(text) if path not in declared] == []
+
+
+def test_the_docs_check_catches_a_wrong_flag_and_a_wrong_stage():
+    text = "```bash\nbabelforge labels --no-such-flag\nbabelforge no_such_stage\ndvc repro no_such_stage\n```\n"
+    assert command_problems(text) == [
+        "babelforge labels --no-such-flag: no such flag",
+        "no_such_stage: no such stage (babelforge no_such_stage)",
+        "dvc repro no_such_stage: no such stage in dvc.yaml",
+    ]
+
+
+def test_the_guides_start_from_a_built_checkout_and_show_a_command():
+    """Each guide of the issue's list is a page with at least one command in a code block."""
+    guides = {page.stem: page.read_text(encoding="utf-8") for page in (DOCS / "guides").glob("*.md")}
+    expected = {"evaluate", "review-labels", "compare-runs", "publish", "full-profile", "ray-cluster", "add-a-language"}
+    assert expected <= set(guides)
+    for name in expected:
+        assert re.search(r"```bash\n(?:.*\n)*?.*(?:babelforge|dvc|python|export)\b", guides[name]), name
