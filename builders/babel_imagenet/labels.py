@@ -288,15 +288,31 @@ def is_one_word(text: str) -> bool:
     return len(text.split()) == 1
 
 
+# Scripts that write a word in one or two characters (`童帽` beside `帽`): there any longer word ending
+# with a candidate has a modifier in front; elsewhere it takes SHORT_FORM_MODIFIER characters.
+CHARACTER_WORD_SCRIPTS = frozenset({"Hani", "Hira", "Kana"})
+SHORT_FORM_MODIFIER = 3
+
+
+def ends_after_modifier(longer: str, key: str) -> bool:
+    """`longer` is `key` with a modifier in front (`oscilloscoop`, `scoop`), not a spelling
+    variant (`harmónica`, `armónica`) or an inflectional prefix (Volapük `hileon`, `leon`)."""
+    if not longer.endswith(key) or longer == key:
+        return False
+    minimum = 1 if dominant_script(key) in CHARACTER_WORD_SCRIPTS else SHORT_FORM_MODIFIER
+    return len(longer) - len(key) >= minimum
+
+
 def short_form_keys(candidates: Sequence[Candidate]) -> list[bool]:
     """Which candidates look like a short form of the class's compound English name: one word
     from one source while another candidate has more words (`couleuvre` beside `couleuvre
-    rayée`) or ends with it (`scoop` beside `oscilloscoop`, `Natter` beside `Strumpfbandnatter`)."""
+    rayée`) or is the word with a modifier in front (`scoop` beside `oscilloscoop`, `Natter`
+    beside `Strumpfbandnatter`)."""
     keys = [candidate.key for candidate in candidates]
     return [
         len(candidate.sources) == 1
         and is_one_word(key)
-        and any(other != key and (not is_one_word(other) or other.endswith(key)) for other in keys)
+        and any(other != key and (not is_one_word(other) or ends_after_modifier(other, key)) for other in keys)
         for candidate, key in zip(candidates, keys)
     ]
 

@@ -68,6 +68,13 @@ def test_short_forms_are_one_word_beside_a_phrase_or_the_end_of_a_longer_word():
     }
     alone = rank_candidates([form("Wiesel", "wikt"), form("Mauswiesel", "wikt", 1)], "agreement")
     assert short_form_keys(alone) == [True, False]  # `Wiesel` ends `Mauswiesel`: only compound names ask
+    # a spelling variant or an inflectional prefix is no modifier; one Han character is
+    variants = rank_candidates(
+        [form("armónica", "wikt"), form("harmónica", "wikt", 1), form("leon", "wikt", 2), form("hileon", "wikt", 3)],
+        "agreement",
+    )
+    assert not any(short_form_keys(variants))
+    assert short_form_keys(rank_candidates([form("帽", "omw:cow"), form("童帽", "omw:cow", 1)], "agreement"))[0]
 
 
 def test_a_candidate_given_elsewhere_loses_to_a_specific_one_only_among_equally_supported():
