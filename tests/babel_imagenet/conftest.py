@@ -28,27 +28,22 @@ def build_chain(tmp: Path, repo_root: Path, shared_data: Path, nltk_data: Path, 
     p.write_text(yaml.safe_dump(params))
     assert cli(["wordnet", "--params", str(p), "--out", str(tmp / "wn.parquet")]) == 0
     assert cli(["senses", "--params", str(p), "--wordnet", str(tmp / "wn.parquet"), "--out", str(tmp / "senses")]) == 0
-    assert (
-        cli(
-            [
-                "labels",
-                "--params",
-                str(p),
-                "--wordnet",
-                str(tmp / "wn.parquet"),
-                "--senses",
-                str(tmp / "senses"),
-                "--out",
-                str(tmp / "bi/labels.parquet"),
-                "--languages",
-                str(tmp / "bi/languages.parquet"),
-                "--candidates",
-                str(tmp / "bi/candidates.parquet"),
-            ]
-        )
-        == 0
-    )
+    assert run_labels(p, tmp, tmp / "bi") == 0
     return tmp
+
+
+def run_labels(params: Path, chain: Path, out: Path, *overrides: str) -> int:
+    """`babelforge labels` over a chain's wordnet and senses into `out` (labels, languages and
+    candidates Parquet), with `--set` overrides; returns the exit code."""
+    sets = [arg for override in overrides for arg in ("--set", override)]
+    return cli(
+        [
+            "labels",
+            *("--params", str(params), "--wordnet", str(chain / "wn.parquet"), "--senses", str(chain / "senses")),
+            *("--out", str(out / "labels.parquet"), "--languages", str(out / "languages.parquet")),
+            *("--candidates", str(out / "candidates.parquet"), *sets),
+        ]
+    )
 
 
 @pytest.fixture(scope="session")

@@ -3,13 +3,12 @@
 import pandas as pd
 import pytest
 
-from babelforge.babel_imagenet.labels import AGREEMENT_REASONS
-from babelforge.cli import main as cli
+from babelforge.babel_imagenet.labels import AGREEMENT_REASONS, LEARNED_PRIORITY
 from babelforge.core.io import read_json, read_provenance
 from babelforge.core.languages import registry
 from babelforge.core.sources import read_sources
 from tests.babel_imagenet.conftest import build_chain as build
-from tests.babel_imagenet.conftest import copy_chain
+from tests.babel_imagenet.conftest import copy_chain, run_labels
 
 
 @pytest.fixture(scope="module")
@@ -68,30 +67,7 @@ def first_rule(built, tmp_path_factory):
     """The same senses under the paper's rule (`full`'s settings): labels only."""
     first, _ = built
     out = tmp_path_factory.mktemp("first")
-    assert (
-        cli(
-            [
-                "labels",
-                "--params",
-                str(first / "params.yaml"),
-                "--wordnet",
-                str(first / "wn.parquet"),
-                "--senses",
-                str(first / "senses"),
-                "--out",
-                str(out / "labels.parquet"),
-                "--languages",
-                str(out / "languages.parquet"),
-                "--candidates",
-                str(out / "candidates.parquet"),
-                "--set",
-                "labels.ranking=first",
-                "--set",
-                "labels.resolve_duplicates=false",
-            ]
-        )
-        == 0
-    )
+    assert run_labels(first / "params.yaml", first, out, "labels.ranking=first", "labels.resolve_duplicates=false") == 0
     return pd.read_parquet(out / "labels.parquet")
 
 
@@ -124,27 +100,7 @@ def test_min_classes_param_changes_kept_languages(tmp_path, repo_root, shared_da
 
 def test_summary_is_printed(tmp_path, repo_root, shared_data, built, capsys):
     first, _ = built
-    p = first / "params.yaml"
-    assert (
-        cli(
-            [
-                "labels",
-                "--params",
-                str(p),
-                "--wordnet",
-                str(first / "wn.parquet"),
-                "--senses",
-                str(first / "senses"),
-                "--out",
-                str(tmp_path / "bi/labels.parquet"),
-                "--languages",
-                str(tmp_path / "bi/languages.parquet"),
-                "--candidates",
-                str(tmp_path / "bi/candidates.parquet"),
-            ]
-        )
-        == 0
-    )
+    assert run_labels(first / "params.yaml", first, tmp_path / "bi") == 0
     out = capsys.readouterr().out
     assert "en-drop" in out and "mt-drop" in out and "deu_Latn" in out
     assert (
@@ -233,7 +189,9 @@ def test_every_label_is_in_a_script_its_language_expects(built):
 
 def test_agreement_rank_reasons_and_duplicates(built, first_rule):
     labels, _, other = frames(built)
-    assert set(other["rank_reason"]) <= {"only", *AGREEMENT_REASONS, "unique", "purity", "script_span", "mixed_script"}
+    reasons = {"only", *AGREEMENT_REASONS, LEARNED_PRIORITY, "unique", "purity", "script_span", "mixed_script"}
+    assert set(other["rank_reason"]) <= reasons
+    assert (other["rank_reason"] == LEARNED_PRIORITY).any()  # the sources' agreement orders some languages
     assert (other["n_sources"] >= 1).all()
     # a class that took a unique candidate is never a duplicate, and there are fewer duplicates
     assert not labels[labels["rank_reason"] == "unique"]["is_duplicate"].any()

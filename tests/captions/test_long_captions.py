@@ -18,7 +18,7 @@ from babelforge.cli import main
 from babelforge.core import shards
 from babelforge.core.io import read_json, read_table
 
-from .test_stages import stub_for, translate, write_params
+from .test_stages import run_chain, stub_for, write_params
 
 N_SHORT = 6
 LONG_ID = "long"
@@ -43,14 +43,7 @@ def built(tmp_path_factory, xtd, tiny_kiwi_dir, long_caption):
         writer.writerow([LONG_ID, "long.jpg", long_caption])
     params = write_params(root / "params.yaml", table, tiny_kiwi_dir, format="table", limit=None)
     data = root / "data"
-    monkeypatch = pytest.MonkeyPatch()
-    try:
-        assert translate(monkeypatch, params, data, stub_for(xtd)) == 0
-    finally:
-        monkeypatch.undo()
-    common = ["--params", str(params), "--out", str(data)]
-    assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common, "--metrics", str(root / "metrics")]) == 0
+    run_chain(params, data, stub_for(xtd), root / "metrics")
     return root, data, params
 
 

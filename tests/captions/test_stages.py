@@ -48,20 +48,25 @@ def translate(monkeypatch, params: Path, data: Path, translator) -> int:
     return main(["captions_translate", "--params", str(params), "--registry", REGISTRY, "--out", str(data)])
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, xtd, xtd_path, tiny_kiwi_dir):
-    """translate -> tag -> select on the first 12 XTD captions (module-scoped: run once)."""
+def run_chain(params: Path, data: Path, translator, metrics: Path) -> None:
+    """captions_translate (with `translator` in place of NLLB), captions_tag and captions_select."""
     monkeypatch = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("pipeline")
-    params = write_params(root / "params.yaml", xtd_path, tiny_kiwi_dir)
-    data = root / "data"
     try:
-        assert translate(monkeypatch, params, data, stub_for(xtd)) == 0
+        assert translate(monkeypatch, params, data, translator) == 0
     finally:
         monkeypatch.undo()
     common = ["--params", str(params), "--out", str(data)]
     assert main(["captions_tag", *common]) == 0
-    assert main(["captions_select", *common, "--metrics", str(data.parent / "metrics")]) == 0
+    assert main(["captions_select", *common, "--metrics", str(metrics)]) == 0
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, xtd, xtd_path, tiny_kiwi_dir):
+    """translate -> tag -> select on the first 12 XTD captions (module-scoped: run once)."""
+    root = tmp_path_factory.mktemp("pipeline")
+    params = write_params(root / "params.yaml", xtd_path, tiny_kiwi_dir)
+    data = root / "data"
+    run_chain(params, data, stub_for(xtd), data.parent / "metrics")
     return root, data
 
 
