@@ -34,7 +34,9 @@ def find_params(path: str | Path = DEFAULT_PARAMS, start: Path | None = None) ->
         raise BabelforgeError(
             f"no {DEFAULT_PARAMS} in {here} or a folder above it: run inside a babelforge project, or pass --params FILE"
         )
-    raise BabelforgeError(f"{path}: no params file; pass the project's params.yaml, or no --params inside a project")
+    raise BabelforgeError(
+        f"{path}: no params file; pass --params FILE, or run inside a babelforge project without --params"
+    )
 
 
 def project_root(params_path: str | Path, start: Path | None = None) -> Path:
@@ -50,11 +52,11 @@ def project_root(params_path: str | Path, start: Path | None = None) -> Path:
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
-
+    """The params file as a mapping of stage groups; one-line errors for a missing or malformed file."""
     path = Path(path)
     if not path.exists():
         raise BabelforgeError(
-            f"{path}: no params file; pass the project's params.yaml, or no --params inside a project"
+            f"{path}: no params file; pass --params FILE, or run inside a babelforge project without --params"
         )
     try:
         with path.open(encoding="utf-8") as handle:
