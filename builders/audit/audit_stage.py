@@ -10,6 +10,7 @@ params.yaml, severities, score weights and langid's limits from the `audit:` gro
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
     if missing:
         raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
     groups, dropped_totals = _language_facts(paths.languages)
+    orders = _source_orders(paths.languages)
     review_coverage, review_record, candidates = review_sheet.audit_review_inputs(labels, labels_path, paths.candidates)
     english = english_reference(labels, paths.wordnet)
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
@@ -167,6 +169,8 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
             # labels.parquet only has classes that kept a label: the senses of classes the
             # filters emptied are counted in languages.parquet alone
             record["dropped"] = dropped_totals[lang]
+        if lang in orders:
+            record["source_trust"] = source_trust_record(orders[lang], candidates.get(lang, []))
         record.update(sections.language_records(optional, lang))
         if reference is not None:
             record["reference"] = (
@@ -253,6 +257,37 @@ def _language_facts(path: str | None) -> tuple[dict[str, str], dict[str, dict[st
         for row in table.to_dict("records")
     }
     return groups, totals
+
+
+SOURCE_ORDER_COLUMNS = ("source_order", "source_order_from", "n_trust_classes")
+
+
+def _source_orders(path: str | None) -> dict[str, dict[str, Any]]:
+    """{lang: languages.parquet's source order row} where the labels stage wrote one (agreement
+    ranking); {} for an older languages.parquet or the `first` ranking."""
+    import pyarrow.parquet as pq
+
+    if not path or not Path(path).exists() or not set(SOURCE_ORDER_COLUMNS) <= set(pq.read_schema(path).names):
+        return {}
+    table = read_table(path, columns=["lang", *SOURCE_ORDER_COLUMNS])
+    return {row["lang"]: row for row in table.to_dict("records") if row["source_order"]}
+
+
+def source_trust_record(order: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The language page's source trust: the agreement ranking's source order, whether the sources'
+    agreement set it (`evidence`) or labels.source_priority (`params`), the classes of evidence, and
+    each source's estimated precision (candidates.parquet's `source_precision`, where estimated)."""
+    precision: dict[str, float] = {}
+    for row in candidates:
+        value = row.get("source_precision")
+        if value is not None and value == value:  # NaN: not estimated
+            precision.setdefault(str(row["source"]), round(float(value), 4))
+    return {
+        "order": [name for name in str(order["source_order"]).split(",") if name],
+        "order_from": str(order["source_order_from"]),
+        "evidence_classes": int(order["n_trust_classes"]),
+        "precision": dict(sorted(precision.items(), key=lambda item: (-item[1], item[0]))),
+    }
 
 
 def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, Any]]:

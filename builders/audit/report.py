@@ -444,10 +444,30 @@ def render_language(
         + "\n<h2>Source mix</h2>\n"
         + _mapping_table(record["source_mix"], "source", "labels")
         + "\n"
+        + _source_trust_section(record.get("source_trust"))
         + "\n".join(sections)
         + f"\n<script>{_LABELS_SCRIPT}</script>"
     )
     return _page(f"{lang} label audit", body)
+
+
+def _source_trust_section(trust: Mapping[str, Any] | None) -> str:
+    """The sources' estimated precision and the order the agreement ranking used (labels.rules.learned_priority)."""
+    if not trust:
+        return ""
+    origin = (
+        f"learned from the sources' agreement in {trust['evidence_classes']} classes"
+        if trust["order_from"] == "evidence"
+        else f"labels.source_priority ({trust['evidence_classes']} classes of evidence: too few to learn one)"
+    )
+    return (
+        "<h2>Source trust</h2>\n"
+        f"<p>Source order {' &gt; '.join(escape(name) for name in trust['order']) or 'none'}, {escape(origin)}. Estimated precision: "
+        "how often a source's first candidate is given by another source of the class (and matches a reviewed "
+        "label), smoothed toward the source kind's estimate over all languages.</p>\n"
+        + (_mapping_table(trust["precision"], "source", "precision") if trust["precision"] else "")
+        + "\n"
+    )
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:

@@ -14,7 +14,8 @@ For each (class, language):
      other form is left;
   6. rank what is left: `first` (the paper: the first form in the source's order) or
      `agreement` (a vernacular name before a scientific one, then the forms more distinct
-     sources give, then `source_priority`, then the source's order);
+     sources give, then `source_priority` (or the order the sources' agreement gives, trust.py),
+     then the source's order);
   7. optionally, where one label names several classes of a language, give each class that has
      one a candidate no other class of the language uses (the class holding the label most
      firmly keeps it).
@@ -32,6 +33,7 @@ from typing import Literal
 
 from babelforge.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS, clean_lemma, normalise_lemma
 from babelforge.babel_imagenet.purity import foreign_forms, strip_script_spans
+from babelforge.babel_imagenet.trust import ClassSources, LearnedPriority, class_sources, learn_priority, priority_index
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.scripts import dominant_script, expand_script
 from babelforge.core.text_taggers import is_latin_acronym
@@ -213,15 +215,6 @@ def is_scientific_name(text: str, taxa: Iterable[str]) -> bool:
     return len(words) <= 3 and words[0] in genera
 
 
-def priority_index(source: str, priority: Sequence[str]) -> int:
-    """Position of a source in `priority` by full name (`omw:ell`) or kind (`omw`); unlisted: last."""
-    kind = source.split(":", 1)[0]
-    for index, name in enumerate(priority):
-        if name in (source, kind):
-            return index
-    return len(priority)
-
-
 @dataclass(frozen=True)
 class Candidate:
     """One distinct label (casefolded) of a class in a language, and who gives it."""
@@ -243,6 +236,8 @@ class Candidate:
 
 # What decided between the chosen candidate and the next one, by the first part of the
 # agreement key that differs.
+# rank_reason where the source order decided and it was learned from the sources' agreement (trust.py)
+LEARNED_PRIORITY = "learned_priority"
 AGREEMENT_REASONS = (
     "vernacular",
     "agreement",
@@ -409,7 +404,7 @@ class LabelChoice:
     routed_from: str | None = None
     n_sources: int = 0  # distinct sources that give the chosen label
     # only | first | vernacular | specificity | agreement | short_form | polysemy | frequency_unused | frequency |
-    # source_priority | source_order | unique; purity | script_span (a form of another language or with a
+    # source_priority | learned_priority (a learned source order) | source_order | unique; purity | script_span (a form of another language or with a
     # foreign-script span would have won) | mixed_script (kept with such a span: the class has nothing else)
     rank_reason: str = ""
     ambiguous_english: bool = False  # the class's English lemmas name other synsets (polysemy rule on)
@@ -552,6 +547,9 @@ class Rules:
     script_span: bool = False  # strip a foreign-script span, else pass the form over (purity.py)
     # (lang, other lang, label) -> Zipf lean to the other (frequency.language_lean); None: purity rule off
     purity: Callable[[str, str, str], float | None] | None = field(default=None, compare=False)
+    # agreement: each language's source order from its sources' estimated precision (trust.py) where the
+    # evidence suffices; source_priority stays the order elsewhere
+    learned_priority: bool = False
 
     def priority(self, lang: str) -> Sequence[str]:
         return self.source_priority_by_lang.get(lang, self.source_priority)
@@ -567,13 +565,17 @@ def choose_labels(
     tally: Counter | None = None,
     english: Mapping[str, ClassEnglish] | None = None,
     class_names: Mapping[str, Iterable[str]] | None = None,
+    reviewed: Mapping[tuple[str, str], str] | None = None,
+    learned: list[LearnedPriority] | None = None,
 ) -> list[LabelChoice]:
     """One LabelChoice per (synset, language) that has forms, sorted by (lang, synset).
 
     `router` routes forms by script (None: no routing); `taxa` gives each synset's taxa for the
     scientific-name rule; `english` what WordNet says of each synset's English name (the
     specificity, short-form and polysemy rules); `class_names` each synset's English names (the
-    script-span rule); `tally` collects the per-language cleaning and routing counts."""
+    script-span rule); `tally` collects the per-language cleaning and routing counts. With
+    `rules.learned_priority`, `reviewed` ((lang, synset) -> a reviewed label) is evidence for the
+    sources' trust, and `learned` receives the LearnedPriority the ranking used."""
     tally = Counter() if tally is None else tally
     excluded = set(exclude_langs)
     forms, foreign = prepared_forms((s for s in senses if s.lang not in excluded), router, rules, class_names, tally)
@@ -588,19 +590,29 @@ def choose_labels(
         return None if rules.frequency is None else functools.partial(rules.frequency, lang)
 
     evidence = class_evidence(grouped, english_keys, rules, english or {})
+    orders: Mapping[str, tuple[str, ...]] = {}
+    if rules.learned_priority and rules.ranking == "agreement":
+        fallback = {lang: rules.priority(lang) for lang, _ in grouped}
+        trust = learn_priority(source_classes(grouped, english_keys, rules), reviewed, fallback)
+        orders = trust.orders
+        if learned is not None:
+            learned.append(trust)
 
     def choose(group: Sequence[Form]) -> LabelChoice:
         lang, synset = group[0].lang, group[0].synset  # never empty: every group has a kept or passed form
-        return choose_label(
+        choice = choose_label(
             group,
             english_keys,
             rules.low_precision_sources,
             rules.ranking,
-            rules.priority(lang),
+            orders.get(lang) or rules.priority(lang),
             taxa.get(synset, ()),
             zipf_in(lang),
             evidence(lang, synset),
         )
+        if lang in orders and choice.rank_reason == "source_priority":
+            return replace(choice, rank_reason=LEARNED_PRIORITY)
+        return choice
 
     def choose_clean(group: Sequence[Form]) -> LabelChoice:
         # script spans: a flagged mixed-script form only when the class has nothing else
@@ -615,6 +627,29 @@ def choose_labels(
             choose_passing_over(choose_clean, grouped.get(where, []), removed.get(where, []), "purity", False)
         )
     return resolve_duplicates(choices) if rules.resolve_duplicates else choices
+
+
+def source_classes(
+    grouped: Mapping[tuple[str, str], Sequence[Form]], english_keys: frozenset[str], rules: Rules
+) -> list[ClassSources]:
+    """What each source offers a (language, class), for the trust estimate: the forms the ranking
+    would see (rules 3-5; a form flagged with a foreign-script span left out), each source's in
+    its own order (`Form` position: not routed first, then rank, then part)."""
+    classes = []
+    for (lang, synset), group in sorted(grouped.items()):
+        preferred, low_precision, _, _ = split_forms(
+            (form for form in group if not form.flag), english_keys, rules.low_precision_sources
+        )
+        by_source: dict[str, list[Form]] = defaultdict(list)
+        for form in preferred or low_precision:
+            by_source[form.source].append(form)
+        ranked = {
+            source: [f.label for f in sorted(forms, key=lambda f: (f.routed_from is not None, f.rank, f.part))]
+            for source, forms in by_source.items()
+        }
+        if ranked:
+            classes.append(class_sources(lang, synset, ranked))
+    return classes
 
 
 def prepared_forms(

@@ -17,6 +17,7 @@ from babelforge.babel_imagenet.frequency import (
 )
 from babelforge.babel_imagenet.labels import (
     ENGLISH,
+    LEARNED_PRIORITY,
     TALLY_COLUMNS,
     ClassEnglish,
     Rules,
@@ -28,7 +29,8 @@ from babelforge.babel_imagenet.labels import (
     resource_group,
 )
 from babelforge.babel_imagenet.purity import MIXED_SCRIPT, uncovered_pairs
-from babelforge.babel_imagenet.reviews import apply_review_folder
+from babelforge.babel_imagenet.reviews import apply_review_folder, read_reviews, review_context
+from babelforge.babel_imagenet.trust import MIN_EVIDENCE, PARAMS, LearnedPriority, priority_index
 from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table, write_table
@@ -49,8 +51,9 @@ class SourcePriority:
 
     default: list[str] = setting(["wikt", "omw", "cldr"], "sources by kind (`omw`) or name (`omw:ell`), best first")
     languages: dict[str, list[str]] = setting(
-        {"ell_Grek": ["omw", "wikt", "cldr"], "pes_Arab": ["omw", "wikt", "cldr"], "swe_Latn": ["omw", "wikt", "cldr"]},
-        "per-language orders (registry key -> list), replacing the default",
+        {},
+        "per-language orders (registry key -> list), replacing the default; with rules.learned_priority "
+        "the evidence orders a language's sources and these only break near ties and where it is thin",
     )
 
 
@@ -81,6 +84,7 @@ class Config:
             "polysemy": True,
             "purity": True,
             "script_span": True,
+            "learned_priority": True,
         },
         "label rules that can be switched off to measure them (dvc exp run -S labels.rules.frequency=false); "
         "frequency: among equally supported candidates (agreement ranking) a word with recorded use beats one "
@@ -95,7 +99,11 @@ class Config:
         "purity: a form a wordnet shared by two close languages (Indonesian/Malay) gives in both files is removed "
         "from the one where no other source gives it and wordfreq finds it at least tenfold rarer (other_language); "
         "script_span: a trailing or leading span in a script the language does not use (a Latin binomial) is "
-        "stripped where the rest stands alone, else the form is used only when the class has nothing else",
+        "stripped where the rest stands alone, else the form is used only when the class has nothing else; "
+        "learned_priority: each language's source order comes from its sources' precision, estimated from "
+        "how often a source's first candidate is given by another source of the class (and from reviewed "
+        "labels), smoothed toward the source kind's estimate over all languages; a language with fewer than "
+        f"{MIN_EVIDENCE} classes of such evidence keeps source_priority (agreement ranking only)",
     )
     script_routes: dict[str, dict[str, str]] = setting(
         {"hbs_Latn": {"Cyrl": "srp_Cyrl"}, "kur_Latn": {"Arab": "ckb_Arab"}},
@@ -191,12 +199,15 @@ def labels_frame(choices, classes):
     return frame
 
 
-def languages_frame(choices, kept: dict[str, int], tally=None):
-    """One row per kept language: class count, resource group, what the filters dropped, and what
-    cleaning and script routing did (`tally[(lang, column)]`, columns TALLY_COLUMNS)."""
+def languages_frame(choices, kept: dict[str, int], tally=None, orders: dict[str, tuple[str, str, int]] | None = None):
+    """One row per kept language: class count, resource group, what the filters dropped, what
+    cleaning and script routing did (`tally[(lang, column)]`, columns TALLY_COLUMNS), and the
+    agreement ranking's source order (`orders[lang]`: (order, where it came from, classes of
+    evidence), `source_orders`; empty when the ranking uses none)."""
     import pandas as pd
 
     tally = tally or {}
+    orders = orders or {}
     totals: dict[str, list[int]] = {}
     for c in choices:
         if c.lang in kept:
@@ -226,10 +237,61 @@ def languages_frame(choices, kept: dict[str, int], tally=None):
                 "n_dropped_low_precision": totals[lang][2],
                 "n_classes_emptied": totals[lang][3],
                 **{column: tally.get((lang, column), 0) for column in TALLY_COLUMNS},
+                **dict(zip(SOURCE_ORDER_COLUMNS, orders.get(lang, ("", "", 0)))),
             }
             for lang, n in kept.items()
-        ]
-    ).astype({column: "int32" for column in counts})
+        ],
+        columns=["lang", "name", "n_classes", "group", *counts[1:], *SOURCE_ORDER_COLUMNS],
+    ).astype({column: "int32" for column in (*counts, "n_trust_classes")})
+
+
+# languages.parquet: the agreement ranking's source order (comma-joined), `evidence` (learned,
+# trust.py) or `params` (labels.source_priority), and the classes that were evidence for it
+SOURCE_ORDER_COLUMNS = ("source_order", "source_order_from", "n_trust_classes")
+
+
+def source_orders(langs, rules: Rules, learned: LearnedPriority | None) -> dict[str, tuple[str, str, int]]:
+    """lang -> (the source order its agreement ranking used, comma-joined; `evidence` or `params`;
+    classes of evidence). Empty under the `first` ranking, which uses no source order."""
+    if rules.ranking != "agreement":
+        return {}
+    result = {}
+    for lang in langs:
+        if learned is not None and lang in learned.orders:
+            result[lang] = (",".join(learned.orders[lang]), learned.order_from(lang), learned.evidence.get(lang, 0))
+        else:
+            evidence = learned.evidence.get(lang, 0) if learned is not None else 0
+            result[lang] = (",".join(rules.priority(lang)), PARAMS, evidence)
+    return result
+
+
+def learned_counts(learned: LearnedPriority | None, rules: Rules, langs) -> str:
+    """The build log's line for the learned source order: where the evidence set it, where it
+    differs from labels.source_priority, and where the evidence was too thin."""
+    if learned is None:
+        return "labels: learned_priority off; labels.source_priority orders the sources"
+    langs = [lang for lang in langs if lang != ENGLISH]
+    learned_langs = [lang for lang in langs if lang in learned.orders]
+    differ = []
+    for lang in learned_langs:
+        order = learned.orders[lang]
+        positions = [priority_index(source, rules.priority(lang)) for source in order]
+        if positions != sorted(positions):  # a source the hand-written order puts later comes first
+            differ.append(f"{lang} {'>'.join(order)}")
+    return (
+        f"labels: learned_priority set the source order of {len(learned_langs)} languages from the sources' "
+        f"agreement ({len(differ)} differ from labels.source_priority: {', '.join(differ) or 'none'}); "
+        f"{len(langs) - len(learned_langs)} languages with under {MIN_EVIDENCE} classes of evidence keep it"
+    )
+
+
+def candidate_precisions(candidates, learned: LearnedPriority | None) -> list[float | None]:
+    """candidates.parquet's `source_precision`: the estimated precision of the row's source in its
+    language (trust.py), None where it was not estimated (one source, English, the rule off)."""
+    if learned is None:
+        return [None] * len(candidates)
+    precision = {(entry.lang, entry.source): entry.precision for entry in learned.estimates}
+    return [precision.get((lang, source)) for lang, source in zip(candidates["lang"], candidates["source"])]
 
 
 def summary_table(languages) -> str:
@@ -257,7 +319,7 @@ def summary_table(languages) -> str:
     return "\n".join(lines)
 
 
-SWITCHABLE_RULES = ("frequency", "specificity", "short_form", "polysemy", "purity", "script_span")
+SWITCHABLE_RULES = ("frequency", "specificity", "short_form", "polysemy", "purity", "script_span", "learned_priority")
 # rank_reason values each switchable rule decides (the build log counts them)
 RULE_REASONS = {
     "frequency": ("frequency", "frequency_unused"),
@@ -266,6 +328,7 @@ RULE_REASONS = {
     "polysemy": ("polysemy",),
     "purity": ("purity",),
     "script_span": ("script_span",),
+    "learned_priority": (LEARNED_PRIORITY,),
 }
 
 
@@ -295,6 +358,7 @@ def rules_of(config: Config, languages=None):
         purity=language_lean(languages if languages is not None else registry())
         if config.rules.get("purity", True) and config.ranking == "agreement"
         else None,
+        learned_priority=config.rules.get("learned_priority", True) and config.ranking == "agreement",
     )
 
 
@@ -316,6 +380,7 @@ def rule_counts(choices, rules: Rules) -> str:
         "polysemy": rules.polysemy,
         "purity": rules.purity is not None,
         "script_span": rules.script_span,
+        "learned_priority": rules.learned_priority,
     }
     reasons = Counter(c.rank_reason for c in choices)
     decided = [f"{name} {sum(reasons[r] for r in RULE_REASONS[name])}" for name in SWITCHABLE_RULES if on[name]]
@@ -353,6 +418,20 @@ def candidate_frequencies(candidates, rules: Rules) -> list[float | None]:
     return [rules.frequency(lang, label) for lang, label in zip(candidates["lang"], candidates["label"])]
 
 
+def reviewed_labels(classes, folder, english_keys) -> dict[tuple[str, str], str]:
+    """(lang, synset) -> the label a person set (`replace`) or accepted with its text pinned
+    (`accept` with a label): evidence for the sources' trust. An `accept` without a label
+    accepts whatever the rules chose, which depends on the order being learned: not evidence."""
+    reviews, _ = read_reviews(folder, review_context(classes, english_keys), registry().keys())
+    synset_of = dict(zip(classes["wnid"], classes["synset"]))
+    return {
+        (lang, synset_of[review.wnid]): review.label
+        for lang, decisions in reviews.items()
+        for review in decisions
+        if review.label and review.decision in ("accept", "replace")
+    }
+
+
 def run(config: Config) -> int:
 
     paths = config.paths
@@ -370,9 +449,20 @@ def run(config: Config) -> int:
     tally: Counter = Counter()
     router, rules = ScriptRouter(registry(), config.script_routes), rules_of(config)
     names = {row.synset: (*row.lemmas, row.clip_name) for row in classes.itertuples()}
+    learned: list[LearnedPriority] = []
     choices = choose_labels(
-        senses, english, router, rules, taxa, tally=tally, english=class_english(classes), class_names=names
+        senses,
+        english,
+        router,
+        rules,
+        taxa,
+        tally=tally,
+        english=class_english(classes),
+        class_names=names,
+        reviewed=reviewed_labels(classes, paths.reviews, english) if rules.learned_priority else None,
+        learned=learned,
     )
+    trust = learned[0] if learned else None
     kept = kept_languages(choices, config.min_classes)
     choices = [c for c in choices if c.lang in kept]
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
@@ -385,7 +475,9 @@ def run(config: Config) -> int:
     kept = labels.groupby("lang").size().to_dict()
     candidates = candidates_frame(senses, all_choices, classes, english, rules, router)
     candidates["zipf"] = candidate_frequencies(candidates, rules)
-    languages = languages_frame(all_choices, dict(sorted(kept.items())), tally)
+    candidates["source_precision"] = candidate_precisions(candidates, trust)
+    candidates["source_precision"] = candidates["source_precision"].astype("float64")
+    languages = languages_frame(all_choices, dict(sorted(kept.items())), tally, source_orders(kept, rules, trust))
     record = provenance(
         "labels",
         params={"profile": profile, "labels": as_params(config)},
@@ -415,6 +507,8 @@ def run(config: Config) -> int:
     print(summary_table(languages))
     info(rule_counts(choices, rules))
     info(purity_counts(tally, rules, senses, choices))
+    if rules.ranking == "agreement":
+        info(learned_counts(trust, rules, sorted(kept)))
     if rules.frequency:
         by_frequency = Counter(c.rank_reason for c in choices if c.rank_reason.startswith("frequency"))
         info(

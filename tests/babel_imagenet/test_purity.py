@@ -155,7 +155,7 @@ def test_on_the_greek_wordnet_mixed_labels_give_way(omw):
     senses = list(omw.senses([JAGUAR, TICK, DRAGONFLY, COTTONTAIL], langs=["ell_Grek"]))
     router = ScriptRouter(registry())
     names = {JAGUAR: ("jaguar", "Panthera onca", "Felis onca")}
-    greek_first = {"ell_Grek": ("omw", "wikt", "cldr")}  # params.yaml: the Greek wordnet before Wiktionary
+    greek_first = {"ell_Grek": ("omw", "wikt", "cldr")}  # the Greek wordnet first, as params.yaml once had it
     rules = Rules(ranking="agreement", source_priority_by_lang=greek_first, script_span=True)
     choices = {c.synset: c for c in choose_labels(senses, ENGLISH, router, rules, class_names=names)}
     assert (choices[JAGUAR].label, choices[JAGUAR].rank_reason) == ("ιαγουάρος", "script_span")
