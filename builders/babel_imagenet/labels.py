@@ -403,9 +403,10 @@ class LabelChoice:
     raw_lemma: str | None = None
     routed_from: str | None = None
     n_sources: int = 0  # distinct sources that give the chosen label
-    # only | first | vernacular | specificity | agreement | short_form | polysemy | frequency_unused | frequency |
-    # source_priority | learned_priority (a learned source order) | source_order | unique; purity | script_span (a form of another language or with a
-    # foreign-script span would have won) | mixed_script (kept with such a span: the class has nothing else)
+    # only | first | vernacular | specificity | agreement | short_form | polysemy | frequency_unused |
+    # frequency | source_priority | learned_priority (a learned source order) | source_order | unique;
+    # purity | script_span (a form of another language or with a foreign-script span would have won) |
+    # mixed_script (kept with such a span: the class has nothing else)
     rank_reason: str = ""
     ambiguous_english: bool = False  # the class's English lemmas name other synsets (polysemy rule on)
     candidates: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
@@ -414,8 +415,8 @@ class LabelChoice:
     def ambiguous_source(self) -> bool:
         """The audit's `ambiguous_source`: the English lemma has other senses, the class's sources
         disagree (candidates from several sources) and the label has no support (one source, not a
-        phrase narrowing another candidate). Where one source covers a class nothing could support its label: not flagged, or
-        most labels of a one-source language would be."""
+        phrase narrowing another candidate). Where one source covers a class nothing could support
+        its label: not flagged, or most labels of a one-source language would be."""
         chosen = next((c for c in self.candidates if self.label and c.key == self.label.casefold()), None)
         if not (self.ambiguous_english and chosen and needs_support(chosen, [c.key for c in self.candidates])):
             return False

@@ -70,35 +70,38 @@ class LoopbackCluster:
             "RAY_USAGE_STATS_ENABLED": "0",
         }
 
+    def spawn(self, argv: list[str], stderr: int) -> subprocess.Popen:
+        """A process of the cluster in its own process group (killed as a group at the end), with the
+        cluster's environment, run from the repo, its stdout read as text."""
+        process = subprocess.Popen(
+            argv,
+            env=self.environment(),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
+        self.groups.append(process.pid)
+        return process
+
     def start(self, head_cpus: int = 2, node_cpus: int = 1, timeout: float = 60) -> None:
         self.token_file.write_text(secrets.token_hex(24))
         self.token_file.chmod(0o600)
-        head = subprocess.Popen(
+        head = self.spawn(
             [str(RAY), "start", "--head", "--node-ip-address=127.0.0.1", f"--port={self.port}"]
             + [f"--num-cpus={head_cpus}", "--include-dashboard=false", "--disable-usage-stats"]
             + [f"--temp-dir={self.root / 'ray'}"],
-            env=self.environment(),
-            cwd=REPO,
-            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
         )
-        self.groups.append(head.pid)
         out, _ = head.communicate(timeout=timeout)
         if head.returncode:
             raise RuntimeError(f"ray start --head failed: {out[-2000:]}")
-        node = subprocess.Popen(
+        node = self.spawn(
             [sys.executable, "-m", "tests.core.ray_cluster", "node", self.address, str(self.root / "ray")]
             + [str(node_cpus)],
-            env=self.environment(),
-            cwd=REPO,
-            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
         )
-        self.groups.append(node.pid)
         line = node.stdout.readline().split()  # "up <node id>" once the raylet is up
         if line[:1] != ["up"]:
             raise RuntimeError(f"the second node did not start: {node.stderr.read()[-2000:]}")
