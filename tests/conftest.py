@@ -8,6 +8,7 @@ os.environ; a later test, or a subprocess it starts, must not inherit that).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.params import load_params
+from tests import schedule
 from tests.shared import built_once
 
 REPO = Path(__file__).resolve().parents[1]
@@ -136,18 +138,62 @@ SLOW_FIXTURES = frozenset(
 )
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by the marks
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests that use a slow fixture slow; then run the longest tests first, each keeping
-    its place among its kind: those marked slow, the whole-project ones (tests/test_*.py: the review
-    journey, dvc pipelines, reproducibility) before the areas' slow ones. With pytest-xdist they
-    start at once on their workers and the quick tests fill the other workers around them, instead
-    of a long test starting last and running alone."""
+    """Mark the tests that use a slow fixture slow."""
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
-    def order(item) -> tuple[bool, bool]:
-        slow = item.get_closest_marker("slow") is not None
-        return (not slow, Path(item.path).parent != REPO / "tests")
 
-    items.sort(key=order)
+def pytest_addoption(parser):
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help=f"rewrite {schedule.DURATIONS.relative_to(REPO)} with this run's durations (the order's estimates)",
+    )
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(TestOrder(config), "babelforge-test-order")
+
+
+class TestOrder:
+    """Runs the longest tests first, spread over the xdist workers (tests/schedule.py), and with
+    --record-durations records how long each test took."""
+
+    __test__ = False  # a plugin, not a test class
+
+    def __init__(self, config):
+        self.config = config
+        self.seconds: dict[str, float] = {}
+
+    @pytest.hookimpl(trylast=True)  # after `-m`/`-k` deselection: the plan is of the tests that run
+    def pytest_collection_modifyitems(self, config, items):
+        recorded = schedule.recorded_durations()
+
+        def unit(item) -> schedule.Unit:
+            slow = item.get_closest_marker("slow") is not None
+            estimate = recorded.get(item.nodeid, schedule.UNRECORDED_SLOW if slow else schedule.UNRECORDED_QUICK)
+            return schedule.Unit(str(item.path) if slow else item.nodeid, estimate, [item])
+
+        units: dict[object, schedule.Unit] = {}
+        for part in map(unit, items):  # a file's slow tests: one unit, in the file's order
+            if part.key in units:
+                units[part.key].seconds += part.seconds
+                units[part.key].items += part.items
+            else:
+                units[part.key] = part
+        workers = getattr(config, "workerinput", {}).get("workercount", 1)
+        items[:] = schedule.planned_order(list(units.values()), workers)
+
+    def pytest_runtest_logreport(self, report):
+        if self.config.getoption("record_durations"):
+            self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session):
+        if not self.config.getoption("record_durations") or hasattr(self.config, "workerinput"):
+            return  # the controller writes: it gets every worker's reports
+        kept = {name: s for name, s in schedule.recorded_durations().items() if name not in self.seconds}
+        merged = schedule.durations_to_record({**kept, **self.seconds})
+        schedule.DURATIONS.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
