@@ -57,12 +57,25 @@ def project_modules() -> list[str]:
     return sorted(module_name(path) for path in files)
 
 
+def parsed(path: Path) -> ast.Module:
+    """The file's syntax tree. Parsed again once on Python 3.11's spurious "AST constructor
+    recursion depth mismatch" (CPython gh-106905, fixed in 3.12): seen once in a test process
+    that had run Ray, whose threads stay up."""
+    source = path.read_text(encoding="utf-8")
+    try:
+        return ast.parse(source, filename=str(path))
+    except SystemError as error:
+        if "recursion depth mismatch" not in str(error):
+            raise
+        return ast.parse(source, filename=str(path))
+
+
 def imported_names(path: Path, module: str) -> set[str]:
     """Every module name `path` may import (anywhere in the file), relative imports resolved;
     `from package import name` also yields `package.name`."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parsed(path)
     for node in (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)

@@ -23,7 +23,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from tests.imports import module_file, project_imports, project_modules
+from tests.imports import module_file, parsed, project_imports, project_modules
 
 AREAS = ("audit", "babel_imagenet", "captions", "lexicon", "mvl_sib", "pipeline", "publish", "translation")
 
@@ -122,7 +122,7 @@ def private_names_used_across_parts(modules: Iterable[str]) -> list[str]:
     found = []
     for module in modules:
         path = module_file(module)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("babelforge"):
                 if part(node.module) != part(module):
                     found += [
