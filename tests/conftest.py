@@ -175,10 +175,10 @@ class TestOrder:
         def unit(item) -> schedule.Unit:
             slow = item.get_closest_marker("slow") is not None
             estimate = recorded.get(item.nodeid, schedule.UNRECORDED_SLOW if slow else schedule.UNRECORDED_QUICK)
-            return schedule.Unit(str(item.path) if slow else item.nodeid, estimate, [item])
+            return schedule.Unit(str(item.path), estimate, [item])
 
         units: dict[object, schedule.Unit] = {}
-        for part in map(unit, items):  # a file's slow tests: one unit, in the file's order
+        for part in map(unit, items):  # a file's tests: one unit, in the file's order
             if part.key in units:
                 units[part.key].seconds += part.seconds
                 units[part.key].items += part.items
@@ -194,6 +194,7 @@ class TestOrder:
     def pytest_sessionfinish(self, session):
         if not self.config.getoption("record_durations") or hasattr(self.config, "workerinput"):
             return  # the controller writes: it gets every worker's reports
-        kept = {name: s for name, s in schedule.recorded_durations().items() if name not in self.seconds}
+        files_run = {name.split("::")[0] for name in self.seconds}  # a file run now: its old figures go
+        kept = {name: s for name, s in schedule.recorded_durations().items() if name.split("::")[0] not in files_run}
         merged = schedule.durations_to_record({**kept, **self.seconds})
         schedule.DURATIONS.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -2,10 +2,10 @@
 
 With `--dist=worksteal` each worker is first sent one contiguous chunk of the collected order
 (as many tests each), then an idle worker takes tests from the end of a busy one's queue. So
-the order is planned as chunks: the slow tests are dealt out longest first, each to the chunk
-with the least work so far (a file's slow tests stay together: they share module fixtures, which
-a split would build twice); the quick tests fill the chunks to their sizes; each chunk runs its
-longest work first and ends with quick tests, which are what a steal moves. Without xdist
+the order is planned as chunks: the test files are dealt out longest first, each to the chunk
+with the least work so far that has room (a file's tests stay together and in order: they share
+module fixtures, which a split or an interleaving would build again); each chunk runs its longest
+files first and ends with the quickest, which are what a steal moves. Without xdist
 (or with one worker) the plan is one chunk: the longest first.
 
 The estimates are the recorded durations in `tests/durations.json` (setup, call and teardown of
