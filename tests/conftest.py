@@ -170,6 +170,8 @@ class TestOrder:
 
     @pytest.hookimpl(trylast=True)  # after `-m`/`-k` deselection: the plan is of the tests that run
     def pytest_collection_modifyitems(self, config, items):
+        if config.pluginmanager.hasplugin("randomly") and config.getoption("randomly_reorganize", default=False):
+            return  # `-p randomly`: its shuffle (done before this hook) is the point of the run
         recorded = schedule.recorded_durations()
 
         def unit(item) -> schedule.Unit:

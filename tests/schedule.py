@@ -11,7 +11,7 @@ files first and ends with the quickest, which are what a steal moves. Without xd
 The estimates are the recorded durations in `tests/durations.json` (setup, call and teardown of
 each test that took a second or more; `pytest -n auto --record-durations` rewrites it). A test
 not in it counts as `UNRECORDED_SLOW` or `UNRECORDED_QUICK` seconds: a stale file only makes the
-order worse, never a test wrong. `-p randomly` shuffles after this plan.
+order worse, never a test wrong. Under `-p randomly` there is no plan: its shuffled order stands.
 """
 
 from __future__ import annotations
