@@ -196,7 +196,12 @@ class TestOrder:
     def pytest_sessionfinish(self, session):
         if not self.config.getoption("record_durations") or hasattr(self.config, "workerinput"):
             return  # the controller writes: it gets every worker's reports
-        files_run = {name.split("::")[0] for name in self.seconds}  # a file run now: its old figures go
-        kept = {name: s for name, s in schedule.recorded_durations().items() if name.split("::")[0] not in files_run}
+        # a test run now gets its new figure; the others keep theirs (a partial run, `-m "not slow"`,
+        # loses nothing), unless their file is gone
+        kept = {
+            name: s
+            for name, s in schedule.recorded_durations().items()
+            if name not in self.seconds and (REPO / name.split("::")[0]).is_file()
+        }
         merged = schedule.durations_to_record({**kept, **self.seconds})
         schedule.DURATIONS.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -9,7 +9,8 @@ files first and ends with the quickest, which are what a steal moves. Without xd
 (or with one worker) the plan is one chunk: the longest first.
 
 The estimates are the recorded durations in `tests/durations.json` (setup, call and teardown of
-each test that took a second or more; `pytest -n auto --record-durations` rewrites it). A test
+each test that took a second or more; `pytest -n auto --record-durations` updates it with the
+tests it runs). A test
 not in it counts as `UNRECORDED_SLOW` or `UNRECORDED_QUICK` seconds: a stale file only makes the
 order worse, never a test wrong. Under `-p randomly` there is no plan: its shuffled order stands.
 """
