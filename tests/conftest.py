@@ -150,7 +150,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--record-durations",
         action="store_true",
-        help=f"rewrite {schedule.DURATIONS.relative_to(REPO)} with this run's durations (the order's estimates)",
+        help=f"update {schedule.DURATIONS.relative_to(REPO)} with the durations of the tests run (the order's estimates)",
     )
 
 
@@ -173,19 +173,12 @@ class TestOrder:
         if config.pluginmanager.hasplugin("randomly") and config.getoption("randomly_reorganize", default=False):
             return  # `-p randomly`: its shuffle (done before this hook) is the point of the run
         recorded = schedule.recorded_durations()
-
-        def unit(item) -> schedule.Unit:
+        units: dict[str, schedule.Unit] = {}
+        for item in items:  # a file's tests: one unit, in the file's order
+            unit = units.setdefault(str(item.path), schedule.Unit(str(item.path), 0.0, []))
             slow = item.get_closest_marker("slow") is not None
-            estimate = recorded.get(item.nodeid, schedule.UNRECORDED_SLOW if slow else schedule.UNRECORDED_QUICK)
-            return schedule.Unit(str(item.path), estimate, [item])
-
-        units: dict[object, schedule.Unit] = {}
-        for part in map(unit, items):  # a file's tests: one unit, in the file's order
-            if part.key in units:
-                units[part.key].seconds += part.seconds
-                units[part.key].items += part.items
-            else:
-                units[part.key] = part
+            unit.seconds += recorded.get(item.nodeid, schedule.UNRECORDED_SLOW if slow else schedule.UNRECORDED_QUICK)
+            unit.items.append(item)
         workers = getattr(config, "workerinput", {}).get("workercount", 1)
         items[:] = schedule.planned_order(list(units.values()), workers)
 

@@ -52,6 +52,12 @@ def test_licences_file_and_body_name_each_source(built_card):
     assert "geigle-etal-2024-babel" in body and "navigli-ponzetto-2012-babelnet" in body
 
 
+# The end of a `datasets` loader script: print `out`, then leave without the interpreter's teardown
+# (once, under a loaded CI run, a library thread aborted it after the output was printed:
+# "terminate called without an active exception", exit -6; what is checked is done by then).
+PRINT_AND_LEAVE = "print(json.dumps(out, ensure_ascii=False), flush=True)\nimport os; os._exit(0)\n"
+
+
 def test_load_dataset_offline_for_every_config(built_card, tmp_path):
     script = (
         "import json, sys\nfrom datasets import load_dataset\n"
@@ -59,11 +65,7 @@ def test_load_dataset_offline_for_every_config(built_card, tmp_path):
         "for name in sys.argv[2:]:\n"
         "    ds = load_dataset(sys.argv[1], name, split='test')\n"
         "    out[name] = {'rows': ds.num_rows, 'labels': list(ds['label']), 'columns': ds.column_names}\n"
-        "print(json.dumps(out, ensure_ascii=False), flush=True)\n"
-        # Leave without the interpreter's teardown: once, under a loaded CI run, a library thread
-        # aborted it ("terminate called without an active exception", exit -6) after the output
-        # was printed; what is checked here is done by then.
-        "import os; os._exit(0)\n"
+        + PRINT_AND_LEAVE
     )
     env = dict(
         os.environ,
@@ -171,12 +173,7 @@ def load_features(folder, names, tmp_path):
         "for name in sys.argv[2:]:\n"
         "    ds = load_dataset(sys.argv[1], name, split='test')\n"
         "    out[name] = {column: repr(feature) for column, feature in ds.features.items()}\n"
-        "    out[name]['_row'] = {k: repr(v) for k, v in ds[0].items()}\n"
-        "print(json.dumps(out, ensure_ascii=False), flush=True)\n"
-        # Leave without the interpreter's teardown: once, under a loaded CI run, a library thread
-        # aborted it ("terminate called without an active exception", exit -6) after the output
-        # was printed; what is checked here is done by then.
-        "import os; os._exit(0)\n"
+        "    out[name]['_row'] = {k: repr(v) for k, v in ds[0].items()}\n" + PRINT_AND_LEAVE
     )
     env = dict(
         os.environ,
