@@ -15,9 +15,10 @@ result rows out), `stage` (`Config` + `configure` + `run`: params and files in, 
 Other places::
 
     export/      Babel-ImageNet labels + prompts in CLIP_benchmark's layout     eval_export
+    paper/       the papers' tables, a run beside them, the suite's plan        (eval_paper: tools/paper.py)
     sample/      the sample profile's tiny CLIPs and drawn image sets           eval_tiny_clip, eval_images
-    tools/       argparse tools over TSV files, each beside its metric          eval_cider, eval_correlate,
-                                                                                eval_clipscore_pairs
+    tools/       argparse tools over files, each beside its metric              eval_cider, eval_correlate,
+                                                                                eval_clipscore_pairs, eval_paper
 
 Shared run machinery (imports no task)::
 
@@ -25,11 +26,14 @@ Shared run machinery (imports no task)::
     flags        --model / --device / --runner, --language, --out
     languages    language codes -> registry keys
     inputs       input files and image folders checked; the class list; models loaded; the cache opened
-    models       dual-encoder adapters (CLIP, SigLIP, VisionTextDualEncoder), load_model
+    models       the DualEncoder every family gives, load_model(spec): the model of a spec loaded by its family
+    families/    model families, one module each (hf: CLIP/SigLIP/AltCLIP/VisionTextDualEncoder, open_clip,
+                 mclip, st) and the spec [FAMILY:]ID[@REVISION][+IMAGE_SPEC] (FAMILIES, parse_spec)
     cache        the on-disk image-embedding cache (shards), EvalRunnerConfig (`eval.runner`)
     images       image sets: reading, content hash
     similarity   L2 normalisation, rank of the best positive (ties pessimistic)
     labels       Babel-ImageNet labels and templates as zero-shot and export read them
+    published    a published dataset (a built card folder, hf:ORG/NAME@REVISION) read without building
     captions     caption sets and their images; every model x caption set of a caption task
     documents    the run document: ROW_KEYS, dataset versions, rows + provenance
     results      a run written (results_path, write_run) and printed (the results table)

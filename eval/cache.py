@@ -69,8 +69,7 @@ class ModelSource:
     hash) in the same precision, so its vectors are the ones the key promises.
     """
 
-    path: str  # a local model directory (absolute) or a Hub id
-    hub_revision: str | None  # the commit to load (Hub ids only)
+    spec: str  # the model spec, its local folders absolute (babelforge.eval.families)
     device: str  # cpu or cuda: the device kind this process resolved
     revision: str  # what the loaded model must report
     precision: str | None
@@ -82,10 +81,10 @@ class ModelSource:
             import torch
 
             torch.set_num_threads(self.threads)
-        model = load_model(self.path, self.hub_revision, self.device)
+        model = load_model(self.spec, None, self.device)
         if model.revision != self.revision or getattr(model, "precision", None) != self.precision:
             raise BabelforgeError(
-                f"model {self.path}: this worker loaded revision {model.revision} in "
+                f"model {self.spec}: this worker loaded revision {model.revision} in "
                 f"{getattr(model, 'precision', None)}, the cache key names {self.revision} in {self.precision}; "
                 "every node needs the same model files"
             )
@@ -95,15 +94,13 @@ class ModelSource:
 def model_source(model, threads: int | None = None) -> ModelSource:
     """A loaded `babelforge.eval.models.DualEncoder` as what a Ray actor loads again."""
     device = getattr(model, "device", None)
-    if device is None:
+    ref = getattr(model, "ref", None)
+    if device is None or ref is None:
         raise BabelforgeError(
             f"model {model.name}: runner ray needs a model loaded by babelforge.eval.models.load_model"
         )
-    local = Path(model.name)
-    path = str(local.resolve()) if local.is_dir() else model.name
     return ModelSource(
-        path=path,
-        hub_revision=None if local.is_dir() else model.revision,
+        spec=ref.absolute().text(),
         device="cuda" if device.startswith("cuda") else device,
         revision=model.revision,
         precision=getattr(model, "precision", None),
@@ -203,7 +200,12 @@ class ImageEmbeddingCache:
         return self.root / cache_key(model.name, model.revision, image_set_hash, getattr(model, "precision", None))
 
     def embeddings(self, model, image_set, image_set_hash: str | None = None) -> np.ndarray:
-        """The image set's embeddings under `model`, encoding only the shards not yet on disk."""
+        """The image set's embeddings under `model`, encoding only the shards not yet on disk.
+
+        The vectors are those of the model's image tower (`image_encoder`): the text-only families'
+        models paired with one tower (M-CLIP B-32 and the multilingual sentence-transformers CLIP both
+        pair OpenAI's ViT-B/32) share its cached embeddings instead of encoding the images again."""
+        model = getattr(model, "image_encoder", model)  # an encoder without a paired tower encodes its own
         image_set_hash = image_set_hash or image_set.content_hash()
         directory = self.directory(model, image_set_hash)
         key = directory.name

@@ -21,8 +21,14 @@ from babelforge.eval.cache import EvalRunnerConfig
 class ModelSpec:
     """One model of `eval.common.models`."""
 
-    id: str = setting("", "a Hub id (pin its `revision`) or a local model directory")
-    revision: str | None = setting(None, "the Hub commit sha; a local directory is hashed instead")
+    id: str = setting(
+        "",
+        "a model spec, [FAMILY:]ID[@REVISION][+IMAGE_SPEC] (families: open_clip, st, mclip, hf): a local "
+        "folder (detected by its files) or a Hub id pinned at a commit",
+    )
+    revision: str | None = setting(
+        None, "the model's Hub commit sha when `id` has no @REVISION; a local directory is hashed instead"
+    )
 
 
 @dataclass(frozen=True)

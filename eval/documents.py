@@ -16,8 +16,7 @@ import numpy as np
 import yaml
 
 from babelforge.core.determinism import METRIC_DECIMALS, rounded
-from babelforge.core.io import sha256_file
-from babelforge.eval.models import directory_hash
+from babelforge.core.io import directory_hash, sha256_file
 
 ROW_KEYS = ("model", "revision", "dataset", "dataset_version", "lang", "prompt_set", "seed")
 

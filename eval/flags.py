@@ -6,19 +6,30 @@ from __future__ import annotations
 import argparse
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.eval.families import FAMILIES, SYNTAX, parse_spec, split_family
 from babelforge.eval.models import missing_folder
 
 
 def model_spec(text: str) -> dict:
-    """`--model ID[@REVISION]` -> an `eval.common.models` entry; a folder that is not there is an
+    """`--model SPEC` -> an `eval.common.models` entry (`id`: the spec without its model's own
+    `@REVISION`, which goes to `revision`); an unknown family or a folder that is not there is an
     error here, while the flags are read, before any input is loaded."""
-    model, _, revision = text.partition("@")
-    if not model:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a Hub id or a model directory, optionally @<revision>")
-    problem = missing_folder(model, revision or None)
-    if problem:
-        raise BabelforgeError(problem)
-    return {"id": model, "revision": revision or None}
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a model spec, {SYNTAX}")
+    ref = parse_spec(text)
+    for part in (ref, ref.image) if ref.image else (ref,):
+        problem = missing_folder(part)
+        if problem:
+            raise BabelforgeError(problem)
+    # the spec as written, its model's revision apart (what a params entry holds)
+    prefix = f"{ref.family}:" if split_family(text.strip())[0] else ""
+    image = f"+{ref.image.text()}" if ref.image else ""
+    return {"id": f"{prefix}{ref.id}{image}", "revision": ref.revision}
+
+
+def families_help() -> str:
+    """The model families and an example spec of each, for --model's help."""
+    return "; ".join(f"{name}: {family.example}" for name, family in FAMILIES.items())
 
 
 class ExtendCommaList(argparse.Action):
@@ -36,8 +47,9 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
         dest="eval.common.models",
         action="append",
         type=model_spec,
-        metavar="ID[@REVISION]",
-        help="evaluate this model instead of eval.common.models (repeatable; a Hub id needs @<sha>)",
+        metavar="SPEC",
+        help=f"evaluate this model instead of eval.common.models (repeatable): {SYNTAX}, a local folder "
+        f"detected by its files, a Hub id pinned @<sha>. Families: {families_help()}",
     )
     parser.add_argument(
         "--device", dest="eval.common.device", metavar="DEVICE", help="auto, cpu, cuda or cuda:<n> (eval.common.device)"

@@ -59,8 +59,8 @@ def load_models(common: CommonConfig) -> Iterator:
 
     if not common.models:
         raise BabelforgeError(
-            "params.yaml eval.common.models is empty; list models as {id: <hub id or path>, "
-            "revision: <sha>} or pass --model"
+            "params.yaml eval.common.models is empty; list models as {id: <model spec or path>, "
+            "revision: <sha>} or pass --model SPEC"
         )
     if common.threads:
         import torch

@@ -1,11 +1,12 @@
-"""Dual-encoder adapters: one small interface over CLIP, SigLIP and VisionTextDualEncoder.
+"""Dual encoders: one interface over every model family (`babelforge.eval.families`).
 
 `DualEncoder.encode_images(images)` / `encode_texts(texts)` return L2-normalised
-float32 numpy arrays, one row per input. A model is a Hub id with a pinned revision or
-a local directory (its revision is then a content hash of the directory, so results and
-caches change when the weights do). fp16 on a GPU, fp32 on CPU; `auto` (or no device)
-is resolved by `babelforge.core.device.resolve_device`. The tiny random CLIP of the `sample`
-profile and the tests is built by `babelforge.eval.sample.tiny_clip`.
+float32 numpy arrays, one row per input, whatever the family. `load_model(spec)` loads a model
+spec (`[FAMILY:]ID[@REVISION][+IMAGE_SPEC]`): a Hub id with a pinned revision or a local
+directory (its revision is then a content hash of the directory, so results and caches change
+when the weights do). fp16 on a GPU, fp32 on CPU; `auto` (or no device) is resolved by
+`babelforge.core.device.resolve_device`. The tiny random CLIP of the `sample` profile and the
+tests is built by `babelforge.eval.sample.tiny_clip`.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from urllib.parse import urlparse
 import numpy as np
 from PIL import Image
 
+from babelforge.core.datasets import resolve
 from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import read_rgb
 from babelforge.core.io import sha256_file
 from babelforge.core.progress import info
-
-SUPPORTED_TYPES = ("clip", "siglip", "vision-text-dual-encoder")
+from babelforge.eval.families import family, parse_spec
 
 
 def directory_hash(path: str | os.PathLike) -> str:
@@ -47,37 +48,66 @@ def dtype_for(device: str):
 
 
 class DualEncoder:
-    """A loaded dual encoder: `name`, `revision`, `encode_images`, `encode_texts`."""
+    """A loaded dual encoder, whatever its family: `name`, `revision`, `encode_images`, `encode_texts`.
+
+    The shared half of every family: images read and batched, texts batched, the texts longer than
+    the text encoder reads counted (`truncated_texts`) and logged, outputs L2-normalised float32.
+    A family's subclass (`babelforge.eval.families.<family>`) gives the other half: its own
+    preprocessing and tokenizer in `_encode_image_batch(images)` / `_encode_text_batch(texts)`
+    (tensors or arrays, one row per input), `token_lengths(texts)` and `embedding_dim`.
+    """
+
+    family = "hf"
 
     def __init__(
         self,
-        model,
-        tokenizer,
-        image_processor,
         name: str,
         revision: str,
         device: str,
-        text_padding: str | bool = True,
         max_text_length: int | None = None,
+        ref=None,
+        dtype=None,
     ):
-        self.model = model
-        self.tokenizer = tokenizer
-        self.image_processor = image_processor
         self.name = name
         self.revision = revision
         self.device = device
-        self.text_padding = text_padding
         self.max_text_length = max_text_length
+        self.ref = ref  # the ModelRef it was loaded from (babelforge.eval.families): what a worker loads again
+        self._dtype = dtype
         self.truncated_texts = 0  # texts longer than the text encoder reads, cut to max_text_length
 
     @property
     def dtype(self):
-        return next(self.model.parameters()).dtype
+        return self._dtype if self._dtype is not None else dtype_for(self.device)
 
     @property
     def precision(self) -> str:
         """`float16` / `float32`: part of the image-embedding cache key."""
         return str(self.dtype).removeprefix("torch.")
+
+    @property
+    def image_encoder(self) -> DualEncoder:
+        """The model whose name, revision and precision key its image embeddings: itself, or the
+        image tower a text-only family's model is paired with."""
+        return self
+
+    # ---------------------------------------------------------------- what a family gives
+
+    def _encode_image_batch(self, images: list):
+        raise NotImplementedError
+
+    def _encode_text_batch(self, texts: list[str]):
+        raise NotImplementedError
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Each text's length in the text encoder's tokens, special tokens included, uncut."""
+        raise NotImplementedError
+
+    @property
+    def embedding_dim(self) -> int:
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- shared
 
     def encode_images(self, images: Iterable, batch_size: int = 64) -> np.ndarray:
         """Images are PIL images or paths (opened lazily, one batch at a time, by
@@ -87,10 +117,8 @@ class DualEncoder:
         batches, batch = [], []
 
         def flush():
-            pixels = self.image_processor(images=batch, return_tensors="pt")["pixel_values"]
             with torch.inference_mode():
-                features = self.model.get_image_features(pixel_values=pixels.to(self.device, self.dtype))
-            batches.append(_normalized(features))
+                batches.append(_normalized(self._encode_image_batch(batch)))
             batch.clear()
 
         for image in images:
@@ -107,12 +135,17 @@ class DualEncoder:
         """How many of `texts` the text encoder cannot read whole (more tokens than max_text_length)."""
         if not self.max_text_length or not texts:
             return 0
-        lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=False)["input_ids"]]
-        return sum(length > self.max_text_length for length in lengths)
+        return sum(length > self.max_text_length for length in self.token_lengths(list(texts)))
 
-    def encode_texts(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+    def set_text_language(self, lang: str | None) -> None:
+        """Tell the text encoder which language the next texts are in (a registry key, None when
+        unknown): a no-op for most families; a tokenizer with language codes (NLLB-SigLIP) uses it."""
+
+    def encode_texts(self, texts: Sequence[str], batch_size: int = 256, lang: str | None = None) -> np.ndarray:
+        """`lang`: the texts' language (a registry key), for the text encoders that take one."""
         import torch
 
+        self.set_text_language(lang)
         truncated = self.count_truncated(texts)
         if truncated:
             # Counted like a bad row, not hidden: a long caption is scored on its first tokens only.
@@ -122,29 +155,14 @@ class DualEncoder:
             )
         out = []
         for start in range(0, len(texts), batch_size):
-            tokens = self.tokenizer(
-                list(texts[start : start + batch_size]),
-                padding=self.text_padding,
-                truncation=True,
-                max_length=self.max_text_length,
-                return_tensors="pt",
-            )
-            inputs = {"input_ids": tokens["input_ids"].to(self.device)}
-            if "attention_mask" in tokens and self.text_padding != "max_length":
-                inputs["attention_mask"] = tokens["attention_mask"].to(self.device)
             with torch.inference_mode():
-                features = self.model.get_text_features(**inputs)
-            out.append(_normalized(features))
+                out.append(_normalized(self._encode_text_batch(list(texts[start : start + batch_size]))))
         return np.concatenate(out) if out else np.zeros((0, self.embedding_dim), np.float32)
-
-    @property
-    def embedding_dim(self) -> int:
-        config = self.model.config
-        return int(getattr(config, "projection_dim", None) or config.text_config.hidden_size)
 
 
 def _normalized(features) -> np.ndarray:
-    array = features.float().cpu().numpy()
+    array = features if isinstance(features, np.ndarray) else features.float().cpu().numpy()
+    array = array.astype(np.float32, copy=False)
     return (array / np.maximum(np.linalg.norm(array, axis=-1, keepdims=True), 1e-12)).astype(np.float32)
 
 
@@ -169,95 +187,126 @@ def in_hub_cache(spec: str) -> bool:
     return (Path(constants.HF_HUB_CACHE) / f"models--{spec.replace('/', '--')}").is_dir()
 
 
-def missing_folder(spec: str, revision: str | None) -> str | None:
-    """Why `spec` cannot be loaded, when it names a model folder that is not there (None when it
-    is a folder or may be a Hub model): folder-like, or without a pinned revision and unknown to
-    the Hub cache (a Hub model needs its revision anyway)."""
-    path = Path(spec)
+def missing_folder(ref) -> str | None:
+    """Why one part of a parsed spec cannot be loaded, when it names a model folder that is not
+    there (None when it is a folder or may be a Hub model or an open_clip name): folder-like, or a
+    Hub id without a pinned revision that the Hub cache does not know (it needs its revision anyway)."""
+    path = Path(ref.id)
     if path.is_dir():
         return None
     if path.exists():
-        return f"not a folder: {spec}"
-    if folder_like(spec):
-        return f"no such folder: {spec}"
-    if not revision and not in_hub_cache(spec):
-        return f"no such folder: {spec} (a Hub model is ID@REVISION)"
+        return f"not a folder: {ref.id}"
+    if folder_like(ref.id):
+        return f"no such folder: {ref.id}"
+    if not ref.revision and ref.family != "open_clip" and not in_hub_cache(ref.id):
+        return (
+            f"no such folder: {ref.id} (a Hub model is [FAMILY:]ID@REVISION; "
+            "babelforge eval_zeroshot --help lists the model families)"
+        )
     return None
 
 
 def load_model(spec: str, revision: str | None = None, device: str | None = None) -> DualEncoder:
-    """A local directory, or a Hub id at `revision` (required: results must be reproducible)."""
-    from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
+    """The model a spec names (`babelforge.eval.families`: [FAMILY:]ID[@REVISION][+IMAGE_SPEC]),
+    loaded by its family on `device`; `revision` pins an id written without `@REVISION` (a params
+    entry's `revision:`). A Hub model needs its revision: results must be reproducible."""
+    return load_ref(parse_spec(spec, revision), resolve_device(device))
 
-    device = resolve_device(device)
-    local = Path(spec)
-    if local.is_dir():
-        source, name, revision, hub_args = str(local), spec, "sha256:" + directory_hash(local), {}
-    elif folder_like(spec):
-        raise BabelforgeError(
-            f"model {spec}: not a model directory; build it (dvc repro tiny_clip) or fix params eval.models"
+
+def load_ref(ref, device: str) -> DualEncoder:
+    """A parsed `ModelRef` loaded by its family's loader (its image tower, if any, by its own)."""
+    for part in (ref, ref.image) if ref.image else (ref,):
+        problem = unloadable(part)
+        if problem:
+            raise BabelforgeError(problem)
+    return resolve(family(ref.family).loader)(ref, device)
+
+
+def unloadable(ref) -> str | None:
+    """Why one part of a spec cannot be loaded before any library is asked: a folder that is not
+    there, or a Hub id without its revision (None when it may load)."""
+    if ref.local:
+        return None
+    if folder_like(ref.id):
+        return (
+            f"model {ref.id}: not a model directory; build it (dvc repro eval_tiny_clip) "
+            "or fix params.yaml eval.common.models"
         )
-    else:
-        if not revision:
-            raise BabelforgeError(
-                f"model {spec}: no revision pinned; add `revision:` (a commit sha) to its params eval.common.models entry"
-            )
-        source, name, hub_args = spec, spec, _hub_access(spec, revision)
-    try:
-        config = AutoConfig.from_pretrained(source, **hub_args)
-    except OSError as error:
-        raise BabelforgeError(
-            f"model {spec}@{revision}: cannot load ({str(error).splitlines()[0]}); "
-            "offline, use a local directory or pre-fill the Hugging Face cache"
-        ) from None
-    if config.model_type not in SUPPORTED_TYPES:
-        raise BabelforgeError(
-            f"model {spec}: type {config.model_type!r} is not a dual encoder ({', '.join(SUPPORTED_TYPES)})"
+    if not ref.revision:
+        return (
+            f"model {ref.name}: no revision pinned; write the spec as {ref.name}@<commit sha>"
+            + (" (open_clip built-in names: @<pretrained tag>)" if ref.family == "open_clip" else "")
+            + " or add `revision:` to its params.yaml eval.common.models entry"
         )
-    model = AutoModel.from_pretrained(source, dtype=dtype_for(device), **hub_args).to(device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
-    # The fast processors need torchvision; the PIL ones give the reference preprocessing.
-    image_processor = AutoImageProcessor.from_pretrained(source, use_fast=False, **hub_args)
-    # SigLIP was trained on texts padded to a fixed 64 tokens without an attention mask.
-    siglip = config.model_type == "siglip"
-    # Truncate to what both the position table and the tokenizer allow (RoBERTa-style text
-    # towers count 2 padding positions in max_position_embeddings; the tokenizer knows).
-    limits = [
-        getattr(getattr(config, "text_config", None), "max_position_embeddings", None),
-        getattr(tokenizer, "model_max_length", None),
-    ]
-    limits = [int(n) for n in limits if n and n < 1_000_000]
-    max_length = min(limits) if limits else None
-    return DualEncoder(
-        model,
-        tokenizer,
-        image_processor,
-        name=name,
-        revision=revision,
-        device=device,
-        text_padding="max_length" if siglip else True,
-        max_text_length=max_length,
-    )
+    return None
 
 
-def _hub_access(spec: str, revision: str) -> dict:
+def hub_access(spec: str, revision: str, filename: str = "config.json") -> dict:
     """from_pretrained arguments for a Hub model: the local cache when it has the revision,
     else the Hub; offline (no cache, Hub unreachable) a clear error at once instead of
     minutes of retries."""
 
     from huggingface_hub import constants, try_to_load_from_cache
 
-    cached = try_to_load_from_cache(spec, "config.json", revision=revision)
+    cached = try_to_load_from_cache(spec, filename, revision=revision)
     if isinstance(cached, str):
         return {"revision": revision, "local_files_only": True}
+    if hub_reachable():
+        return {"revision": revision}
     host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
-    if not constants.HF_HUB_OFFLINE:
-        try:
-            socket.create_connection((host, 443), timeout=5).close()
-            return {"revision": revision}
-        except OSError:
-            pass
     raise BabelforgeError(
         f"model {spec}@{revision}: not in the Hugging Face cache and {host} is unreachable (or HF_HUB_OFFLINE is set); "
-        "pre-fill the cache (huggingface-cli download) or use a local directory in params eval.models"
+        "pre-fill the cache (huggingface-cli download) or use a local directory in params.yaml eval.common.models"
     )
+
+
+def hub_reachable() -> bool:
+    """Whether the Hugging Face Hub may be asked: HF_HUB_OFFLINE is not set and its host answers on
+    443 within 5 s (offline, a clear error at once instead of the libraries' minutes of retries)."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+def hub_snapshot(spec: str, revision: str, filename: str, patterns: Sequence[str]) -> Path:
+    """A local folder of the Hub repo `spec` at `revision` (the files matching `patterns`), from
+    the cache when it has them, else downloaded: what a family whose library takes no revision
+    loads from (its folder is the pinned commit)."""
+    from huggingface_hub import snapshot_download
+
+    access = hub_access(spec, revision, filename)
+    return Path(snapshot_download(spec, allow_patterns=list(patterns), **access))
+
+
+def text_length_limit(*limits) -> int | None:
+    """The shortest of the text encoder's limits that is a real one (tokenizers say 1e30 for none)."""
+    real = [int(n) for n in limits if n and n < 1_000_000]
+    return min(real) if real else None
+
+
+def position_limit(model) -> int | None:
+    """How many tokens a transformers text model's position table reads: `max_position_embeddings`,
+    less the positions a RoBERTa-style model (XLM-R) never uses (its positions start after <pad>)."""
+    import torch
+
+    positions = getattr(model.config, "max_position_embeddings", None)
+    if not positions:
+        return None
+    for module in model.modules():
+        padding_idx = getattr(module, "padding_idx", None)
+        if isinstance(padding_idx, int) and isinstance(
+            getattr(module, "position_embeddings", None), torch.nn.Embedding
+        ):
+            return int(positions) - (padding_idx + 1)
+    return int(positions)
+
+
+def first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:300]

@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from babelforge.commands import COMMANDS  # noqa: E402
 from babelforge.core.datasets import REGISTRY, specs  # noqa: E402
+from babelforge.eval.families import FAMILIES  # noqa: E402
 from tests.imports import repo_files_run_by  # noqa: E402
 
 CODE_MARKER = "# code: the files the stage's module imports (scripts/dvc_code_deps.py writes them)"
@@ -38,6 +39,9 @@ READS_EVERY_SPEC = {"audit"}
 # The card resolves its own spec by name: the spec's area folders are the foreach item's `area` and
 # `uses` deps (a template takes a fixed list), the plumbing the specs run is listed here as files.
 READS_ITS_SPEC = {"card"}
+# A stage that loads models runs every family's module, found by name (babelforge.eval.families): a
+# local folder's family is the first whose detector accepts its files, so each family's code runs.
+LOADS_MODELS = REPO / "eval" / "models.py"
 _STAGE = re.compile(r"^  ([\w@-]+):\s*$")
 _ENTRY = re.compile(r"^(\s+)- (.+?)\s*$")
 
@@ -62,6 +66,9 @@ def code_files(command: str) -> list[str]:
     files: set[Path] = set()
     for root in roots:
         files |= set(repo_files_run_by(root))
+    if LOADS_MODELS in files:
+        for entry in FAMILIES.values():
+            files |= set(repo_files_run_by(entry.loader.split(":")[0]))
     if command in READS_ITS_SPEC:
         for target in REGISTRY.values():
             files |= {

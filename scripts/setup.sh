@@ -20,5 +20,5 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check "pip<26"
-.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray,models]'
 echo "setup: ready (.venv/bin/babelforge, .venv/bin/dvc)" >&2

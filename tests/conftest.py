@@ -121,6 +121,12 @@ SLOW_FIXTURES = frozenset(
         "tiny_kiwi_dir",
         "tiny_kiwi",
         "tiny_clip_dir",  # tiny models
+        "tiny_xlmr_dir",
+        "tiny_mclip_dir",
+        "tiny_st_dir",
+        "open_clip_bpe_dir",
+        "open_clip_xlmr_dir",
+        "open_clip_nllb_dir",  # tiny models of the other families (tests/eval/conftest.py)
         "built",
         "built_card",
         "senses_built",

@@ -157,6 +157,7 @@ def test_from_a_subfolder_the_project_params_file_is_no_ad_hoc_setting(tmp_path,
 
     root = tmp_path / "proj"
     (root / "sub" / "my_clip").mkdir(parents=True)
+    (root / "sub" / "my_clip" / "config.json").write_text("{}")  # a transformers model folder
     (root / "dvc.yaml").write_text("stages: {}\n")
     (root / "params.yaml").write_text(yaml.safe_dump(PARAMS))
     monkeypatch.chdir(root / "sub")

@@ -100,9 +100,15 @@ def test_every_stage_in_the_pipeline_table_exists_in_the_cli_and_in_dvc_yaml():
             assert "foreach" in DVC[stage], name
 
 
-def test_every_command_in_the_evaluation_table_exists():
+def test_every_command_and_model_family_in_the_evaluation_tables_exists():
+    """The evaluate guide's tables: the commands, and the model families (each registered family
+    documented, no other)."""
+    from babelforge.eval.families import FAMILIES
+
     names = _table_names(page("guides/evaluate.md"))
-    assert names and all(name in COMMANDS for name in names), names - set(COMMANDS)
+    commands = names - set(FAMILIES)
+    assert commands and all(name in COMMANDS for name in commands), commands - set(COMMANDS)
+    assert names & set(FAMILIES) == set(FAMILIES)
 
 
 def _visible_flags(parser: argparse.ArgumentParser) -> set[str]:

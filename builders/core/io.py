@@ -202,6 +202,16 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def directory_hash(path: str | os.PathLike) -> str:
+    """sha256 over the relative names and contents of every file below `path` (a model folder's revision)."""
+
+    root = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(f"{file.relative_to(root).as_posix()}\0{sha256_file(file)}\n".encode())
+    return digest.hexdigest()
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

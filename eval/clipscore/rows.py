@@ -10,6 +10,7 @@ encoder's length), so a test can pass a fake one and count its calls. Every row 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -38,13 +39,15 @@ def clipscore_rows(
     cut_before = model.truncated_texts
     if reference_lang and reference_lang in captions_by_lang:
         refs = [[str(r) for r in c if r and str(r).strip()] for c in captions_by_lang[reference_lang][:n]]
-        reference_emb = encode_reference_sets(model.encode_texts, refs)
+        reference_emb = encode_reference_sets(
+            functools.partial(model.encode_texts, lang=resolve_lang(reference_lang)), refs
+        )
     references_cut = model.truncated_texts - cut_before
     rows = []
     for code in sorted(captions_by_lang):
         firsts = [c[0] for c in captions_by_lang[code][:n]]
         cut_before = model.truncated_texts
-        text_emb = model.encode_texts(firsts)
+        text_emb = model.encode_texts(firsts, lang=resolve_lang(code))
         scores = clip_score(image_emb, text_emb)
         foil_scores = clip_score(image_emb, np.roll(text_emb, -1, axis=0))
         row = {

@@ -36,7 +36,7 @@ def mvl_sib_rows(
             new = [t for t in dict.fromkeys(texts) if t not in memo]
             if new:
                 before = model.truncated_texts
-                memo.update(zip(new, model.encode_texts(new)))
+                memo.update(zip(new, model.encode_texts(new, lang=lang)))
                 cut[lang] = cut.get(lang, 0) + model.truncated_texts - before
             return np.stack([memo[t] for t in texts])
 

@@ -44,7 +44,7 @@ def retrieval_rows(
     for code in sorted(captions_by_lang):
         texts, owner = caption_pairs(captions_by_lang[code], len(image_set.files))
         cut_before = model.truncated_texts
-        metrics = retrieval_metrics(model.encode_texts(texts), image_emb, owner, ks, chunk)
+        metrics = retrieval_metrics(model.encode_texts(texts, lang=resolve_lang(code)), image_emb, owner, ks, chunk)
         rows.append(
             {
                 **base_row(model, dataset, dataset_version, resolve_lang(code), "captions", seed),

@@ -9,6 +9,7 @@ encoder's length), so a test can pass a fake one and count its calls. Every row 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 from babelforge.eval.documents import base_row
@@ -42,7 +43,7 @@ def zeroshot_rows(
                 image_emb = cache.embeddings(model, image_set, image_set_hash)  # a hit after the first language
                 cut_before = model.truncated_texts
                 metrics = evaluate_language(
-                    model.encode_texts,
+                    functools.partial(model.encode_texts, lang=lang),
                     image_emb,
                     image_set.targets,
                     labels[lang],

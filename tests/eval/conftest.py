@@ -33,7 +33,7 @@ class CountingEncoder:
         vector[index % self.dim] = 1.0
         return vector
 
-    def encode_texts(self, texts, batch_size: int = 256):
+    def encode_texts(self, texts, batch_size: int = 256, lang=None):
         self.text_calls += 1
         if self.max_words:
             self.truncated_texts += sum(len(text.split()) > self.max_words for text in texts)
@@ -73,6 +73,57 @@ def tiny_clip_dir(tmp_path_factory):
     from babelforge.eval.sample.tiny_clip import build_tiny_clip
 
     return built_once(tmp_path_factory, "tiny-clip", lambda folder: build_tiny_clip(folder / "tiny_clip", seed=0))
+
+
+# Tiny random models of the other families, each built with its family's own library (built once per run).
+
+
+@pytest.fixture(scope="session")
+def tiny_xlmr_dir(tmp_path_factory):
+    from tests.eval.tiny_text_only import build_tiny_xlmr
+
+    return built_once(tmp_path_factory, "tiny-xlmr", lambda folder: build_tiny_xlmr(folder / "xlmr", seed=0))
+
+
+@pytest.fixture(scope="session")
+def tiny_mclip_dir(tmp_path_factory, tiny_xlmr_dir):
+    from tests.eval.tiny_text_only import build_tiny_mclip
+
+    return built_once(
+        tmp_path_factory, "tiny-mclip", lambda folder: build_tiny_mclip(folder / "mclip", tiny_xlmr_dir, seed=0)
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_st_dir(tmp_path_factory, tiny_xlmr_dir):
+    from tests.eval.tiny_text_only import build_tiny_st
+
+    return built_once(tmp_path_factory, "tiny-st", lambda folder: build_tiny_st(folder / "st", tiny_xlmr_dir, seed=0))
+
+
+@pytest.fixture(scope="session")
+def open_clip_bpe_dir(tmp_path_factory):
+    from tests.eval.tiny_open_clip import build_clip_bpe
+
+    return built_once(tmp_path_factory, "open-clip-bpe", lambda folder: build_clip_bpe(folder / "clip-bpe", seed=0))
+
+
+@pytest.fixture(scope="session")
+def open_clip_xlmr_dir(tmp_path_factory):
+    from tests.eval.tiny_open_clip import build_xlmr_clip
+
+    return built_once(tmp_path_factory, "open-clip-xlmr", lambda folder: build_xlmr_clip(folder / "xlmr-clip", seed=0))
+
+
+@pytest.fixture(scope="session")
+def open_clip_nllb_dir(tmp_path_factory, tiny_nllb):
+    from tests.eval.tiny_open_clip import build_nllb_siglip
+
+    return built_once(
+        tmp_path_factory,
+        "open-clip-nllb-siglip",
+        lambda folder: build_nllb_siglip(folder / "nllb-siglip", tiny_nllb / "hf", seed=0),
+    )
 
 
 REGISTRY_ROWS = [

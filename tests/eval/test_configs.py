@@ -56,6 +56,7 @@ def test_flags_override_params(tmp_path, repo_root):
     params.write_text((repo_root / "params.yaml").read_text())
     mine = tmp_path / "models" / "mine"  # --model checks that a folder it names is there
     mine.mkdir(parents=True)
+    (mine / "config.json").write_text("{}")  # a transformers model folder (its family is found by its files)
     config = _config(
         "eval_zeroshot",
         [

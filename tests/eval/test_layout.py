@@ -7,14 +7,24 @@ from tests.imports import REPO, project_imports, project_modules
 from tests.layers import cycles
 
 EVAL = "babelforge.eval"
-# tools.clipscore_pairs scores image-caption pairs with the clipscore task's metric (pure math).
-ALLOWED_ACROSS = {("tools.clipscore_pairs", "clipscore.metric")}
+# tools.clipscore_pairs scores image-caption pairs with the clipscore task's metric (pure math);
+# tools.paper (`eval_paper`) is the command over the papers' tables and comparison (the paper place).
+ALLOWED_ACROSS = {("tools.clipscore_pairs", "clipscore.metric")} | {
+    ("tools.paper", f"paper.{module}") for module in ("compare", "figure", "plan", "tables")
+}
+
+
+# Folders of shared run machinery: the model families every task loads its models through.
+SHARED_FOLDERS = {"families"}
 
 
 def _folder(module: str) -> str | None:
-    """The folder of an eval module (its task or place), None for a shared module at the top."""
+    """The folder of an eval module (its task or place), None for shared machinery (a module at the
+    top, or a folder of SHARED_FOLDERS)."""
     parts = module.removeprefix(EVAL).lstrip(".").split(".")
-    return parts[0] if parts[0] and (REPO / "eval" / parts[0]).is_dir() else None
+    if not parts[0] or parts[0] in SHARED_FOLDERS or not (REPO / "eval" / parts[0]).is_dir():
+        return None
+    return parts[0]
 
 
 def _graph() -> dict[str, set[str]]:

@@ -115,6 +115,58 @@ def test_other_architectures_load_through_the_same_adapter(tiny_clip_dir, tmp_pa
     assert model.encode_images([Image.new("RGB", (40, 40))]).shape == (1, dim)
 
 
+def _save_altclip(out, tokenizer_source):
+    """A tiny AltCLIP (XLM-R-style text tower: positions numbered after the padding id, so its
+    18-row table holds 16 tokens) with the tiny CLIP's byte-level tokenizer."""
+    from transformers import AltCLIPConfig, AltCLIPModel, AutoTokenizer, CLIPImageProcessor
+
+    text = dict(
+        vocab_size=514,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        max_position_embeddings=18,
+        pad_token_id=1,
+        project_dim=24,
+    )
+    vision = dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, image_size=32, patch_size=8
+    )
+    AltCLIPModel(AltCLIPConfig(text_config=text, vision_config=vision, projection_dim=24)).save_pretrained(out)
+    CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(out)
+    AutoTokenizer.from_pretrained(tokenizer_source).save_pretrained(out)
+
+
+def test_altclip_loads_and_equals_transformers_own_features(tiny_clip_dir, tmp_path):
+    """AltCLIP (the Babel-ImageNet paper's AC L-14) through the hf family: the vectors are what
+    AltCLIPModel itself computes, and its RoBERTa-style position table sets the text limit."""
+    import torch
+    from transformers import AltCLIPModel, AutoTokenizer, CLIPImageProcessor
+
+    out = tmp_path / "altclip"
+    torch.manual_seed(0)
+    _save_altclip(out, tiny_clip_dir)
+    model = load_model(str(out), device="cpu")
+    assert (model.family, model.name, model.max_text_length) == ("hf", str(out), 16)
+    assert model.revision == "sha256:" + directory_hash(out)
+
+    own = AltCLIPModel.from_pretrained(out).eval()
+    tokenizer, processor = AutoTokenizer.from_pretrained(out), CLIPImageProcessor.from_pretrained(out)
+    texts = ["a goldfish", "ein Foto"]  # within the 16 tokens: the reference is not cut
+    images = [Image.new("RGB", (48, 40), (200, 10, 10)), Image.new("RGB", (32, 32), (10, 10, 200))]
+    with torch.inference_mode():
+        tokens = tokenizer(texts, padding=True, return_tensors="pt")
+        text_own = own.get_text_features(**tokens).numpy()
+        image_own = own.get_image_features(**processor(images=images, return_tensors="pt")).numpy()
+    text_own /= np.linalg.norm(text_own, axis=1, keepdims=True)
+    image_own /= np.linalg.norm(image_own, axis=1, keepdims=True)
+    assert np.abs(model.encode_texts(texts) - text_own).max() < 1e-6
+    assert np.abs(model.encode_images(images) - image_own).max() < 1e-6
+    # a text of 40 bytes is 42 tokens: cut to the 16 the table holds (not the 18 rows), and counted
+    assert model.encode_texts(["x" * 40, "short"]).shape == (2, 24) and model.truncated_texts == 1
+
+
 def test_uncached_hub_model_offline_fails_at_once(monkeypatch):
     import socket
 

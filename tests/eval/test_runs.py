@@ -233,10 +233,15 @@ def test_a_missing_model_folder_is_the_first_error(tmp_path, capsys, spec):
 
 
 def test_hub_ids_and_folders_pass_the_model_flag(tmp_path):
+    with pytest.raises(BabelforgeError, match=r"^model folder .*: no family recognises its files .*; model families: "):
+        model_spec(str(tmp_path))  # a folder of no model: said while the flags are read
+    (tmp_path / "config.json").write_text("{}")  # a transformers folder
     assert model_spec(f"{tmp_path}@x") == {"id": str(tmp_path), "revision": "x"}
     assert model_spec("openai/clip-vit-base-patch32@3d74acf") == {
         "id": "openai/clip-vit-base-patch32",
         "revision": "3d74acf",
     }
-    with pytest.raises(BabelforgeError, match=r"^no such folder: nobody-clip-xyz \(a Hub model is ID@REVISION\)$"):
+    with pytest.raises(
+        BabelforgeError, match=r"^no such folder: nobody-clip-xyz \(a Hub model is \[FAMILY:\]ID@REVISION; "
+    ):
         model_spec("nobody-clip-xyz")

@@ -189,7 +189,7 @@ def test_knowledge_option_appends_definitions(counting_encoder, digit_images, tm
     seen = []
     original = counting_encoder.encode_texts
 
-    def recording(texts, batch_size=256):
+    def recording(texts, batch_size=256, lang=None):
         seen.extend(texts)
         return original(texts, batch_size)
 

@@ -1,0 +1,120 @@
+"""The `hf` family: transformers dual encoders (CLIP, SigLIP and mSigLIP, AltCLIP, VisionTextDualEncoder).
+
+One class loads them all through `AutoModel`: `get_image_features` / `get_text_features`, the
+checkpoint's own tokenizer and its PIL image processor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from babelforge.core.errors import BabelforgeError
+from babelforge.eval.models import (
+    DualEncoder,
+    directory_hash,
+    dtype_for,
+    hub_access,
+    position_limit,
+    text_length_limit,
+)
+
+SUPPORTED_TYPES = ("clip", "siglip", "altclip", "vision-text-dual-encoder")
+
+
+def detect(folder: Path) -> bool:
+    """A transformers checkpoint folder: it has a config.json (its model type is checked on load)."""
+    return (folder / "config.json").is_file()
+
+
+def config_type(folder: Path) -> str | None:
+    """The `model_type` of a folder's config.json (None when it has none or it is not JSON)."""
+    try:
+        return json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class TransformersEncoder(DualEncoder):
+    """A transformers dual encoder: `model`, `tokenizer`, `image_processor` as the checkpoint has them."""
+
+    family = "hf"
+
+    def __init__(self, model, tokenizer, image_processor, text_padding: str | bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.model = model
+        self.tokenizer = tokenizer
+        self.image_processor = image_processor
+        self.text_padding = text_padding
+
+    @property
+    def dtype(self):
+        return next(self.model.parameters()).dtype
+
+    def _encode_image_batch(self, images: list):
+        pixels = self.image_processor(images=images, return_tensors="pt")["pixel_values"]
+        return self.model.get_image_features(pixel_values=pixels.to(self.device, self.dtype))
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self.tokenizer(list(texts), truncation=False)["input_ids"]]
+
+    def _encode_text_batch(self, texts: list[str]):
+        tokens = self.tokenizer(
+            texts,
+            padding=self.text_padding,
+            truncation=True,
+            max_length=self.max_text_length,
+            return_tensors="pt",
+        )
+        inputs = {"input_ids": tokens["input_ids"].to(self.device)}
+        if "attention_mask" in tokens and self.text_padding != "max_length":
+            inputs["attention_mask"] = tokens["attention_mask"].to(self.device)
+        return self.model.get_text_features(**inputs)
+
+    @property
+    def embedding_dim(self) -> int:
+        config = self.model.config
+        return int(getattr(config, "projection_dim", None) or config.text_config.hidden_size)
+
+
+def load(ref, device: str) -> TransformersEncoder:
+    """A local directory, or a Hub id at `ref.revision`."""
+    from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
+
+    if ref.local:
+        source, revision, hub_args = ref.id, "sha256:" + directory_hash(ref.id), {}
+    else:
+        source, revision, hub_args = ref.id, ref.revision, hub_access(ref.id, ref.revision)
+    try:
+        config = AutoConfig.from_pretrained(source, **hub_args)
+    except (OSError, ValueError) as error:
+        raise BabelforgeError(
+            f"model {ref.id}@{revision}: cannot load ({str(error).splitlines()[0]}); "
+            "offline, use a local directory or pre-fill the Hugging Face cache"
+        ) from None
+    if config.model_type not in SUPPORTED_TYPES:
+        raise BabelforgeError(
+            f"model {ref.id}: transformers type {config.model_type!r} is not a dual encoder this family loads "
+            f"({', '.join(SUPPORTED_TYPES)}); another family's checkpoint? name it as FAMILY:ID "
+            "(babelforge eval_zeroshot --help lists the families)"
+        )
+    model = AutoModel.from_pretrained(source, dtype=dtype_for(device), **hub_args).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
+    # The fast processors need torchvision; the PIL ones give the reference preprocessing.
+    image_processor = AutoImageProcessor.from_pretrained(source, use_fast=False, **hub_args)
+    # SigLIP was trained on texts padded to a fixed 64 tokens without an attention mask.
+    siglip = config.model_type == "siglip"
+    # Truncate to what both the position table and the tokenizer allow.
+    max_length = text_length_limit(position_limit(model.text_model), getattr(tokenizer, "model_max_length", None))
+    return TransformersEncoder(
+        model,
+        tokenizer,
+        image_processor,
+        text_padding="max_length" if siglip else True,
+        name=ref.name,
+        revision=revision,
+        device=device,
+        max_text_length=max_length,
+        ref=ref,
+    )

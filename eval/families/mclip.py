@@ -1,0 +1,106 @@
+"""The `mclip` family: M-CLIP text encoders (`multilingual-clip`) with the CLIP image tower they were distilled against.
+
+A text-only family: texts go through multilingual-clip's own `MultilingualCLIP.forward` (a
+transformers text model, mean pooling, a linear map into the CLIP space), images through the
+image tower of the spec's `+IMAGE_SPEC`, loaded by its own family (`babelforge.eval.families.paired`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from babelforge.core.errors import BabelforgeError
+from babelforge.eval.families.hf import config_type
+from babelforge.eval.families.paired import PairedEncoder, check_dims, text_source
+from babelforge.eval.models import dtype_for, first_line, load_ref, position_limit, text_length_limit
+
+
+def detect(folder: Path) -> bool:
+    """A folder saved by multilingual-clip's MultilingualCLIP (config.json model_type `M-CLIP`)."""
+    return config_type(folder) == "M-CLIP"
+
+
+# ------------------------------------------------------------------ M-CLIP
+
+
+class DeviceTokenizer:
+    """The checkpoint's tokenizer as `MultilingualCLIP.forward` calls it (`tokenizer(texts, padding=True,
+    return_tensors="pt")`), but cutting at the text encoder's limit and putting the batch on the
+    model's device: the library tokenizes uncut and leaves the batch on the CPU."""
+
+    def __init__(self, tokenizer, max_length: int | None, device: str):
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.device = device
+
+    def __call__(self, texts, **kwargs):
+        if self.max_length:
+            kwargs.update(truncation=True, max_length=self.max_length)
+        return self.tokenizer(texts, **kwargs).to(self.device)
+
+
+class MClipEncoder(PairedEncoder):
+    """multilingual-clip's `MultilingualCLIP` for texts, the paired image tower for images."""
+
+    family = "mclip"
+
+    def __init__(self, model, tokenizer, **kwargs):
+        super().__init__(**kwargs)
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device_tokenizer = DeviceTokenizer(tokenizer, self.max_text_length, self.device)
+
+    def _encode_text_batch(self, texts: list[str]):
+        return self.model(texts, self.device_tokenizer)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self.tokenizer(list(texts), truncation=False, verbose=False)["input_ids"]]
+
+
+# Parameters a checkpoint may lack without changing what `forward` computes (it reads the last
+# hidden state, never the pooler that AutoModel adds to the text model).
+UNUSED_PARAMETERS = (".pooler.",)
+
+
+def load(ref, device: str) -> MClipEncoder:
+    """A MultilingualCLIP folder (or Hub id at `ref.revision`) plus the image tower `ref.image`."""
+    from multilingual_clip.pt_multilingual_clip import MultilingualCLIP
+    from transformers import AutoTokenizer
+
+    source, revision, hub_args = text_source(ref, "config.json")
+    image_model = load_ref(ref.image, device)
+    try:
+        # MultilingualCLIP.__init__ builds its text model with AutoModel.from_pretrained(config.modelBase)
+        # (a Hub id such as xlm-roberta-large: its cache offline); the checkpoint's weights replace
+        # those. Its `_load_state_dict_into_model` override is not called by transformers >= 4.50;
+        # transformers' own loader fills every parameter (checked below: none left random).
+        model, info = MultilingualCLIP.from_pretrained(source, output_loading_info=True, **hub_args)
+        tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
+    except (OSError, ValueError) as error:
+        raise BabelforgeError(
+            f"model {ref.name}@{revision}: multilingual-clip cannot load it ({first_line(error)}); "
+            "its text model (config.json modelBase) must be a local folder or in the Hugging Face cache offline"
+        ) from None
+    missing = [key for key in info.get("missing_keys", ()) if not any(part in key for part in UNUSED_PARAMETERS)]
+    if missing:
+        raise BabelforgeError(
+            f"model {ref.name}@{revision}: the checkpoint lacks {len(missing)} weights of the text encoder "
+            f"(e.g. {missing[0]}); they would be random"
+        )
+    model = model.to(device=device, dtype=dtype_for(device)).eval()
+    text_dim = int(model.config.numDims)
+    check_dims(ref, text_dim, image_model)
+    return MClipEncoder(
+        model,
+        tokenizer,
+        image_model=image_model,
+        text_dim=text_dim,
+        name=ref.name,
+        revision=f"{revision}+{image_model.revision}",
+        device=device,
+        max_text_length=text_length_limit(
+            position_limit(model.transformer), getattr(tokenizer, "model_max_length", None)
+        ),
+        ref=ref,
+    )
