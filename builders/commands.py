@@ -222,6 +222,12 @@ _TABLE = (
         "tool",
     ),
     Command(
+        "eval_paper",
+        "babelforge.eval.tools.paper",
+        "a run beside the papers' published numbers, or --plan: the paper suite's models, images, GPU-hours",
+        "tool",
+    ),
+    Command(
         "eval_export",
         "babelforge.eval.export.stage",
         "Babel-ImageNet labels + prompts in CLIP_benchmark's layout",
