@@ -18,6 +18,7 @@ from pathlib import Path
 import babelforge
 from babelforge.commands import COMMANDS, pinned_stages
 from babelforge.core.config import check_assignments, describe, load_config, override, read_groups
+from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import os_error_text, stage_lock, stage_outputs
@@ -110,7 +111,7 @@ def config_from_args(module, args: argparse.Namespace, pinned: bool = False):
     """
 
     config_cls = module.Config
-    params = override(load_params(args.params), args.set)
+    params = override(standalone_params(module, args.params), args.set)
     check_assignments(args.set, settable(config_cls, pinned))
     reserved = {"params", "set", "debug"}
     for key, value in vars(args).items():
@@ -122,6 +123,19 @@ def config_from_args(module, args: argparse.Namespace, pinned: bool = False):
             node = node.setdefault(part, {})
         node[parts[-1]] = value
     return load_config(config_cls, params)
+
+
+def standalone_params(module, params_path: str) -> dict:
+    """The params file; for a STANDALONE stage (eval_zeroshot on a published dataset) run outside any
+    project, where no params.yaml is found, none: its settings' defaults, recorded as the `full`
+    profile (its inputs say whether they are a sample build)."""
+    if getattr(module, "STANDALONE", False) and params_path == DEFAULT_PARAMS:
+        try:
+            find_params(params_path)
+        except BabelforgeError:
+            info("no params.yaml here or above: the settings' defaults (--help lists them), profile full")
+            return {"profile": "full"}
+    return load_params(params_path)
 
 
 def ad_hoc_run(name: str, module, parser: argparse.ArgumentParser, args: argparse.Namespace, config):
@@ -197,11 +211,12 @@ def command_line_actions(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 
 def rebased(value, path: bool, root: Path, here: Path):
-    """A command-line value as seen from `root`: FILE/DIR values (`path`; a list of them), and model
+    """A command-line value as seen from `root`: FILE/DIR values (`path`; a list of them; not a Hub
+    dataset, hf:ORG/NAME@REVISION), and model
     specs (`--model`: {"id", "revision"}) whose id names a folder here rather than a Hub model."""
     if isinstance(value, list):
         return [rebased(item, path, root, here) for item in value]
-    if path and isinstance(value, str):
+    if path and isinstance(value, str) and not is_hub(value):
         return seen_from(root, here, value)
     if isinstance(value, dict) and isinstance(value.get("id"), str) and (here / value["id"]).is_dir():
         return {**value, "id": seen_from(root, here, value["id"])}
@@ -265,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         # a flag's type may check what it names (`--model` a folder that is not there) before anything runs
         args = parser.parse_args(rest)
         in_project = hasattr(args, "params")  # a command that reads params.yaml
-        with at_project_root(parser, args, hasattr(module, "Config")) if in_project else contextlib.nullcontext():
+        required = hasattr(module, "Config") and not getattr(module, "STANDALONE", False)
+        with at_project_root(parser, args, required) if in_project else contextlib.nullcontext():
             if not hasattr(module, "Config"):
                 return int(module.run(args) or 0)
             config = config_from_args(module, args, pinned=name in PINNED_STAGES)

@@ -4,14 +4,13 @@ CLIP templates."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.resources import resource
 
 # The language of the English CLIP templates.
 ENGLISH = "eng_Latn"
-# The package's copy, so a project folder without resources/ still finds them.
-ENGLISH_TEMPLATES = Path(__file__).resolve().parents[1] / "resources" / "clip_templates_en.txt"
+# The package's copy (babelforge.core.resources), so a project folder without resources/ still finds them.
+ENGLISH_TEMPLATES = resource("clip_templates_en.txt")
 # prompts.parquet's name for the machine-translated templates.
 TRANSLATED_PROMPT_SET = "nllb"
 

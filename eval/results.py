@@ -14,7 +14,7 @@ from babelforge.core.determinism import runtime
 from babelforge.core.device import resolve_device
 from babelforge.core.io import write_json
 from babelforge.core.progress import info
-from babelforge.core.provenance import provenance
+from babelforge.core.provenance import build_record, provenance
 from babelforge.eval.documents import run_document
 
 
@@ -51,12 +51,17 @@ def write_run(
     sources: Mapping[str, str],
     path: Path,
     quarantine: Mapping[str, Mapping] | None = None,
+    inputs_profile: str | None = None,
 ) -> Path:
     """The run JSON of one task: its rows, the provenance record and (tasks over image sets) the
-    images each dataset left out, with the counts per reason (`quarantine`)."""
+    images each dataset left out, with the counts per reason (`quarantine`). `inputs_profile`: the
+    build profile a published dataset the run read states (babelforge.eval.published): `sample`
+    makes the record's `build` say so whatever the run's own profile."""
 
     models = {r["model"]: r["revision"] for r in rows}
     record = provenance(f"eval_{task}", params=stage_params(config), sources=dict(sources), models=models)
+    if inputs_profile == "sample":
+        record["build"] = build_record("sample")
 
     device = resolve_device(config.common.device)
     record["device"] = device

@@ -39,6 +39,8 @@ VOCABULARY = {
     "--device": "cpu, cuda or auto",
     "--runner": "local or ray: where sharded work runs",
     "--images": "an image folder",
+    "--dataset": "a published dataset: a built card folder or hf:ORG/NAME@REVISION",
+    "--prompts-dataset": "the published prompts dataset that goes with --dataset",
     "--image-root": "the folder image paths are relative to",
     "--manifest": "an image manifest",
     "--sib200": "the SIB-200 annotated folder",
@@ -77,6 +79,13 @@ VOCABULARY = {
     "--text": "the text column",
     "--group": "a grouping column",
     "--baseline": "a baseline to compare with",
+    "--run": "a run document (run JSON or results.csv) to read",
+    "--paper": "which paper's published tables",
+    "--task": "which evaluation task's numbers",
+    "--as": "put a model beside another's name (a stand-in)",
+    "--plan": "plan the work instead of doing it",
+    "--images-per-second": "an encoding rate for an estimate",
+    "--texts-per-second": "an encoding rate for an estimate",
 }
 
 # Stages another branch is rewriting: their old flag stays until it lands (none left).
@@ -181,6 +190,8 @@ PATH_FLAGS = {
     "--templates",
     "--registry",
     "--images",
+    "--dataset",  # or hf:ORG/NAME@REVISION, which the CLI leaves as it is
+    "--prompts-dataset",
     "--image-root",
     "--manifest",
     "--sib200",

@@ -1,4 +1,5 @@
-"""babelforge installs as one import package: `builders/` is `babelforge`, `eval/` is `babelforge.eval`."""
+"""babelforge installs as one import package: `builders/` is `babelforge`, `eval/` is `babelforge.eval`, and
+`resources/` ships as its data, `babelforge/resources/` (babelforge.core.resources finds it)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ def _setuptools() -> dict:
     return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
 
 
+# The packages of data only (no __init__.py): the package's static files.
+DATA_PACKAGES = {"babelforge.resources": REPO / "resources"}
+
+
 def test_every_package_folder_is_listed_and_nothing_else():
     folders = {
         module_name(init.parent / "__init__.py")
@@ -24,7 +29,32 @@ def test_every_package_folder_is_listed_and_nothing_else():
         for init in root.rglob("__init__.py")
         if "__pycache__" not in init.parts
     }
-    assert set(_setuptools()["packages"]) == folders
+    assert set(_setuptools()["packages"]) == folders | set(DATA_PACKAGES)
+    assert {
+        name: REPO / folder for name, folder in _setuptools()["package-dir"].items()
+    }.items() >= DATA_PACKAGES.items()
+    assert not [path for path in (REPO / "resources").rglob("*.py")]  # data only: no module hides there
+
+
+def shipped_resources() -> set[str]:
+    """The files of resources/ the wheel carries: what package-data names (not reviews/: a project's own)."""
+    patterns = _setuptools()["package-data"]["babelforge.resources"]
+    return {
+        path.relative_to(REPO / "resources").as_posix()
+        for pattern in patterns
+        for path in (REPO / "resources").glob(pattern)
+        if path.is_file()
+    }
+
+
+def test_the_eval_commands_resources_ship_and_reviews_do_not():
+    from babelforge.core.resources import RESOURCES, resource
+
+    assert RESOURCES == REPO / "resources"  # a checkout reads its own folder, where DVC tracks it
+    shipped = shipped_resources()
+    assert {"languages.tsv", "imagenet1k_classes.tsv", "clip_templates_en.txt", "citations.bib"} <= shipped
+    assert not [name for name in shipped if name.startswith("reviews/")]
+    assert resource("languages.tsv") == REPO / "resources" / "languages.tsv"
 
 
 def test_module_names_map_to_the_two_folders():
@@ -52,6 +82,7 @@ def test_the_wheel_installs_nothing_but_babelforge(tmp_path):
         shutil.copytree(folder, source / folder.name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
+    assert (source / "resources").is_dir()  # package_dirs() names it: copied with the code
     subprocess.run(
         [
             sys.executable,
@@ -80,3 +111,8 @@ def test_the_wheel_installs_nothing_but_babelforge(tmp_path):
         if "__pycache__" not in path.parts
     }
     assert modules == expected
+    data = {name.removeprefix("babelforge/resources/") for name in names if name.startswith("babelforge/resources/")}
+    assert data == shipped_resources()
+    assert set(names) - modules - {f"babelforge/resources/{name}" for name in data} == {
+        name for name in names if ".dist-info/" in name
+    }

@@ -26,6 +26,7 @@ from typing import Any
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_arrow, read_provenance, read_table, value_counts
 from babelforge.core.licences import Licence
+from babelforge.core.resources import resource
 
 # name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec, in card order.
 REGISTRY: dict[str, str] = {
@@ -35,7 +36,7 @@ REGISTRY: dict[str, str] = {
     "mvl-sib": "babelforge.mvl_sib.dataset:MVL_SIB",
     "knowledge": "babelforge.lexicon.dataset:KNOWLEDGE",
 }
-CITATIONS = Path(__file__).resolve().parents[2] / "resources" / "citations.bib"
+CITATIONS = resource("citations.bib")
 SLICES = "datasets"  # the audit writes <paths.audit>/datasets/<name>.json: what it found per dataset
 
 
@@ -149,6 +150,15 @@ class DatasetSpec:
     split: str = "test"
     config_unit: str = "language"  # what one config holds, for the card's body
     audit: AuditSection | None = None
+
+
+# A published dataset on the Hugging Face Hub, as the eval commands take one: hf:ORG/NAME@REVISION.
+HUB_PREFIX = "hf:"
+
+
+def is_hub(text: str) -> bool:
+    """Whether a command-line value names a Hub dataset (hf:ORG/NAME@REVISION), not a path."""
+    return text.startswith(HUB_PREFIX)
 
 
 def names() -> list[str]:

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.resources import resource
 from babelforge.core.tsv import INTEGER, TsvSpec, matching, read_tsv
 
-IMAGENET_CLASSES = Path(__file__).resolve().parents[2] / "resources" / "imagenet1k_classes.tsv"
+IMAGENET_CLASSES = resource("imagenet1k_classes.tsv")
 TABLE = TsvSpec(
     ("class_idx", "wnid", "openai_clip_name"),
     required=("class_idx", "wnid", "openai_clip_name"),

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.resources import resource
 from babelforge.core.tsv import BOOLEAN, Check, TsvSpec, matching, read_tsv
 
-REGISTRY_PATH = Path(__file__).resolve().parents[2] / "resources" / "languages.tsv"
+REGISTRY_PATH = resource("languages.tsv")
 KEY_PATTERN = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}(-[a-z0-9]+)?$")
 
 # Code systems a code can be looked up in, and the column that holds them.

@@ -29,11 +29,11 @@ from pathlib import Path, PurePosixPath
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, sha256_file, write_text
+from babelforge.core.resources import resource
 from babelforge.core.tsv import SHA256, TsvSpec, one_of, read_tsv
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
-SOURCES_PATH = RESOURCES / "sources.tsv"
-SOURCE_FILES_DIR = RESOURCES / "source_files"
+SOURCES_PATH = resource("sources.tsv")
+SOURCE_FILES_DIR = resource("source_files")
 COLUMNS = ("name", "kind", "path", "origin", "version", "url", "sha256", "licence", "citation")
 KINDS = ("file", "dir")
 ORIGINS = ("verbatim", "filtered", "derived")

@@ -15,11 +15,11 @@ from pathlib import Path
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.imagenet import ImageNetClass
 from babelforge.core.io import sha256_file
+from babelforge.core.resources import resource
 from babelforge.core.tsv import TsvSpec, matching, one_of, read_tsv
 from babelforge.lexicon.senses import wnid_to_synset
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
-LEXNAMES = RESOURCES / "wordnet_lexnames.tsv"
+LEXNAMES = resource("wordnet_lexnames.tsv")
 # nltk's `lexnames`: no header; file number, lexicographer file name, syntactic category (1-4).
 LEXNAMES_TABLE = TsvSpec(
     ("number", "lexname", "category"),

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory
+from babelforge.core.resources import resource
 from babelforge.translation.nllb import convert_to_ctranslate2
 
 TINY_MODEL_ID = "babelforge/tiny-nllb"
@@ -45,8 +46,7 @@ TINY_DIMS = dict(
 )
 
 
-REPO = Path(__file__).resolve().parents[2]
-TEMPLATES = REPO / "resources" / "clip_templates_en.txt"
+TEMPLATES = resource("clip_templates_en.txt")
 
 
 def training_text(

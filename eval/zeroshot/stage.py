@@ -9,8 +9,10 @@ from typing import Literal
 
 from babelforge.babel_imagenet.prompts import read_templates
 from babelforge.core.config import setting
+from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_table
 from babelforge.core.progress import info
+from babelforge.core.provenance import build_profile
 from babelforge.eval.config import ImageStageConfig
 from babelforge.eval.documents import dataset_version
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
@@ -18,6 +20,7 @@ from babelforge.eval.images import quarantine_record, read_classification_set
 from babelforge.eval.inputs import image_cache, imagenet_classes, load_models, require, require_images, usable_images
 from babelforge.eval.labels import ENGLISH_TEMPLATES, labels_by_language, select_languages, translated_templates
 from babelforge.eval.languages import language_resolver, requested_languages
+from babelforge.eval.published import SYNTAX, PublishedDataset, open_dataset
 from babelforge.eval.results import print_results, results_path, write_run
 from babelforge.eval.zeroshot.rows import zeroshot_rows
 
@@ -38,6 +41,11 @@ COLUMNS = (
 # A run with other models, languages or settings and no --out writes here, in its run folder
 # (babelforge.eval.runs), never over <paths.eval_reports>/zeroshot.json.
 AD_HOC_OUTPUTS = {"out": "zeroshot.json"}
+# Runs outside a project too (no params.yaml: its settings' defaults), on a published dataset (--dataset).
+STANDALONE = True
+# what a published babel-imagenet (--dataset) and babel-imagenet-prompts (--prompts-dataset) hold
+LABEL_COLUMNS = ("class_idx", "label")
+PROMPT_COLUMNS = ("template_id", "text")
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,14 @@ class Config(ImageStageConfig):
         None, "English CLIP templates, one per line (null: resources/clip_templates_en.txt)"
     )
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/zeroshot.json)")
+    dataset: str | None = setting(
+        None, f"the labels from a published babel-imagenet instead of paths.labels: {SYNTAX} (null: paths.labels)"
+    )
+    prompts_dataset: str | None = setting(
+        None,
+        f"with `dataset`: the translated prompts from a published babel-imagenet-prompts, {SYNTAX} "
+        "(null: every language takes eval.zeroshot.fallback)",
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -73,19 +89,44 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_out_flag(parser, "zeroshot")
     parser.add_argument("--labels", dest="paths.labels", metavar="FILE", help="labels.parquet (paths.labels)")
     parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
+    parser.add_argument(
+        "--dataset",
+        dest="dataset",
+        metavar="DIR",
+        help=f"evaluate a published babel-imagenet without building it: {SYNTAX} (eval.zeroshot.dataset)",
+    )
+    parser.add_argument(
+        "--prompts-dataset",
+        dest="prompts_dataset",
+        metavar="DIR",
+        help=f"with --dataset: its babel-imagenet-prompts, {SYNTAX} (eval.zeroshot.prompts_dataset)",
+    )
+    parser.add_argument(
+        "--images",
+        dest="images",
+        metavar="DIR",
+        help="an ImageNet-style folder <wnid>/<file>, or a TSV list path<TAB>class_idx (eval.zeroshot.images)",
+    )
 
 
 def run(config: Config) -> int:
 
     paths = config.paths
-    labels_path = require(paths.labels, "labels table", "labels")
-    labels = labels_by_language(read_table(labels_path), config.drop_duplicate_labels)
     wanted = requested_languages(config.languages, language_resolver(config.common))
-    labels = select_languages(labels, wanted, str(labels_path))
-    prompts_path = Path(paths.prompts)
-    translated = translated_templates(read_table(prompts_path)) if prompts_path.exists() else {}
-    if not prompts_path.exists():
-        info(f"eval_zeroshot: no {prompts_path}; every language uses the {config.fallback} fallback")
+    if config.prompts_dataset and not config.dataset:
+        raise BabelforgeError("eval.zeroshot.prompts_dataset (--prompts-dataset) goes with a dataset (--dataset)")
+    datasets = [open_dataset(spec) for spec in (config.dataset, config.prompts_dataset) if spec]
+    if datasets:
+        labels, translated, sources = published_inputs(datasets, wanted, config.drop_duplicate_labels)
+    else:
+        labels_path = require(paths.labels, "labels table", "labels")
+        labels = labels_by_language(read_table(labels_path), config.drop_duplicate_labels)
+        labels = select_languages(labels, wanted, str(labels_path))
+        prompts_path = Path(paths.prompts)
+        translated = translated_templates(read_table(prompts_path)) if prompts_path.exists() else {}
+        if not prompts_path.exists():
+            info(f"eval_zeroshot: no {prompts_path}; every language uses the {config.fallback} fallback")
+        sources = {"labels": dataset_version(labels_path), "prompts": dataset_version(prompts_path)}
     english = read_templates(require(config.english_templates or ENGLISH_TEMPLATES, "template list", "prompts"))
     knowledge = None
     if config.knowledge:
@@ -97,7 +138,7 @@ def run(config: Config) -> int:
     # the images no model can read are left out (eval.common.on_bad_row), the same for every model
     image_set, quarantine = usable_images(image_set, config.common, config.images, "eval_zeroshot")
     image_set_hash = image_set.content_hash()
-    labels_version = dataset_version(labels_path)
+    labels_version = sources["labels"]
     rows = []
     with image_cache(config.common, config.runner) as cache:
         for model in load_models(config.common):
@@ -122,14 +163,49 @@ def run(config: Config) -> int:
                 f"eval_zeroshot: {model.name} done ({len(labels)} languages; image cache hits {cache.hits}, "
                 f"misses {cache.misses}, images encoded {cache.encoded_images})"
             )
-    sources = {"labels": labels_version, "prompts": dataset_version(prompts_path), "images": "sha256:" + image_set_hash}
     write_run(
         "zeroshot",
         rows,
         config,
-        sources,
+        {**sources, "images": "sha256:" + image_set_hash},
         results_path(config, "zeroshot"),
         quarantine={"babel_imagenet": quarantine_record(quarantine)},
+        inputs_profile=build_profile({"build": {"profile": dataset.profile}} for dataset in datasets),
     )
     print_results(rows, COLUMNS)
     return 0
+
+
+def published_inputs(
+    datasets: list[PublishedDataset], wanted: list[str] | None, drop_duplicates: bool
+) -> tuple[dict, dict, dict]:
+    """(labels, translated templates, sources) from a published babel-imagenet and, when given, its
+    babel-imagenet-prompts: the configs of the languages asked for, turned into what the built
+    tables give (babelforge.eval.labels)."""
+    labels_set, prompts_set = (datasets + [None])[:2]
+    table = card_table(
+        labels_set, [lang for lang in wanted if lang in labels_set.configs] if wanted else None, LABEL_COLUMNS
+    )
+    labels = select_languages(labels_by_language(table, drop_duplicates), wanted, labels_set.spec)
+    sources = {"labels": labels_set.version}
+    translated = {}
+    if prompts_set is None:
+        info("eval_zeroshot: no prompts dataset (--prompts-dataset); every language takes the fallback")
+    else:
+        table = card_table(prompts_set, sorted(set(labels) & set(prompts_set.configs)), PROMPT_COLUMNS)
+        translated = translated_templates(table)
+        sources["prompts"] = prompts_set.version
+    for dataset in datasets:
+        info(f"eval_zeroshot: {dataset.spec} -> {dataset.version}" + (" (a SAMPLE build)" if dataset.sample else ""))
+    return labels, translated, sources
+
+
+def card_table(dataset: PublishedDataset, configs: list[str] | None, columns: tuple[str, ...]):
+    """The rows of `configs`; an error naming the card when it lacks one of `columns` (the wrong card)."""
+    table = dataset.table(configs)
+    if table.empty:
+        return table.reindex(columns=["lang", *columns])
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise BabelforgeError(f"dataset {dataset.spec}: no column {', '.join(missing)}; is it the right card?")
+    return table
