@@ -11,8 +11,6 @@ tests is built by `babelforge.eval.sample.tiny_clip`.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import socket
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,19 +23,9 @@ from babelforge.core.datasets import resolve
 from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import read_rgb
-from babelforge.core.io import sha256_file
+from babelforge.core.io import directory_hash
 from babelforge.core.progress import info
 from babelforge.eval.families import family, parse_spec
-
-
-def directory_hash(path: str | os.PathLike) -> str:
-    """sha256 over the relative names and contents of every file below `path`."""
-
-    root = Path(path)
-    digest = hashlib.sha256()
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(f"{file.relative_to(root).as_posix()}\0{sha256_file(file)}\n".encode())
-    return digest.hexdigest()
 
 
 def dtype_for(device: str):
@@ -258,6 +246,15 @@ def hub_access(spec: str, revision: str, filename: str = "config.json") -> dict:
         f"model {spec}@{revision}: not in the Hugging Face cache and {host} is unreachable (or HF_HUB_OFFLINE is set); "
         "pre-fill the cache (huggingface-cli download) or use a local directory in params.yaml eval.common.models"
     )
+
+
+def checkpoint_source(ref, filename: str = "config.json") -> tuple[str, str, dict]:
+    """(what a library loads, the revision that pins it, its Hub arguments) of one part of a spec: a
+    local folder is hashed; a Hub id is read from the cache when it has the revision, else from the
+    Hub (one line offline). `filename` is a file the checkpoint has, to look for in the cache."""
+    if ref.local:
+        return ref.id, "sha256:" + directory_hash(ref.id), {}
+    return ref.id, ref.revision, hub_access(ref.id, ref.revision, filename)
 
 
 def hub_reachable() -> bool:

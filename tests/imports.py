@@ -8,6 +8,9 @@ contract, the DVC code deps of each stage, the dataset cards' code deps.
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
+import sys
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -114,3 +117,31 @@ def repo_files_run_by(module: str) -> dict[Path, str]:
             found[path] = importer
             todo.extend((imported, dotted) for imported in imported_names(path, dotted))
     return found
+
+
+def build_wheel(folder: Path) -> Path:
+    """The wheel of the working tree's package, built from a copy (setuptools writes into the source)."""
+    source = folder / "source"
+    for path in [*package_dirs().values(), REPO / "pyproject.toml", REPO / "README.md"]:
+        if path.is_dir():
+            shutil.copytree(path, source / path.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(path, source / path.name)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(folder),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = folder.glob("babelforge-*.whl")
+    return wheel

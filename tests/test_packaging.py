@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -11,7 +10,7 @@ import zipfile
 
 import pytest
 
-from tests.imports import REPO, module_file, module_name, package_dirs
+from tests.imports import REPO, build_wheel, module_file, module_name, package_dirs
 
 
 def _setuptools() -> dict:
@@ -76,30 +75,8 @@ def test_the_installed_package_is_the_working_tree(tmp_path):
 
 @pytest.mark.slow
 def test_the_wheel_installs_nothing_but_babelforge(tmp_path):
-    # Built from a copy: setuptools writes build/ and *.egg-info into the source tree.
-    source = tmp_path / "source"
-    for folder in package_dirs().values():
-        shutil.copytree(folder, source / folder.name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    assert (source / "resources").is_dir()  # package_dirs() names it: copied with the code
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(tmp_path),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("babelforge-*.whl")
+    wheel = build_wheel(tmp_path)  # from a copy: setuptools writes build/ and *.egg-info into the source tree
+    assert (tmp_path / "source" / "resources").is_dir()  # package_dirs() names it: copied with the code
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"babelforge", wheel.name.split("-py")[0] + ".dist-info"}
     modules = {name for name in names if name.endswith(".py")}

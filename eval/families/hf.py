@@ -13,9 +13,8 @@ from pathlib import Path
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval.models import (
     DualEncoder,
-    directory_hash,
+    checkpoint_source,
     dtype_for,
-    hub_access,
     position_limit,
     text_length_limit,
 )
@@ -82,10 +81,7 @@ def load(ref, device: str) -> TransformersEncoder:
     """A local directory, or a Hub id at `ref.revision`."""
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
 
-    if ref.local:
-        source, revision, hub_args = ref.id, "sha256:" + directory_hash(ref.id), {}
-    else:
-        source, revision, hub_args = ref.id, ref.revision, hub_access(ref.id, ref.revision)
+    source, revision, hub_args = checkpoint_source(ref)
     try:
         config = AutoConfig.from_pretrained(source, **hub_args)
     except (OSError, ValueError) as error:

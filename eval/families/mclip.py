@@ -12,8 +12,8 @@ from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval.families.hf import config_type
-from babelforge.eval.families.paired import PairedEncoder, check_dims, text_source
-from babelforge.eval.models import dtype_for, first_line, load_ref, position_limit, text_length_limit
+from babelforge.eval.families.paired import PairedEncoder, check_dims
+from babelforge.eval.models import checkpoint_source, dtype_for, first_line, load_ref, position_limit, text_length_limit
 
 
 def detect(folder: Path) -> bool:
@@ -68,7 +68,7 @@ def load(ref, device: str) -> MClipEncoder:
     from multilingual_clip.pt_multilingual_clip import MultilingualCLIP
     from transformers import AutoTokenizer
 
-    source, revision, hub_args = text_source(ref, "config.json")
+    source, revision, hub_args = checkpoint_source(ref, "config.json")
     image_model = load_ref(ref.image, device)
     try:
         # MultilingualCLIP.__init__ builds its text model with AutoModel.from_pretrained(config.modelBase)

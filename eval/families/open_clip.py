@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import sha256_file
+from babelforge.core.io import directory_hash, sha256_file
 from babelforge.core.languages import UnknownLanguageError, registry
 from babelforge.core.progress import info
-from babelforge.eval.models import DualEncoder, directory_hash, dtype_for, first_line, hub_access, hub_snapshot
+from babelforge.eval.models import DualEncoder, dtype_for, first_line, hub_access, hub_snapshot
 
 CONFIG = "open_clip_config.json"
 # What a published open_clip repo holds besides its weights: config, tokenizer files of HF text towers.

@@ -4,7 +4,7 @@ image tower of another model (the spec's `+IMAGE_SPEC`, loaded by its own family
 from __future__ import annotations
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.models import DualEncoder, directory_hash, hub_access
+from babelforge.eval.models import DualEncoder
 
 
 class PairedEncoder(DualEncoder):
@@ -44,11 +44,3 @@ def check_dims(ref, text_dim: int, image_model: DualEncoder) -> None:
             f"{ref.image.name} gives {image_model.embedding_dim}-d; pair it with the image tower it was "
             "distilled against (+IMAGE_SPEC)"
         )
-
-
-def text_source(ref, filename: str) -> tuple[str, str, dict]:
-    """(what the library loads, the text part's revision, Hub arguments): a local folder is hashed;
-    a Hub id is read from the cache when it has the revision (one line offline otherwise)."""
-    if ref.local:
-        return ref.id, "sha256:" + directory_hash(ref.id), {}
-    return ref.id, ref.revision, hub_access(ref.id, ref.revision, filename)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.families.paired import PairedEncoder, check_dims, text_source
-from babelforge.eval.models import dtype_for, first_line, load_ref, position_limit, text_length_limit
+from babelforge.eval.families.paired import PairedEncoder, check_dims
+from babelforge.eval.models import checkpoint_source, dtype_for, first_line, load_ref, position_limit, text_length_limit
 
 
 def detect(folder: Path) -> bool:
@@ -54,7 +54,7 @@ def load(ref, device: str) -> SentenceTransformerEncoder:
     """A sentence-transformers folder (or Hub id at `ref.revision`) plus the image tower `ref.image`."""
     from sentence_transformers import SentenceTransformer
 
-    source, revision, hub_args = text_source(ref, "modules.json")
+    source, revision, hub_args = checkpoint_source(ref, "modules.json")
     image_model = load_ref(ref.image, device)
     try:
         model = SentenceTransformer(source, device=device, **hub_args)

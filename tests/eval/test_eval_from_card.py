@@ -27,7 +27,7 @@ from babelforge.core.languages import read_registry
 from babelforge.core.provenance import provenance
 from babelforge.publish.card_stage import build_card
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
-from tests.imports import REPO, package_dirs
+from tests.imports import build_wheel
 from tests.project import command_env
 
 # the project's eval.zeroshot and eval.common settings that differ from the defaults a run outside a
@@ -180,34 +180,6 @@ def test_a_hub_dataset_is_read_at_its_revision_from_the_cache_offline(workspace,
     ]
     unpinned = babelforge(outside, "eval_zeroshot", "--dataset", "hf:org/babel-imagenet", "--model", str(model))
     assert unpinned.returncode == 1 and "no revision pinned" in unpinned.stderr
-
-
-def build_wheel(folder: Path) -> Path:
-    """The wheel of the working tree's package, built from a copy (setuptools writes into the source)."""
-    source = folder / "source"
-    for path in [*package_dirs().values(), REPO / "pyproject.toml", REPO / "README.md"]:
-        if path.is_dir():
-            shutil.copytree(path, source / path.name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(path, source / path.name)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(folder),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = folder.glob("babelforge-*.whl")
-    return wheel
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import directory_hash
 from babelforge.eval.families.open_clip import (
     OpenClipEncoder,
     nllb_code,
@@ -22,7 +23,7 @@ from babelforge.eval.families.open_clip import (
     precision_for,
     snapshot_commit,
 )
-from babelforge.eval.models import directory_hash, load_model
+from babelforge.eval.models import load_model
 from tests.eval.tiny_open_clip import build_clip_bpe, build_xlmr_clip
 
 # variant -> (fixture, embedding size, context length)

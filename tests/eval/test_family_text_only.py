@@ -12,8 +12,9 @@ import pytest
 from PIL import Image
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import directory_hash
 from babelforge.eval.families import parse_spec
-from babelforge.eval.models import directory_hash, load_model
+from babelforge.eval.models import load_model
 from tests.eval.tiny_text_only import DIM, POSITIONS, build_tiny_mclip, build_tiny_st, build_tiny_xlmr
 
 TEXTS = [

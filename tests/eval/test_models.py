@@ -5,7 +5,8 @@ import pytest
 from PIL import Image
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.models import directory_hash, load_model
+from babelforge.core.io import directory_hash
+from babelforge.eval.models import load_model
 from babelforge.eval.sample.tiny_clip import build_tiny_clip
 
 
