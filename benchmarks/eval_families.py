@@ -4,8 +4,8 @@ transformers CLIP path, and the memory each load adds.
 Builds a tiny random model of each family with its own library (the tests' builders:
 babelforge.eval.sample.tiny_clip, tests/eval/tiny_open_clip.py, tests/eval/tiny_text_only.py) in a
 temporary folder, then measures each in a process of its own, so one family's imports and
-allocations do not count for the next: the resident memory the family's library imports add, the
-memory the model's load adds, the load time, then `encode_images` over drawn images and
+allocations do not count for the next: the resident memory the family's library adds to torch and
+transformers (which every family imports), the memory the model's load adds, the load time, then `encode_images` over drawn images and
 `encode_texts` over multilingual prompts (best of --repeats).
 
 The tiny models differ in size (a 1-layer ViT of 32 px beside a 2-layer XLM-R), so the figures
@@ -18,6 +18,7 @@ batching, normalising. Real checkpoints are dominated by their transformer layer
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -29,6 +30,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+# The library each family's loader imports beyond torch and transformers (hf: none).
+FAMILY_LIBRARIES = {
+    "hf": "transformers",
+    "open_clip": "open_clip",
+    "mclip": "multilingual_clip.pt_multilingual_clip",
+    "st": "sentence_transformers",
+}
 LANGUAGE_WORDS = (
     "goldfish",
     "Goldfisch",
@@ -73,19 +81,14 @@ def rss_mb() -> float:
 def measure(spec: str, images: Path, texts: list[str], repeats: int, threads: int) -> dict:
     """One family in this process: memory and time of its import and load, then throughput."""
     import torch
+    import transformers  # noqa: F401  (every family loads its text or image tower through it)
 
     torch.set_num_threads(threads)
-    from babelforge.eval.families import FAMILIES, parse_spec
+    from babelforge.eval.families import parse_spec
     from babelforge.eval.models import load_model
 
-    base = rss_mb()
-    ref = parse_spec(spec)
-    __import__(FAMILIES[ref.family].loader.split(":")[0])  # the family module and its library's imports
-    __import__(
-        {"hf": "transformers", "open_clip": "open_clip", "mclip": "multilingual_clip", "st": "sentence_transformers"}[
-            ref.family
-        ]
-    )
+    base = rss_mb()  # torch and transformers in: what every family shares
+    importlib.import_module(FAMILY_LIBRARIES[parse_spec(spec).family])
     imported = rss_mb()
     start = time.perf_counter()
     model = load_model(spec, device="cpu")

@@ -1,17 +1,30 @@
 """Caption sets (XTD / xFlickrCO-style JSON), shared by the caption tasks (retrieval, clipscore):
-reading them, their images, and every model x caption set of a task."""
+reading them, their images, and every model x caption set of a task.
+
+A published mt-captions card (`--dataset`, babelforge.eval.published) is one more caption set:
+its rows become the same {images, captions} structure (`caption_set_from_rows`), scored by the
+same code as a caption-set file."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.progress import info
 from babelforge.eval.documents import dataset_version
 from babelforge.eval.images import quarantine_record, read_caption_images
 from babelforge.eval.inputs import image_cache, load_models, require, require_images, usable_images
 from babelforge.eval.languages import language_resolver, requested_languages
+from babelforge.eval.published import SYNTAX, PublishedDataset, card_table, open_dataset
+
+# An mt-captions card's columns a caption set is made of; its English source captions take the
+# code the caption sets give English (it resolves to eng_Latn), so retrieval and RefCLIP-S
+# (eval.clipscore.reference_lang, `en` by default) have English too.
+CARD_COLUMNS = ("caption_id", "image", "caption", "text")
+ENGLISH = "en"
 
 
 def read_caption_sets(caption_sets: Sequence[str], keep: Callable[[str], bool]) -> list[tuple[str, Path, dict]]:
@@ -24,6 +37,50 @@ def read_caption_sets(caption_sets: Sequence[str], keep: Callable[[str], bool]) 
         captions = {code: caps for code, caps in data["captions"].items() if keep(code)}
         sets.append((path.stem, path, {"images": data["images"], "captions": captions}))
     return sets
+
+
+def caption_set_from_rows(rows) -> dict:
+    """An mt-captions card's rows (a DataFrame or dicts with caption_id, image, caption, text and
+    `lang`, the config) -> a caption set {"images": [...], "captions": {code: [[caption, ...] per image]}}.
+
+    Images in the order of their first caption (by caption_id); the English source captions under
+    `ENGLISH`, once per caption_id; each language's translations under its config name, in
+    caption_id order, those it kept none of (`text` null) left out, so an image can have none.
+    """
+    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
+    records = sorted(records, key=lambda row: row["caption_id"])
+    images: dict[str, int] = {}
+    english: list[list[str]] = []
+    translations: dict[str, dict[int, list[str]]] = {}
+    seen = set()
+    for row in records:
+        image = row["image"]
+        if not isinstance(image, str) or not image:
+            raise BabelforgeError(f"caption {row['caption_id']} ({row['lang']}): no image file name")
+        index = images.setdefault(image, len(images))
+        if index == len(english):
+            english.append([])
+        if row["caption_id"] not in seen and isinstance(row["caption"], str):
+            seen.add(row["caption_id"])
+            english[index].append(row["caption"])
+        per_image = translations.setdefault(str(row["lang"]), {})
+        if isinstance(row["text"], str):
+            per_image.setdefault(index, []).append(row["text"])
+    captions = {ENGLISH: english} if records else {}
+    for lang, per_image in sorted(translations.items()):
+        captions[lang] = [per_image.get(index, []) for index in range(len(images))]
+    return {"images": list(images), "captions": captions}
+
+
+def card_caption_set(dataset: PublishedDataset, keep: Callable[[str], bool], task: str) -> tuple[str, dict, str]:
+    """(name, {images, captions}, version) of a published mt-captions card: the configs of the
+    languages `keep` accepts (the first alone when only English is asked for: every config has the
+    English source captions), captions only of codes `keep` accepts."""
+    configs = [name for name in dataset.configs if keep(name)] or list(dataset.configs[:1])
+    data = caption_set_from_rows(card_table(dataset, configs, CARD_COLUMNS))
+    data["captions"] = {code: caps for code, caps in data["captions"].items() if keep(code)}
+    info(f"eval_{task}: {dataset.spec} -> {dataset.version}" + (" (a SAMPLE build)" if dataset.sample else ""))
+    return dataset.name, data, dataset.version
 
 
 def caption_image_set(
@@ -55,31 +112,37 @@ def kept_captions(
 
 def caption_task_rows(
     config, task: str, rows_for: Callable, helper_codes: Sequence[str] = (), **options
-) -> tuple[list[dict], dict, dict]:
-    """Every model x caption set of a caption task (retrieval, clipscore): (rows, sources, quarantine).
+) -> tuple[list[dict], dict, dict, str | None]:
+    """Every model x caption set of a caption task (retrieval, clipscore): (rows, sources, quarantine,
+    inputs profile: `sample` when a published dataset read is a sample build).
 
     `rows_for(model, image_set, cache, captions, dataset, resolve_lang, seed=, dataset_version=, **options)`.
     Captions of `helper_codes` (clipscore's reference language) are read even when `languages`
     leaves them out; their rows are then dropped. Inputs are checked before any model loads: an
     image no model can read is left out under eval.common.on_bad_row, with its captions in every
-    language (`quarantine`: per caption set, the run JSON's record of what was left out).
+    language (`quarantine`: per caption set, the run JSON's record of what was left out). With
+    `config.dataset` (a published mt-captions card) that card is the one caption set.
     """
 
     resolve = language_resolver(config.common)
     wanted = requested_languages(config.languages, resolve)
-    sets = [
-        (name, data, dataset_version(path))
-        for name, path, data in read_caption_sets(
-            config.caption_sets, lambda code: wanted is None or code in helper_codes or resolve(code) in wanted
-        )
-    ]
+
+    def keep(code: str) -> bool:
+        return wanted is None or code in helper_codes or resolve(code) in wanted
+
+    published = open_dataset(config.dataset) if config.dataset else None
+    if published:
+        sets = [card_caption_set(published, keep, task)]
+    else:
+        sets = [
+            (name, data, dataset_version(path)) for name, path, data in read_caption_sets(config.caption_sets, keep)
+        ]
     if wanted is not None:
         found = {resolve(code) for _, data, _ in sets for code in data["captions"] if resolve(code) in wanted}
         missing = [lang for lang in wanted if lang not in found]
         if missing:
-            raise BabelforgeError(
-                f"eval.{task}.languages: {', '.join(missing)} have no captions in {', '.join(config.caption_sets)}"
-            )
+            read = published.spec if published else ", ".join(config.caption_sets)
+            raise BabelforgeError(f"eval.{task}.languages: {', '.join(missing)} have no captions in {read}")
     image_sets, quarantines = {}, {}
     for name, data, _ in sets:
         listed = caption_image_set(config.images, name, data["images"], config.max_images, f"eval.{task}.images")
@@ -102,4 +165,21 @@ def caption_task_rows(
     if wanted is not None:
         rows = [row for row in rows if row["lang"] in wanted]
     sources = {name: version for name, _, version in sets}
-    return rows, sources, {name: quarantine_record(quarantine) for name, quarantine in quarantines.items()}
+    quarantine = {name: quarantine_record(quarantine) for name, quarantine in quarantines.items()}
+    return rows, sources, quarantine, published.profile if published else None
+
+
+def add_caption_dataset_flags(parser: argparse.ArgumentParser, group: str) -> None:
+    """`--dataset` (a published mt-captions instead of the caption-set files) and `--images` (its images)."""
+    parser.add_argument(
+        "--dataset",
+        dest="dataset",
+        metavar="DIR",
+        help=f"evaluate a published mt-captions without building it: {SYNTAX} ({group}.dataset)",
+    )
+    parser.add_argument(
+        "--images",
+        dest="images",
+        metavar="DIR",
+        help=f"the caption set's image folder, the files its `image` column names ({group}.images)",
+    )

@@ -40,6 +40,11 @@ class PublishedDataset:
     revision: str | None = None
 
     @property
+    def name(self) -> str:
+        """The dataset's name: NAME of hf:ORG/NAME, else the card folder's name (`mt-captions`)."""
+        return self.hub.split("/")[1] if self.hub else self.folder.resolve().name
+
+    @property
     def profile(self) -> str:
         """The build profile the card states: `sample` when tagged so, else `full`."""
         return "sample" if self.sample else "full"
@@ -74,6 +79,17 @@ class PublishedDataset:
             )
         except LocalEntryNotFoundError:
             raise BabelforgeError(offline_line(self.spec)) from None
+
+
+def card_table(dataset: PublishedDataset, configs: list[str] | None, columns: tuple[str, ...]):
+    """The rows of `configs`; an error naming the card when it lacks one of `columns` (the wrong card)."""
+    table = dataset.table(configs)
+    if table.empty:
+        return table.reindex(columns=["lang", *columns])
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise BabelforgeError(f"dataset {dataset.spec}: no column {', '.join(missing)}; is it the right card?")
+    return table
 
 
 def open_dataset(text: str) -> PublishedDataset:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from babelforge.core.errors import BabelforgeError
 from babelforge.eval.clipscore.metric import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
 from babelforge.eval.documents import base_row
 
@@ -45,6 +46,12 @@ def clipscore_rows(
     references_cut = model.truncated_texts - cut_before
     rows = []
     for code in sorted(captions_by_lang):
+        lacking = sum(1 for c in captions_by_lang[code][:n] if not c)
+        if lacking:
+            raise BabelforgeError(
+                f"eval_clipscore: caption set {dataset}, {code}: {lacking} of {n} images have no caption "
+                "(CLIP-S scores each image's first); leave the language out (--language)"
+            )
         firsts = [c[0] for c in captions_by_lang[code][:n]]
         cut_before = model.truncated_texts
         text_emb = model.encode_texts(firsts, lang=resolve_lang(code))

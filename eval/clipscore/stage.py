@@ -9,10 +9,11 @@ import argparse
 from dataclasses import dataclass
 
 from babelforge.core.config import setting
-from babelforge.eval.captions import caption_task_rows
+from babelforge.eval.captions import add_caption_dataset_flags, caption_task_rows
 from babelforge.eval.clipscore.rows import clipscore_rows
 from babelforge.eval.config import ImageStageConfig
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
+from babelforge.eval.published import SYNTAX
 from babelforge.eval.results import print_results, results_path, write_run
 
 COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore", "pairwise_accuracy")
@@ -20,6 +21,8 @@ COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore",
 # A run with other models, languages or settings and no --out writes here, in its run folder
 # (babelforge.eval.runs), never over <paths.eval_reports>/clipscore.json.
 AD_HOC_OUTPUTS = {"out": "clipscore.json"}
+# Runs outside a project too (no params.yaml: its settings' defaults), on a published mt-captions (--dataset).
+STANDALONE = True
 
 
 @dataclass(frozen=True)
@@ -37,20 +40,26 @@ class Config(ImageStageConfig):
         "en", "RefCLIPScore reference: this caption-set language's captions of the same image (null: no RefCLIPScore)"
     )
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/clipscore.json)")
+    dataset: str | None = setting(
+        None, f"the captions from a published mt-captions instead of caption_sets: {SYNTAX} (null: caption_sets)"
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
     add_language_flag(parser, "eval.clipscore")
     add_out_flag(parser, "clipscore")
+    add_caption_dataset_flags(parser, "eval.clipscore")
 
 
 def run(config: Config) -> int:
 
     helpers = [config.reference_lang] if config.reference_lang else []
-    rows, sources, quarantine = caption_task_rows(
+    rows, sources, quarantine, inputs_profile = caption_task_rows(
         config, "clipscore", clipscore_rows, helper_codes=helpers, reference_lang=config.reference_lang
     )
-    write_run("clipscore", rows, config, sources, results_path(config, "clipscore"), quarantine)
+    write_run(
+        "clipscore", rows, config, sources, results_path(config, "clipscore"), quarantine, inputs_profile=inputs_profile
+    )
     print_results(rows, COLUMNS)
     return 0

@@ -6,9 +6,10 @@ import argparse
 from dataclasses import dataclass
 
 from babelforge.core.config import setting
-from babelforge.eval.captions import caption_task_rows
+from babelforge.eval.captions import add_caption_dataset_flags, caption_task_rows
 from babelforge.eval.config import ImageStageConfig
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
+from babelforge.eval.published import SYNTAX
 from babelforge.eval.results import print_results, results_path, write_run
 from babelforge.eval.retrieval.rows import retrieval_rows
 
@@ -28,6 +29,8 @@ COLUMNS = (
 # A run with other models, languages or settings and no --out writes here, in its run folder
 # (babelforge.eval.runs), never over <paths.eval_reports>/retrieval.json.
 AD_HOC_OUTPUTS = {"out": "retrieval.json"}
+# Runs outside a project too (no params.yaml: its settings' defaults), on a published mt-captions (--dataset).
+STANDALONE = True
 
 
 @dataclass(frozen=True)
@@ -45,17 +48,25 @@ class Config(ImageStageConfig):
     languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
     chunk: int = setting(1024, "queries scored at a time (bounds memory)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/retrieval.json)")
+    dataset: str | None = setting(
+        None, f"the captions from a published mt-captions instead of caption_sets: {SYNTAX} (null: caption_sets)"
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
     add_language_flag(parser, "eval.retrieval")
     add_out_flag(parser, "retrieval")
+    add_caption_dataset_flags(parser, "eval.retrieval")
 
 
 def run(config: Config) -> int:
 
-    rows, sources, quarantine = caption_task_rows(config, "retrieval", retrieval_rows, chunk=config.chunk)
-    write_run("retrieval", rows, config, sources, results_path(config, "retrieval"), quarantine)
+    rows, sources, quarantine, inputs_profile = caption_task_rows(
+        config, "retrieval", retrieval_rows, chunk=config.chunk
+    )
+    write_run(
+        "retrieval", rows, config, sources, results_path(config, "retrieval"), quarantine, inputs_profile=inputs_profile
+    )
     print_results(rows, COLUMNS)
     return 0

@@ -20,7 +20,7 @@ from babelforge.eval.images import quarantine_record, read_classification_set
 from babelforge.eval.inputs import image_cache, imagenet_classes, load_models, require, require_images, usable_images
 from babelforge.eval.labels import ENGLISH_TEMPLATES, labels_by_language, select_languages, translated_templates
 from babelforge.eval.languages import language_resolver, requested_languages
-from babelforge.eval.published import SYNTAX, PublishedDataset, open_dataset
+from babelforge.eval.published import SYNTAX, PublishedDataset, card_table, open_dataset
 from babelforge.eval.results import print_results, results_path, write_run
 from babelforge.eval.zeroshot.rows import zeroshot_rows
 
@@ -198,14 +198,3 @@ def published_inputs(
     for dataset in datasets:
         info(f"eval_zeroshot: {dataset.spec} -> {dataset.version}" + (" (a SAMPLE build)" if dataset.sample else ""))
     return labels, translated, sources
-
-
-def card_table(dataset: PublishedDataset, configs: list[str] | None, columns: tuple[str, ...]):
-    """The rows of `configs`; an error naming the card when it lacks one of `columns` (the wrong card)."""
-    table = dataset.table(configs)
-    if table.empty:
-        return table.reindex(columns=["lang", *columns])
-    missing = [column for column in columns if column not in table.columns]
-    if missing:
-        raise BabelforgeError(f"dataset {dataset.spec}: no column {', '.join(missing)}; is it the right card?")
-    return table

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.families import FAMILIES, PAIRED_IMAGE_TOWERS, ModelRef, parse_spec, split_family
+from babelforge.eval.families import FAMILIES, PAIRED_IMAGE_TOWERS, ModelRef, family, parse_spec, split_family
 from babelforge.eval.flags import model_spec
-from babelforge.eval.models import missing_folder, text_length_limit, unloadable
+from babelforge.eval.models import first_line, folder_like, missing_folder, text_length_limit, unloadable
 
 
 def folder(root, name: str, files: dict[str, str]):
@@ -55,9 +55,9 @@ def test_open_clip_names_hf_hub_ids_and_tags():
 
 
 def test_a_folder_is_the_family_its_files_say(folders):
-    for family, path in folders.items():
-        paired = "+open_clip:ViT-B-32@openai" if FAMILIES[family].text_only else ""
-        assert parse_spec(f"{path}{paired}").family == family, family
+    for name, path in folders.items():
+        paired = "+open_clip:ViT-B-32@openai" if FAMILIES[name].text_only else ""
+        assert parse_spec(f"{path}{paired}").family == name, name
     empty = folder(folders["hf"].parent, "empty", {})
     with pytest.raises(BabelforgeError, match="no family recognises its files"):
         parse_spec(str(empty))
@@ -123,4 +123,30 @@ def test_the_text_limit_is_the_shortest_real_one():
     assert text_length_limit(514, 512) == 512
     assert text_length_limit(16, 16) == 16
     assert text_length_limit(None, 0) is None
-    assert text_length_limit(999_999, 1_000_000) == 999_999
+    assert text_length_limit(999_999, 1_000_000) == 999_999  # a tokenizer's 1e6 or more is no limit
+    assert text_length_limit(1_000_000) is None
+
+
+def test_an_id_that_can_only_be_a_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    assert folder_like("models/my_clip")  # its first part is a folder here
+    assert folder_like("./clip") and folder_like("/abs/clip") and folder_like("clip/") and folder_like("a/b/c")
+    assert not folder_like("openai/clip-vit-base-patch32") and not folder_like("clip-vit")
+    assert not folder_like("my_clip/models")  # owner/name: a Hub id, though `models` is a folder here
+
+
+def test_a_librarys_error_becomes_its_first_line():
+    assert first_line(OSError("no file named x\nsee the docs")) == "no file named x"
+    assert first_line(ValueError("")) == "ValueError"
+    assert first_line(ValueError("\n  spaced  \n")) == "spaced"
+    assert len(first_line(ValueError("x" * 400))) == 300
+
+
+def test_a_family_is_looked_up_by_name():
+    assert family("open_clip").library == "open_clip_torch"
+    assert family("st").text_only and not family("hf").text_only
+    with pytest.raises(
+        BabelforgeError, match=r"^unknown model family 'clip'; model families: open_clip, st, mclip, hf"
+    ):
+        family("clip")
