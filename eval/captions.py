@@ -18,7 +18,7 @@ from babelforge.eval.documents import dataset_version
 from babelforge.eval.images import quarantine_record, read_caption_images
 from babelforge.eval.inputs import image_cache, load_models, require, require_images, usable_images
 from babelforge.eval.languages import language_resolver, requested_languages
-from babelforge.eval.published import SYNTAX, PublishedDataset, card_table, open_dataset
+from babelforge.eval.published import PublishedDataset, add_dataset_flag, card_table, open_dataset
 
 # An mt-captions card's columns a caption set is made of; its English source captions take the
 # code the caption sets give English (it resolves to eng_Latn), so retrieval and RefCLIP-S
@@ -171,12 +171,7 @@ def caption_task_rows(
 
 def add_caption_dataset_flags(parser: argparse.ArgumentParser, group: str) -> None:
     """`--dataset` (a published mt-captions instead of the caption-set files) and `--images` (its images)."""
-    parser.add_argument(
-        "--dataset",
-        dest="dataset",
-        metavar="DIR",
-        help=f"evaluate a published mt-captions without building it: {SYNTAX} ({group}.dataset)",
-    )
+    add_dataset_flag(parser, "mt-captions", f"{group}.dataset")
     parser.add_argument(
         "--images",
         dest="images",

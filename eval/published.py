@@ -81,6 +81,16 @@ class PublishedDataset:
             raise BabelforgeError(offline_line(self.spec)) from None
 
 
+def add_dataset_flag(parser, card: str, setting: str) -> None:
+    """`--dataset`: the published `card` a task reads instead of the built tables (the setting `setting`)."""
+    parser.add_argument(
+        "--dataset",
+        dest="dataset",
+        metavar="DIR",
+        help=f"evaluate a published {card} without building it: {SYNTAX} ({setting})",
+    )
+
+
 def card_table(dataset: PublishedDataset, configs: list[str] | None, columns: tuple[str, ...]):
     """The rows of `configs`; an error naming the card when it lacks one of `columns` (the wrong card)."""
     table = dataset.table(configs)

@@ -15,6 +15,7 @@ from babelforge.eval.models import (
     DualEncoder,
     checkpoint_source,
     dtype_for,
+    first_line,
     position_limit,
     text_length_limit,
 )
@@ -86,7 +87,7 @@ def load(ref, device: str) -> TransformersEncoder:
         config = AutoConfig.from_pretrained(source, **hub_args)
     except (OSError, ValueError) as error:
         raise BabelforgeError(
-            f"model {ref.id}@{revision}: cannot load ({str(error).splitlines()[0]}); "
+            f"model {ref.id}@{revision}: cannot load ({first_line(error)}); "
             "offline, use a local directory or pre-fill the Hugging Face cache"
         ) from None
     if config.model_type not in SUPPORTED_TYPES:

@@ -20,7 +20,7 @@ from babelforge.eval.images import quarantine_record, read_classification_set
 from babelforge.eval.inputs import image_cache, imagenet_classes, load_models, require, require_images, usable_images
 from babelforge.eval.labels import ENGLISH_TEMPLATES, labels_by_language, select_languages, translated_templates
 from babelforge.eval.languages import language_resolver, requested_languages
-from babelforge.eval.published import SYNTAX, PublishedDataset, card_table, open_dataset
+from babelforge.eval.published import SYNTAX, PublishedDataset, add_dataset_flag, card_table, open_dataset
 from babelforge.eval.results import print_results, results_path, write_run
 from babelforge.eval.zeroshot.rows import zeroshot_rows
 
@@ -89,12 +89,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_out_flag(parser, "zeroshot")
     parser.add_argument("--labels", dest="paths.labels", metavar="FILE", help="labels.parquet (paths.labels)")
     parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
-    parser.add_argument(
-        "--dataset",
-        dest="dataset",
-        metavar="DIR",
-        help=f"evaluate a published babel-imagenet without building it: {SYNTAX} (eval.zeroshot.dataset)",
-    )
+    add_dataset_flag(parser, "babel-imagenet", "eval.zeroshot.dataset")
     parser.add_argument(
         "--prompts-dataset",
         dest="prompts_dataset",
