@@ -61,7 +61,7 @@ class DualEncoder:
         self.device = device
         self.max_text_length = max_text_length
         self.ref = ref  # the ModelRef it was loaded from (babelforge.eval.families): what a worker loads again
-        self._dtype = dtype
+        self._dtype = dtype  # None: dtype_for(device); given only to run another precision (fp16 on a CPU test)
         self.truncated_texts = 0  # texts longer than the text encoder reads, cut to max_text_length
 
     @property

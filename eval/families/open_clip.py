@@ -28,7 +28,7 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import directory_hash, sha256_file
 from babelforge.core.languages import UnknownLanguageError, registry
 from babelforge.core.progress import info
-from babelforge.eval.models import DualEncoder, dtype_for, first_line, hub_access, hub_snapshot
+from babelforge.eval.models import DualEncoder, first_line, hub_access, hub_snapshot
 
 CONFIG = "open_clip_config.json"
 # What a published open_clip repo holds besides its weights: config, tokenizer files of HF text towers.
@@ -280,5 +280,4 @@ def load(ref, device: str) -> OpenClipEncoder:
         device=device,
         max_text_length=int(tokenizer.context_length),
         ref=ref,
-        dtype=dtype_for(device),
     )
