@@ -1,15 +1,15 @@
-"""`babelforge`: one subcommand per pipeline stage.
+"""`babelforge`: one subcommand per command.
 
-The command table (babelforge.commands) names each command's module without importing it,
-so `babelforge --help` stays fast; a command's module is imported only when it runs.
-Each stage module defines `configure(parser)` (its arguments) and `run(args) -> int`.
+Each command is declared once, as `STAGE = Stage(...)` in its module (babelforge.core.stages); the
+command table is read from those declarations without importing them, so `babelforge --help` stays
+fast, and a command's module is imported only when it runs. A command with a `config` runs as
+`run(config)` (params.yaml, then `--set`, then its flags); one without runs as `run(args)`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import sys
 from datetime import UTC, datetime
@@ -21,10 +21,11 @@ from babelforge.core.config import check_assignments, describe, load_config, ove
 from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import os_error_text, stage_lock, stage_outputs
+from babelforge.core.io import os_error_text, stage_lock
 from babelforge.core.params import DEFAULT_PARAMS, find_params, load_params, project_root
 from babelforge.core.progress import info
-from babelforge.eval.runs import RUNS, changed_inputs, given_settings, overlapping, run_folder, run_name, run_outputs
+from babelforge.core.runs import RUNS, changed_inputs, given_settings, overlapping, run_folder, run_name, run_outputs
+from babelforge.core.stages import Stage, load, outputs
 
 # The CPU-pinned commands, from the command table (tests/test_reproducibility.py empties it to
 # measure what the pin changes).
@@ -60,16 +61,14 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def stage_parser(name: str, module) -> argparse.ArgumentParser:
-    """A stage's parser: its Config's settings in the help, `--params`, `--set`, `--debug`, its own flags.
+def stage_parser(stage: Stage) -> argparse.ArgumentParser:
+    """A command's parser: its config's settings in the help, `--params`, `--set`, `--debug`, its own flags.
 
-    A stage module is either `Config` (a dataclass with `GROUP`) + `run(config)`, where its
-    optional `configure(parser)` adds flags whose `dest` names a Config field (a flag given
-    overrides params.yaml), or the older `configure(parser)` + `run(args)`.
+    The declaration's `configure(parser)` adds flags; for a command with a config each flag's `dest`
+    names a setting (a flag given overrides params.yaml).
     """
 
-    help_text = COMMANDS[name].help
-    config_cls = getattr(module, "Config", None)
+    name, help_text, config_cls = stage.name, stage.help, stage.config
     epilog = None
     if config_cls is not None:
         epilog = f"settings (params.yaml group `{config_cls.GROUP}`, or --set KEY=VALUE):\n" + describe(config_cls)
@@ -88,21 +87,21 @@ def stage_parser(name: str, module) -> argparse.ArgumentParser:
             default=[],
             metavar="KEY=VALUE",
             help=f"override a setting for this run, e.g. --set {config_cls.GROUP}.<key>=<value> "
-            f"(repeatable; values are YAML); keys: {', '.join(settable(config_cls, name in PINNED_STAGES))}",
+            f"(repeatable; values are YAML); keys: {', '.join(settable(config_cls, stage.pinned))}",
         )
-    if hasattr(module, "configure"):
-        module.configure(parser)
+    if stage.configure is not None:
+        stage.configure(parser)
     return parser
 
 
 def settable(config_cls, pinned: bool = False) -> list[str]:
     """What `--set` may name for a stage: the groups its Config reads, `profile` (every stage
-    resolves its settings for the profile) and, for a CPU-pinned stage, `nllb.cpu_isa` (the pin)."""
+    resolves its settings for the profile) and, for a CPU-pinned stage, `build.cpu_isa` (the pin)."""
     groups = [f"{group}.*" for group in read_groups(config_cls) if group != "profile"]
-    return [*groups, "profile", *(["nllb.cpu_isa"] if pinned and "nllb.*" not in groups else [])]
+    return [*groups, "profile", *(["build.cpu_isa"] if pinned and "build.*" not in groups else [])]
 
 
-def config_from_args(module, args: argparse.Namespace, pinned: bool = False):
+def config_from_args(stage: Stage, args: argparse.Namespace):
     """The stage's Config: params.yaml, then `--set`, then the stage's own flags that were given.
 
     A flag's `dest` is a key of the stage's group (`min_classes`) or a dotted key from the top
@@ -110,9 +109,9 @@ def config_from_args(module, args: argparse.Namespace, pinned: bool = False):
     key outside the groups the stage reads is an error (`settable`).
     """
 
-    config_cls = module.Config
-    params = override(standalone_params(module, args.params), args.set)
-    check_assignments(args.set, settable(config_cls, pinned))
+    config_cls = stage.config
+    params = override(standalone_params(stage, args.params), args.set)
+    check_assignments(args.set, settable(config_cls, stage.pinned))
     reserved = {"params", "set", "debug"}
     for key, value in vars(args).items():
         if key in reserved or value is None:
@@ -125,11 +124,11 @@ def config_from_args(module, args: argparse.Namespace, pinned: bool = False):
     return load_config(config_cls, params)
 
 
-def standalone_params(module, params_path: str) -> dict:
-    """The params file; for a STANDALONE stage (eval_zeroshot on a published dataset) run outside any
+def standalone_params(stage: Stage, params_path: str) -> dict:
+    """The params file; for a standalone stage (eval_zeroshot on a published dataset) run outside any
     project, where no params.yaml is found, none: its settings' defaults, recorded as the `full`
     profile (its inputs say whether they are a sample build)."""
-    if getattr(module, "STANDALONE", False) and params_path == DEFAULT_PARAMS:
+    if stage.standalone and params_path == DEFAULT_PARAMS:
         try:
             find_params(params_path)
         except BabelforgeError:
@@ -138,43 +137,44 @@ def standalone_params(module, params_path: str) -> dict:
     return load_params(params_path)
 
 
-def ad_hoc_run(name: str, module, parser: argparse.ArgumentParser, args: argparse.Namespace, config):
+def ad_hoc_run(stage: Stage, parser: argparse.ArgumentParser, args: argparse.Namespace, config):
     """(the run's config, the outputs it writes, a line saying where or None). A stage that declares
-    `AD_HOC_OUTPUTS` writes a run whose command line changes what it computes into a run folder of
-    its own, never over its DVC-tracked outputs (babelforge.eval.runs); its own run is left as is."""
+    `ad_hoc_outputs` writes a run whose command line changes what it computes into a run folder of
+    its own, never over its DVC-tracked outputs (babelforge.core.runs); its own run is left as is."""
 
-    outputs = getattr(module, "AD_HOC_OUTPUTS", None)
-    if not outputs:
-        return config, stage_outputs(name, config), None
+    name, ad_hoc = stage.name, stage.ad_hoc_outputs
+    if not ad_hoc:
+        return config, outputs(stage, config), None
     defaults = {a.dest: a.default for a in parser._actions if a.default is not argparse.SUPPRESS}
-    given = given_settings(vars(args), defaults, args.set, module.Config.GROUP)
+    given = given_settings(vars(args), defaults, args.set, stage.config.GROUP)
     out_flag = parser._option_string_actions["--out"].dest
-    models = [model.id for model in config.common.models] if hasattr(config, "common") else []
+    models = stage.run_subject(config) if stage.run_subject else []
     taken = {path.name for path in RUNS.iterdir()} if RUNS.is_dir() else set()
     folder = run_folder(run_name(models, name), datetime.now(UTC), taken)
-    settings = run_outputs(given, out_flag, outputs, folder)
+    settings = run_outputs(given, out_flag, ad_hoc, folder)
     if out_flag in given:
-        refuse_tracked_out(name, module, parser, given, [*settings.values(), given[out_flag]])
+        refuse_tracked_out(stage, parser, given, [*settings.values(), given[out_flag]])
     if not settings:
-        return config, stage_outputs(name, config), None
+        return config, outputs(stage, config), None
     for dest, value in settings.items():
         setattr(args, dest, value)
-    config = config_from_args(module, args, pinned=name in PINNED_STAGES)
+    config = config_from_args(stage, args)
     if out_flag in given:
-        return config, stage_outputs(name, config), None
+        return config, outputs(stage, config), None
     return config, list(settings.values()), f"{name}: an ad-hoc run, written to {folder}/ (not the tracked outputs)"
 
 
-def refuse_tracked_out(name: str, module, parser: argparse.ArgumentParser, given: dict, targets: list) -> None:
+def refuse_tracked_out(stage: Stage, parser: argparse.ArgumentParser, given: dict, targets: list) -> None:
     """An `--out` onto a DVC-tracked output (params.yaml's paths) is an error in a run that changes what
     the stage computes: only the stage's own run writes there."""
 
     out_flag = parser._option_string_actions["--out"].dest
-    changed = changed_inputs(given, out_flag, module.AD_HOC_OUTPUTS)
+    name = stage.name
+    changed = changed_inputs(given, out_flag, stage.ad_hoc_outputs)
     if not changed or not Path(DEFAULT_PARAMS).is_file():
         return
-    targets = [*targets, *(given[dest] for dest in module.AD_HOC_OUTPUTS if dest in given)]
-    clash = overlapping(targets, stage_outputs(name, load_config(module.Config, load_params(DEFAULT_PARAMS))))
+    targets = [*targets, *(given[dest] for dest in stage.ad_hoc_outputs if dest in given)]
+    clash = overlapping(targets, outputs(stage, load_config(stage.config, load_params(DEFAULT_PARAMS))))
     if clash:
         flags = {
             a.dest: a.option_strings[0] for a in parser._actions if a.option_strings and a.help != argparse.SUPPRESS
@@ -274,21 +274,21 @@ def main(argv: list[str] | None = None) -> int:
                 raise
             print(f"babelforge {name}: error: {error}", file=sys.stderr)
             return 1
-    module = importlib.import_module(COMMANDS[name].module)
-    parser = stage_parser(name, module)
+    stage = load(name)
+    parser = stage_parser(stage)
     try:
         # a flag's type may check what it names (`--model` a folder that is not there) before anything runs
         args = parser.parse_args(rest)
         in_project = hasattr(args, "params")  # a command that reads params.yaml
-        required = hasattr(module, "Config") and not getattr(module, "STANDALONE", False)
+        required = stage.config is not None and not stage.standalone
         with at_project_root(parser, args, required) if in_project else contextlib.nullcontext():
-            if not hasattr(module, "Config"):
-                return int(module.run(args) or 0)
-            config = config_from_args(module, args, pinned=name in PINNED_STAGES)
-            config, outputs, note = ad_hoc_run(name, module, parser, args, config)
+            if stage.config is None:
+                return int(stage.run(args) or 0)
+            config = config_from_args(stage, args)
+            config, written, note = ad_hoc_run(stage, parser, args, config)
             # one writer per output: a second run of the stage on the same outputs stops at once
-            with stage_lock(name, outputs):
-                code = int(module.run(config) or 0)
+            with stage_lock(name, written):
+                code = int(stage.run(config) or 0)
             if note and code == 0:
                 info(note)
             return code

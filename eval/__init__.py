@@ -1,16 +1,18 @@
 """`babelforge.eval`: evaluations of what the pipeline built (the folder `eval/`).
 
 A folder is a task or a place; a module at the top is shared run machinery. Every command
-`babelforge eval_<name>` is a module named in `babelforge.commands`.
+`babelforge eval_<name>` is declared in its module (`STAGE = Stage(...)`, babelforge.core.stages).
 
-Tasks, one folder each: `metric` (pure math on arrays), `rows` (a loaded model and plain tables in,
-result rows out), `stage` (`Config` + `configure` + `run`: params and files in, run document out)::
+Tasks, one folder each: `task` (its `EvalTask` spec; `tasks` finds every folder with one), `metric`
+(pure math on arrays), `rows` (a loaded model and plain tables in, result rows out), `stage` (`Config` +
+`configure` + `run` + `STAGE`: params and files in, run document out); docs/adding_an_eval_task.md adds
+one. The tasks of today (a new one describes itself in its spec and needs no line here)::
 
     zeroshot/    Babel-ImageNet zero-shot per language          eval_zeroshot
     retrieval/   text<->image recall@k per caption set          eval_retrieval
     clipscore/   CLIPScore, RefCLIPScore, pairwise accuracy     eval_clipscore
     mvl_sib/     MVL-SIB accuracy per task, k and language      eval_mvl_sib
-    report/      merged CSV, headline metrics, plots            eval_report (reads the run JSONs)
+    report/      merged CSV, headline metrics, plots            eval_report (the run JSONs of every task in `tasks`)
 
 Other places::
 
@@ -22,6 +24,8 @@ Other places::
 
 Shared run machinery (imports no task)::
 
+    tasks        the task registry: EvalTask (a task as the report sees it), REGISTRY (every folder with a
+                 task.py, as "module:object" strings found without importing; a spec imported when asked for)
     config       CommonConfig (`eval.common`), ModelSpec, ImageStageConfig
     flags        --model / --device / --runner, --language, --out
     languages    language codes -> registry keys
@@ -37,7 +41,6 @@ Shared run machinery (imports no task)::
     captions     caption sets and their images; every model x caption set of a caption task
     documents    the run document: ROW_KEYS, dataset versions, rows + provenance
     results      a run written (results_path, write_run) and printed (the results table)
-    runs         where a run writes: an ad-hoc one into runs/<model>-<UTC time>/, never the tracked outputs
     plots        paper figure style, byte-stable PNG / SVG / PDF
 
 Direction: tasks, places and tools import the shared modules; shared modules import no task; a

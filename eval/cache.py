@@ -42,7 +42,7 @@ class EvalRunnerConfig(RunnerConfig):
     MVL-SIB) compute the embedding cache's shards; the runner settings with image-sized defaults."""
 
     shard_size: int = setting(
-        256,
+        {"sample": 256, "full": 8192},
         "images per shard of the embedding cache: the unit written, resumed and redone "
         "(a multiple of batch_size keeps the model's batches whatever the shard size)",
     )
@@ -52,7 +52,7 @@ class EvalRunnerConfig(RunnerConfig):
 def cache_key(model_name: str, revision: str, image_set_hash: str, precision: str | None = None) -> str:
     parts = [model_name, revision, image_set_hash] + ([precision] if precision else [])
     if precision and precision != "float16":
-        # CPU vectors depend on the kernels' instruction set too (nllb.cpu_isa, pinned by the CLI,
+        # CPU vectors depend on the kernels' instruction set too (build.cpu_isa, pinned by the CLI,
         # docs/reproducibility.md): vectors of another level or of an unpinned run are not read back.
         parts.append("cpu:" + os.environ.get("CT2_FORCE_CPU_ISA", "unpinned"))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()

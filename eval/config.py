@@ -39,7 +39,7 @@ class CommonConfig:
     seed: int = setting(0, "bootstrap / control-subset seed, recorded in every result row")
     device: str = setting("auto", "auto (cuda when present, fp16; else cpu, fp32), cpu, cuda or cuda:<n>")
     threads: int | None = setting(
-        1, "torch CPU threads (sample 1: tiny models are fastest on one; null: torch's default)"
+        {"sample": 1, "full": None}, "torch CPU threads (tiny models are fastest on one; null: torch's default)"
     )
     cache: str = setting(
         ".cache/eval/image_embeddings",
@@ -57,8 +57,21 @@ class CommonConfig:
         0.01, "stop when more than this share of an image set is bad (the wrong folder or list, a broken copy)"
     )
     models: list[ModelSpec] = setting(
-        [ModelSpec(f"models/tiny_clip/s{seed}") for seed in (0, 1, 2)],
-        "models to evaluate, one at a time (sample: the tiny CLIPs; full: Hub ids with pinned revisions)",
+        {
+            # the tiny local CLIPs the eval_tiny_clip stage builds
+            "sample": [ModelSpec(f"models/tiny_clip/s{seed}") for seed in (0, 1, 2)],
+            # the paper's other models need their Hub commit pinned (resources/papers/models.tsv lists their
+            # specs), e.g. mclip:M-CLIP/XLM-Roberta-Large-Vit-B-32@<sha>, hf:google/siglip-base-patch16-256-multilingual@<sha>
+            "full": [
+                ModelSpec("openai/clip-vit-base-patch32", "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268"),
+                ModelSpec(
+                    "open_clip:xlm-roberta-base-ViT-B-32@laion5b_s13b_b90k"
+                ),  # OpenCLIP XLM-R B-32 (pretrained tag)
+                ModelSpec("open_clip:nllb-clip-base-siglip@v1"),  # NLLB-SigLIP base
+            ],
+        },
+        "model specs [FAMILY:]ID[@REVISION][+IMAGE_SPEC] (docs/guides/evaluate.md), evaluated one at a time: "
+        "a local folder or a pinned Hub id",
     )
 
     @property
@@ -76,3 +89,8 @@ class ImageStageConfig:
     runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
+
+
+def model_ids(config: ImageStageConfig) -> list[str]:
+    """The model ids an eval run encodes with: what an ad-hoc run's folder is named after."""
+    return [model.id for model in config.common.models]

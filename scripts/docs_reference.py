@@ -45,6 +45,7 @@ def code(value) -> str:
 def commands_page() -> str:
     from babelforge.cli import _top_parser, stage_parser
     from babelforge.commands import COMMANDS
+    from babelforge.core.stages import load
 
     lines = [
         "# Commands",
@@ -58,7 +59,7 @@ def commands_page() -> str:
     lines += [f"| [`{c.name}`](#{c.name}) | {c.kind} | {cell(c.help)} |" for c in COMMANDS.values()]
     lines += ["", "## babelforge", "", "```text", _top_parser().format_help().rstrip(), "```", ""]
     for command in COMMANDS.values():
-        parser = stage_parser(command.name, importlib.import_module(command.module))
+        parser = stage_parser(load(command.name))
         lines += [f"## {command.name}", "", "```text", parser.format_help().rstrip(), "```", ""]
     return "\n".join(lines)
 
@@ -268,6 +269,41 @@ def dag_region(_: str) -> str:
     return f"```mermaid\n{graph}\n```"
 
 
+def stages_region(_: str) -> str:
+    """The DVC stages, from their declarations: what each does, writes, and the page about it."""
+    import yaml
+
+    from babelforge.core.stages import load, table
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+
+    def filled(path: str) -> str:
+        def value(match):
+            if match[1] == "key":
+                return "<dataset>"
+            node = params
+            for part in match[1].split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            return str(node) if isinstance(node, str) else match[0]
+
+        return re.sub(r"\$\{([^}]+)\}", value, path)
+
+    def title(page: str) -> str:
+        path, _, anchor = page.partition("#")
+        first = (REPO / path).read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+        return f"[{first}]({page})"
+
+    lines = ["| stage | what it does | writes | details |", "| --- | --- | --- | --- |"]
+    for name, entry in table().items():
+        if entry.kind != "stage":
+            continue
+        stage = load(name)
+        shown = f"{name}@<dataset>" if stage.foreach else name
+        writes = ", ".join(f"`{filled(path)}`" for path in (*stage.outs, *stage.metrics))
+        lines.append(f"| `{shown}` | {cell(stage.help)} | {writes} | {title(stage.docs) if stage.docs else ''} |")
+    return "\n".join(lines)
+
+
 def benchmarks_region(_: str) -> str:
     """Every script in benchmarks/ with the first paragraph of its docstring."""
     import ast
@@ -282,7 +318,7 @@ def benchmarks_region(_: str) -> str:
 
 # Regions inside hand-written pages (and README.md) that the code writes:
 # <!-- generated: KIND ARG --> ... <!-- end generated -->
-REGIONS = {"cite": cite_region, "dag": dag_region, "benchmarks": benchmarks_region}
+REGIONS = {"cite": cite_region, "dag": dag_region, "benchmarks": benchmarks_region, "stages": stages_region}
 REGION = re.compile(r"(<!-- generated: (\w+) ?([^ ]*) -->\n)(.*?)(<!-- end generated -->)", re.S)
 
 

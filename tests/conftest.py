@@ -26,7 +26,7 @@ SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
 
 
 def pin_test_process() -> dict[str, str]:
-    """Pin the CPU as `babelforge <stage>` does with the repo's params.yaml (nllb.cpu_isa), so a test
+    """Pin the CPU as `babelforge <stage>` does with the repo's params.yaml (build.cpu_isa), so a test
     that runs a model in-process gets the kernels of a stage run whether or not an earlier test ran
     the CLI. Without it the libraries pick their kernels from the machine (MKL in CTranslate2 on
     Intel CPUs, AVX-512 where present), and the tiny models' outputs change with the test order."""

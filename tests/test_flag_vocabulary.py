@@ -2,19 +2,18 @@
 
 The rule: a stage's main output is `--out` (a file or a folder); inputs and secondary outputs are
 named by what they are (`--labels`, `--summary`), never by their kind (`--out-dir`, `--data-dir`).
-Spellings from before the rule stay accepted as hidden, deprecated aliases
-(`babelforge.core.config.hidden_alias`). Each stage's parser is built as `babelforge <stage>` builds it.
+No older spelling is kept (a 0.x project). Each stage's parser is built as `babelforge <stage>` builds it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 
 import pytest
 
 from babelforge.cli import PATH_METAVARS, main, stage_parser
 from babelforge.commands import COMMANDS
+from babelforge.core.stages import load
 
 # Every visible flag, with what it means wherever it appears.
 VOCABULARY = {
@@ -94,8 +93,8 @@ NOT_YET_CONVERTED: set[tuple[str, str]] = set()
 
 def parsers():
     """(stage, sub-command or "", parser) of every stage, sub-parsers included."""
-    for name, command in COMMANDS.items():
-        parser = stage_parser(name, importlib.import_module(command.module))
+    for name in COMMANDS:
+        parser = stage_parser(load(name))
         yield name, "", parser
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
@@ -124,7 +123,7 @@ def test_every_flag_has_help_and_is_in_the_vocabulary(stage, sub, parser):
             continue
         name = "/".join(action.option_strings) or action.dest
         if action.help == argparse.SUPPRESS:
-            continue  # a deprecated alias: checked below
+            continue  # none: test_no_hidden_flag
         if not (action.help or "").strip():
             problems.append(f"{name}: no help")
         if (
@@ -141,27 +140,19 @@ def test_every_flag_has_help_and_is_in_the_vocabulary(stage, sub, parser):
     assert problems == [], f"babelforge {stage} {sub}: " + "; ".join(problems)
 
 
-@pytest.mark.parametrize("stage, sub, parser", ALL, ids=[f"{s} {sub}".strip() for s, sub, _ in ALL])
-def test_a_hidden_flag_is_a_deprecated_alias_of_a_visible_one(stage, sub, parser):
-    visible = {
-        flag: action for action in flags(parser) if action.help != argparse.SUPPRESS for flag in action.option_strings
-    }
-    for action in flags(parser):
-        if action.help == argparse.SUPPRESS:
-            replacement = getattr(action, "replacement", None)
-            assert replacement in visible, f"{action.option_strings}: hidden, and not an alias of a visible flag"
-            assert visible[replacement].dest == action.dest
-
-
-def test_an_old_spelling_still_works_and_names_the_new_flag(capsys):
-    module = importlib.import_module(COMMANDS["senses"].module)
-    parser = stage_parser("senses", module)
-    old = parser.parse_args(["--out-dir", "somewhere"])
-    new = parser.parse_args(["--out", "somewhere"])
-    assert vars(old) == vars(new) and getattr(new, "paths.senses") == "somewhere"
-    assert "--out-dir is deprecated; use --out" in capsys.readouterr().err
-    assert "--out-dir" not in parser.format_help()
-    assert parser.parse_args([]).__dict__.get("paths.senses") is None  # the alias adds no default of its own
+def test_no_hidden_flag(capsys):
+    """No deprecated spelling is kept (a 0.x project): every flag is in --help."""
+    hidden = [
+        f"{stage} {flag}"
+        for stage, _, parser in ALL
+        for action in flags(parser)
+        if action.help == argparse.SUPPRESS
+        for flag in action.option_strings
+    ]
+    assert hidden == []
+    with pytest.raises(SystemExit):
+        stage_parser(load("senses")).parse_args(["--out-dir", "somewhere"])
+    assert "unrecognized arguments: --out-dir" in capsys.readouterr().err
 
 
 def test_help_shows_the_new_spelling(capsys):

@@ -46,6 +46,31 @@ def shipped_resources() -> set[str]:
     }
 
 
+def shipped_package_data() -> set[str]:
+    """The data files the wheel carries inside code packages (package-data beside the modules, e.g. the
+    audit report's style and script), as paths in the wheel."""
+    found = set()
+    for package, patterns in _setuptools()["package-data"].items():
+        if package in DATA_PACKAGES:
+            continue
+        folder, prefix = module_file(package).parent, package.replace(".", "/")
+        found |= {
+            f"{prefix}/{path.relative_to(folder).as_posix()}"
+            for pattern in patterns
+            for path in folder.glob(pattern)
+            if path.is_file()
+        }
+    return found
+
+
+def test_the_audit_reports_style_and_script_ship():
+    from babelforge.audit import report
+
+    assets = {f"babelforge/audit/assets/{name}" for name in (report.STYLE_FILE, report.LABELS_SCRIPT_FILE)}
+    assert assets <= shipped_package_data()
+    assert all(report.asset(name) for name in (report.STYLE_FILE, report.LABELS_SCRIPT_FILE))
+
+
 def test_the_eval_commands_resources_ship_and_reviews_do_not():
     from babelforge.core.resources import RESOURCES, resource
 
@@ -90,6 +115,8 @@ def test_the_wheel_installs_nothing_but_babelforge(tmp_path):
     assert modules == expected
     data = {name.removeprefix("babelforge/resources/") for name in names if name.startswith("babelforge/resources/")}
     assert data == shipped_resources()
-    assert set(names) - modules - {f"babelforge/resources/{name}" for name in data} == {
+    package_data = shipped_package_data()
+    assert package_data <= set(names) and "babelforge/audit/assets/report.css" in package_data
+    assert set(names) - modules - package_data - {f"babelforge/resources/{name}" for name in data} == {
         name for name in names if ".dist-info/" in name
     }

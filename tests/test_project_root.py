@@ -150,10 +150,9 @@ def test_a_command_line_path_is_rewritten_as_seen_from_the_root(tmp_path):
 def test_from_a_subfolder_the_project_params_file_is_no_ad_hoc_setting(tmp_path, monkeypatch):
     """An eval run from a subfolder with the project's own params.yaml (given as ../params.yaml, or
     found) is the stage's own run, not a run with another params file (which goes to a run folder)."""
-    import importlib
 
     from babelforge.cli import at_project_root, stage_parser
-    from babelforge.commands import COMMANDS
+    from babelforge.core.stages import load
 
     root = tmp_path / "proj"
     (root / "sub" / "my_clip").mkdir(parents=True)
@@ -161,7 +160,7 @@ def test_from_a_subfolder_the_project_params_file_is_no_ad_hoc_setting(tmp_path,
     (root / "dvc.yaml").write_text("stages: {}\n")
     (root / "params.yaml").write_text(yaml.safe_dump(PARAMS))
     monkeypatch.chdir(root / "sub")
-    parser = stage_parser("eval_zeroshot", importlib.import_module(COMMANDS["eval_zeroshot"].module))
+    parser = stage_parser(load("eval_zeroshot"))
     for given in (["--params", "../params.yaml"], []):
         args = parser.parse_args([*given, "--out", "z.json", "--model", "my_clip", "--model", "org/clip@abc"])
         with at_project_root(parser, args):

@@ -16,6 +16,7 @@ import yaml
 
 from babelforge.cli import stage_parser
 from babelforge.commands import COMMANDS
+from babelforge.core.stages import load
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -132,7 +133,7 @@ def command_problems(text: str) -> list[str]:
             if stage not in COMMANDS:
                 problems.append(f"{stage}: no such stage ({line.strip()})")
                 continue
-            parser = stage_parser(stage, importlib.import_module(COMMANDS[stage].module))
+            parser = stage_parser(load(stage))
             unknown = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest)) - _visible_flags(parser)
             problems += [f"babelforge {stage} {flag}: no such flag" for flag in sorted(unknown)]
         for stage in re.findall(r"(?:^|[\s;&|])dvc repro ((?!-)[\w@-]+)", line):

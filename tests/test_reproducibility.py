@@ -2,7 +2,7 @@
 in two subprocesses whose environments make the libraries pick other kernels (as another CPU
 would: other ISA, MKL in CTranslate2, other oneDNN/OpenBLAS/numpy dispatch) and at two paths.
 
-The stages' pin (params.yaml nllb.cpu_isa, set by the CLI before the libraries load) must win
+The stages' pin (params.yaml build.cpu_isa, set by the CLI before the libraries load) must win
 over the machine. A small sample-profile build: the tiny models, 3 prompt languages, 8 captions
 into 3 languages (n-best, tagged with COMETKiwi), CLIPScore and retrieval on 16 images.
 """

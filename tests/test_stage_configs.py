@@ -1,21 +1,18 @@
-"""Every stage Config loads from the repo's params.yaml, and its code defaults are params.yaml's values.
-
-A default that disagrees with params.yaml means `babelforge <stage>` without the file (or a
-test that builds `Config()`) runs another pipeline than `dvc repro`. Values given per profile
-in params.yaml are compared in their `sample` form. Tools that read no params (they run outside
-`dvc repro` on files named on their command line) keep `configure(parser)` + `run(args)`.
+"""Every stage Config loads from the repo's params.yaml (written from the Configs by
+scripts/pipeline_files.py), with help on every setting. Tools that read no params (they run outside
+`dvc repro` on files named on their command line) have no config and run as `run(args)`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 
 import pytest
 import yaml
 
 from babelforge.commands import COMMANDS
-from babelforge.core.config import Paths, describe, load_config
+from babelforge.core.config import describe, load_config
+from babelforge.core.stages import load
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +32,7 @@ def dvc_commands(repo_root) -> set[str]:
 
 
 def config_class(name: str):
-    return getattr(importlib.import_module(COMMANDS[name].module), "Config", None)
+    return load(name).config
 
 
 def test_every_command_but_the_tools_has_a_config(repo_root):
@@ -45,51 +42,25 @@ def test_every_command_but_the_tools_has_a_config(repo_root):
 
 
 def test_the_table_says_which_commands_dvc_runs(repo_root):
-    """`kind` in babelforge.commands: a stage is run by dvc.yaml, a tool by hand; every pinned
-    command's stage lists nllb.cpu_isa among its params (the CLI pins from it)."""
+    """`kind`: a stage is run by dvc.yaml, a tool by hand; every pinned command's stage lists the CPU pin
+    among its params (the CLI pins from it)."""
     assert {name for name, command in COMMANDS.items() if command.kind == "stage"} == dvc_commands(repo_root)
     assert {command.kind for command in COMMANDS.values()} == {"stage", "tool"}
-    text = (repo_root / "dvc.yaml").read_text(encoding="utf-8")
-    stages = yaml.safe_load(text)["stages"]
+    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
     for name, stage in stages.items():
         body = stage.get("do", stage)
         command = COMMANDS[str(body["cmd"]).split()[1]]
-        params = body.get("params", [])
-        assert command.pinned == ("nllb.cpu_isa" in params or "nllb" in params), name  # the group holds it
-
-
-def differences(default, loaded, where: str) -> list[str]:
-    """Every field (nested groups walked) whose code default differs from the loaded value."""
-    if not dataclasses.is_dataclass(default):
-        return [] if default == loaded else [f"{where}: code {default!r}, params.yaml {loaded!r}"]
-    found = []
-    for field in dataclasses.fields(default):
-        found += differences(getattr(default, field.name), getattr(loaded, field.name), f"{where}.{field.name}")
-    return found
+        assert command.pinned == ("build.cpu_isa" in body.get("params", [])), name
 
 
 @pytest.mark.parametrize("name", sorted(set(COMMANDS) - TOOLS))
-def test_config_loads_and_defaults_equal_params_yaml(name, sample_params):
+def test_every_setting_has_its_help_and_loads(name, sample_params):
+    """Each default is written once, in the Config (params.yaml is written from it:
+    tests/test_pipeline_files.py); every own setting carries the help --help and params.yaml show."""
     cls = config_class(name)
-    loaded = load_config(cls, sample_params)
-    assert not differences(cls(), loaded, cls.GROUP), f"babelforge {name}: " + "; ".join(
-        differences(cls(), loaded, cls.GROUP)
-    )
-    for field in dataclasses.fields(cls):  # every own setting has its help text for --help
-        assert "group" in field.metadata or field.metadata.get("help"), f"{cls.GROUP}.{field.name} has no help"
+    load_config(cls, sample_params)
+    for field in dataclasses.fields(cls):
+        assert {"group", "subgroup"} & set(field.metadata) or field.metadata.get("help"), (
+            f"{cls.GROUP}.{field.name} has no help"
+        )
     assert describe(cls)
-
-
-def test_a_disagreeing_default_is_reported(sample_params):
-    from babelforge.lexicon.wordnet_stage import Config
-
-    params = {
-        **sample_params,
-        "wordnet": {**sample_params["wordnet"], "dict_dir": "/elsewhere"},
-        "paths": {**sample_params["paths"], "wordnet": "x.parquet"},
-    }
-    assert differences(Config(), load_config(Config, params), "wordnet") == [
-        "wordnet.dict_dir: code '/usr/share/wordnet', params.yaml '/elsewhere'",
-        "wordnet.paths.wordnet: code 'data/wordnet/imagenet1k.parquet', params.yaml 'x.parquet'",
-    ]
-    assert Paths() == load_config(Paths, sample_params, "paths")

@@ -17,18 +17,18 @@ from typing import Any
 
 from babelforge.audit import checks, report, review_sheet, sections
 from babelforge.audit.checks import AUDIT_TAGGERS, AuditPolicy, LangidPolicy
+from babelforge.audit.english import ENGLISH, english_reference
 from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.datasets import artifact_path
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.io import read_json, read_provenance, read_table
 from babelforge.core.langid import identifier
 from babelforge.core.languages import read_registry, registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import profile_of_record
+from babelforge.core.stages import Stage
 
 TAGGERS = AUDIT_TAGGERS
-ENGLISH = "eng_Latn"
 
 
 @dataclass(frozen=True)
@@ -290,27 +290,6 @@ def source_trust_record(order: Mapping[str, Any], candidates: Iterable[Mapping[s
     }
 
 
-def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, Any]]:
-    """Per class: English name (the eng_Latn label, else the CLIP name in resources/),
-    WordNet definition and every English lemma (for the look-alike check)."""
-
-    names = {int(r.class_idx): str(r.label) for r in labels[labels["lang"] == ENGLISH].itertuples()}
-    if not names:
-        names = {c.class_idx: c.clip_name for c in read_imagenet_classes()}
-    definitions: dict[int, str] = {}
-    lemmas: dict[int, list[str]] = {idx: [name] for idx, name in names.items()}
-    if wordnet_path and Path(wordnet_path).exists():
-        wordnet = read_table(wordnet_path, columns=["class_idx", "lemmas", "definition"])
-        for row in wordnet.itertuples():
-            idx = int(row.class_idx)
-            definitions[idx] = str(row.definition)
-            lemmas.setdefault(idx, []).extend(str(lemma).replace("_", " ") for lemma in row.lemmas)
-    return {
-        idx: {"name": names.get(idx), "definition": definitions.get(idx), "lemmas": lemmas.get(idx, [])}
-        for idx in sorted(set(names) | set(definitions))
-    }
-
-
 def read_reference(path: str | None, languages_registry) -> dict[str, dict[int, str]] | None:
     """A release in the original Babel-ImageNet JSON layout, keyed by registry key.
 
@@ -331,3 +310,30 @@ def read_reference(path: str | None, languages_registry) -> dict[str, dict[int, 
         key = code if code in languages_registry else languages_registry.from_babelnet(code).key
         reference[key] = {int(idx): str(label) for idx, label in zip(*value)}
     return reference
+
+
+STAGE = Stage(
+    "audit",
+    "per-language quality report of the labels (JSON + HTML + plots)",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.labels}",
+        "${paths.languages}",
+        "${paths.wordnet}",
+        "${paths.candidates}",
+        # optional inputs: the audit reports "not built" without them; as deps they rerun it when they change
+        "${paths.prompts}",
+        "${paths.captions}/selected.parquet",
+        "${paths.captions}/quality.json",
+        "${paths.mvl_sib}",
+        "resources/languages.tsv",
+        # the report's style and script, package files the import walk cannot see
+        "builders/audit/assets/report.css",
+        "builders/audit/assets/report.js",
+    ),
+    outs=("${paths.audit}",),
+    docs="docs/architecture/audit.md",
+    taggers=tuple(TAGGERS),
+)

@@ -36,9 +36,10 @@ from babelforge.audit.diff import (
     table_kind,
 )
 from babelforge.babel_imagenet.reviews import review_record
-from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import PROVENANCE_KEY, canonical_json, read_provenance, read_table, write_text
+from babelforge.core.stages import Stage
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", dest="repo", metavar="DIR", help="git/DVC repository for --rev (default: here)")
     parser.add_argument("--format", dest="format", choices=("markdown", "json"), help="output format (markdown)")
     parser.add_argument("--out", dest="output", metavar="FILE", help="write here instead of stdout")
-    hidden_alias(parser, "--output", "--out")
 
 
 def run(config: Config) -> int:
@@ -156,3 +156,15 @@ def read_labels_at_revision(repo: str, path: str, rev: str):
     table = pq.read_table(io.BytesIO(data))
     raw = (table.schema.metadata or {}).get(PROVENANCE_KEY)
     return _check_columns(table.to_pandas(), f"{path}@{rev}"), (json.loads(raw) if raw else {})
+
+
+STAGE = Stage(
+    "diff",
+    "changelog between two label releases (files or git revisions)",
+    run,
+    config=Config,
+    configure=configure,
+    tool=True,
+    docs="docs/guides/review-labels.md",
+    in_params_yaml=False,
+)

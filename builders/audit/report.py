@@ -8,8 +8,10 @@ Every piece of data is HTML-escaped: labels come in any script and may contain `
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from html import escape
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -34,28 +36,24 @@ PLOTS = {
 }
 GROUP_ORDER = ("high", "mid", "low", "very-low")
 
-_STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
-th{background:#eee}
-tr.flagged td{background:#ffd6d6}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-.flag{display:inline-block;background:#b00020;color:#fff;border-radius:3px;padding:0 .3em;margin:1px;font-size:.85em}
-.flag.warning{background:#a05a00}.flag.info{background:#555}
-.muted{color:#666}
-.sample{background:#fff3cd;border:1px solid #a05a00;padding:.5em}
-img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
-th[data-key]{cursor:pointer}
-ul.alts{margin:0;padding-left:1em}
-.controls label{margin-right:1em}
-"""
+# The pages' static files, in assets/ beside this module (package data: pyproject.toml ships them in the
+# wheel), inlined into every page. The style of every page:
+STYLE_FILE = "report.css"
+# Filters and sorting of a language page's labels table: plain DOM, no library. The filter state lives in
+# the URL fragment (`#flag=any&review=unreviewed&sort=agreement`), so a filtered view is a link.
+LABELS_SCRIPT_FILE = "report.js"
+
+
+@functools.cache
+def asset(name: str) -> str:
+    """The text of a static file of the report (`assets/<name>`), inlined into the pages."""
+    return resources.files(__package__).joinpath("assets").joinpath(name).read_text(encoding="utf-8")
 
 
 def _page(title: str, body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
+        f"<title>{escape(title)}</title>\n<style>\n{asset(STYLE_FILE)}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 
 
@@ -185,73 +183,6 @@ def _review_cells(reviews: Mapping[str, Any] | None) -> list[str]:
 
 # --- language page -----------------------------------------------------------------------------
 
-# Filters and sorting of the labels table: plain DOM, no library. The filter state lives in the
-# URL fragment (`#flag=any&review=unreviewed&sort=agreement`), so a filtered view is a link.
-_LABELS_SCRIPT = """
-(function () {
-  var table = document.getElementById("labels"), body = table.tBodies[0];
-  var rows = Array.prototype.slice.call(body.rows);
-  var controls = {flag: document.getElementById("filter-flag"), source: document.getElementById("filter-source"),
-                  review: document.getElementById("filter-review")};
-  var shown = document.getElementById("shown"), sortKey = "", sortDown = false;
-  function matches(row) {
-    var flags = " " + row.getAttribute("data-flags") + " ", f = controls.flag.value;
-    if (f === "any" && flags === "  ") return false;
-    if (f === "none" && flags !== "  ") return false;
-    if (f && f !== "any" && f !== "none" && flags.indexOf(" " + f + " ") < 0) return false;
-    if (controls.source.value && row.getAttribute("data-source") !== controls.source.value) return false;
-    var reviewed = row.getAttribute("data-reviewed") !== "";
-    if (controls.review.value === "reviewed" && !reviewed) return false;
-    if (controls.review.value === "unreviewed" && reviewed) return false;
-    return true;
-  }
-  function state() {
-    var parts = [];
-    for (var name in controls) if (controls[name].value) parts.push(name + "=" + encodeURIComponent(controls[name].value));
-    if (sortKey) parts.push("sort=" + (sortDown ? "-" : "") + sortKey);
-    return parts.join("&");
-  }
-  function apply() {
-    var n = 0;
-    rows.forEach(function (row) { var ok = matches(row); row.hidden = !ok; if (ok) n++; });
-    shown.textContent = n + " of " + rows.length + " classes shown";
-    try { history.replaceState(null, "", "#" + state()); } catch (e) {}
-  }
-  function value(row, column) {
-    var cell = row.cells[column], key = cell.getAttribute("data-sort");
-    return key !== null ? key : cell.textContent;
-  }
-  function sortBy(key, down) {
-    var header = table.querySelector('th[data-key="' + key + '"]');
-    if (!header) return;
-    var column = header.cellIndex, numeric = header.hasAttribute("data-numeric");
-    sortKey = key; sortDown = down;
-    rows.sort(function (a, b) {
-      var x = value(a, column), y = value(b, column);
-      var order = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
-      return (down ? -order : order) || (a.getAttribute("data-order") - b.getAttribute("data-order"));
-    });
-    rows.forEach(function (row) { body.appendChild(row); });
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
-      th.setAttribute("aria-sort", th === header ? (down ? "descending" : "ascending") : "none");
-    });
-  }
-  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
-    th.addEventListener("click", function () {
-      var key = th.getAttribute("data-key");
-      sortBy(key, key === sortKey ? !sortDown : false);
-      apply();
-    });
-  });
-  for (var name in controls) controls[name].addEventListener("change", apply);
-  location.hash.replace(/^#/, "").split("&").forEach(function (part) {
-    var pair = part.split("="), key = pair[0], val = decodeURIComponent(pair[1] || "");
-    if (key === "sort") sortBy(val.replace(/^-/, ""), val.charAt(0) === "-");
-    else if (controls[key]) controls[key].value = val;
-  });
-  apply();
-})();
-"""
 
 LABEL_COLUMNS = (  # key, header, numeric
     ("class", "class", True),
@@ -446,7 +377,7 @@ def render_language(
         + "\n"
         + _source_trust_section(record.get("source_trust"))
         + "\n".join(sections)
-        + f"\n<script>{_LABELS_SCRIPT}</script>"
+        + f"\n<script>\n{asset(LABELS_SCRIPT_FILE)}</script>"
     )
     return _page(f"{lang} label audit", body)
 

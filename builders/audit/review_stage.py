@@ -18,7 +18,7 @@ import datetime
 import sys
 from pathlib import Path
 
-from babelforge.audit.audit_stage import english_reference
+from babelforge.audit.english import english_reference
 from babelforge.audit.review_sheet import candidates_by_class, merge_reviews, render_sheet, sheet_reviews, sheet_rows
 from babelforge.babel_imagenet.labels import english_lemma_keys
 from babelforge.babel_imagenet.reviews import (
@@ -33,6 +33,7 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_table, write_text
 from babelforge.core.languages import registry
 from babelforge.core.params import DEFAULT_PARAMS, load_params
+from babelforge.core.stages import Stage
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -123,3 +124,13 @@ def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+STAGE = Stage(
+    "review",
+    "review sheet of a language: export <lang> | import <sheet> (into resources/reviews)",
+    run,
+    configure=configure,
+    tool=True,
+    docs="docs/guides/review-labels.md",
+)

@@ -28,6 +28,7 @@ from babelforge.core.io import read_table, sha256_file, write_json, write_table
 from babelforge.core.languages import REGISTRY_PATH, read_registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
+from babelforge.core.stages import Stage
 from babelforge.core.taggers import Thresholds
 from babelforge.translation.nllb import NllbTranslator
 from babelforge.translation.placeholders import strategies, translate_templates
@@ -50,7 +51,7 @@ class Config:
     max_batch_size: int = setting(4096, "tokens per batch (batch_type tokens)", minimum=1)
     batch_type: str = setting("tokens", "tokens or examples")
     max_decoding_length: int = setting(
-        24, "output tokens (full: 64; the random tiny model hardly ever stops)", minimum=1
+        {"sample": 24, "full": 64}, "output tokens (the random tiny model of sample hardly ever stops)", minimum=1
     )
     min_valid: int = setting(
         40, "a language needs this many prompts that pass the checks, else the fallback sets", minimum=0
@@ -218,3 +219,25 @@ def run(config: Config) -> int:
         + f") -> {paths.prompts}"
     )
     return 0
+
+
+STAGE = Stage(
+    "prompts",
+    "translate the 80 CLIP templates per label language",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.languages}",
+        "${paths.nllb_model}",
+        "resources/clip_templates_en.txt",
+        "resources/languages.tsv",
+    ),
+    outs=(
+        "${paths.prompts}",
+        "${paths.prompts_summary}",
+    ),
+    pinned=True,
+    docs="docs/datasets/prompts.md",
+    taggers=tuple(TAGGERS),
+)

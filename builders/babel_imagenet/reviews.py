@@ -395,3 +395,17 @@ def _column_names(path: str | Path) -> list[str]:
     import pyarrow.parquet as pq
 
     return pq.read_schema(path).names
+
+
+def reviewed_labels(classes, folder, english_keys) -> dict[tuple[str, str], str]:
+    """(lang, synset) -> the label a person set (`replace`) or accepted with its text pinned
+    (`accept` with a label): evidence for the sources' trust. An `accept` without a label
+    accepts whatever the rules chose, which depends on the order being learned: not evidence."""
+    reviews, _ = read_reviews(folder, review_context(classes, english_keys), registry().keys())
+    synset_of = dict(zip(classes["wnid"], classes["synset"]))
+    return {
+        (lang, synset_of[review.wnid]): review.label
+        for lang, decisions in reviews.items()
+        for review in decisions
+        if review.label and review.decision in ("accept", "replace")
+    }

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from babelforge.captions.settings import QUALITY_FILE
+from babelforge.captions.layout import QUALITY_FILE
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_schema, read_table, value_counts
 from babelforge.core.sections import Section, source_mix

@@ -14,6 +14,7 @@ from babelforge.captions.readers import InputConfig, read_captions
 from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
 from babelforge.core.languages import registry
 from babelforge.core.progress import info
+from babelforge.core.stages import Stage
 
 
 @dataclass(frozen=True)
@@ -44,3 +45,19 @@ def run(config: Config) -> int:
     build_tiny_kiwi(config.paths.kiwi_tiny, corpus, **as_params(config))
     info(f"captions_kiwi_model: tiny unified_metric checkpoint -> {config.paths.kiwi_tiny}")
     return 0
+
+
+STAGE = Stage(
+    "captions_kiwi_model",
+    "build the tiny COMETKiwi checkpoint (sample profile)",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${captions.input.path}",
+        "resources/languages.tsv",
+    ),
+    outs=("${paths.kiwi_tiny}",),
+    pinned=True,
+    docs="docs/datasets/mt-captions.md",
+)

@@ -15,18 +15,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from babelforge.captions.layout import ATTRIBUTES_DIR, HYPOTHESES_DIR, load_registry
 from babelforge.captions.readers import stream_captions
-from babelforge.captions.settings import ATTRIBUTES_DIR, HYPOTHESES_DIR, load_registry
-from babelforge.captions.tag_stage import Config as TagConfig
-from babelforge.captions.tag_stage import TagWorker, attribute_schema, languages_in_play
-from babelforge.captions.translate_stage import Config as TranslateConfig
-from babelforge.captions.translate_stage import TranslateWorker, language_codes, model_record, shard_params
+from babelforge.captions.settings import TagSettings as TagConfig
+from babelforge.captions.settings import TranslateSettings as TranslateConfig
+from babelforge.captions.tag_worker import TagWorker, attribute_schema, languages_in_play
+from babelforge.captions.translate_worker import TranslateWorker, language_codes, model_record, shard_params
 from babelforge.core import shards
 from babelforge.core.bad_rows import Quarantine, summary_line
 from babelforge.core.config import from_group, setting
 from babelforge.core.io import write_table
 from babelforge.core.progress import format_seconds
 from babelforge.core.runners import measured_rate
+from babelforge.core.stages import Stage
 
 
 @dataclass(frozen=True)
@@ -209,3 +210,14 @@ def run(config: Config) -> int:
     ]
     print("\n".join(lines))
     return 0
+
+
+STAGE = Stage(
+    "captions_plan",
+    "before captions_translate/tag: shards, pairs, hypotheses, output size, time",
+    run,
+    config=Config,
+    configure=configure,
+    tool=True,
+    docs="docs/datasets/mt-captions.md",
+)

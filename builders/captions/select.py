@@ -16,6 +16,7 @@ from typing import Any
 
 import babelforge.core.text_taggers  # noqa: F401  (registers blank_v1)
 from babelforge.core import taggers
+from babelforge.core.params import for_profile
 from babelforge.core.taggers import Rule, rejection_reasons
 
 KIWI_SCORE = "kiwi_v1__score"
@@ -23,19 +24,27 @@ KIWI_SCORE = "kiwi_v1__score"
 # so attributes/ holds the scores that cost something to compute.
 SELECT_TAGGERS = ("blank_v1",)
 
-# The checks of the sample profile, in the order reasons are reported (params.yaml's
-# `captions.select.default`): rejection reason -> {attribute column: condition}. The random
-# tiny NLLB of `sample` writes in no language and loops, so only copies are gated there.
-DEFAULT_CHECKS: dict[str, Any] = {
+# The checks, in the order reasons are reported (`captions.select.default`): rejection reason ->
+# {attribute column: condition}, per profile where they differ. The random tiny NLLB of `sample`
+# writes in no language and loops ("EEEEEEEE"): the real thresholds (full) reject every caption, so
+# `sample` gates copies only, to give selection, percentiles and later stages data to work on.
+CHECKS: dict[str, Any] = {
     "empty": {"blank_v1__empty": {"equals": False}},
-    "langid": {"langid_v1__prob": {"min": None}},
-    "script": {"script_v1__share": {"min": None}},
+    "langid": {"langid_v1__prob": {"min": {"sample": None, "full": 0.5}}},  # langid's probability of the language
+    "script": {"script_v1__share": {"min": {"sample": None, "full": 0.5}}},  # share of letters in its scripts
+    # the English source, copied (overlap: share of hypothesis words found in the source)
     "copy": {"copy_v1__exact": {"equals": False}, "copy_v1__overlap": {"max": 0.8}},
-    "repetition": {"repetition_v1__longest_run": {"max": None}, "repetition_v1__longest_letter_run": {"max": None}},
+    # a decoder loop: a word n-gram, or a letter n-gram (unspaced scripts, "lalala"), repeated in a row
+    "repetition": {
+        "repetition_v1__longest_run": {"max": {"sample": None, "full": 3}},
+        "repetition_v1__longest_letter_run": {"max": {"sample": None, "full": 5}},
+    },
     "kiwi": {KIWI_SCORE: {"min": None}},
     # off by default: a long caption is kept, scored on its beginning, and counted (quality.json)
     "truncated": {"source_truncated": {"equals": None}, "kiwi_v1__truncated": {"equals": None}},
 }
+# The sample profile's checks.
+DEFAULT_CHECKS: dict[str, Any] = for_profile(CHECKS, "sample", "captions.select.default")
 
 
 def with_text_tags(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -16,26 +16,12 @@ writes each shard's rows, with their percentiles over all shards, into the one P
 from __future__ import annotations
 
 import argparse
-import math
-from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from babelforge.captions.chrf import corpus_chrf
-from babelforge.captions.select import (
-    DEFAULT_CHECKS,
-    KIWI_SCORE,
-    SELECT_TAGGERS,
-    choose,
-    headline,
-    quality_flags,
-    with_text_tags,
-)
-from babelforge.captions.settings import (
+from babelforge.captions.layout import (
     ATTRIBUTES_DIR,
     HYPOTHESES_DIR,
     INPUT_SUMMARY_FILE,
@@ -47,33 +33,21 @@ from babelforge.captions.settings import (
     flagged_by_language,
     shard_inputs,
 )
+from babelforge.captions.quality import QualityTally, add_quality_flags
+from babelforge.captions.select import CHECKS, KIWI_SCORE, SELECT_TAGGERS, headline
+from babelforge.captions.selected import SELECTED_COLUMNS, select_rows, selected_part, selected_schema
 from babelforge.captions.taggers import KIWI_TRUNCATED
 from babelforge.core import shards, taggers
-from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, write_json, write_table_parts
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
+from babelforge.core.stages import Stage
 from babelforge.core.taggers import Thresholds
 
 TAGGERS = SELECT_TAGGERS
-BOTTOM_PERCENT = 25.0
-SELECTED_COLUMNS = (
-    "caption_id",
-    "lang",
-    "text",
-    "hyp_rank",
-    "mt_score",
-    "kiwi_score",
-    "kiwi_percentile",
-    "is_bottom_25",
-    "is_top_75",
-    "chrf",
-    "n_hypotheses",
-    "n_passed",
-    "reason",
-)
 
 
 @dataclass(frozen=True)
@@ -82,7 +56,7 @@ class Config:
 
     GROUP = "captions.select"
     default: dict[str, dict[str, Any] | None] = setting(
-        DEFAULT_CHECKS,
+        CHECKS,
         "rejection reason -> {attribute column: {min: x} | {max: x} | {equals: x}}, for every "
         "language; a hypothesis failing a condition is rejected for that reason; null turns a reason or bound off",
     )
@@ -106,213 +80,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
         "quality.json (paths.captions)",
     )
-    hidden_alias(parser, "--data-dir", "--out")
     parser.add_argument(
         "--metrics",
         dest="paths.metrics",
         metavar="DIR",
         help="folder of the headline metrics; writes captions.json there (paths.metrics)",
     )
-
-
-def select_rows(
-    scored: Sequence[Mapping[str, Any]],
-    pairs: Sequence[tuple[str, str]],
-    thresholds: Thresholds,
-    quality: bool = True,
-) -> list[dict[str, Any]]:
-    """One row per (caption_id, lang) in `pairs`, from scored hypothesis rows (pure).
-
-    `scored` rows hold the hypothesis (`caption_id, lang, hyp_rank, text, mt_score`) and
-    its attribute columns; a pair without any hypothesis gets reason `no_hypotheses`.
-    `quality=False` leaves out the per-language percentiles (`add_quality_flags`), for rows
-    chosen shard by shard whose percentiles are taken over all shards at the end.
-    """
-    groups: dict[tuple[str, str], list] = defaultdict(list)
-    for row in with_text_tags(scored):
-        groups[(row["caption_id"], row["lang"])].append(row)
-    rules = {lang: thresholds.for_language(lang, Config.GROUP) for lang in sorted({lang for _, lang in pairs})}
-    out = []
-    for caption_id, lang in pairs:
-        choice = choose(groups.get((caption_id, lang), []), rules[lang])
-        best = choice.best or {}
-        out.append(
-            {
-                "caption_id": caption_id,
-                "lang": lang,
-                "text": best.get("text"),
-                "hyp_rank": best.get("hyp_rank"),
-                "mt_score": best.get("mt_score"),
-                "kiwi_score": best.get(KIWI_SCORE),
-                "chrf": best.get("chrf_v1__score"),
-                "n_hypotheses": choice.n_hypotheses,
-                "n_passed": choice.n_passed,
-                "reason": choice.reason,
-                # not a column of selected.parquet: quality.json counts the kept scores of a cut pair
-                "kiwi_truncated": best.get(KIWI_TRUNCATED),
-            }
-        )
-    if quality:
-        add_quality_flags(out)
-    return out
-
-
-def add_quality_flags(
-    rows: list[dict[str, Any]], ranks: Mapping[str, Any] | None = None, bottom_percent: float = BOTTOM_PERCENT
-) -> None:
-    """Per language: percentile of each kept translation's Kiwi score, and the two flags.
-
-    `ranks` holds each language's kept scores over all shards, sorted (`QualityTally.ranks`);
-    without it, the percentiles are taken within `rows`."""
-
-    if ranks is None:
-        tally = QualityTally()
-        tally.add(rows, (), {})
-        ranks = tally.ranks()
-    for row in rows:
-        row.update(kiwi_percentile=None, is_bottom_25=False, is_top_75=False)
-        if _kiwi(row) is not None:
-            ordered = ranks[row["lang"]]
-            # what select.percentiles computes: 100 * (scores strictly below) / n
-            percentile = 100.0 * int(np.searchsorted(ordered, row["kiwi_score"], side="left")) / len(ordered)
-            bottom, top = quality_flags(percentile, bottom_percent)
-            row.update(kiwi_percentile=percentile, is_bottom_25=bottom, is_top_75=top)
-
-
-def _kiwi(row: Mapping[str, Any]) -> float | None:
-    """The Kiwi score of a kept translation, or None (nothing kept, or no score)."""
-    score = row["kiwi_score"]
-    if row["text"] is None or score is None or math.isnan(score):
-        return None
-    return score
-
-
-class QualityTally:
-    """What quality.json and the percentiles need, gathered shard by shard: per language the
-    counts and rejection reasons, the kept Kiwi scores (8 bytes each) and chrF pairs (caption
-    id, translation, human reference) only where a reference exists."""
-
-    def __init__(self):
-        self.captions: Counter = Counter()
-        self.selected: Counter = Counter()
-        self.selected_kiwi_truncated: Counter = Counter()
-        self.rejections: dict[str, Counter] = defaultdict(Counter)
-        self.scores: dict[str, list] = defaultdict(list)
-        self.kept_pairs: dict[str, list] = defaultdict(list)
-        self.top_pairs: dict[str, list] = defaultdict(list)
-
-    def add(
-        self,
-        rows: Sequence[Mapping[str, Any]],
-        top_hypotheses: Sequence[Mapping[str, Any]],
-        references: Mapping[tuple[str, str], str],
-    ) -> None:
-        """One shard: its chosen rows, its translator-best hypotheses (hyp_rank 0) and its human
-        references by (caption_id, lang)."""
-
-        scores: dict[str, list] = defaultdict(list)
-        for row in rows:
-            lang = row["lang"]
-            self.captions[lang] += 1
-            if row["reason"]:
-                self.rejections[lang].update(
-                    check.split("=")[0] for check in row["reason"].removeprefix("rejected:").split(",")
-                )
-            if row["text"] is None:
-                continue
-            self.selected[lang] += 1
-            if row.get("kiwi_truncated"):
-                self.selected_kiwi_truncated[lang] += 1
-            if _kiwi(row) is not None:
-                scores[lang].append(row["kiwi_score"])
-            reference = references.get((row["caption_id"], lang))
-            if reference is not None:
-                self.kept_pairs[lang].append((row["caption_id"], row["text"], reference))
-        for lang, values in scores.items():
-            self.scores[lang].append(np.asarray(values, dtype=np.float64))
-        for row in top_hypotheses:
-            reference = references.get((row["caption_id"], row["lang"]))
-            if reference is not None:
-                self.top_pairs[row["lang"]].append((row["caption_id"], row["text"], reference))
-
-    def ranks(self) -> dict[str, Any]:
-        """Each language's kept Kiwi scores over all shards, sorted (for percentiles)."""
-
-        return {
-            lang: np.sort(np.concatenate(self.scores[lang])) if self.scores.get(lang) else np.zeros(0)
-            for lang in self.captions
-        }
-
-    def summary(self, kiwi_truncated: Mapping[str, int] | None = None) -> dict[str, Any]:
-        """Per-language figures for quality.json; `kiwi_truncated`: {lang: hypotheses whose (source,
-        hypothesis) pair was longer than the Kiwi encoder reads} (attributes' kiwi_v1__truncated).
-
-        `rejections` counts, per check, the captions left without translation where that
-        check failed at least one hypothesis. `chrf_corpus` is chrF of the kept translations
-        against the human ones; `chrf_corpus_top_hypothesis` that of the translator's own best
-        (hyp_rank 0) over all captions, the unfiltered baseline. The mean Kiwi score is an
-        exactly rounded sum (`math.fsum`): the same whatever the shard order. `n_kiwi_truncated`
-        counts the hypotheses scored on the beginning of their pair, `n_selected_kiwi_truncated`
-        the kept translations among them.
-        """
-        kiwi_truncated = kiwi_truncated or {}
-        summary = {}
-        for lang in sorted(self.captions):
-            parts = self.scores.get(lang, [])
-            n_scores = sum(len(part) for part in parts)
-            # exactly rounded, part by part (no list of every score as Python floats)
-            total = math.fsum(value for part in parts for value in part.tolist())
-            summary[lang] = {
-                "n_captions": self.captions[lang],
-                "n_selected": self.selected[lang],
-                "n_without_translation": self.captions[lang] - self.selected[lang],
-                "rejections": dict(sorted(self.rejections[lang].items())),
-                "kiwi_mean": round(total / n_scores, 6) if n_scores else None,
-                "n_kiwi_truncated": kiwi_truncated.get(lang, 0),
-                "n_selected_kiwi_truncated": self.selected_kiwi_truncated[lang],
-                "n_with_reference": len(self.kept_pairs[lang]),
-                "chrf_corpus": _corpus_chrf(self.kept_pairs[lang]),
-                "chrf_corpus_top_hypothesis": _corpus_chrf(self.top_pairs[lang]),
-            }
-        return summary
-
-
-def _corpus_chrf(pairs: Sequence[tuple[str, str, str]]):
-    """Corpus chrF of (caption id, translation, reference) triples, in caption id order."""
-
-    if not pairs:
-        return None
-    ordered = sorted(pairs)
-    return round(corpus_chrf([hyp for _, hyp, _ in ordered], [ref for _, _, ref in ordered]), 4)
-
-
-def selected_schema(source_schema):
-    """The Arrow schema of selected.parquet: its own columns, then the source rows' other
-    columns (fixed types, so every shard's row group has the same, whatever its nulls)."""
-    import pyarrow as pa
-
-    text, number, flag, count = pa.large_string(), pa.float64(), pa.bool_(), pa.int64()
-    own = {
-        "caption_id": text,
-        "lang": text,
-        "text": text,
-        "hyp_rank": pa.int32(),
-        "mt_score": number,
-        "kiwi_score": number,
-        "kiwi_percentile": number,
-        "is_bottom_25": flag,
-        "is_top_75": flag,
-        "chrf": number,
-        "n_hypotheses": count,
-        "n_passed": count,
-        "reason": text,
-    }
-    fields = [pa.field(name, own[name]) for name in SELECTED_COLUMNS]
-    for field in source_schema:
-        if field.name != "caption_id":
-            kind = pa.large_string() if pa.types.is_string(field.type) else field.type
-            fields.append(pa.field(field.name, kind))
-    return pa.schema(fields)
 
 
 def choose_shard(data, shard, langs: Sequence[str], thresholds: Thresholds):
@@ -331,22 +104,11 @@ def choose_shard(data, shard, langs: Sequence[str], thresholds: Thresholds):
         )
     # a caption's hypotheses and attributes all lie in its shard, so the choice is made here
     pairs = [(caption_id, lang) for lang in langs for caption_id in source["caption_id"]]
-    rows = select_rows(scored.to_dict("records"), pairs, thresholds, quality=False)
+    rows = select_rows(scored.to_dict("records"), pairs, thresholds, where=Config.GROUP, quality=False)
     top = hypotheses[hypotheses["hyp_rank"] == 0].to_dict("records")
     references = part(REFERENCES_DIR)
     refs = {(c, lang): t for c, lang, t in references[["caption_id", "lang", "text"]].itertuples(index=False)}
     return rows, top, source, refs
-
-
-def selected_part(rows: list[dict[str, Any]], source, schema):
-    """A shard's rows of selected.parquet as an Arrow table of `schema`: the chosen rows with
-    the source row (image, English caption, any extra input column) riding along untouched."""
-    import pandas as pd
-    import pyarrow as pa
-
-    selected = pd.DataFrame(rows, columns=list(SELECTED_COLUMNS)).astype({"hyp_rank": "Int32"})
-    selected = selected.merge(source, on="caption_id", how="left").sort_values(["lang", "caption_id"], kind="stable")
-    return pa.Table.from_pandas(selected, preserve_index=False).select(schema.names).cast(schema)
 
 
 def run(config: Config) -> int:
@@ -409,3 +171,26 @@ def run(config: Config) -> int:
             f"Kiwi pairs cut {figures['n_kiwi_truncated']} ({figures['n_selected_kiwi_truncated']} kept)"
         )
     return 0
+
+
+STAGE = Stage(
+    "captions_select",
+    "keep the best checked translation per caption; quality percentiles",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.captions}/input.json",
+        "${paths.captions}/source",
+        "${paths.captions}/references",
+        "${paths.captions}/hypotheses",
+        "${paths.captions}/attributes",
+    ),
+    outs=(
+        "${paths.captions}/selected.parquet",
+        "${paths.captions}/quality.json",
+    ),
+    metrics=("${paths.metrics}/captions.json",),
+    docs="docs/datasets/mt-captions.md",
+    taggers=tuple(TAGGERS),
+)

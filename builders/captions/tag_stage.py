@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from babelforge.captions import langcheck
-from babelforge.captions.qe import kiwi_scorer, pick_device
-from babelforge.captions.readers import InputConfig
-from babelforge.captions.settings import (
+from babelforge.captions.layout import (
     ATTRIBUTES_DIR,
     HYPOTHESES_DIR,
     KEY,
@@ -29,39 +26,19 @@ from babelforge.captions.settings import (
     load_registry,
     shard_inputs,
 )
-from babelforge.captions.taggers import ATTRIBUTES, KIWI_TRUNCATED, TAGGERS, TagContext, run_taggers
-from babelforge.core import shards, taggers
-from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
+from babelforge.captions.qe import kiwi_scorer, pick_device
+from babelforge.captions.settings import TagSettings as Config
+from babelforge.captions.tag_worker import TagWorker, attribute_schema, languages_in_play
+from babelforge.captions.taggers import ATTRIBUTES, KIWI_TRUNCATED, TAGGERS
+from babelforge.core import shards
+from babelforge.core.config import as_params
 from babelforge.core.determinism import runtime
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
-from babelforge.core.runners import RunnerConfig, record_rate, run_sharded
+from babelforge.core.runners import record_rate, run_sharded
 from babelforge.core.shards import read_shard
-
-
-@dataclass(frozen=True)
-class Config:
-    """The `captions.tag` group of params.yaml; reads and writes in `paths.captions`."""
-
-    GROUP = "captions.tag"
-    kiwi_model: str = setting(
-        "models/cometkiwi-tiny",
-        "COMETKiwi: a Hub id (full: Unbabel/wmt22-cometkiwi-da) or a local checkpoint directory",
-    )
-    kiwi_revision: str | None = setting(None, "Hub commit to pin (full)")
-    kiwi_batch_size: int = setting(64, "pairs per COMETKiwi batch")
-    kiwi_device: str = setting("auto", "cuda, cpu or auto (cuda when present)")
-    kiwi_length_sorted: bool = setting(True, "batch by length (less padding); scores come back in input order")
-    repeat_max_n: int = setting(4, "longest n-gram the repetition tagger looks for")
-    batch_size: int = setting(
-        100000, "hypotheses per worker call (full: 4096; captions.runner.batch_size counts captions)"
-    )
-    threads: int = setting(0, "torch CPU threads per worker; 0: torch's default")
-    input: InputConfig = from_group(InputConfig, "captions.input", "the caption set: its languages are in play")
-    runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")
-    profile: str = from_group(str, "profile", "the build profile")
-    paths: Paths = stage_paths()
+from babelforge.core.stages import Stage
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -73,68 +50,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="folder of the caption artifacts: reads hypotheses/, writes attributes/ (paths.captions); "
         "the runner: --set captions.runner.runner=ray",
     )
-    hidden_alias(parser, "--data-dir", "--out")
-
-
-def languages_in_play(source_lang: str, target_langs, registry) -> dict[str, str | None]:
-    """Registry key -> langid code for the source and every target language."""
-    return {key: registry.get(key).langid for key in sorted({source_lang, *target_langs})}
-
-
-def attribute_schema():
-    """The pyarrow schema of an `attributes/` shard: the key, then every stored tagger column."""
-    import pyarrow as pa
-
-    arrow = {float: pa.float64(), int: pa.int64(), bool: pa.bool_(), str: pa.string()}
-    declared = {column: kind for name in TAGGERS for column, kind in taggers.get(name).stored_columns.items()}
-    return pa.schema(
-        [("caption_id", pa.string()), ("lang", pa.string()), ("hyp_rank", pa.int32())]
-        + [(column, arrow[declared[column]]) for column in ATTRIBUTES]
-    )
-
-
-class TagWorker:
-    """The per-shard work: loads COMETKiwi and langid once, tags a chunk of hypothesis rows that
-    carry their English `source` and human `reference` (null where there is none)."""
-
-    def __init__(self, config: Config, in_play: dict[str, str | None]):
-
-        if config.threads:
-            import torch
-
-            torch.set_num_threads(config.threads)
-        self.kiwi, _ = kiwi_scorer(
-            config.kiwi_model,
-            config.kiwi_revision,
-            config.kiwi_batch_size,
-            config.kiwi_device,
-            config.kiwi_length_sorted,
-        )
-        registry = load_registry(None)
-        self.identifier = langcheck.LanguageIdentifier(in_play) if any(in_play.values()) else None
-        self.expected_scripts = {key: registry.get(key).expected_scripts for key in in_play}
-        self.repeat_max_n = config.repeat_max_n
-
-    def __call__(self, batch):
-        import pyarrow as pa
-
-        rows = batch.select(["caption_id", "lang", "hyp_rank", "text"]).to_pylist()
-        ids, langs = batch.column("caption_id").to_pylist(), batch.column("lang").to_pylist()
-        context = TagContext(
-            sources=dict(zip(ids, batch.column("source").to_pylist())),
-            expected_scripts=self.expected_scripts,
-            identifier=self.identifier,
-            references={
-                (c, lang): t for c, lang, t in zip(ids, langs, batch.column("reference").to_pylist()) if t is not None
-            },
-            repeat_max_n=self.repeat_max_n,
-            kiwi=self.kiwi,
-        )
-        columns = run_taggers(rows, context)
-        schema = attribute_schema()
-        arrays = [batch.column(name).cast(schema.field(name).type) for name in ("caption_id", "lang", "hyp_rank")]
-        arrays += [pa.array(columns[column], schema.field(column).type, from_pandas=True) for column in ATTRIBUTES]
-        return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def tag_inputs(data, index: int):
@@ -213,3 +128,23 @@ def run(config: Config) -> int:
         f"{kiwi.max_tokens} tokens were scored on their beginning ({KIWI_TRUNCATED}; per language: {per_language})"
     )
     return 0
+
+
+STAGE = Stage(
+    "captions_tag",
+    "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.captions}/source",
+        "${paths.captions}/references",
+        "${paths.captions}/hypotheses",
+        "${paths.kiwi_tiny}",
+        "resources/languages.tsv",
+    ),
+    outs=("${paths.captions}/attributes",),
+    pinned=True,
+    docs="docs/datasets/mt-captions.md",
+    taggers=tuple(TAGGERS),
+)

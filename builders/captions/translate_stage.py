@@ -16,73 +16,32 @@ from __future__ import annotations
 
 import argparse
 import functools
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from babelforge.captions.readers import InputConfig, stream_captions
-from babelforge.captions.settings import (
+from babelforge.captions.layout import (
     HYPOTHESES_DIR,
     INPUT_SUMMARY_FILE,
     KEY,
     QUARANTINE_DIR,
     REFERENCES_DIR,
     SOURCE_DIR,
-    directory_sha256,
     load_registry,
     split_references,
     write_side_shards,
 )
-from babelforge.captions.translate import hypotheses_table, translate_nbest
+from babelforge.captions.readers import stream_captions
+from babelforge.captions.settings import TranslateSettings as Config
+from babelforge.captions.translate_worker import TranslateWorker, language_codes, model_record, shard_params
 from babelforge.core import shards
 from babelforge.core.bad_rows import Quarantine, quarantine_table, summary_line
-from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
 from babelforge.core.determinism import runtime
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_json
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
-from babelforge.core.runners import RunnerConfig, record_rate, run_sharded
-from babelforge.translation.nllb import NllbTranslator, resolve_compute_type, resolve_device
-
-
-@dataclass(frozen=True)
-class Config:
-    """The `captions.translate` group of params.yaml (the paper: beam_size 100, num_hypotheses 25)."""
-
-    GROUP = "captions.translate"
-    beam_size: int = setting(8, "beam size (full: 100)")
-    num_hypotheses: int = setting(8, "hypotheses kept per caption and language, best first (full: 25)")
-    max_decoding_length: int = setting(48, "output tokens (full: 256; the random tiny model of sample rarely stops)")
-    max_batch_size: int = setting(4096, "translator batch size (batch_type units)")
-    batch_type: str = setting("tokens", "tokens or examples")
-    device: str = setting("auto", "cuda when present, else cpu")
-    compute_type: str = setting("auto", "int8 on CPU, int8_float16 on GPU")
-    chunk_size: int = setting(512, "(text, target) pairs per translator call")
-    threads: int = setting(0, "CPU threads per translator (one per worker); 0: CTranslate2's default")
-    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
-    input: InputConfig = from_group(InputConfig, "captions.input", "the English caption set (captions.input)")
-    runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")
-    profile: str = from_group(str, "profile", "the build profile")
-    paths: Paths = stage_paths()
-
-    def __post_init__(self):
-        if not 1 <= self.num_hypotheses <= self.beam_size:
-            raise BabelforgeError(
-                f"captions.translate: num_hypotheses ({self.num_hypotheses}) must be between 1 "
-                f"and beam_size ({self.beam_size})"
-            )
-
-    def translator_kwargs(self) -> dict[str, Any]:
-        return dict(
-            device=self.device,
-            compute_type=self.compute_type,
-            beam_size=self.beam_size,
-            num_hypotheses=self.num_hypotheses,
-            max_batch_size=self.max_batch_size,
-            batch_type=self.batch_type,
-            max_decoding_length=self.max_decoding_length,
-        )
+from babelforge.core.runners import record_rate, run_sharded
+from babelforge.core.stages import Stage
+from babelforge.translation.nllb import resolve_compute_type, resolve_device
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -97,72 +56,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="folder of the caption artifacts: source/, references/, hypotheses/ (paths.captions); "
         "the runner: --set captions.runner.runner=ray",
     )
-    hidden_alias(parser, "--data-dir", "--out")
-
-
-def make_translator(config: Config):
-    """The NLLB translator for `captions.translate` (the one place that names the class)."""
-
-    if not Path(config.paths.nllb_model).exists():
-        raise BabelforgeError(f"{config.paths.nllb_model}: no NLLB model; run `babelforge nllb` first")
-    return NllbTranslator(config.paths.nllb_model, **config.translator_kwargs(), intra_threads=config.threads)
-
-
-class TranslateWorker:
-    """The per-shard work: loads NLLB once, maps a chunk of caption rows to their hypothesis rows."""
-
-    def __init__(self, config: Config, source_code: str, targets: dict[str, str]):
-        self.config, self.source_code, self.targets = config, source_code, targets
-        self.translator = make_translator(config)
-
-    def __call__(self, captions):
-
-        rows = translate_nbest(
-            self.translator,
-            list(zip(captions.column("caption_id").to_pylist(), captions.column("caption").to_pylist())),
-            self.source_code,
-            self.targets,
-            chunk_size=self.config.chunk_size,
-        )
-        return hypotheses_table(rows)
-
-
-def language_codes(config: Config, registry) -> tuple[str, dict[str, str]]:
-    """(NLLB code of the source language, {target key: NLLB code}); an error for a language NLLB lacks."""
-    targets = [registry.get(key).key for key in config.input.targets]
-    source = registry.get(config.input.source).key
-    if source in targets:
-        raise BabelforgeError(f"captions.input.targets contains the source language {source}")
-    codes = {}
-    for key in [*targets, source]:
-        language = registry.get(key)
-        if not language.nllb:
-            raise BabelforgeError(f"{key} has no NLLB code in the language registry: NLLB cannot translate it")
-        codes[key] = language.nllb
-    return codes.pop(source), dict(sorted(codes.items()))
-
-
-def model_record(config: Config) -> dict[str, Any]:
-    """What identifies the translator without loading it: its files' hashes and its settings
-    (no hash where the folder is missing: the translator then says so when it loads)."""
-
-    path = config.paths.nllb_model
-    return {
-        "model": path,
-        "sha256": directory_sha256(path) if Path(path).exists() else None,
-        **config.translator_kwargs(),
-    }
-
-
-def shard_params(config: Config, source_code: str, targets: dict[str, str]) -> dict[str, Any]:
-    """Everything besides the input rows and the model that decides a hypotheses shard's bytes."""
-    return {
-        "source": source_code,
-        "targets": targets,
-        "chunk_size": config.chunk_size,
-        "batch_size": config.runner.batch_size,
-        "threads": config.threads,
-    }
 
 
 def write_quarantine(data: Path, plan, quarantine: Quarantine, shard_size: int) -> None:
@@ -252,3 +145,26 @@ def truncated_captions(directory: Path) -> int:
 
     table = shards.read(directory, ["caption_id"], filter=ds.field("source_truncated"))
     return len(pc.unique(table.column("caption_id")))
+
+
+STAGE = Stage(
+    "captions_translate",
+    "translate English captions n-best with NLLB",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.nllb_model}",
+        "${captions.input.path}",
+        "resources/languages.tsv",
+    ),
+    outs=(
+        "${paths.captions}/source",
+        "${paths.captions}/references",
+        "${paths.captions}/hypotheses",
+        "${paths.captions}/quarantine",
+        "${paths.captions}/input.json",
+    ),
+    pinned=True,
+    docs="docs/datasets/mt-captions.md",
+)

@@ -10,10 +10,8 @@ dataclasses and the shared `paths:` group. `describe(Config)` gives `--help` its
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
-import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -22,7 +20,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import yaml
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.params import for_profile, profile_of
+from babelforge.core.params import PROFILES, for_profile, profile_of
 
 C = TypeVar("C")
 _MISSING = dataclasses.MISSING
@@ -34,6 +32,11 @@ def setting(default: Any, help: str, **metadata: Any) -> Any:
     `minimum=n` makes a smaller number a one-line error naming the key (sizes, counts).
     """
     meta = {"help": help, **metadata}
+    if has_profile_choice(default):
+        # {sample: ..., full: ...} at any depth: the field's default is the sample profile's value
+        # (Config() in a test), load_config takes the selected profile's, params.yaml shows both.
+        meta["declared"] = default
+        default = for_profile(default, PROFILES[0], "default")
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: _copy(default), metadata=meta)
     if dataclasses.is_dataclass(default) and not isinstance(default, type):
@@ -44,6 +47,20 @@ def setting(default: Any, help: str, **metadata: Any) -> Any:
 def _copy(value: Any) -> Any:
 
     return copy.deepcopy(value)
+
+
+def has_profile_choice(value: Any) -> bool:
+    """Whether a value holds a `{sample: ..., full: ...}` choice at any depth."""
+    if isinstance(value, dict):
+        return bool(value) and set(value) <= set(PROFILES) or any(map(has_profile_choice, value.values()))
+    if isinstance(value, (list, tuple)):
+        return any(map(has_profile_choice, value))
+    return False
+
+
+def declared_default(f: dataclasses.Field) -> Any:
+    """A field's default as declared: with its per-profile choices (what params.yaml shows)."""
+    return f.metadata["declared"] if "declared" in f.metadata else _default(f)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,13 +118,22 @@ def load_config(cls: type[C], params: Mapping[str, Any], group: str | None = Non
             values[f.name] = profile
         else:
             values[f.name] = load_config(typing.get_type_hints(cls)[f.name], params, other)
-    return build(cls, values, name)
+    return build(cls, values, name, profile)
 
 
-def build(cls: type[C], values: Mapping[str, Any], where: str) -> C:
-    """`cls(**values)` with every key known and every value of its declared type."""
+def build(cls: type[C], values: Mapping[str, Any], where: str, profile: str = PROFILES[0]) -> C:
+    """`cls(**values)` with every key known and every value of its declared type; a key not given
+    takes its default for `profile`."""
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    values = {
+        **{
+            key: for_profile(f.metadata["declared"], profile, f"{where}.{key}")
+            for key, f in fields.items()
+            if "declared" in f.metadata and key not in values
+        },
+        **values,
+    }
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise BabelforgeError(
@@ -115,7 +141,7 @@ def build(cls: type[C], values: Mapping[str, Any], where: str) -> C:
             + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
             + f"; {where} takes: {', '.join(fields)}"
         )
-    kwargs = {key: _coerce(value, hints[key], f"{where}.{key}") for key, value in values.items()}
+    kwargs = {key: _coerce(value, hints[key], f"{where}.{key}", profile) for key, value in values.items()}
     for key, value in kwargs.items():
         least = fields[key].metadata.get("minimum")
         if least is not None and isinstance(value, (int, float)) and value < least:
@@ -123,7 +149,7 @@ def build(cls: type[C], values: Mapping[str, Any], where: str) -> C:
     return cls(**kwargs)
 
 
-def _coerce(value: Any, kind: Any, where: str) -> Any:
+def _coerce(value: Any, kind: Any, where: str, profile: str = PROFILES[0]) -> Any:
     """`value` checked against the annotation `kind` (nested dataclasses built); one line when it is not."""
     if kind is Any:
         return value
@@ -134,7 +160,7 @@ def _coerce(value: Any, kind: Any, where: str) -> Any:
         options = [a for a in args if a is not type(None)]
         for option in options:
             try:
-                return _coerce(value, option, where)
+                return _coerce(value, option, where, profile)
             except BabelforgeError:
                 continue
         return _wrong_type(where, value, " or ".join(_type_name(o) for o in args))
@@ -147,17 +173,20 @@ def _coerce(value: Any, kind: Any, where: str) -> Any:
             return value
         if not isinstance(value, Mapping):
             return _wrong_type(where, value, "a mapping")
-        return build(kind, value, where)
+        return build(kind, value, where, profile)
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
             return _wrong_type(where, value, _type_name(kind))
         item = args[0] if args else Any
-        return [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [_coerce(v, item, f"{where}[{i}]", profile) for i, v in enumerate(value)]
     if origin is dict or kind is dict:
         if not isinstance(value, Mapping):
             return _wrong_type(where, value, "a mapping")
         key_kind, item = args if args else (Any, Any)
-        return {_coerce(k, key_kind, f"{where} key"): _coerce(v, item, f"{where}.{k}") for k, v in value.items()}
+        return {
+            _coerce(k, key_kind, f"{where} key", profile): _coerce(v, item, f"{where}.{k}", profile)
+            for k, v in value.items()
+        }
     if kind is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
@@ -221,7 +250,7 @@ def settings(cls: type, prefix: str | None = None, attributes: tuple[str, ...] =
     hints = typing.get_type_hints(cls)
     found = []
     for f in dataclasses.fields(cls):
-        if "group" in f.metadata:
+        if "group" in f.metadata or "subgroup" in f.metadata:
             continue
         kind = hints[f.name]
         if dataclasses.is_dataclass(kind):
@@ -263,7 +292,7 @@ def as_params(config: Any) -> dict[str, Any]:
 
     Fields taken from other groups (`paths`, `profile`, another stage's settings) are left out.
     """
-    own = [f.name for f in dataclasses.fields(config) if "group" not in f.metadata]
+    own = [f.name for f in dataclasses.fields(config) if "group" not in f.metadata and "subgroup" not in f.metadata]
     return {key: _plain(getattr(config, key)) for key in own}
 
 
@@ -278,6 +307,12 @@ def from_group(kind: Any, group: str, help: str) -> Any:
     if group == "profile":
         return dataclasses.field(default="sample", metadata={"help": help, "group": group})
     return dataclasses.field(default_factory=kind, metadata={"help": help, "group": group})
+
+
+def subgroup(kind: Any, help: str) -> Any:
+    """A sub-group of this group that another command's Config reads as its own (`mvl_sib.images`
+    inside `mvl_sib`): accepted here, written and documented there."""
+    return dataclasses.field(default_factory=kind, metadata={"help": help, "subgroup": True})
 
 
 def stage_paths() -> Any:
@@ -329,32 +364,3 @@ def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
             node = child
         node[parts[-1]] = yaml.safe_load(text)
     return result
-
-
-# ---------------------------------------------------------------- flag vocabulary
-# One vocabulary across stages: a stage's main output is `--out` (a file or a folder), its inputs
-# and secondary outputs are named by what they are (`--labels`, `--summary`). Spellings from
-# before that rule stay accepted, hidden from --help, with a one-line note naming the new flag.
-
-
-def hidden_alias(parser, old: str, new: str) -> None:
-    """Accept `old` as a deprecated spelling of the existing flag `new` (not shown in --help)."""
-
-    target = parser._option_string_actions[new]
-
-    class Deprecated(argparse.Action):
-        replacement = new
-
-        def __call__(self, parser, namespace, values, option_string=None):
-            print(f"{parser.prog}: {option_string} is deprecated; use {new}", file=sys.stderr)
-            setattr(namespace, self.dest, values)
-
-    parser.add_argument(
-        old,
-        dest=target.dest,
-        metavar=target.metavar,
-        type=target.type,
-        default=argparse.SUPPRESS,
-        help=argparse.SUPPRESS,
-        action=Deprecated,
-    )

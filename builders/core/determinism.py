@@ -40,12 +40,14 @@ import math
 import os
 import sys
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.params import for_profile, profile_of
 
-PARAM = "nllb.cpu_isa"
+PARAM = "build.cpu_isa"
 # Lowest first. GENERIC: the plain C++ kernels every x86-64 CPU (and others) runs.
 CPU_ISAS = ("GENERIC", "AVX", "AVX2")
 DEFAULT_CPU_ISA = "AVX2"
@@ -151,10 +153,22 @@ def loaded_too_early() -> list[str]:
     return [name for name in PINNED_LIBRARIES if name in sys.modules]
 
 
-def cpu_isa_from_params(params: Mapping) -> str:
-    """`nllb.cpu_isa` of loaded params.yaml (profile choices resolved); the default when absent."""
+@dataclass(frozen=True)
+class BuildSettings:
+    """The `build` group of params.yaml: settings every stage of the build shares."""
 
-    value = (params.get("nllb") or {}).get("cpu_isa", DEFAULT_CPU_ISA)
+    GROUP = "build"
+    cpu_isa: str = setting(
+        DEFAULT_CPU_ISA,
+        "CPU instruction set every CTranslate2/torch/numpy stage is pinned to: GENERIC, AVX or AVX2; "
+        "the same bytes on every x86-64 machine that has it (docs/reproducibility.md)",
+    )
+
+
+def cpu_isa_from_params(params: Mapping) -> str:
+    """`build.cpu_isa` of loaded params.yaml (profile choices resolved); the default when absent."""
+
+    value = (params.get("build") or {}).get("cpu_isa", DEFAULT_CPU_ISA)
     return check_isa_name(for_profile(value, profile_of(params), PARAM))
 
 
@@ -217,7 +231,7 @@ def rounded(value, decimals: int):
 
 # The card's statement for datasets made by machine translation (babel-imagenet-prompts, mt-captions).
 MACHINE_LIMITATION = (
-    "Built on CPU with the instruction set pinned (params.yaml nllb.cpu_isa; the build provenance's `runtime` "
+    "Built on CPU with the instruction set pinned (params.yaml build.cpu_isa; the build provenance's `runtime` "
     "says which): a rebuild on any x86-64 CPU with that level gives the same bytes. A GPU build never does "
     "(CUDA kernels and fp16 round differently): it gives other translations and scores for some rows; "
     "`babelforge diff` counts them per language."

@@ -24,8 +24,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from babelforge.core.errors import BabelforgeError
 
 PROVENANCE_KEY = b"babelforge.provenance"
@@ -419,26 +417,3 @@ def stage_lock(stage: str, outputs: Iterable[str | os.PathLike]) -> Iterator[Non
         for folder in sorted(set(made), key=lambda p: len(p.parts), reverse=True):
             with contextlib.suppress(OSError):
                 folder.rmdir()
-
-
-def stage_outputs(stage: str, config: Any, dvc_file: str | os.PathLike | None = None) -> list[str]:
-    """The outputs `dvc.yaml` declares for `stage`, with `${paths.*}` (and a foreach stage's
-    `${key}`, from `config.dataset`) filled from the stage's config; [] for a stage it lacks."""
-
-    dvc_file = Path(dvc_file) if dvc_file else Path(__file__).resolve().parents[2] / "dvc.yaml"
-    if not dvc_file.is_file():
-        return []
-    stages = (yaml.safe_load(dvc_file.read_text(encoding="utf-8")) or {}).get("stages", {})
-    definition = stages.get(stage) or {}
-    definition = definition.get("do", definition)
-    paths = getattr(config, "paths", None)  # a stage without paths (captions_plan) writes nothing
-    values = {f"paths.{key}": value for key, value in (vars(paths) if paths is not None else {}).items()}
-    if getattr(config, "dataset", None):
-        values["key"] = config.dataset
-    outputs = []
-    for entry in definition.get("outs", []):
-        text = next(iter(entry)) if isinstance(entry, dict) else str(entry)
-        filled = re.sub(r"\$\{([^}]+)\}", lambda m: str(values.get(m[1], m[0])), text)
-        if "${" not in filled:
-            outputs.append(filled)
-    return outputs

@@ -55,9 +55,13 @@ class RunnerConfig:
     """How a sharded stage runs (`<stage>.runner` in params.yaml)."""
 
     runner: Literal["local", "ray"] = setting("local", "local (this process) or ray (Ray Data actor pool)")
-    shard_size: int = setting(1000, "input rows per shard: the unit written, checked and redone (and of memory)")
+    shard_size: int = setting(
+        {"sample": 1000, "full": 10000}, "input rows per shard: the unit written, checked and redone (and of memory)"
+    )
     concurrency: int = setting(2, "ray: actors in the pool; each loads the model once")
-    num_gpus: float = setting(0.0, "ray: GPUs per actor (1 = one model per GPU; 0.5 packs two per GPU)")
+    num_gpus: float = setting(
+        {"sample": 0, "full": 1}, "ray: GPUs per actor (1 = one model per GPU; 0.5 packs two per GPU)"
+    )
     num_cpus: float = setting(1.0, "ray: CPUs per actor")
     batch_size: int = setting(256, "input rows per worker call; both runners hand the worker the same chunks")
     address: str | None = setting(

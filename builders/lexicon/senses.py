@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from babelforge.core.errors import BabelforgeError
 
 # Column order of data/senses/<source>.parquet
 SENSE_COLUMNS = ("synset", "lang", "lemma", "source", "is_translation", "rank")
+# The sense sources `babelforge senses` builds from (senses.source), one file each in paths.senses
+SENSE_SOURCES = ("omw", "babelnet")
 
 
 @dataclass(frozen=True)
@@ -51,3 +56,24 @@ def wnid_to_synset(wnid: str) -> str:
 def synset_to_wnid(synset: str) -> str:
     offset, pos = synset.split("-")
     return f"{pos}{offset}"
+
+
+def senses_path(folder, source: str) -> Path:
+    """The senses of `source` in the senses stage's output folder: `<folder>/<source>.parquet`."""
+    return Path(folder) / f"{source}.parquet"
+
+
+def built_senses(folder) -> Path:
+    """The senses file the senses stage wrote into `folder`: its name says which source it read
+    (the stage writes one, for its profile's `senses.source`). An error when there is none, or
+    more than one (a stale file from another source: the reader cannot tell which is meant)."""
+    found = [path for path in (senses_path(folder, source) for source in SENSE_SOURCES) if path.is_file()]
+    if not found:
+        names = " or ".join(f"{source}.parquet" for source in SENSE_SOURCES)
+        raise BabelforgeError(f"{folder}: no senses ({names}); run `babelforge senses` first")
+    if len(found) > 1:
+        raise BabelforgeError(
+            f"{folder}: senses of {len(found)} sources ({', '.join(path.name for path in found)}); "
+            "the senses stage writes one: remove the stale file or rerun `dvc repro senses`"
+        )
+    return found[0]

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
-from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
 from babelforge.core.io import read_table, write_table
 from babelforge.core.languages import registry
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
+from babelforge.core.stages import Stage
 from babelforge.lexicon.babelnet import BabelNetSource
 from babelforge.lexicon.omw import OmwSource
-from babelforge.lexicon.senses import SENSE_COLUMNS
+from babelforge.lexicon.senses import SENSE_COLUMNS, senses_path
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,9 @@ class Config:
     """The `senses` group of params.yaml."""
 
     GROUP = "senses"
-    source: Literal["omw", "babelnet"] = setting("omw", "the SenseSource (per profile: sample omw, full babelnet)")
+    source: Literal["omw", "babelnet"] = setting(
+        {"sample": "omw", "full": "babelnet"}, "the SenseSource: the open OMW wordnets or the BabelNet HTTP API"
+    )
     omw_dir: str = setting("data/raw/omw", "OMW raw data (wns/ inside), as `fetch` lays it out")
     omw_source_order: list[str] = setting(["omw", "wikt", "cldr"], "OMW source kinds, best first")
     babelnet: BabelNetConfig = setting(BabelNetConfig(), "the BabelNet client")
@@ -47,7 +49,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)"
     )
     parser.add_argument("--out", dest="paths.senses", metavar="DIR", help="writes DIR/<source>.parquet (paths.senses)")
-    hidden_alias(parser, "--out-dir", "--out")
 
 
 def build_source(config: Config):
@@ -83,10 +84,27 @@ def run(config: Config) -> int:
     record = provenance(
         "senses", params={"profile": config.profile, "senses": as_params(config)}, sources={config.source: records}
     )
-    out = Path(config.paths.senses) / f"{config.source}.parquet"
+    out = senses_path(config.paths.senses, config.source)
     write_table(frame, out, sort_by=["lang", "synset", "rank"], provenance=record)
     info(
         f"senses: {len(frame)} senses of {frame['synset'].nunique()} synsets in {frame['lang'].nunique()} "
         f"languages from {config.source} -> {out}"
     )
     return 0
+
+
+STAGE = Stage(
+    "senses",
+    "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.wordnet}",
+        "${senses.omw_dir}",
+        "resources/sources.tsv",  # version and licence of the fetched source, in the provenance
+        "resources/languages.tsv",
+    ),
+    outs=("${paths.senses}",),
+    docs="docs/guides/full-profile.md",
+)

@@ -10,6 +10,7 @@ from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.io import sha256_file, write_table
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
+from babelforge.core.stages import Stage
 from babelforge.lexicon.wordnet import open_wordnet, resolve_class, wordnet_source_record
 
 
@@ -64,3 +65,22 @@ def run(config: Config) -> int:
     write_table(frame, config.paths.wordnet, sort_by=["class_idx"], provenance=record)
     info(f"wordnet: {len(resolved)} classes resolved -> {config.paths.wordnet}")
     return 0
+
+
+STAGE = Stage(
+    "wordnet",
+    "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${wordnet.classes}",
+        "resources/wordnet_lexnames.tsv",
+    ),
+    outs=("${paths.wordnet}",),
+    params=(
+        "wordnet.dict_dir",
+        "wordnet.classes",
+    ),
+    docs="docs/datasets/knowledge.md",
+)

@@ -14,12 +14,14 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_provenance, read_table, write_json
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import progress
 from babelforge.core.provenance import profile_of_record
+from babelforge.core.stages import Stage
+from babelforge.mvl_sib.settings import CheckSettings
 
 REPORT_FILE = "check.json"
 METRICS_NAME = "mvl_sib"
@@ -36,13 +38,6 @@ ID_COLUMNS = (
     "option_image_ids",
     "option_topics",
 )
-
-
-@dataclass(frozen=True)
-class CheckSettings:
-    """The keys of the `mvl_sib.check` group (also declared by the `mvl_sib` stage's Config)."""
-
-    per_language: bool = setting(False, "print one line per language (else only languages with a problem)")
 
 
 @dataclass(frozen=True)
@@ -74,8 +69,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         const=True,
         help="print one line per language (mvl_sib.check.per_language)",
     )
-    hidden_alias(parser, "--out-dir", "--mvl-sib")
-    hidden_alias(parser, "--reports", "--out")
 
 
 def check_config_file(path, n_options: int):
@@ -209,3 +202,16 @@ def run(config: Config) -> int:
         return 1
     print(f"  all checks passed; per-language table: {report}")
     return 0
+
+
+STAGE = Stage(
+    "mvl_sib_check",
+    "check MVL-SIB: rows, topic and label-position balance",
+    run,
+    config=Config,
+    configure=configure,
+    deps=("${paths.mvl_sib}",),
+    outs=("${paths.mvl_sib_reports}/check.json",),
+    metrics=("${paths.metrics}/mvl_sib.json",),
+    docs="docs/datasets/mvl-sib.md",
+)

@@ -23,6 +23,7 @@ from babelforge.core.io import write_table
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
+from babelforge.core.stages import Stage
 from babelforge.mvl_sib.geo import LEVELS, Candidate, LanguageArea, level_counts, select_geo_pool
 
 
@@ -145,3 +146,14 @@ def run(config: Config) -> int:
             print(f"  {lang}: " + ", ".join(f"{level} {n}" for level, n in per_level.items() if n))
     info(f"geo_pool: wrote {len(table)} selections")
     return 0
+
+
+STAGE = Stage(
+    "geo_pool",
+    "select geo-diverse image pools per language (XM3600 method)",
+    run,
+    config=Config,
+    configure=configure,
+    tool=True,
+    in_params_yaml=False,
+)

@@ -13,12 +13,13 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, as_params, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, as_params, from_group, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, sha256_file, write_table, write_text
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
+from babelforge.core.stages import Stage
 from babelforge.mvl_sib.images import (
     THUMBNAIL_SUFFIX,
     fetch_image,
@@ -27,18 +28,7 @@ from babelforge.mvl_sib.images import (
     manifest_text,
     read_manifest,
 )
-
-
-@dataclass(frozen=True)
-class ImagesSettings:
-    """The keys of the `mvl_sib.images` group (also declared by the `mvl_sib` stage's Config)."""
-
-    manifest: str = setting(
-        "resources/mvl_sib_images.tsv", "full profile: topic, image_id, url, licence, attribution, sha256 per image"
-    )
-    per_topic: int = setting(10, "images per SIB-200 topic")
-    thumbnail_px: int = setting(640, "long side of the thumbnails (LANCZOS)")
-    sample_seed: int = setting(0, "seed of the generated offline set of the sample profile")
+from babelforge.mvl_sib.settings import ImagesSettings
 
 
 @dataclass(frozen=True)
@@ -58,7 +48,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", dest="paths.mvl_sib_images", metavar="DIR", help="output folder (paths.mvl_sib_images)"
     )
-    hidden_alias(parser, "--out-dir", "--out")
 
 
 def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, provenance_record: dict):
@@ -130,3 +119,15 @@ def run(config: Config) -> int:
         )
     info(f"mvl_sib_images: {len(table)} images ({config.profile} profile), {table.topic.nunique()} topics -> {out_dir}")
     return 0
+
+
+STAGE = Stage(
+    "mvl_sib_images",
+    "fetch, verify (sha256) and thumbnail the MVL-SIB topic images",
+    run,
+    config=Config,
+    configure=configure,
+    deps=("${mvl_sib.images.manifest}",),
+    outs=("${paths.mvl_sib_images}",),
+    docs="docs/datasets/mvl-sib.md",
+)

@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, from_group, setting, stage_paths, subgroup
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import (
     atomic_directory,
@@ -34,6 +34,7 @@ from babelforge.core.io import (
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
+from babelforge.core.stages import Stage
 from babelforge.mvl_sib.assemble import (
     N_OPTIONS,
     OPTION_LETTERS,
@@ -47,8 +48,7 @@ from babelforge.mvl_sib.assemble import (
     shared_columns,
     task_table,
 )
-from babelforge.mvl_sib.check_stage import CheckSettings
-from babelforge.mvl_sib.images_stage import ImagesSettings
+from babelforge.mvl_sib.settings import CheckSettings, ImagesSettings
 from babelforge.mvl_sib.sib200 import SPLITS, TOPICS, read_corpus
 
 SAMPLING_KEYS = (
@@ -82,8 +82,8 @@ class Config:
         {"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
         "task -> k values (i2s images->sentence, s2i sentences->image, t2s topic->sentence, s2t sentences->topic)",
     )
-    images: ImagesSettings = setting(ImagesSettings(), "the mvl_sib_images stage's settings (its own group)")
-    check: CheckSettings = setting(CheckSettings(), "the mvl_sib_check stage's settings (its own group)")
+    images: ImagesSettings = subgroup(ImagesSettings, "the mvl_sib_images stage's settings (its own group)")
+    check: CheckSettings = subgroup(CheckSettings, "the mvl_sib_check stage's settings (its own group)")
     profile: str = from_group(str, "profile", "the build profile (recorded in the provenance)")
     paths: Paths = stage_paths()
 
@@ -97,10 +97,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--language", dest="languages", metavar="CODES", help="comma-separated SIB-200 codes (mvl_sib.languages)"
     )
-    hidden_alias(parser, "--sib-dir", "--sib200")
-    hidden_alias(parser, "--images-dir", "--images")
-    hidden_alias(parser, "--out-dir", "--out")
-    hidden_alias(parser, "--languages", "--language")
 
 
 def _languages(value) -> list[str] | None:
@@ -243,3 +239,19 @@ def run(config: Config) -> int:
         f"in {time.perf_counter() - started:.1f} s"
     )
     return 0
+
+
+STAGE = Stage(
+    "mvl_sib",
+    "assemble MVL-SIB tasks for every SIB-200 language",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${mvl_sib.sib_dir}",
+        "resources/sources.tsv",  # version and licence of the fetched source, in the provenance
+        "${paths.mvl_sib_images}",
+    ),
+    outs=("${paths.mvl_sib}",),
+    docs="docs/datasets/mvl-sib.md",
+)

@@ -33,6 +33,7 @@ from babelforge.core.http import DEFAULT_POLICY, ChecksumMismatchError, download
 from babelforge.core.io import atomic_path, canonical_json, sha256_file, write_json
 from babelforge.core.progress import info
 from babelforge.core.sources import Source, SourceFile, read_sources, select_sources
+from babelforge.core.stages import Stage
 
 COPY_CHUNK = 1 << 20
 
@@ -216,3 +217,18 @@ def clear_leftovers(dest: Path) -> int:
             path.unlink()
             removed += 1
     return removed
+
+
+STAGE = Stage(
+    "fetch",
+    "copy or download upstream sources into data/raw/ (sha256-checked)",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "resources/sources.tsv",
+        "resources/source_files",
+    ),
+    outs=("${paths.raw}",),
+    docs="docs/architecture/sources.md",
+)

@@ -1,16 +1,16 @@
 """`babelforge taggers`: every registered tagger, its version, columns and the stages that run it.
 
-A stage module names the taggers it runs in `TAGGERS`; this command reads those names from
-every module of the command table, so the listing is what the code does, not a copy of it.
+A stage declares the taggers it runs (`Stage(..., taggers=...)`); this command reads every
+declaration, so the listing is what the code does, not a copy of it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 
 from babelforge.commands import COMMANDS
+from babelforge.core.stages import Stage, load
 from babelforge.core.taggers import REGISTRY
 
 
@@ -19,13 +19,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def used_by() -> dict[str, list[str]]:
-    """Tagger name -> the commands whose stage module lists it in `TAGGERS`. Importing every
-    stage module also registers every tagger (a stage imports the taggers it runs)."""
+    """Tagger name -> the commands that declare it. Importing every command's module also
+    registers every tagger (a stage imports the taggers it runs)."""
 
     users: dict[str, list[str]] = {}
-    for command in COMMANDS.values():
-        for name in getattr(importlib.import_module(command.module), "TAGGERS", ()):
-            users.setdefault(name, []).append(command.name)
+    for command in COMMANDS:
+        for name in load(command).taggers:
+            users.setdefault(name, []).append(command)
     return users
 
 
@@ -61,3 +61,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"    columns: {columns}")
         print(f"    reads: {', '.join(entry['reads'])}; defined in {entry['module']}")
     return 0
+
+
+STAGE = Stage(
+    "taggers",
+    "list the registered taggers: versions, columns, the stages that run them",
+    run,
+    configure=configure,
+    tool=True,
+    docs="docs/taggers.md",
+)

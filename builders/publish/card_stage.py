@@ -24,6 +24,7 @@ from babelforge.core.io import atomic_directory, read_json, write_json, write_ta
 from babelforge.core.languages import registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import build_profile
+from babelforge.core.stages import Stage
 from babelforge.publish import card, croissant
 from babelforge.publish.card import arrow_type, hf_features
 
@@ -168,3 +169,64 @@ def _language_tag(languages, key: str) -> str:
     """Hub language tag (ISO 639-1 where one exists, else 639-3) of a registry key."""
     language = languages.get(key)
     return language.iso639_1 or language.iso639_3
+
+
+# One dvc.yaml stage per dataset of the registry (builders/core/datasets.py), `card@<dataset>`: `data` and
+# `licences` are the artifacts its spec reads, `area` and `uses` the code folders its spec imports; the card
+# also reads the audit's slice of its dataset. A DVC template takes a fixed list of deps, so a key repeats a
+# path where a dataset has one artifact or one folder (tests/core/test_datasets.py).
+CARD_ITEMS = {
+    "babel-imagenet": {
+        "data": "${paths.labels}",
+        "licences": "${paths.omw}",
+        "area": "builders/babel_imagenet",
+        "uses": "builders/lexicon",
+    },
+    "babel-imagenet-prompts": {
+        "data": "${paths.prompts}",
+        "licences": "${paths.prompts}",
+        "area": "builders/babel_imagenet",
+        "uses": "builders/lexicon",
+    },
+    "mt-captions": {
+        "data": "${paths.captions}/selected.parquet",
+        "licences": "${paths.captions}/selected.parquet",
+        "area": "builders/captions",
+        "uses": "builders/captions",
+    },
+    "mvl-sib": {
+        "data": "${paths.mvl_sib}",
+        "licences": "${paths.mvl_sib}",
+        "area": "builders/mvl_sib",
+        "uses": "builders/mvl_sib",
+    },
+    "knowledge": {
+        "data": "${paths.wordnet}",
+        "licences": "${paths.wordnet}",
+        "area": "builders/lexicon",
+        "uses": "builders/lexicon",
+    },
+}
+
+STAGE = Stage(
+    "card",
+    "build a dataset's Hugging Face card folder (Parquet + README.md)",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${item.data}",
+        "${item.licences}",
+        "${paths.audit}/datasets/${key}.json",
+        "${item.area}",
+        "${item.uses}",
+        "resources/languages.tsv",
+        "resources/citations.bib",
+    ),
+    outs=("${paths.hub}/${key}",),
+    params=(),
+    foreach=CARD_ITEMS,
+    cmd_args="${key}",
+    docs="docs/guides/publish.md",
+    in_params_yaml=False,
+)

@@ -16,11 +16,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.datasets import names, slice_path, spec
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import redact, register_secret
 from babelforge.core.progress import info
+from babelforge.core.stages import Stage
 from babelforge.publish import hub
 from babelforge.publish.card import validate_card
 
@@ -70,8 +71,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="audit report whose datasets/<dataset>.json gates publishing (paths.audit)",
     )
-    hidden_alias(parser, "--hub-dir", "--hub")
-    hidden_alias(parser, "--audit-dir", "--audit")
 
 
 def run(config: Config, api=None) -> int:
@@ -164,3 +163,15 @@ def run(config: Config, api=None) -> int:
         f"published {config.dataset} to {config.repo} at commit {result.receipt['commit']}; receipt {result.receipt_path}"
     )
     return 0
+
+
+STAGE = Stage(
+    "publish",
+    "publish a built card to the Hugging Face Hub (outside dvc repro)",
+    run,
+    config=Config,
+    configure=configure,
+    tool=True,
+    docs="docs/guides/publish.md",
+    in_params_yaml=False,
+)

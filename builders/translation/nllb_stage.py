@@ -15,6 +15,7 @@ from pathlib import Path
 from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info
+from babelforge.core.stages import Stage
 from babelforge.translation.nllb import convert_to_ctranslate2
 from babelforge.translation.tiny import TINY_MODEL_ID, build_tiny_hf
 
@@ -25,25 +26,19 @@ class Config:
 
     GROUP = "nllb"
     source: str = setting(
-        "tiny",
-        "`tiny` = build the tiny model locally, else a Hub id "
-        "(per profile: sample tiny, full facebook/nllb-200-distilled-1.3B)",
+        {"sample": "tiny", "full": "facebook/nllb-200-distilled-1.3B"},
+        "`tiny` = build the tiny model locally, else a Hub id",
     )
     revision: str | None = setting("7be3e24664b38ce1cac29b8aeed6911aa0cf0576", "pinned Hub commit of the full model")
     local_path: str = setting("", "local copy of the full model (HF dir), used instead of the Hub when set")
     quantization: str = setting(
-        "int8", "weights as stored; auto = int8_float16 with a GPU, int8 without (per profile: sample int8, full auto)"
+        {"sample": "int8", "full": "auto"}, "weights as stored; auto = int8_float16 with a GPU, int8 without"
     )
     tiny_seed: int = setting(0, "seed of the tiny model's random weights")
     sib_dir: str = setting(
         "data/raw/sib-200/annotated", "the tiny model's vocabulary text: SIB-200, as `fetch` lays it out"
     )
     templates: str = setting("resources/clip_templates_en.txt", "... and the CLIP templates (empty: the repo's)")
-    cpu_isa: str = setting(
-        "AVX2",
-        "CPU instruction set every CTranslate2/torch/numpy stage is pinned to: "
-        "GENERIC, AVX or AVX2 (docs/reproducibility.md)",
-    )
     paths: Paths = stage_paths()
 
 
@@ -76,3 +71,19 @@ def run(config: Config) -> int:
     out = convert_to_ctranslate2(location, out_dir, quantization, revision=revision, model_id=config.source)
     info(f"nllb: {config.source}@{revision} ({quantization}) from {location} -> {out}")
     return 0
+
+
+STAGE = Stage(
+    "nllb",
+    "convert NLLB to CTranslate2 once (tiny local model in sample)",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${nllb.templates}",
+        "${nllb.sib_dir}",
+    ),
+    outs=("${paths.nllb_model}",),
+    pinned=True,
+    docs="docs/datasets/prompts.md",
+)

@@ -9,9 +9,10 @@ import argparse
 from dataclasses import dataclass
 
 from babelforge.core.config import setting
+from babelforge.core.stages import Stage
 from babelforge.eval.captions import add_caption_dataset_flags, caption_task_rows
 from babelforge.eval.clipscore.rows import clipscore_rows
-from babelforge.eval.config import ImageStageConfig
+from babelforge.eval.config import ImageStageConfig, model_ids
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
 from babelforge.eval.published import SYNTAX
 from babelforge.eval.results import print_results, results_path, write_run
@@ -19,10 +20,8 @@ from babelforge.eval.results import print_results, results_path, write_run
 COLUMNS = ("model", "dataset", "lang", "n_images", "clipscore", "ref_clipscore", "pairwise_accuracy")
 
 # A run with other models, languages or settings and no --out writes here, in its run folder
-# (babelforge.eval.runs), never over <paths.eval_reports>/clipscore.json.
+# (babelforge.core.runs), never over <paths.eval_reports>/clipscore.json.
 AD_HOC_OUTPUTS = {"out": "clipscore.json"}
-# Runs outside a project too (no params.yaml: its settings' defaults), on a published mt-captions (--dataset).
-STANDALONE = True
 
 
 @dataclass(frozen=True)
@@ -32,9 +31,10 @@ class Config(ImageStageConfig):
     GROUP = "eval.clipscore"
     caption_sets: list[str] = setting(["data/raw/xtd/xtd.json"], "XTD-style caption-set JSON files")
     images: str | dict[str, str] = setting(
-        "data/eval/images/captions", "the caption sets' images: one folder, or {caption set: folder}; per profile"
+        {"sample": "data/eval/images/captions", "full": {"xtd": "data/raw/coco/train2014"}},
+        "the caption sets' images: one folder, or {caption set: folder}",
     )
-    max_images: int | None = setting(100, "first N images of each caption set (per profile; null: all)")
+    max_images: int | None = setting({"sample": 100, "full": None}, "first N images of each caption set (null: all)")
     languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
     reference_lang: str | None = setting(
         "en", "RefCLIPScore reference: this caption-set language's captions of the same image (null: no RefCLIPScore)"
@@ -63,3 +63,25 @@ def run(config: Config) -> int:
     )
     print_results(rows, COLUMNS)
     return 0
+
+
+STAGE = Stage(
+    "eval_clipscore",
+    "CLIPScore / RefCLIPScore / pairwise accuracy per caption set and language",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.tiny_clip}",
+        "${paths.eval_images}/captions",
+        "resources/languages.tsv",
+        "data/raw/xtd/xtd.json",
+    ),
+    outs=("${paths.eval_reports}/clipscore.json",),
+    pinned=True,
+    docs="docs/guides/evaluate.md",
+    # runs outside a project too (no params.yaml: its settings' defaults), on a published mt-captions (--dataset).
+    standalone=True,
+    ad_hoc_outputs=AD_HOC_OUTPUTS,
+    run_subject=model_ids,
+)

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Literal
 
 from babelforge.babel_imagenet.prompts import read_templates
-from babelforge.core.config import Paths, from_group, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, from_group, setting, stage_paths
 from babelforge.core.io import read_table
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
+from babelforge.core.stages import Stage
 from babelforge.eval.config import CommonConfig
 from babelforge.eval.documents import dataset_version
 from babelforge.eval.export.clip_benchmark import (
@@ -63,7 +64,6 @@ class Config:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_language_flag(parser, "eval.export")
     parser.add_argument("--out", dest="out_dir", metavar="DIR", help="folder to write (eval.export.out_dir)")
-    hidden_alias(parser, "--out-dir", "--out")
     parser.add_argument("--labels", dest="paths.labels", metavar="FILE", help="labels.parquet (paths.labels)")
     parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
 
@@ -130,3 +130,14 @@ def run(config: Config) -> int:
         f"in {', '.join(sorted(set(files) - {PROMPTS_FILE})) or 'no file'}) -> {folder}"
     )
     return 0
+
+
+STAGE = Stage(
+    "eval_export",
+    "Babel-ImageNet labels + prompts in CLIP_benchmark's layout",
+    run,
+    config=Config,
+    configure=configure,
+    tool=True,
+    docs="docs/guides/evaluate.md",
+)

@@ -9,7 +9,8 @@ from babelforge.core.bad_rows import BadRowPolicy
 from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_table
-from babelforge.eval.config import ImageStageConfig
+from babelforge.core.stages import Stage
+from babelforge.eval.config import ImageStageConfig, model_ids
 from babelforge.eval.documents import dataset_version
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
 from babelforge.eval.images import IMAGE_SUFFIXES, ImageSet, quarantine_record
@@ -21,7 +22,7 @@ from babelforge.eval.results import print_results, results_path, write_run
 COLUMNS = ("model", "mvl_task", "k", "lang", "n", "accuracy")
 
 # A run with other models, languages or settings and no --out writes here, in its run folder
-# (babelforge.eval.runs), never over <paths.eval_reports>/mvl_sib.json.
+# (babelforge.core.runs), never over <paths.eval_reports>/mvl_sib.json.
 AD_HOC_OUTPUTS = {"out": "mvl_sib.json"}
 
 
@@ -33,7 +34,8 @@ class Config(ImageStageConfig):
     images: str = setting("images", "the image folder inside <paths.mvl_sib>")
     configs: list[str] | None = setting(None, "only these <task>_k<k> folders (null: all)")
     languages: list[str] | None = setting(
-        ["eng_Latn", "deu_Latn", "swh_Latn", "zho_Hans", "arb_Arab"], "only these languages (per profile; null: all)"
+        {"sample": ["eng_Latn", "deu_Latn", "swh_Latn", "zho_Hans", "arb_Arab"], "full": None},
+        "only these languages (null: all)",
     )
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/mvl_sib.json)")
 
@@ -89,3 +91,22 @@ def run(config: Config) -> int:
     )
     print_results(rows, COLUMNS)
     return 0
+
+
+STAGE = Stage(
+    "eval_mvl_sib",
+    "MVL-SIB accuracy per task, k and language",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.tiny_clip}",
+        "${paths.mvl_sib}",
+        "resources/languages.tsv",
+    ),
+    outs=("${paths.eval_reports}/mvl_sib.json",),
+    pinned=True,
+    docs="docs/guides/evaluate.md",
+    ad_hoc_outputs=AD_HOC_OUTPUTS,
+    run_subject=model_ids,
+)

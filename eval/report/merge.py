@@ -9,6 +9,7 @@ from babelforge.core.determinism import METRIC_DECIMALS, rounded
 from babelforge.core.io import atomic_path
 from babelforge.eval.documents import ROW_KEYS
 from babelforge.eval.report.figures import display_names
+from babelforge.eval.tasks import find
 
 # Columns too wide or nested for the merged CSV (kept in the run JSON).
 JSON_ONLY = ("per_class",)
@@ -56,43 +57,15 @@ def write_csv(frame, path: str | Path) -> Path:
 
 
 # The headline `dvc metrics show` / `dvc exp show` list, per model: `<model>.<group>.<metric>`, the part
-# after the model at most 30 characters (tests/eval/test_report.py). The comparable ones lead: top1_100
-# (a fixed 100-class control) and top1_norm (chance-normalised top-1) do not move when a label set
-# gains or loses small languages; top1 does (chance is 1 / classes). balanced_accuracy is left out: it
-# equals top1 whenever every class has as many images (ImageNet's validation set: 50 each).
-HEADLINE = {
-    "zeroshot": {
-        "top1_100": "top1_100",
-        "top1_norm": "top1_norm",
-        "top1": "top1",
-        "chance_top1": "chance",
-        "top5": "top5",
-    },
-    "retrieval": {"mean_recall": "recall", "t2i_r@1": "t2i_r1", "i2t_r@1": "i2t_r1"},
-    "clipscore": {"clipscore": "clipscore", "ref_clipscore": "ref", "pairwise_accuracy": "pair_acc"},
-    "mvl_sib": {"accuracy": "acc"},
-}
-TASK_KEYS = {"zeroshot": "zs", "retrieval": "ret", "clipscore": "cs", "mvl_sib": "mvl"}
-# Prompt sets (zero-shot) by their short key: a language evaluated with two fallback sets must not
-# count twice in one mean, so each set is its own group.
-PROMPT_KEYS = {
-    "translated": "tr",
-    "english": "en",
-    "english-fallback": "en_fb",
-    "label": "lbl",
-    "label-fallback": "lbl_fb",
-}
-DEFAULT_DATASETS = {"zeroshot": "babel_imagenet", "mvl_sib": "mvl_sib"}  # the task's own: not repeated
-
-
-def headline_group(task: str, dataset: str, prompt_set: str | None) -> str:
-    """`zs_en_fb`, `ret_xtd`, `mvl`: the task, the dataset where the task has several, the prompt set."""
-    parts = [TASK_KEYS.get(task, task)]
-    if dataset != DEFAULT_DATASETS.get(task):
-        parts.append(dataset)
-    if prompt_set is not None:
-        parts.append(PROMPT_KEYS.get(prompt_set, prompt_set))
-    return "_".join(parts)
+# after the model at most 30 characters (tests/eval/test_tasks.py). Each task's spec names its headline
+# columns, its group's key, its own dataset and the column it headlines apart (babelforge.eval.tasks).
+def headline_group(task: str, dataset: str, split: str | None) -> str:
+    """`zs_en_fb`, `ret_xtd`, `mvl`: the task, the dataset where the task has several, the split value
+    (zero-shot: the prompt set); a task no spec declares: its name and the dataset."""
+    spec = find(task)
+    if spec is None:
+        return "_".join([task, dataset] + ([split] if split is not None else []))
+    return spec.group(dataset, split)
 
 
 def summary_metrics(frame, names: Mapping[str, str] | None = None) -> dict:
@@ -105,15 +78,17 @@ def summary_metrics(frame, names: Mapping[str, str] | None = None) -> dict:
     for model, part in frame.groupby("model", sort=True):
         entry: dict = {}
         for (task, dataset), rows in part.groupby(["task", "dataset"], sort=True):
-            columns = HEADLINE.get(task, {})
-            split = task == "zeroshot" and "prompt_set" in rows
-            for prompt_set, subset in rows.groupby("prompt_set", sort=True) if split else [(None, rows)]:
+            spec = find(task)
+            columns = spec.headline if spec else ()
+            split_by = spec.split_by if spec else None
+            split = split_by is not None and split_by in rows
+            for value, subset in rows.groupby(split_by, sort=True) if split else [(None, rows)]:
                 values = {
                     short: rounded(float(subset[column].mean()), METRIC_DECIMALS)
-                    for column, short in columns.items()
+                    for column, short in columns
                     if column in subset and subset[column].notna().any()
                 }
                 values["langs"] = int(subset["lang"].nunique())
-                entry[headline_group(task, dataset, prompt_set)] = values
+                entry[headline_group(task, dataset, value)] = values
         out[shown[str(model)]] = entry
     return out

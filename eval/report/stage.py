@@ -9,14 +9,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_table
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info
 from babelforge.core.provenance import build_profile
+from babelforge.core.stages import Plot, Stage
 from babelforge.eval.report.figures import (
     chance_level,
     plot_accuracy_by_language,
@@ -25,10 +25,10 @@ from babelforge.eval.report.figures import (
 )
 from babelforge.eval.report.merge import left_out_lines, merge_rows, summary_metrics, write_csv
 from babelforge.eval.report.metric import benchmark_vs_retrieval, per_model_correlation
+from babelforge.eval.tasks import check_names, names
 
-TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
 # A run with other settings and no --out writes its CSV, plots and headline metrics into its run
-# folder (babelforge.eval.runs); with --out, into that folder. Never over the tracked ones.
+# folder (babelforge.core.runs); with --out, into that folder. Never over the tracked ones.
 AD_HOC_OUTPUTS = {"out": "", "paths.metrics": ""}
 
 
@@ -37,8 +37,10 @@ class Config:
     """The `eval.report` group of params.yaml."""
 
     GROUP = "eval.report"
-    tasks: list[Literal["zeroshot", "retrieval", "clipscore", "mvl_sib"]] = setting(
-        list(TASKS), "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out)"
+    tasks: list[str] = setting(
+        names(),
+        "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out); "
+        "the eval tasks of eval/tasks.py: " + ", ".join(names()),
     )
     min_languages: int = setting(3, "a model's zero-shot vs retrieval correlation needs this many shared languages")
     out: str | None = setting(
@@ -48,6 +50,9 @@ class Config:
         {}, "model id -> its name in the plots (a model not listed: the id's last part, never a path)"
     )
     paths: Paths = stage_paths()
+
+    def __post_init__(self):
+        check_names(self.tasks, f"{self.GROUP}.tasks")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +69,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="folder of the headline metrics; writes eval.json there (paths.metrics)",
     )
-    hidden_alias(parser, "--out-dir", "--out")
 
 
 def run(config: Config) -> int:
@@ -117,3 +121,52 @@ def run(config: Config) -> int:
         info(f"eval_report: {line}")
     info(f"eval_report: {len(frame)} rows -> {out / 'results.csv'}, {out / 'plots'}, {metrics}")
     return 0
+
+
+STAGE = Stage(
+    "eval_report",
+    "merged results CSV, DVC metrics and the plots (PNG, SVG, PDF)",
+    run,
+    config=Config,
+    configure=configure,
+    # every registered task's run document (babelforge.eval.tasks), and the languages table
+    deps=(*(f"${{paths.eval_reports}}/{name}.json" for name in names()), "${paths.languages}"),
+    outs=(
+        "${paths.eval_reports}/results.csv",
+        "${paths.eval_reports}/plots/zeroshot_by_language.pdf",
+        "${paths.eval_reports}/plots/zeroshot_vs_retrieval.pdf",
+        "${paths.eval_reports}/plots/correlation_by_model.pdf",
+    ),
+    metrics=("${paths.metrics}/eval.json",),
+    plots=(
+        Plot(
+            "${paths.eval_reports}/plots/zeroshot_by_language.csv",
+            template="scatter",
+            x="n_classes",
+            y="top1",
+            title="Zero-shot top-1 per language against its class count",
+        ),
+        Plot(
+            "${paths.eval_reports}/plots/zeroshot_vs_retrieval.csv",
+            template="scatter",
+            x="x",
+            y="y",
+            title="Babel-ImageNet top-1 (x) vs retrieval mean recall (y)",
+        ),
+        Plot(
+            "${paths.eval_reports}/plots/correlation_by_model.csv",
+            template="bar_horizontal",
+            x="pearson",
+            y="model",
+            title="Pearson r across languages, zero-shot vs retrieval, per model",
+        ),
+        Plot("${paths.eval_reports}/plots/zeroshot_by_language.png"),
+        Plot("${paths.eval_reports}/plots/zeroshot_vs_retrieval.png"),
+        Plot("${paths.eval_reports}/plots/correlation_by_model.png"),
+        Plot("${paths.eval_reports}/plots/zeroshot_by_language.svg"),
+        Plot("${paths.eval_reports}/plots/zeroshot_vs_retrieval.svg"),
+        Plot("${paths.eval_reports}/plots/correlation_by_model.svg"),
+    ),
+    docs="docs/guides/evaluate.md",
+    ad_hoc_outputs=AD_HOC_OUTPUTS,
+)

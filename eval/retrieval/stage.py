@@ -6,8 +6,9 @@ import argparse
 from dataclasses import dataclass
 
 from babelforge.core.config import setting
+from babelforge.core.stages import Stage
 from babelforge.eval.captions import add_caption_dataset_flags, caption_task_rows
-from babelforge.eval.config import ImageStageConfig
+from babelforge.eval.config import ImageStageConfig, model_ids
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
 from babelforge.eval.published import SYNTAX
 from babelforge.eval.results import print_results, results_path, write_run
@@ -27,10 +28,8 @@ COLUMNS = (
 )
 
 # A run with other models, languages or settings and no --out writes here, in its run folder
-# (babelforge.eval.runs), never over <paths.eval_reports>/retrieval.json.
+# (babelforge.core.runs), never over <paths.eval_reports>/retrieval.json.
 AD_HOC_OUTPUTS = {"out": "retrieval.json"}
-# Runs outside a project too (no params.yaml: its settings' defaults), on a published mt-captions (--dataset).
-STANDALONE = True
 
 
 @dataclass(frozen=True)
@@ -42,9 +41,13 @@ class Config(ImageStageConfig):
         ["data/raw/xtd/xtd.json", "data/raw/xtd/xflickrco.json"], "XTD / xFlickrCO-style caption-set JSON files"
     )
     images: str | dict[str, str] = setting(
-        "data/eval/images/captions", "the caption sets' images: one folder, or {caption set: folder}; per profile"
+        {
+            "sample": "data/eval/images/captions",
+            "full": {"xtd": "data/raw/coco/train2014", "xflickrco": "data/raw/xflickrco/images"},
+        },
+        "the caption sets' images: one folder, or {caption set: folder}",
     )
-    max_images: int | None = setting(100, "first N images of each caption set (per profile; null: all)")
+    max_images: int | None = setting({"sample": 100, "full": None}, "first N images of each caption set (null: all)")
     languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
     chunk: int = setting(1024, "queries scored at a time (bounds memory)")
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/retrieval.json)")
@@ -70,3 +73,26 @@ def run(config: Config) -> int:
     )
     print_results(rows, COLUMNS)
     return 0
+
+
+STAGE = Stage(
+    "eval_retrieval",
+    "text<->image recall@1/5/10 per caption set and language",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.tiny_clip}",
+        "${paths.eval_images}/captions",
+        "resources/languages.tsv",
+        "data/raw/xtd/xtd.json",
+        "data/raw/xtd/xflickrco.json",
+    ),
+    outs=("${paths.eval_reports}/retrieval.json",),
+    pinned=True,
+    docs="docs/guides/evaluate.md",
+    # runs outside a project too (no params.yaml: its settings' defaults), on a published mt-captions (--dataset).
+    standalone=True,
+    ad_hoc_outputs=AD_HOC_OUTPUTS,
+    run_subject=model_ids,
+)

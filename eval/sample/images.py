@@ -16,13 +16,14 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.io import atomic_path
 from babelforge.core.progress import info
+from babelforge.core.stages import Stage
 from babelforge.eval.inputs import imagenet_classes, require
 
 # A run with other settings (--set, --params) and no --out writes here, in its run folder
-# (babelforge.eval.runs), never over <paths.eval_images>.
+# (babelforge.core.runs), never over <paths.eval_images>.
 AD_HOC_OUTPUTS = {"paths.eval_images": "images"}
 
 
@@ -48,7 +49,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="writes imagenet/<wnid>/ and captions/ here (paths.eval_images)",
     )
-    hidden_alias(parser, "--out-dir", "--out")
 
 
 def chosen_classes(classes: list[tuple[int, str]], n_classes: int) -> list[tuple[int, str]]:
@@ -115,3 +115,20 @@ def write_sample_images(
             draw_image(name, size).save(tmp, format=fmt, quality=95)
         written["captions"] += 1
     return written
+
+
+STAGE = Stage(
+    "eval_images",
+    "draw the sample profile's image sets (ImageNet-style folder + caption images)",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "resources/imagenet1k_classes.tsv",
+        "data/raw/xtd/xtd.json",
+        "data/raw/xtd/xflickrco.json",
+    ),
+    outs=("${paths.eval_images}",),
+    docs="docs/guides/evaluate.md",
+    ad_hoc_outputs=AD_HOC_OUTPUTS,
+)

@@ -13,12 +13,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, hidden_alias, setting, stage_paths
+from babelforge.core.config import Paths, setting, stage_paths
 from babelforge.core.io import write_text
 from babelforge.core.progress import info
+from babelforge.core.stages import Stage
 
 # A run with other settings (--set, --params) and no --out writes here, in its run folder
-# (babelforge.eval.runs), never over <paths.tiny_clip>.
+# (babelforge.core.runs), never over <paths.tiny_clip>.
 AD_HOC_OUTPUTS = {"paths.tiny_clip": "tiny_clip"}
 
 
@@ -36,7 +37,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", dest="paths.tiny_clip", metavar="DIR", help="folder to write s<seed>/ models into (paths.tiny_clip)"
     )
-    hidden_alias(parser, "--out-dir", "--out")
 
 
 def run(config: Config) -> int:
@@ -110,3 +110,16 @@ def build_tiny_clip(out_dir: str | os.PathLike, seed: int = 0, image_size: int =
     tokenizer.save_pretrained(out)
     processor.save_pretrained(out)
     return out
+
+
+STAGE = Stage(
+    "eval_tiny_clip",
+    "build the tiny random CLIP models of the sample profile (no network)",
+    run,
+    config=Config,
+    configure=configure,
+    outs=("${paths.tiny_clip}",),
+    pinned=True,
+    docs="docs/guides/evaluate.md",
+    ad_hoc_outputs=AD_HOC_OUTPUTS,
+)

@@ -11,6 +11,7 @@ import argparse
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_path, write_json
+from babelforge.core.stages import Stage
 from babelforge.eval.tools.cider_d import TOKENIZATION, cider_d, tokenization_report
 from babelforge.eval.tools.tsv import check_columns, key_columns, read_tsv
 
@@ -97,3 +98,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(document, args.json)
     return 0
+
+
+STAGE = Stage(
+    "eval_cider",
+    "CIDEr-D of candidate captions against references, tokenised by script",
+    run,
+    configure=configure,
+    tool=True,
+    docs="docs/guides/evaluate.md",
+)

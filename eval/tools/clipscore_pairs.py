@@ -17,6 +17,7 @@ from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_path
 from babelforge.core.params import load_params
+from babelforge.core.stages import Stage
 from babelforge.eval.clipscore.metric import clip_score, encode_reference_sets, pairwise_accuracy, ref_clip_score
 from babelforge.eval.config import CommonConfig
 from babelforge.eval.flags import model_spec
@@ -81,3 +82,14 @@ def run(args: argparse.Namespace) -> int:
         with atomic_path(args.out) as tmp:
             table.to_csv(tmp, sep="\t", index=False, lineterminator="\n", float_format="%.6f")
     return 0
+
+
+STAGE = Stage(
+    "eval_clipscore_pairs",
+    "CLIP-S (foil, RefCLIP-S) per row of a TSV of image-caption pairs",
+    run,
+    configure=configure,
+    tool=True,
+    pinned=True,
+    docs="docs/guides/evaluate.md",
+)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_json
+from babelforge.core.stages import Stage
 from babelforge.eval.documents import json_safe
 from babelforge.eval.tools.correlation import correlate, format_table, join_columns
 from babelforge.eval.tools.tsv import check_columns, key_columns, read_tsv
@@ -94,3 +95,13 @@ def run(args: argparse.Namespace) -> int:
         }
         write_json(json_safe(document), args.json)
     return 0
+
+
+STAGE = Stage(
+    "eval_correlate",
+    "Pearson / Spearman / Kendall tau-b / tau-c between two columns, with CIs",
+    run,
+    configure=configure,
+    tool=True,
+    docs="docs/guides/evaluate.md",
+)

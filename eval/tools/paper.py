@@ -24,6 +24,7 @@ from babelforge.core.io import atomic_path, read_json, write_json
 from babelforge.core.languages import registry
 from babelforge.core.progress import info
 from babelforge.core.provenance import build_profile
+from babelforge.core.stages import Stage
 from babelforge.eval.documents import json_safe
 from babelforge.eval.paper.compare import (
     COLUMNS,
@@ -265,3 +266,13 @@ def run(args: argparse.Namespace) -> int:
         write_json(json_safe(document), Path(f"{stem}.json"))
         info(f"eval_paper: {len(comparison)} rows -> {stem}.csv, {stem}.json, {stem}.png")
     return 0
+
+
+STAGE = Stage(
+    "eval_paper",
+    "a run beside the papers' published numbers, or --plan: the paper suite's models, images, GPU-hours",
+    run,
+    configure=configure,
+    tool=True,
+    docs="docs/guides/evaluate.md",
+)

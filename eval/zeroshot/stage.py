@@ -13,7 +13,8 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_table
 from babelforge.core.progress import info
 from babelforge.core.provenance import build_profile
-from babelforge.eval.config import ImageStageConfig
+from babelforge.core.stages import Stage
+from babelforge.eval.config import ImageStageConfig, model_ids
 from babelforge.eval.documents import dataset_version
 from babelforge.eval.flags import add_language_flag, add_model_flags, add_out_flag
 from babelforge.eval.images import quarantine_record, read_classification_set
@@ -39,10 +40,8 @@ COLUMNS = (
 )
 
 # A run with other models, languages or settings and no --out writes here, in its run folder
-# (babelforge.eval.runs), never over <paths.eval_reports>/zeroshot.json.
+# (babelforge.core.runs), never over <paths.eval_reports>/zeroshot.json.
 AD_HOC_OUTPUTS = {"out": "zeroshot.json"}
-# Runs outside a project too (no params.yaml: its settings' defaults), on a published dataset (--dataset).
-STANDALONE = True
 # what a published babel-imagenet (--dataset) and babel-imagenet-prompts (--prompts-dataset) hold
 LABEL_COLUMNS = ("class_idx", "label")
 PROMPT_COLUMNS = ("template_id", "text")
@@ -54,8 +53,8 @@ class Config(ImageStageConfig):
 
     GROUP = "eval.zeroshot"
     images: str = setting(
-        "data/eval/images/imagenet",
-        "an ImageNet-style folder (<wnid>/<file>) or a TSV list (path<TAB>class_idx); per profile",
+        {"sample": "data/eval/images/imagenet", "full": "data/imagenet/val"},
+        "an ImageNet-style folder (<wnid>/<file>) or a TSV list (path<TAB>class_idx)",
     )
     languages: list[str] | None = setting(None, "only these languages (null: every language with labels)")
     prompt_sets: list[Literal["translated", "english", "label"]] = setting(
@@ -65,7 +64,7 @@ class Config(ImageStageConfig):
         "english", "for languages without translated prompts: english | label | both (one row each)"
     )
     knowledge: bool = setting(False, "append each class's WordNet definition (ELEVATER-style)")
-    max_templates: int | None = setting(2, "first N templates only (per profile; null: all 80)")
+    max_templates: int | None = setting({"sample": 2, "full": None}, "first N templates only (null: all 80)")
     drop_duplicate_labels: bool = setting(False, "leave out labels flagged is_duplicate")
     control_classes: int = setting(100, "classes of the fixed-size control (top1_100)")
     control_repeats: int = setting(10, "seeded class subsets averaged in the control")
@@ -193,3 +192,28 @@ def published_inputs(
     for dataset in datasets:
         info(f"eval_zeroshot: {dataset.spec} -> {dataset.version}" + (" (a SAMPLE build)" if dataset.sample else ""))
     return labels, translated, sources
+
+
+STAGE = Stage(
+    "eval_zeroshot",
+    "Babel-ImageNet zero-shot classification per language",
+    run,
+    config=Config,
+    configure=configure,
+    deps=(
+        "${paths.tiny_clip}",
+        "${paths.eval_images}/imagenet",
+        "${paths.labels}",
+        "${paths.prompts}",
+        "${paths.wordnet}",
+        "resources/clip_templates_en.txt",
+        "resources/languages.tsv",
+    ),
+    outs=("${paths.eval_reports}/zeroshot.json",),
+    pinned=True,
+    docs="docs/guides/evaluate.md",
+    # runs outside a project too (no params.yaml: its settings' defaults), on a published dataset (--dataset).
+    standalone=True,
+    ad_hoc_outputs=AD_HOC_OUTPUTS,
+    run_subject=model_ids,
+)

@@ -23,7 +23,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed (Debian package `chromium`; scripts/setup.sh installs it)"
 )
-FLAGGED_BACKGROUND = (0xFF, 0xD6, 0xD6)  # tr.flagged td in report._STYLE
+FLAGGED_BACKGROUND = (0xFF, 0xD6, 0xD6)  # tr.flagged td in builders/audit/assets/report.css
 
 
 def chromium(tmp: Path, *args: str) -> str:

@@ -142,7 +142,7 @@ def test_rows_changed_per_language_of_two_caption_builds(tmp_path, capsys):
     old, new = tmp_path / "cpu.parquet", tmp_path / "gpu.parquet"
     hypotheses(cpu).to_parquet(old)
     hypotheses(gpu).to_parquet(new)
-    assert cli(["diff", str(old), str(new), "--format", "json", "--output", str(tmp_path / "d.json")]) == 0
+    assert cli(["diff", str(old), str(new), "--format", "json", "--out", str(tmp_path / "d.json")]) == 0
     data = json.loads((tmp_path / "d.json").read_text())
     assert data["table"] == "captions" and data["keys"] == ["lang", "caption_id", "hyp_rank"]
     assert data["languages"] == {

@@ -371,7 +371,7 @@ def test_resource_group_bounds(n, group):
 def test_duplicates_are_flagged_not_dropped():
     import pandas as pd
 
-    from babelforge.babel_imagenet.labels_stage import labels_frame
+    from babelforge.babel_imagenet.tables import labels_frame
 
     classes = pd.DataFrame(
         {"class_idx": range(5), "wnid": [f"n{i}" for i in range(5)], "synset": [f"{i:08d}-n" for i in range(5)]}

@@ -11,7 +11,7 @@ from babelforge.captions.select import (
     quality_flags,
     with_text_tags,
 )
-from babelforge.captions.select_stage import select_rows
+from babelforge.captions.selected import select_rows
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.taggers import Thresholds
 
@@ -157,7 +157,7 @@ def test_select_rows_one_row_per_pair_with_percentiles_per_language():
     scored = [hyp(r, 0.1 * (i + 1) + 0.01 * r, caption_id=f"c{i}") for i in range(4) for r in range(2)]
     scored += [hyp(0, 0.9, caption_id="c0", lang="fra_Latn"), hyp(0, 0.2, caption_id="c1", lang="fra_Latn", langid=0.0)]
     pairs = [(f"c{i}", lang) for lang in ("deu_Latn", "fra_Latn") for i in range(5)]
-    rows = select_rows(scored, pairs, Thresholds(FULL))
+    rows = select_rows(scored, pairs, Thresholds(FULL), where="captions.select")
     by_pair = {(row["caption_id"], row["lang"]): row for row in rows}
     assert len(rows) == 10
     assert by_pair[("c0", "deu_Latn")]["hyp_rank"] == 1

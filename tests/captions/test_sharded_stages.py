@@ -54,9 +54,9 @@ def write_params(
 
 def stage(monkeypatch, name: str, params: Path, translator=None) -> int:
     if translator is not None:
-        from babelforge.captions import translate_stage
+        from babelforge.captions import translate_worker
 
-        monkeypatch.setattr(translate_stage, "make_translator", lambda config: translator)
+        monkeypatch.setattr(translate_worker, "make_translator", lambda config: translator)
     return main([name, "--params", str(params)])
 
 
@@ -211,10 +211,10 @@ def test_translate_killed_with_sigkill_resumes_and_ends_byte_identical(tmp_path,
 
 PEAK_RSS = textwrap.dedent("""
     import resource, sys
-    from babelforge.captions import translate_stage
+    from babelforge.captions import translate_worker
     from babelforge.cli import main
     from tests.captions.conftest import StubTranslator
-    translate_stage.make_translator = lambda config: StubTranslator(num_hypotheses=4)
+    translate_worker.make_translator = lambda config: StubTranslator(num_hypotheses=4)
     assert main(["captions_translate", "--params", sys.argv[1]]) == 0
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """)

@@ -42,9 +42,9 @@ def stub_for(xtd):
 
 
 def translate(monkeypatch, params: Path, data: Path, translator) -> int:
-    from babelforge.captions import translate_stage
+    from babelforge.captions import translate_worker
 
-    monkeypatch.setattr(translate_stage, "make_translator", lambda settings: translator)
+    monkeypatch.setattr(translate_worker, "make_translator", lambda settings: translator)
     return main(["captions_translate", "--params", str(params), "--registry", REGISTRY, "--out", str(data)])
 
 

@@ -39,7 +39,7 @@ def test_levels_differ_where_the_libraries_do():
 
 def test_lowercase_is_accepted_and_an_unknown_level_names_the_param():
     assert determinism.cpu_environment("avx2")["CT2_FORCE_CPU_ISA"] == "AVX2"
-    with pytest.raises(BabelforgeError, match=r"nllb\.cpu_isa is 'AVX512'; one of GENERIC, AVX, AVX2"):
+    with pytest.raises(BabelforgeError, match=r"build\.cpu_isa is 'AVX512'; one of GENERIC, AVX, AVX2"):
         determinism.cpu_environment("AVX512")
 
 
@@ -48,7 +48,7 @@ def test_a_cpu_without_the_level_gets_one_line_naming_the_param():
         determinism.pin_cpu("AVX2", environ={}, flags={"sse2", "avx"})
     message = str(error.value)
     assert "\n" not in message
-    assert "nllb.cpu_isa" in message and "avx2" in message and "fma" in message
+    assert "build.cpu_isa" in message and "avx2" in message and "fma" in message
     determinism.require_isa("GENERIC", set())  # runs anywhere
     determinism.require_isa("AVX", {"avx"})
     with pytest.raises(BabelforgeError, match="lacks avx"):
@@ -72,7 +72,9 @@ def test_cpu_flags_read_from_a_cpuinfo_file(tmp_path):
 def test_the_param_is_read_per_profile_with_the_default_when_absent():
     assert determinism.cpu_isa_from_params({}) == "AVX2"
     assert (
-        determinism.cpu_isa_from_params({"profile": "full", "nllb": {"cpu_isa": {"sample": "AVX2", "full": "generic"}}})
+        determinism.cpu_isa_from_params(
+            {"profile": "full", "build": {"cpu_isa": {"sample": "AVX2", "full": "generic"}}}
+        )
         == "GENERIC"
     )
 
@@ -84,7 +86,7 @@ def test_the_cli_pins_before_the_stage_imports_torch(tmp_path, repo_root):
     params.write_text((repo_root / "params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     code = (
         "import os, sys; from babelforge import cli; import babelforge.core.determinism as d;"
-        "cli.pin_cpu_for(['--params', sys.argv[1], '--set', 'nllb.cpu_isa=GENERIC']);"
+        "cli.pin_cpu_for(['--params', sys.argv[1], '--set', 'build.cpu_isa=GENERIC']);"
         "print(os.environ['CT2_FORCE_CPU_ISA'], d.loaded_too_early());"
         "import torch; print(torch.backends.cpu.get_cpu_capability())"
     )
@@ -107,7 +109,7 @@ def test_a_cpu_isa_the_machine_lacks_stops_the_stage_with_one_line(tmp_path, rep
     monkeypatch.setattr(determinism.os, "environ", dict(determinism.os.environ))
     assert cli.main(["prompts", "--params", str(repo_root / "params.yaml")]) == 1
     error = capsys.readouterr().err.strip()
-    assert error.startswith("babelforge prompts: error: params.yaml nllb.cpu_isa is AVX2 but this CPU lacks avx")
+    assert error.startswith("babelforge prompts: error: params.yaml build.cpu_isa is AVX2 but this CPU lacks avx")
     assert "\n" not in error
 
 

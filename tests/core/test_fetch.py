@@ -242,7 +242,7 @@ def test_flags_override_the_params_group(tmp_path):
     params.write_text("fetch:\n  mirror: ../shared/data\n  sources: [omw]\npaths:\n  raw: data/raw\n")
 
     def config(*flags):
-        return config_from_args(fetch, stage_parser("fetch", fetch).parse_args(["--params", str(params), *flags]))
+        return config_from_args(fetch.STAGE, stage_parser(fetch.STAGE).parse_args(["--params", str(params), *flags]))
 
     assert config() == fetch.Config(mirror="../shared/data", sources=["omw"])
     assert fetch.origin(config()) == ("../shared/data", None)

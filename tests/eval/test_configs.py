@@ -47,8 +47,8 @@ def test_the_defaults_that_used_to_disagree():
 
 def _config(name, argv, params_path):
     module = importlib.import_module(COMMANDS[name].module)
-    args = stage_parser(name, module).parse_args([*argv, "--params", str(params_path)])
-    return config_from_args(module, args)
+    args = stage_parser(module.STAGE).parse_args([*argv, "--params", str(params_path)])
+    return config_from_args(module.STAGE, args)
 
 
 def test_flags_override_params(tmp_path, repo_root):

@@ -8,9 +8,10 @@ import pytest
 
 from babelforge.cli import main
 from babelforge.eval.families import parse_spec
+from babelforge.eval.tasks import names
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
-TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
+TASKS = tuple(names())  # every registered eval task (babelforge.eval.tasks)
 # variant -> (fixture of its folder, family, paired with the tiny CLIP as its image tower)
 VARIANTS = {
     "open_clip-bpe": ("open_clip_bpe_dir", "open_clip", False),

@@ -44,17 +44,6 @@ def test_summary_metrics_counts_a_language_once_per_prompt_set():
     assert summary_metrics(frame, {"models/tiny_clip/s0": "tiny"}).keys() == {"tiny"}
 
 
-def test_headline_names_fit_a_terminal_column():
-    """Every headline name after the model (`zs_en_fb.top1_norm`) is at most 30 characters."""
-    from babelforge.eval.report.merge import HEADLINE, PROMPT_KEYS, headline_group
-
-    groups = [headline_group("zeroshot", "babel_imagenet", p) for p in PROMPT_KEYS]
-    groups += [headline_group(task, "xflickrco", None) for task in ("retrieval", "clipscore")]
-    groups += [headline_group("mvl_sib", "mvl_sib", None)]
-    names = [f"{group}.{metric}" for group in groups for metrics in HEADLINE.values() for metric in metrics.values()]
-    assert max(len(name) for name in names) <= 30, max(names, key=len)
-
-
 def test_chance_and_normalised_accuracy():
     from babelforge.eval.zeroshot.metric import chance_top1, normalised_accuracy
 

@@ -9,6 +9,7 @@ import pytest
 from babelforge.cli import main
 from babelforge.core import shards
 from babelforge.eval.documents import ROW_KEYS
+from babelforge.eval.tasks import names
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
 PLOTS = ("correlation_by_model", "zeroshot_by_language", "zeroshot_vs_retrieval")
@@ -25,7 +26,7 @@ def project(tmp_path_factory):
         assert main(["eval_tiny_clip"]) == 0
         assert main(["eval_images"]) == 0
         write_babel_imagenet_tables(root)
-        for task in ("zeroshot", "retrieval", "clipscore", "mvl_sib", "report"):
+        for task in (*names(), "report"):
             assert main([f"eval_{task}"]) == 0, task
         yield root
     finally:
@@ -170,7 +171,7 @@ def _png_size(path):
 def test_report_outputs_and_determinism(project):
     out = project / "reports" / "eval"
     frame = pd.read_csv(out / "results.csv")
-    assert set(frame["task"]) == {"zeroshot", "retrieval", "clipscore", "mvl_sib"}
+    assert set(frame["task"]) == set(names())
     assert frame[list(ROW_KEYS)].notna().all().all()
     metrics = json.loads((project / "metrics" / "eval.json").read_text())  # paths.metrics, tracked by git
     assert set(metrics) == {"profile", "s0", "s1", "s2"}  # display names: the folders' last part

@@ -333,7 +333,7 @@ def test_the_caption_card_reads_selected_captions_one_language_at_a_time(card_in
     import pyarrow.parquet as pq
 
     from babelforge.captions.dataset import read_captions
-    from babelforge.captions.select_stage import selected_schema
+    from babelforge.captions.selected import selected_schema
     from babelforge.core import datasets
     from babelforge.core.io import write_table_parts
     from tests.publish.conftest import card_paths

@@ -51,7 +51,7 @@ def publish_args(tmp, *extra):
     from babelforge.cli import config_from_args, stage_parser
     from babelforge.publish import publish_stage
 
-    parser = stage_parser("publish", publish_stage)
+    parser = stage_parser(publish_stage.STAGE)
     args = parser.parse_args(
         [
             "babel-imagenet",
@@ -68,7 +68,7 @@ def publish_args(tmp, *extra):
             *extra,
         ]
     )
-    return config_from_args(publish_stage, args)
+    return config_from_args(publish_stage.STAGE, args)
 
 
 def write_audit_errors(tmp, errors):

@@ -405,14 +405,14 @@ CASES: list[Case] = [
     Case(
         "artifact-truncated-senses",
         "the senses Parquet cut in half, read by labels (downstream)",
-        ("labels", "--senses-dir", "CASE/senses"),
+        ("labels", "--senses", "CASE/senses"),
         "not a readable Parquet file",
         truncated_copy("data/senses/omw.parquet", "senses/omw.parquet"),
     ),
     Case(
         "artifact-senses-missing-column",
         "the senses Parquet without its lemma column, read by labels",
-        ("labels", "--senses-dir", "CASE/senses"),
+        ("labels", "--senses", "CASE/senses"),
         "no column 'lemma'",
         without_column("data/senses/omw.parquet", "senses/omw.parquet", "lemma"),
     ),
@@ -433,20 +433,20 @@ CASES: list[Case] = [
     Case(
         "artifact-images-missing",
         "MVL-SIB without its images stage's output",
-        ("mvl_sib", "--images-dir", "CASE/images"),
+        ("mvl_sib", "--images", "CASE/images"),
         "run `babelforge mvl_sib_images` first",
     ),
     # command line
     Case(
         "cli-unknown-language",
         "a language SIB-200 does not have",
-        ("mvl_sib", "--languages", "eng_Latn,xxx_Zzzz"),
+        ("mvl_sib", "--language", "eng_Latn,xxx_Zzzz"),
         "'xxx_Zzzz' is not a language of",
     ),
     Case(
         "cli-malformed-language",
         "a language that is not a code",
-        ("mvl_sib", "--languages", "klingon"),
+        ("mvl_sib", "--language", "klingon"),
         "'klingon' is not a SIB-200 code",
     ),
     Case(
@@ -458,8 +458,8 @@ CASES: list[Case] = [
     Case(
         "cli-missing-input",
         "the senses folder does not exist",
-        ("labels", "--senses-dir", "CASE/none"),
-        "no senses for source 'omw'",
+        ("labels", "--senses", "CASE/none"),
+        "no senses (omw.parquet or babelnet.parquet)",
     ),
     Case(
         "cli-missing-wordnet",
@@ -470,14 +470,14 @@ CASES: list[Case] = [
     Case(
         "cli-output-under-a-file",
         "the output folder cannot be made: a file is in its place",
-        ("senses", "--out-dir", "CASE/file/senses"),
+        ("senses", "--out", "CASE/file/senses"),
         "CASE/file is a file, not a folder",
         a_file_in_the_way,
     ),
     Case(
         "cli-output-not-writable",
         "the output folder is on a file system nobody may write",
-        ("labels", "--labels", "/sys/babelforge/labels.parquet"),
+        ("labels", "--out", "/sys/babelforge/labels.parquet"),
         "cannot create the folder /sys/babelforge",
     ),
     Case(

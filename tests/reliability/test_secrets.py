@@ -59,7 +59,7 @@ def senses(folder: Path, *extra: str) -> subprocess.CompletedProcess:
             "params.yaml",
             "--wordnet",
             "wn.parquet",
-            "--out-dir",
+            "--out",
             "senses",
             *extra,
         ],
@@ -108,7 +108,7 @@ def test_babelnet_key_is_not_in_dvc_lock(workspace, tmp_path):
                 {
                     "stages": {
                         "senses": {
-                            "cmd": f"{sys.executable} -m babelforge.cli senses --params params.yaml --wordnet wn.parquet --out-dir senses",
+                            "cmd": f"{sys.executable} -m babelforge.cli senses --params params.yaml --wordnet wn.parquet --out senses",
                             "deps": ["wn.parquet"],
                             "params": [{"params.yaml": ["profile", "senses"]}],
                             "outs": ["senses"],
@@ -160,11 +160,11 @@ def test_hf_token_leaves_no_trace_in_publish(tmp_path, monkeypatch, capsys):
             "--dry-run",
             "--params",
             str(REPO / "params.yaml"),
-            "--hub-dir",
+            "--hub",
             str(tmp_path / "build" / "hub"),
             "--releases",
             str(tmp_path / "releases"),
-            "--audit-dir",
+            "--audit",
             str(tmp_path / "audit"),
         ],
         cwd=tmp_path,

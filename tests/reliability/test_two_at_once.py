@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import lock_path, stage_lock, stage_outputs
+from babelforge.core.io import lock_path, stage_lock
+from babelforge.core.stages import load, outputs
 from tests.reliability.workspace import environment, leftovers
 
 
@@ -41,9 +42,9 @@ def test_every_dvc_stage_locks_the_outputs_dvc_yaml_names(repo_root):
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     config = type("Config", (), {"paths": Paths(), "dataset": "babel-imagenet"})()
     for name in set(stages) & set(COMMANDS):
-        assert stage_outputs(name, config), f"{name}: no output to lock"
-    assert stage_outputs("labels", config) == [Paths().labels, Paths().languages, Paths().candidates]
-    assert stage_outputs("card", config) == [f"{Paths().hub}/babel-imagenet"]
+        assert outputs(load(name), config), f"{name}: no output to lock"
+    assert outputs(load("labels"), config) == [Paths().labels, Paths().languages, Paths().candidates]
+    assert outputs(load("card"), config) == [f"{Paths().hub}/babel-imagenet"]
 
 
 @pytest.mark.slow

@@ -16,11 +16,12 @@ from babelforge.cli import main, settable
 from babelforge.commands import COMMANDS
 from babelforge.core.config import check_assignments
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.runs import given_settings, run_folder, run_name, run_outputs
 from babelforge.eval.flags import model_spec
-from babelforge.eval.runs import given_settings, run_folder, run_name, run_outputs
+from babelforge.eval.tasks import names
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
-TASKS = ("zeroshot", "retrieval", "clipscore", "mvl_sib")
+TASKS = tuple(names())  # every registered eval task (babelforge.eval.tasks)
 NOON = datetime(2025, 3, 4, 12, 5, 6, tzinfo=UTC)
 
 
@@ -191,7 +192,7 @@ def test_set_of_another_stages_group_is_an_error(project, capsys):
     assert main(["eval_zeroshot", "--set", "labels.min_classes=20"]) == 1
     assert capsys.readouterr().err == (
         "babelforge eval_zeroshot: error: --set labels.min_classes: not a setting of this command; it takes "
-        "eval.zeroshot.*, eval.common.*, eval.runner.*, paths.*, profile, nllb.cpu_isa\n"
+        "eval.zeroshot.*, eval.common.*, eval.runner.*, paths.*, profile, build.cpu_isa\n"
     )
     assert tracked(project) == before and runs(project) == folders
 

@@ -1,11 +1,12 @@
-"""Where an evaluation run writes: the DVC-tracked outputs only in the run `dvc repro` makes.
+"""Where an ad-hoc run of a stage writes: the DVC-tracked outputs only in the run `dvc repro` makes.
 
 A run whose command line changes what is computed (`--model`, `--language`, any flag, `--set`,
 another `--params`) and names no `--out` writes into a run folder of its own,
-`runs/<model>-<UTC time>/`, never over the tracked outputs: a one-off run cannot replace a
-benchmark's results. An eval stage module opts in with `AD_HOC_OUTPUTS`, {the setting (flag
-dest) an output is written from: its name inside the run folder, "" for the folder itself}; the
-CLI applies `run_outputs` before the stage runs. Pure functions; the CLI does the I/O.
+`runs/<subject>-<UTC time>/` (the models an evaluation ran), never over the tracked outputs: a
+one-off run cannot replace a benchmark's results. A stage opts in with its declaration's
+`ad_hoc_outputs`, {the setting (flag dest) an output is written from: its name inside the run
+folder, "" for the folder itself}, and names the run with `run_subject`; the CLI applies
+`run_outputs` before the stage runs. Pure functions; the CLI does the I/O.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+../../builders/__init__.py

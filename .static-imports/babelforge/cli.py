@@ -1,0 +1,1 @@
+../../builders/cli.py

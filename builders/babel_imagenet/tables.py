@@ -1,0 +1,148 @@
+"""The labels stage's tables as plain data: the label choices in, the rows of labels.parquet and
+languages.parquet out, with candidates.parquet's added columns (`zipf`, `source_precision`) and the
+agreement ranking's source order per language. Plain data in and out: no artifact is read or written
+here (the language names come from the registry)."""
+
+from __future__ import annotations
+
+from babelforge.babel_imagenet.labels import TALLY_COLUMNS, ClassEnglish, Rules, resource_group
+from babelforge.babel_imagenet.trust import PARAMS, LearnedPriority
+from babelforge.core.languages import registry
+from babelforge.core.text_taggers import duplicate_flags
+
+INT_COLUMNS = (
+    "class_idx",
+    "rank",
+    "n_senses",
+    "n_dropped_english",
+    "n_dropped_mt",
+    "n_dropped_low_precision",
+    "n_sources",
+)
+
+
+def labels_frame(choices, classes):
+    """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table."""
+    import pandas as pd
+
+    by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}
+    rows = [
+        {
+            "class_idx": by_synset[c.synset][0],
+            "wnid": by_synset[c.synset][1],
+            "lang": c.lang,
+            "label": c.label,
+            "source": c.source,
+            "rank": c.rank,
+            "n_senses": c.n_senses,
+            "n_dropped_english": c.n_dropped_english,
+            "n_dropped_mt": c.n_dropped_mt,
+            "n_dropped_low_precision": c.n_dropped_low_precision,
+            "used_low_precision": c.used_low_precision,
+            "raw_lemma": c.raw_lemma,
+            "routed_from": c.routed_from or "",
+            "n_sources": c.n_sources,
+            "rank_reason": c.rank_reason,
+            "ambiguous_source": c.ambiguous_source,
+        }
+        for c in choices
+        if c.label is not None
+    ]
+    frame = pd.DataFrame(rows).sort_values(["lang", "class_idx"], kind="stable").reset_index(drop=True)
+    # another class of the language has the same label (the audit's `duplicate` check, one tagger)
+    frame["is_duplicate"] = duplicate_flags(frame["lang"], frame["label"])
+    for column in INT_COLUMNS:
+        frame[column] = frame[column].astype("int32")
+    return frame
+
+
+def languages_frame(choices, kept: dict[str, int], tally=None, orders: dict[str, tuple[str, str, int]] | None = None):
+    """One row per kept language: class count, resource group, what the filters dropped, what
+    cleaning and script routing did (`tally[(lang, column)]`, columns TALLY_COLUMNS), and the
+    agreement ranking's source order (`orders[lang]`: (order, where it came from, classes of
+    evidence), `source_orders`; empty when the ranking uses none)."""
+    import pandas as pd
+
+    tally = tally or {}
+    orders = orders or {}
+    totals: dict[str, list[int]] = {}
+    for c in choices:
+        if c.lang in kept:
+            t = totals.setdefault(c.lang, [0, 0, 0, 0])
+            t[0] += c.n_dropped_english
+            t[1] += c.n_dropped_mt
+            t[2] += c.n_dropped_low_precision
+            t[3] += c.label is None
+    languages = registry()
+    counts = (
+        "n_classes",
+        "n_dropped_english",
+        "n_dropped_mt",
+        "n_dropped_low_precision",
+        "n_classes_emptied",
+        *TALLY_COLUMNS,
+    )
+    return pd.DataFrame(
+        [
+            {
+                "lang": lang,
+                "name": languages.get(lang).name,
+                "n_classes": n,
+                "group": resource_group(n),
+                "n_dropped_english": totals[lang][0],
+                "n_dropped_mt": totals[lang][1],
+                "n_dropped_low_precision": totals[lang][2],
+                "n_classes_emptied": totals[lang][3],
+                **{column: tally.get((lang, column), 0) for column in TALLY_COLUMNS},
+                **dict(zip(SOURCE_ORDER_COLUMNS, orders.get(lang, ("", "", 0)))),
+            }
+            for lang, n in kept.items()
+        ],
+        columns=["lang", "name", "n_classes", "group", *counts[1:], *SOURCE_ORDER_COLUMNS],
+    ).astype({column: "int32" for column in (*counts, "n_trust_classes")})
+
+
+# languages.parquet: the agreement ranking's source order (comma-joined), `evidence` (learned,
+# trust.py) or `params` (labels.source_priority), and the classes that were evidence for it
+SOURCE_ORDER_COLUMNS = ("source_order", "source_order_from", "n_trust_classes")
+
+
+def source_orders(langs, rules: Rules, learned: LearnedPriority | None) -> dict[str, tuple[str, str, int]]:
+    """lang -> (the source order its agreement ranking used, comma-joined; `evidence` or `params`;
+    classes of evidence). Empty under the `first` ranking, which uses no source order."""
+    if rules.ranking != "agreement":
+        return {}
+    result = {}
+    for lang in langs:
+        if learned is not None and lang in learned.orders:
+            result[lang] = (",".join(learned.orders[lang]), learned.order_from(lang), learned.evidence.get(lang, 0))
+        else:
+            evidence = learned.evidence.get(lang, 0) if learned is not None else 0
+            result[lang] = (",".join(rules.priority(lang)), PARAMS, evidence)
+    return result
+
+
+def class_english(classes) -> dict[str, ClassEnglish]:
+    """synset -> what the wordnet artifact says of its English name (lemmas and CLIP name,
+    `broader_lemmas`, `other_senses`)."""
+    return {
+        row.synset: ClassEnglish.of(row.clip_name, row.lemmas, row.broader_lemmas, row.other_senses)
+        for row in classes.itertuples()
+    }
+
+
+def candidate_frequencies(candidates, rules: Rules) -> list[float | None]:
+    """candidates.parquet's `zipf`: each candidate's word frequency in its language (the lookups
+    the ranking made, memoised), None where wordfreq does not cover the language or the rule is off."""
+    if rules.frequency is None:
+        return [None] * len(candidates)
+    return [rules.frequency(lang, label) for lang, label in zip(candidates["lang"], candidates["label"])]
+
+
+def candidate_precisions(candidates, learned: LearnedPriority | None) -> list[float | None]:
+    """candidates.parquet's `source_precision`: the estimated precision of the row's source in its
+    language (trust.py), None where it was not estimated (one source, English, the rule off)."""
+    if learned is None:
+        return [None] * len(candidates)
+    precision = {(entry.lang, entry.source): entry.precision for entry in learned.estimates}
+    return [precision.get((lang, source)) for lang, source in zip(candidates["lang"], candidates["source"])]

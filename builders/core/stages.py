@@ -1,0 +1,313 @@
+"""A command declared once: `STAGE = Stage(...)` at the top level of its module.
+
+The declaration holds everything the project says about a command: its name and help, its typed
+settings (`config`, a frozen dataclass with `GROUP`), the function that runs it, its extra flags,
+and, for a DVC stage, what it reads and writes. From it the rest is derived: the command table
+(found here by reading the package's source, never importing a command's module, so
+`babelforge --help` stays fast), the CLI, `dvc.yaml`, the settings in `params.yaml`, the README's
+stage table and the reference docs (scripts/generate.py writes them; a test fails when a committed
+one differs from what the declarations give).
+
+Two kinds: a *stage* (`dvc repro` runs it; it declares `outs`) and a *tool* (`tool=True`, run by
+hand over what its command line names). One calling convention: `run(config)` when the command
+has a `config`, `run(args)` (the parsed command line) when it has none.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import importlib
+import importlib.util
+import re
+import typing
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from babelforge.core.config import declared_default, has_profile_choice
+from babelforge.core.errors import BabelforgeError
+
+_DECLARATION = re.compile(r"^STAGE = Stage\(", re.MULTILINE)
+_INTERPOLATION = re.compile(r"\$\{([^}]+)\}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plot:
+    """A `dvc.yaml` plot: a file, and for a CSV how `dvc plots` draws it."""
+
+    path: str
+    template: str | None = None
+    x: str | None = None
+    y: str | None = None
+    title: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One command. Paths in `deps`/`outs`/`metrics`/`plots` are as `dvc.yaml` writes them:
+    `${paths.labels}` or `${wordnet.classes}` name a setting (DVC fills them from params.yaml)."""
+
+    name: str
+    help: str
+    run: Callable[[Any], int | None]
+    config: type | None = None
+    configure: Callable | None = None
+    tool: bool = False
+    deps: tuple[str, ...] = ()
+    outs: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()  # small JSON in git (`cache: false`)
+    plots: tuple[Plot, ...] = ()
+    # The params the stage is rerun for, beside the derived ones (profile when the config reads it, every
+    # `paths.*` its files name, the CPU pin): None = every group its config reads; else these keys.
+    params: tuple[str, ...] | None = None
+    # A `dvc.yaml` foreach: item key -> values its `${item.*}` name; `cmd_args` follows the name.
+    foreach: Mapping[str, Mapping[str, str]] | None = None
+    cmd_args: str = ""
+    # Numbers from CTranslate2, torch or numpy kernels: the CLI pins the CPU instruction set
+    # (build.cpu_isa, babelforge.core.determinism) before importing the module.
+    pinned: bool = False
+    # Runs outside any project (no params.yaml): its settings' defaults, profile `full`.
+    standalone: bool = False
+    # An ad-hoc run (a flag that changes what it computes) writes a run folder: flag dest -> file name.
+    ad_hoc_outputs: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # What an ad-hoc run's folder is named after (babelforge.core.runs): the models an evaluation runs.
+    run_subject: Callable[[Any], list[str]] | None = None
+    # The taggers (babelforge.core.taggers) whose columns the stage writes (`babelforge taggers`).
+    taggers: tuple[str, ...] = ()
+    # Its config's settings have a params.yaml group; False: a command-line tool's config, set by its
+    # flags alone (`publish`, `diff`: which dataset, which revisions).
+    in_params_yaml: bool = True
+    # The docs page about what it builds (the README's stage table links it).
+    docs: str = ""
+
+    def __post_init__(self) -> None:
+        if self.config is not None and not hasattr(self.config, "GROUP"):
+            raise TypeError(f"stage {self.name}: its config {self.config.__name__} has no GROUP")
+        if not self.tool and not self.outs:
+            raise TypeError(f"stage {self.name}: a DVC stage declares its outs (or is a tool=True)")
+
+    @property
+    def kind(self) -> str:
+        return "tool" if self.tool else "stage"
+
+    def files(self) -> list[str]:
+        """Every path the stage names (deps, outs, metrics, plots), in that order."""
+        return [*self.deps, *self.outs, *self.metrics, *(plot.path for plot in self.plots)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """A command as the table knows it without importing its module."""
+
+    name: str
+    module: str
+    help: str
+    kind: str
+    pinned: bool
+    reads: tuple[str, ...]  # the literal paths its declaration names, for the pipeline order
+    writes: tuple[str, ...]
+    reads_computed: bool = False  # its deps are computed (the report reads every task's run): it comes last
+
+
+def _roots() -> list[tuple[Path, str]]:
+    """The package's folders and their import names: builders/ is `babelforge`, eval/ `babelforge.eval`
+    (in a wheel eval/ lies inside the first; found without importing it)."""
+    spec = importlib.util.find_spec("babelforge.eval")
+    folders = [(Path(__file__).resolve().parents[1], "babelforge")]
+    if spec and spec.submodule_search_locations:
+        folders.append((Path(next(iter(spec.submodule_search_locations))).resolve(), "babelforge.eval"))
+    return folders
+
+
+def _declaring_modules() -> list[tuple[Path, str]]:
+    """(file, module name) of every module that declares `STAGE = Stage(`."""
+    found: dict[Path, str] = {}
+    for folder, package in _roots():
+        for path in sorted(folder.rglob("*.py")):
+            if path in found or not _DECLARATION.search(path.read_text(encoding="utf-8")):
+                continue
+            parts = path.relative_to(folder).with_suffix("").parts
+            found[path] = ".".join((package, *parts))
+    return list(found.items())
+
+
+def _literal_strings(node: ast.AST | None) -> tuple[tuple[str, ...], bool]:
+    """The string literals of a tuple (or list) node, and whether it holds anything else (computed items)."""
+    if node is None:
+        return (), False
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    found = [item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return tuple(found), len(found) < len(items)
+
+
+def _literal(node: ast.AST | None, default: Any) -> Any:
+    if node is None:
+        return default
+    try:
+        return ast.literal_eval(node)
+    except ValueError:  # a name or a call: not needed for the table
+        return default
+
+
+def _entry(path: Path, module: str) -> Entry:
+    text = path.read_text(encoding="utf-8")
+    call = next(
+        node.value
+        for node in ast.parse(text, str(path)).body
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["STAGE"]
+        and isinstance(node.value, ast.Call)
+    )
+    words = {keyword.arg: keyword.value for keyword in call.keywords}
+    positional = dict(zip(("name", "help"), call.args))
+    name, help_text = (_literal(positional.get(key) or words.get(key), None) for key in ("name", "help"))
+    if not isinstance(name, str) or not isinstance(help_text, str):
+        raise BabelforgeError(f"{path}: STAGE = Stage(...) names its command and help as string literals")
+    deps, computed = _literal_strings(words.get("deps"))
+    writes = (*_literal_strings(words.get("outs"))[0], *_literal_strings(words.get("metrics"))[0])
+    return Entry(
+        name,
+        module,
+        help_text,
+        "tool" if _literal(words.get("tool"), False) else "stage",
+        bool(_literal(words.get("pinned"), False)),
+        deps,
+        writes,
+        computed,
+    )
+
+
+def _pipeline_order(entries: list[Entry]) -> list[Entry]:
+    """Stages in the order their files flow (a stage after every stage writing what it reads; among
+    those ready, one fed by the latest placed stage first, then the builders' before eval's, then by
+    name), then tools by name. Only literal paths count: the order is for reading, DVC orders the runs."""
+
+    def feeds(writer: Entry, reader: Entry) -> bool:
+        if reader.reads_computed and not writer.reads_computed:
+            return True
+        return any(
+            read == written or read.startswith(written + "/") for read in reader.reads for written in writer.writes
+        )
+
+    # the builders' stages before eval's (eval checks what was built), then by name
+    stages = sorted(
+        (e for e in entries if e.kind == "stage"), key=lambda e: (e.module.startswith("babelforge.eval."), e.name)
+    )
+    ordered: list[Entry] = []
+    while stages:
+        candidates = [s for s in stages if not any(feeds(o, s) for o in stages if o is not s)]
+        if not candidates:  # a cycle: keep the rest by name
+            ordered += stages
+            break
+        # follow the chain: the stage fed by the latest placed one first, then by name
+        ready = next(
+            (c for placed in reversed(ordered) for c in candidates if feeds(placed, c)),
+            candidates[0],
+        )
+        ordered.append(ready)
+        stages.remove(ready)
+    return ordered + sorted((e for e in entries if e.kind == "tool"), key=lambda e: e.name)
+
+
+@functools.cache
+def table() -> dict[str, Entry]:
+    """Every command, in pipeline order: each module under the package that declares `STAGE = Stage(`."""
+    entries = [_entry(path, module) for path, module in _declaring_modules()]
+    seen: dict[str, Entry] = {}
+    for entry in entries:
+        if entry.name in seen:
+            raise BabelforgeError(f"two commands named {entry.name}: {seen[entry.name].module} and {entry.module}")
+        seen[entry.name] = entry
+    return {entry.name: entry for entry in _pipeline_order(entries)}
+
+
+def load(name: str) -> Stage:
+    """The declaration of command `name` (its module imported)."""
+    entry = table()[name]
+    stage = importlib.import_module(entry.module).STAGE
+    if stage.name != name:
+        raise BabelforgeError(f"{entry.module}: STAGE is named {stage.name!r}, the table read {name!r}")
+    return stage
+
+
+def outputs(stage: Stage, config: Any) -> list[str]:
+    """The outputs the stage declares, `${paths.*}` (and a foreach stage's `${key}`, from `config.dataset`)
+    filled from its config; one naming another setting is left out."""
+    paths = getattr(config, "paths", None)  # a stage without paths (captions_plan) writes nothing
+    values = {f"paths.{key}": value for key, value in (vars(paths) if paths is not None else {}).items()}
+    if getattr(config, "dataset", None):
+        values["key"] = config.dataset
+    filled = [_INTERPOLATION.sub(lambda m: str(values.get(m[1], m[0])), path) for path in stage.outs]
+    return [path for path in filled if "${" not in path]
+
+
+def named_settings(text: str) -> list[str]:
+    """The settings a `dvc.yaml` path names, `${paths.labels}` -> paths.labels (foreach `${key}`/`${item.*}` left out)."""
+    return [m for m in _INTERPOLATION.findall(text) if "." in m and not m.startswith("item.")]
+
+
+def setting_groups(config: type, group: str | None = None) -> dict[str, type]:
+    """params.yaml group -> the Config class that reads it, for `config` and every group it takes from
+    elsewhere (`from_group`); `profile` is no group."""
+    found = {group or config.GROUP: config}
+    hints = typing.get_type_hints(config)
+    for field in dataclasses.fields(config):
+        other = field.metadata.get("group")
+        if other and other != "profile" and dataclasses.is_dataclass(hints[field.name]):
+            for name, cls in setting_groups(hints[field.name], other).items():
+                found.setdefault(name, cls)
+    return found
+
+
+def own_settings(config: type) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(config) if "group" not in f.metadata and "subgroup" not in f.metadata]
+
+
+def _chooses_by_profile(config: type) -> bool:
+    hints = typing.get_type_hints(config)
+    return any(
+        has_profile_choice(declared_default(f))
+        or (dataclasses.is_dataclass(hints[f.name]) and _chooses_by_profile(hints[f.name]))
+        for f in own_settings(config)
+    )
+
+
+def dvc_params(stage: Stage) -> list[str]:
+    """The params a DVC stage is rerun for: `profile` when its config reads it or a setting it reads
+    has a per-profile value; every `paths.*` its files name; its groups (a group holding another
+    command's sub-group by key, so that one's changes do not rerun it; a group without settings left
+    out), or the keys its declaration names; the CPU pin of a pinned stage."""
+    groups = setting_groups(stage.config) if stage.config is not None else {}
+    reads_profile = stage.config is not None and any(
+        f.metadata.get("group") == "profile"
+        for cls in [stage.config, *groups.values()]
+        for f in dataclasses.fields(cls)
+    )
+    paths = [name for path in stage.files() for name in named_settings(path) if name.startswith("paths.")]
+    chosen: list[str] = []
+    if stage.params is not None:
+        chosen = list(stage.params)
+    else:
+        every = {group for entry in table().values() for group in _declared_groups(entry)}
+        for group, cls in groups.items():
+            if group == "paths" or not own_settings(cls):
+                continue
+            if any(other.startswith(group + ".") for other in every):
+                chosen += [f"{group}.{f.name}" for f in own_settings(cls)]
+            else:
+                chosen.append(group)
+    profile = reads_profile or any(_chooses_by_profile(cls) for group, cls in groups.items() if group != "paths")
+    pin = ["build.cpu_isa"] if stage.pinned else []
+    return list(dict.fromkeys([*(["profile"] if profile else []), *paths, *chosen, *pin]))
+
+
+@functools.cache
+def _declared_groups_of(name: str) -> tuple[str, ...]:
+    stage = load(name)
+    return tuple(setting_groups(stage.config)) if stage.config is not None else ()
+
+
+def _declared_groups(entry: Entry) -> tuple[str, ...]:
+    return _declared_groups_of(entry.name)

@@ -1,0 +1,175 @@
+"""dvc.yaml and params.yaml are what the stage declarations give (scripts/pipeline_files.py), and the
+derivation itself: the command table read without imports, a stage's params, per-profile defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import textwrap
+
+import pytest
+import yaml
+
+from babelforge.core.config import Paths, from_group, load_config, setting, stage_paths, subgroup
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.stages import Stage, _entry, _pipeline_order, dvc_params, load, outputs, table
+from tests.imports import REPO
+
+
+def pipeline_files():
+    spec = importlib.util.spec_from_file_location("pipeline_files", REPO / "scripts" / "pipeline_files.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generator():
+    return pipeline_files()
+
+
+@pytest.fixture(scope="module")
+def wanted(generator):
+    return generator.generated()
+
+
+def committed(name: str) -> str:
+    return (REPO / name).read_text(encoding="utf-8")
+
+
+def test_the_committed_files_are_what_the_declarations_give(generator, wanted):
+    stale = generator.stale_files({name: committed(name) for name in wanted}, wanted)
+    assert stale == [], "run python scripts/pipeline_files.py"
+
+
+def test_a_planted_drift_is_found(generator, wanted):
+    """A hand edit of dvc.yaml (a dep dropped) or of a default in params.yaml fails the check, naming the file."""
+    dvc = committed("dvc.yaml").replace("    - resources/wordnet_lexnames.tsv\n", "", 1)
+    params = committed("params.yaml").replace("  min_classes: 10", "  min_classes: 11", 1)
+    assert dvc != committed("dvc.yaml") and params != committed("params.yaml")
+    assert generator.stale_files({"dvc.yaml": dvc, "params.yaml": params}, wanted) == [
+        "dvc.yaml (its content differs from the declarations)",
+        "params.yaml (its content differs from the declarations)",
+    ]
+    relaid = committed("params.yaml").replace("profile: sample\n", "profile:   sample\n", 1)
+    assert generator.stale_files({"dvc.yaml": wanted["dvc.yaml"], "params.yaml": relaid}, wanted) == [
+        "params.yaml (its layout differs from the declarations)"
+    ]
+
+
+def test_every_dvc_stage_is_a_declared_stage_and_every_setting_loads(wanted):
+    stages = yaml.safe_load(wanted["dvc.yaml"])["stages"]
+    assert set(stages) == {name for name, entry in table().items() if entry.kind == "stage"}
+    params = yaml.safe_load(wanted["params.yaml"])
+    for name in table():
+        stage = load(name)
+        if stage.config is not None and stage.in_params_yaml:
+            for profile in ("sample", "full"):
+                load_config(stage.config, {**params, "profile": profile})  # every key known, every type right
+
+
+def test_the_table_is_read_without_importing_the_commands():
+    import subprocess
+    import sys
+
+    code = "import sys; from babelforge.commands import COMMANDS; print(len(COMMANDS), sorted(m for m in sys.modules if m.startswith('babelforge.') and m.endswith(('_stage', '.stage'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
+    assert int(out[0]) == len(table()) >= 30 and out[1].strip() == "[]"
+
+
+def test_a_declaration_is_read_from_its_source(tmp_path):
+    path = tmp_path / "toy_stage.py"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            STAGE = Stage(
+                "toy",
+                "a toy stage",
+                run,
+                config=Config,
+                deps=("${paths.labels}", "resources/x.tsv"),
+                outs=("data/toy.parquet",),
+                pinned=True,
+            )
+            """
+        ),
+        encoding="utf-8",
+    )
+    entry = _entry(path, "pkg.toy_stage")
+    assert (entry.name, entry.help, entry.kind, entry.pinned, entry.module) == (
+        "toy",
+        "a toy stage",
+        "stage",
+        True,
+        "pkg.toy_stage",
+    )
+    assert entry.reads == ("${paths.labels}", "resources/x.tsv") and entry.writes == ("data/toy.parquet",)
+    path.write_text('STAGE = Stage(NAME, "help", run, tool=True)\n', encoding="utf-8")
+    with pytest.raises(BabelforgeError, match="string literals"):
+        _entry(path, "pkg.toy_stage")
+
+
+def test_the_pipeline_order_follows_the_files():
+    def entry(name, reads=(), writes=(), module="babelforge.x", kind="stage"):
+        from babelforge.core.stages import Entry
+
+        return Entry(name, module, "", kind, False, tuple(reads), tuple(writes))
+
+    entries = [
+        entry("report", reads=["r/a.json", "r/b.json"], writes=["r/all.csv"], module="babelforge.eval.report"),
+        entry("b", reads=["d/x/part"], writes=["r/b.json"], module="babelforge.eval.b"),
+        entry("tool", kind="tool"),
+        entry("a", reads=["d/x"], writes=["r/a.json"], module="babelforge.eval.a"),
+        entry("x", writes=["d/x"]),
+    ]
+    assert [e.name for e in _pipeline_order(entries)] == ["x", "a", "b", "report", "tool"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Shared:
+    GROUP = "toy.shared"
+    level: int = setting({"sample": 1, "full": 2}, "a per-profile value")
+
+
+@dataclasses.dataclass(frozen=True)
+class Child:
+    GROUP = "toy.child"
+    size: int = setting(3, "a child stage's own key")
+
+
+@dataclasses.dataclass(frozen=True)
+class Toy:
+    GROUP = "toy"
+    seed: int = setting(0, "a seed")
+    child: Child = subgroup(Child, "the child stage's group")
+    shared: Shared = from_group(Shared, "toy.shared", "read from a shared group")
+    paths: Paths = stage_paths()
+
+
+def test_a_per_profile_default_is_the_sample_value_and_loads_per_profile():
+    assert Shared().level == 1
+    assert load_config(Shared, {"profile": "full"}).level == 2
+    assert load_config(Shared, {"profile": "sample"}).level == 1
+    assert load_config(Shared, {"profile": "full", "toy": {"shared": {"level": 5}}}).level == 5
+
+
+def test_a_stage_params_are_derived(monkeypatch):
+    import babelforge.core.stages as stages
+
+    monkeypatch.setattr(stages, "_declared_groups", lambda entry: ("toy", "toy.child", "toy.shared"))
+    stage = Stage(
+        "toy", "", lambda config: 0, config=Toy, deps=("${paths.labels}",), outs=("${paths.hub}/toy",), pinned=True
+    )
+    # the profile (toy.shared chooses by profile), the paths its files name, its own keys one by one (a
+    # child's sub-group sits inside its group), the shared group whole, the CPU pin
+    assert dvc_params(stage) == ["profile", "paths.labels", "paths.hub", "toy.seed", "toy.shared", "build.cpu_isa"]
+    narrowed = dataclasses.replace(stage, params=("toy.seed",), pinned=False)
+    assert dvc_params(narrowed) == ["profile", "paths.labels", "paths.hub", "toy.seed"]
+    assert outputs(stage, Toy()) == [f"{Paths().hub}/toy"]
+
+
+def test_a_declaration_that_cannot_be_a_stage_is_refused():
+    with pytest.raises(TypeError, match="declares its outs"):
+        Stage("x", "", lambda config: 0)
+    with pytest.raises(TypeError, match="no GROUP"):
+        Stage("x", "", lambda config: 0, config=Paths, tool=True)
