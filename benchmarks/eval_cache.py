@@ -43,8 +43,8 @@ def main() -> int:
     from babelforge.eval.cache import ImageEmbeddingCache
     from babelforge.eval.images import ImageSet
     from babelforge.eval.models import load_model
-    from babelforge.eval.sample.images import draw_image
-    from babelforge.eval.sample.tiny_clip import build_tiny_clip
+    from babelforge.eval.sample.images_stage import draw_image
+    from babelforge.eval.sample.tiny_clip_stage import build_tiny_clip
     from babelforge.eval.zeroshot.metric import evaluate_language
     from babelforge.eval.zeroshot.rows import zeroshot_rows
 

@@ -2,7 +2,7 @@
 transformers CLIP path, and the memory each load adds.
 
 Builds a tiny random model of each family with its own library (the tests' builders:
-babelforge.eval.sample.tiny_clip, tests/eval/tiny_open_clip.py, tests/eval/tiny_text_only.py) in a
+babelforge.eval.sample.tiny_clip_stage, tests/eval/tiny_open_clip.py, tests/eval/tiny_text_only.py) in a
 temporary folder, then measures each in a process of its own, so one family's imports and
 allocations do not count for the next: the resident memory the family's library adds to torch and
 transformers (which every family imports), the memory the model's load adds, the load time, then `encode_images` over drawn images and
@@ -54,7 +54,7 @@ LANGUAGE_WORDS = (
 def build_models(folder: Path) -> dict[str, str]:
     """label -> spec of each family's tiny model (the tiny CLIP is the baseline and M-CLIP's and the
     sentence-transformers model's image tower)."""
-    from babelforge.eval.sample.tiny_clip import build_tiny_clip
+    from babelforge.eval.sample.tiny_clip_stage import build_tiny_clip
     from babelforge.translation.tiny import build_tiny_hf
     from tests.eval.tiny_open_clip import build_clip_bpe, build_nllb_siglip, build_xlmr_clip
     from tests.eval.tiny_text_only import build_tiny_mclip, build_tiny_st, build_tiny_xlmr
@@ -133,7 +133,7 @@ def main() -> int:
 
     from babelforge.babel_imagenet.prompts import read_templates
     from babelforge.eval.labels import ENGLISH_TEMPLATES
-    from babelforge.eval.sample.images import draw_image
+    from babelforge.eval.sample.images_stage import draw_image
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

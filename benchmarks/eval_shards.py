@@ -39,8 +39,8 @@ def main() -> int:
     from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache
     from babelforge.eval.images import ImageSet
     from babelforge.eval.models import load_model
-    from babelforge.eval.sample.images import draw_image
-    from babelforge.eval.sample.tiny_clip import build_tiny_clip
+    from babelforge.eval.sample.images_stage import draw_image
+    from babelforge.eval.sample.tiny_clip_stage import build_tiny_clip
 
     torch.set_num_threads(args.threads)
     sizes = [int(size) for size in args.shard_sizes.split(",")]

@@ -37,8 +37,8 @@ def main() -> int:
     from babelforge.core.sources import input_record
     from babelforge.mvl_sib.images import generate_sample_set, manifest_text
     from babelforge.mvl_sib.images_stage import build_images
+    from babelforge.mvl_sib.mvl_sib_stage import Config, assemble_all, language_sha256
     from babelforge.mvl_sib.sib200 import list_languages, read_corpus
-    from babelforge.mvl_sib.stage import Config, assemble_all, language_sha256
 
     load_before = os.getloadavg()
     languages = list_languages(args.sib_dir)[: args.languages] if args.languages else None

@@ -4,7 +4,7 @@ A folder is a task or a place; a module at the top is shared run machinery. Ever
 `babelforge eval_<name>` is declared in its module (`STAGE = Stage(...)`, babelforge.core.stages).
 
 Tasks, one folder each: `task` (its `EvalTask` spec; `tasks` finds every folder with one), `metric`
-(pure math on arrays), `rows` (a loaded model and plain tables in, result rows out), `stage` (`Config` +
+(pure math on arrays), `rows` (a loaded model and plain tables in, result rows out), `<task>_stage` (`Config` +
 `configure` + `run` + `STAGE`: params and files in, run document out); docs/adding_an_eval_task.md adds
 one. The tasks of today (a new one describes itself in its spec and needs no line here)::
 
@@ -17,7 +17,7 @@ one. The tasks of today (a new one describes itself in its spec and needs no lin
 Other places::
 
     export/      Babel-ImageNet labels + prompts in CLIP_benchmark's layout     eval_export
-    paper/       the papers' tables, a run beside them, the suite's plan        (eval_paper: tools/paper.py)
+    paper/       the papers' tables, a run beside them, the suite's plan        (eval_paper: tools/paper_stage.py)
     sample/      the sample profile's tiny CLIPs and drawn image sets           eval_tiny_clip, eval_images
     tools/       argparse tools over files, each beside its metric              eval_cider, eval_correlate,
                                                                                 eval_clipscore_pairs, eval_paper

@@ -6,7 +6,7 @@ keyed by it goes stale exactly when an image changes.
 
 `full` reads an ImageNet-style folder (`<root>/<wnid>/<file>`) or a TSV file list
 (`path<TAB>class_idx`, paths relative to the list). `sample` has no photographs offline:
-`babelforge.eval.sample.images` draws its image sets.
+`babelforge.eval.sample.images_stage` draws its image sets.
 
 `screen_images` opens every image once (`babelforge.core.images.open_rgb`) before any model
 loads, and leaves out the ones that cannot be used under the `eval.common` bad-row policy

@@ -6,7 +6,7 @@ spec (`[FAMILY:]ID[@REVISION][+IMAGE_SPEC]`): a Hub id with a pinned revision or
 directory (its revision is then a content hash of the directory, so results and caches change
 when the weights do). fp16 on a GPU, fp32 on CPU; `auto` (or no device) is resolved by
 `babelforge.core.device.resolve_device`. The tiny random CLIP of the `sample` profile and the
-tests is built by `babelforge.eval.sample.tiny_clip`.
+tests is built by `babelforge.eval.sample.tiny_clip_stage`.
 """
 
 from __future__ import annotations

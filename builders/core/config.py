@@ -262,7 +262,7 @@ def settings(cls: type, prefix: str | None = None, attributes: tuple[str, ...] =
                 f"{prefix}.{f.name}",
                 (*attributes, f.name),
                 shown,
-                _default(f),
+                declared_default(f),
                 f.metadata.get("minimum"),
                 f.metadata.get("help", ""),
             )

@@ -208,8 +208,8 @@ def test_every_param_dvc_yaml_gives_a_stage_is_settable(repo_root):
 
 
 def test_settable_groups_follow_the_config():
-    from babelforge.eval.export.stage import Config as Export
-    from babelforge.eval.report.stage import Config as Report
+    from babelforge.eval.export.export_stage import Config as Export
+    from babelforge.eval.report.report_stage import Config as Report
 
     assert settable(Report) == ["eval.report.*", "paths.*", "profile"]
     assert settable(Export) == ["eval.export.*", "eval.common.*", "paths.*", "profile"]

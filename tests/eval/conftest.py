@@ -70,7 +70,7 @@ def digit_images(tmp_path):
 
 @pytest.fixture(scope="session")
 def tiny_clip_dir(tmp_path_factory):
-    from babelforge.eval.sample.tiny_clip import build_tiny_clip
+    from babelforge.eval.sample.tiny_clip_stage import build_tiny_clip
 
     return built_once(tmp_path_factory, "tiny-clip", lambda folder: build_tiny_clip(folder / "tiny_clip", seed=0))
 
@@ -173,7 +173,7 @@ def write_sample_project(root: Path) -> Path:
     import pandas as pd
 
     from babelforge.core.io import write_table
-    from babelforge.eval.sample.images import draw_image
+    from babelforge.eval.sample.images_stage import draw_image
 
     write_registry(root / "resources" / "languages.tsv", REGISTRY_ROWS)
 

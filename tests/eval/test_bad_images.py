@@ -18,7 +18,7 @@ from babelforge.core.bad_rows import BadRowPolicy
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import open_rgb, read_rgb
 from babelforge.eval.images import ImageSet, screen_images
-from babelforge.eval.sample.images import draw_image
+from babelforge.eval.sample.images_stage import draw_image
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
 SKIP_ALL = BadRowPolicy("skip", 1.0)

@@ -36,21 +36,21 @@ def retrieval_row(model: str) -> dict:
 
 @pytest.mark.parametrize(("profile", "build"), [("sample", {"models": SAMPLE_MODELS}), ("full", {})])
 def test_a_run_json_records_the_build_profile(tmp_path, repo_root, profile, build):
-    config = config_of(repo_root, "babelforge.eval.retrieval.stage", profile)
+    config = config_of(repo_root, "babelforge.eval.retrieval.retrieval_stage", profile)
     path = write_run("retrieval", [retrieval_row("m")], config, {"xtd": "sha256:1"}, tmp_path / "retrieval.json")
     assert json.loads(path.read_text())["provenance"]["build"] == {"profile": profile, **build}
 
 
 @pytest.mark.parametrize("profile", ["sample", "full"])
 def test_the_headline_eval_metrics_name_the_profile_of_the_runs(tmp_path, repo_root, profile):
-    from babelforge.eval.report.stage import run
+    from babelforge.eval.report.report_stage import run
 
     reports, metrics = tmp_path / "reports", tmp_path / "metrics"
-    runs = config_of(repo_root, "babelforge.eval.retrieval.stage", profile)
+    runs = config_of(repo_root, "babelforge.eval.retrieval.retrieval_stage", profile)
     write_run("retrieval", [retrieval_row("m")], runs, {"xtd": "sha256:1"}, reports / "retrieval.json")
     config = config_of(
         repo_root,
-        "babelforge.eval.report.stage",
+        "babelforge.eval.report.report_stage",
         profile,
         eval_reports=str(reports),
         metrics=str(metrics),

@@ -142,7 +142,7 @@ def test_a_new_language_or_prompt_set_never_re_encodes_images(counting_encoder, 
 def drawn_images(tmp_path):
     """40 drawn pictures of 4 families: a set the tiny CLIP really encodes."""
     from babelforge.eval.images import ImageSet
-    from babelforge.eval.sample.images import draw_image
+    from babelforge.eval.sample.images_stage import draw_image
 
     root = tmp_path / "drawn"
     root.mkdir()

@@ -83,7 +83,7 @@ def test_the_card_rows_become_a_caption_set():
 @pytest.fixture(scope="module")
 def card(tmp_path_factory, tiny_clip_dir):
     """(card folder, image folder, model): the mt-captions card of a sample build, as `babelforge card` builds it."""
-    from babelforge.eval.sample.images import draw_image
+    from babelforge.eval.sample.images_stage import draw_image
 
     root = tmp_path_factory.mktemp("captions-card")
     write_registry(root / "languages.tsv")

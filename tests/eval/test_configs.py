@@ -19,7 +19,11 @@ def test_one_naming_rule_for_commands_modules_and_dvc_stages(repo_root):
     for name in EVAL_COMMANDS:
         short, module = name.removeprefix("eval_"), COMMANDS[name].module
         # its own folder (a task, export), the sample profile's inputs, or an argparse tool (no Config)
-        forms = (f"babelforge.eval.{short}.stage", f"babelforge.eval.sample.{short}", f"babelforge.eval.tools.{short}")
+        forms = (
+            f"babelforge.eval.{short}.{short}_stage",
+            f"babelforge.eval.sample.{short}_stage",
+            f"babelforge.eval.tools.{short}_stage",
+        )
         assert module in forms, name
         assert (module == forms[2]) == (name not in STAGES), name
     eval_stages = {name: stage for name, stage in dvc.items() if name.startswith("eval_")}
@@ -39,8 +43,8 @@ def test_code_defaults_equal_params_yaml(name, repo_root):
 
 
 def test_the_defaults_that_used_to_disagree():
-    from babelforge.eval.sample.images import Config as Images
-    from babelforge.eval.sample.tiny_clip import Config as TinyClip
+    from babelforge.eval.sample.images_stage import Config as Images
+    from babelforge.eval.sample.tiny_clip_stage import Config as TinyClip
 
     assert (Images().n_classes, Images().per_class, TinyClip().seeds) == (1000, 1, [0, 1, 2])
 
@@ -83,7 +87,7 @@ def test_flags_override_params(tmp_path, repo_root):
 
 
 def test_full_profile_resolves_nested_choices(repo_root):
-    from babelforge.eval.retrieval.stage import Config
+    from babelforge.eval.retrieval.retrieval_stage import Config
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["profile"] = "full"
@@ -94,7 +98,7 @@ def test_full_profile_resolves_nested_choices(repo_root):
 
 
 def test_a_typo_in_an_eval_group_is_one_line(repo_root):
-    from babelforge.eval.zeroshot.stage import Config
+    from babelforge.eval.zeroshot.zeroshot_stage import Config
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["eval"]["zeroshot"]["max_template"] = 3

@@ -32,7 +32,11 @@ from tests.project import command_env
 
 # the project's eval.zeroshot and eval.common settings that differ from the defaults a run outside a
 # project starts from
+# Outside a project a run takes the `full` profile's defaults (all 80 templates); the workspace is a sample
+# project (2): the same settings on both sides.
 SAME_SETTINGS = [
+    "--set",
+    "eval.zeroshot.max_templates=2",
     "--set",
     "eval.zeroshot.control_classes=5",
     "--set",

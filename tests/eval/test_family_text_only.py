@@ -105,7 +105,7 @@ def test_images_embed_as_the_image_tower_alone(family, text_dirs, tiny_clip_dir)
 
 @pytest.mark.parametrize("family", ["mclip", "st"])
 def test_revision_and_name_pin_both_parts(family, text_dirs, tiny_clip_dir, tmp_path):
-    from babelforge.eval.sample.tiny_clip import build_tiny_clip
+    from babelforge.eval.sample.tiny_clip_stage import build_tiny_clip
 
     folder = text_dirs[family]
     model = load_model(f"{folder}+{tiny_clip_dir}", device="cpu")

@@ -7,7 +7,7 @@ from PIL import Image
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import directory_hash
 from babelforge.eval.models import load_model
-from babelforge.eval.sample.tiny_clip import build_tiny_clip
+from babelforge.eval.sample.tiny_clip_stage import build_tiny_clip
 
 
 def test_tiny_clip_is_deterministic_per_seed(tiny_clip_dir, tmp_path):

@@ -34,7 +34,7 @@ def test_the_registry_finds_the_four_tasks_each_in_its_folder():
         assert tasks.task(spec.name) is spec and tasks.find(spec.name) is spec
         # its command runs the stage module beside the spec
         assert spec.command == f"eval_{spec.name}"
-        assert COMMANDS[spec.command].module == f"babelforge.eval.{spec.name}.stage"
+        assert COMMANDS[spec.command].module == f"babelforge.eval.{spec.name}.{spec.name}_stage"
 
 
 def test_each_spec_declares_what_the_report_reads():
@@ -93,7 +93,7 @@ def test_listing_the_tasks_imports_no_stage_and_no_heavy_library():
 
 
 def _report_config(repo_root, tasks_setting, **paths):
-    from babelforge.eval.report.stage import Config
+    from babelforge.eval.report.report_stage import Config
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     params["eval"]["report"]["tasks"] = tasks_setting
@@ -117,7 +117,7 @@ def test_an_unknown_task_is_one_line_naming_the_known_ones(repo_root):
 
 
 def test_the_report_config_defaults_to_every_registered_task():
-    from babelforge.eval.report.stage import Config
+    from babelforge.eval.report.report_stage import Config
 
     assert Config().tasks == FOUR
 
@@ -170,7 +170,7 @@ def _row(dataset, lang, variant, **values):
 
 
 def test_a_toy_task_shows_up_in_the_report(toy_task, tmp_path, repo_root):
-    from babelforge.eval.report.stage import run
+    from babelforge.eval.report.report_stage import run
 
     assert isinstance(toy_task, EvalTask) and tasks.names() == [*FOUR, "toy"]
     reports, metrics = tmp_path / "reports", tmp_path / "metrics"

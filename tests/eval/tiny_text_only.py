@@ -9,7 +9,7 @@ family's own library, to pair with the project's tiny CLIP image tower (`+<tiny 
 - `build_tiny_st`: sentence-transformers `Transformer` (that XLM-R) + mean `Pooling` + `Dense` to
   the image dim, saved with `.save()`.
 
-Same seed, same weights. `DIM` is the tiny CLIP's projection dim (`babelforge.eval.sample.tiny_clip`).
+Same seed, same weights. `DIM` is the tiny CLIP's projection dim (`babelforge.eval.sample.tiny_clip_stage`).
 """
 
 from __future__ import annotations

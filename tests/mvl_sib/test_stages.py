@@ -79,7 +79,7 @@ def test_mvl_sib_stage_writes_every_config_and_language(built):
 def test_provenance_records_the_sources(built, sib_dir):
     from babelforge.core.io import read_provenance
     from babelforge.core.sources import read_sources
-    from babelforge.mvl_sib.stage import language_sha256
+    from babelforge.mvl_sib.mvl_sib_stage import language_sha256
 
     folder, _ = built
     registry = read_sources()
