@@ -2,7 +2,7 @@
 
 Reads labels.parquet (required) and, when built, a reference release and the input of each
 registered dataset's audit section (prompts, MT captions, MVL-SIB: read and summarised by the
-dataset's area, builders/<area>/audit.py); an optional input that is absent is reported as
+dataset's area, builders/<area>/audit_section.py); an optional input that is absent is reported as
 "not built", so the audit runs on labels alone. Paths come from the `paths:` group of
 params.yaml, severities, score weights and langid's limits from the `audit:` group.
 """

@@ -2,7 +2,7 @@
 
 A registered dataset whose spec has an `AuditSection` with a reader gets a section in every
 language's record (its input absent: "not built"); the labels are the audit's own rows. The
-readers and their summaries live in the datasets' areas (`builders/<area>/audit.py`), named by
+readers and their summaries live in the datasets' areas (`builders/<area>/audit_section.py`), named by
 the specs and returning a `babelforge.core.sections.Section`: this module only loops over them,
 and knows no dataset. The audit also writes one *slice* per registered dataset,
 `<paths.audit>/datasets/<name>.json`: what it found about that dataset alone (a section's entries

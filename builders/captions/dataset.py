@@ -1,5 +1,5 @@
 """The `mt-captions` dataset: machine-translated captions with quality estimates, one config
-per language. Registered in builders/core/datasets.py; its audit section is builders/captions/audit.py."""
+per language. Registered in builders/core/datasets.py; its audit section is builders/captions/audit_section.py."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ MT_CAPTIONS = DatasetSpec(
         key="captions",
         title="MT captions",
         artifact="captions/selected.parquet",
-        reader="babelforge.captions.audit:captions",
+        reader="babelforge.captions.audit_section:captions",
         overview=True,  # the input's rows read, kept, quarantined and truncated (captions_overview)
         plot=SectionPlot(
             "kiwi.png", "COMETKiwi score distribution of the selected caption translations", "COMETKiwi score"
@@ -121,7 +121,7 @@ def check_claims(thresholds: Thresholds) -> tuple[list[str], list[str]]:
 
 def input_notes(audit: Mapping[str, Any]) -> list[str]:
     """The card's sentences on what became of the input's rows, from the audit's slice (its
-    `overview`: quality.json's counts, builders/captions/audit.py): read, kept, quarantined per
+    `overview`: quality.json's counts, builders/captions/audit_section.py): read, kept, quarantined per
     reason, left out, cut to the translator's input and cut to the COMETKiwi encoder's. Every count
     is stated, zeros included: nothing is dropped or cut without a number on the card."""
 

@@ -3,7 +3,7 @@
 A dataset is one `DatasetSpec` in its own area (`builders/<area>/dataset*.py`): the artifacts
 its card reads (names in the `paths:` group), its card text, licences and citations, how its
 tables become card configs (`read`), and its audit section (whose reader and summary live in the
-area too, `builders/<area>/audit.py`). `REGISTRY` below lists where each spec lives; the card and
+area too, `builders/<area>/audit_section.py`). `REGISTRY` below lists where each spec lives; the card and
 publish stages and the audit loop over it, and `dvc.yaml`'s `card` stage has one entry per name
 (tests/core/test_datasets.py checks both). Core knows the spec type and this list of names and
 strings, nothing about any dataset, and imports no area. docs/adding_a_dataset.md walks through
@@ -30,8 +30,8 @@ from babelforge.core.resources import resource
 
 # name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec, in card order.
 REGISTRY: dict[str, str] = {
-    "babel-imagenet": "babelforge.babel_imagenet.datasets:LABELS",
-    "babel-imagenet-prompts": "babelforge.babel_imagenet.datasets:PROMPTS",
+    "babel-imagenet": "babelforge.babel_imagenet.dataset:LABELS",
+    "babel-imagenet-prompts": "babelforge.babel_imagenet.dataset:PROMPTS",
     "mt-captions": "babelforge.captions.dataset:MT_CAPTIONS",
     "mvl-sib": "babelforge.mvl_sib.dataset:MVL_SIB",
     "knowledge": "babelforge.lexicon.dataset:KNOWLEDGE",
@@ -77,7 +77,7 @@ class AuditSection:
     """How the audit reports a dataset beside the labels, per language.
 
     `artifact` is the input, as in `DatasetSpec.artifacts`; when it is absent the section
-    says "not built". `reader` ("module:function", in the dataset's area: `builders/<area>/audit.py`)
+    says "not built". `reader` ("module:function", in the dataset's area: `builders/<area>/audit_section.py`)
     takes the input's path and returns a `babelforge.core.sections.Section` (`language(lang) -> dict`,
     `languages()`: the input's own, which the dataset's slice lists; `overview() -> dict`), or None
     when the input is not built.

@@ -1,7 +1,7 @@
 """What a dataset's audit section reader returns, and what the readers and the audit share.
 
 A dataset's spec names its reader (`AuditSection.reader`, builders/core/datasets.py); the reader
-lives in the dataset's area (`builders/<area>/audit.py`), takes its input's path and returns a
+lives in the dataset's area (`builders/<area>/audit_section.py`), takes its input's path and returns a
 `Section`, or None when the input is not built. The audit (builders/audit/sections.py) loops
 over the registry and calls them; neither side imports the other, both import this.
 """

@@ -1,5 +1,5 @@
 """The `mvl-sib` dataset: the MVL-SIB task configs per language and the topic images they
-refer to. Registered in builders/core/datasets.py; its audit section is builders/mvl_sib/audit.py."""
+refer to. Registered in builders/core/datasets.py; its audit section is builders/mvl_sib/audit_section.py."""
 
 from __future__ import annotations
 
@@ -42,7 +42,11 @@ MVL_SIB = DatasetSpec(
     ),
     config_unit="task and language, plus `images`",
     audit=AuditSection(
-        key="mvl_sib", title="MVL-SIB", artifact="mvl_sib", reader="babelforge.mvl_sib.audit:mvl_sib", overview=True
+        key="mvl_sib",
+        title="MVL-SIB",
+        artifact="mvl_sib",
+        reader="babelforge.mvl_sib.audit_section:mvl_sib",
+        overview=True,
     ),
 )
 

@@ -340,7 +340,7 @@ def test_a_built_section_that_does_not_list_its_languages_stops_the_audit(label_
     pd.DataFrame({"lang": ["fin_Latn"], "template_id": [0], "text": ["kuva {}"]}).to_parquet(
         label_inputs / "prompts.parquet"
     )
-    monkeypatch.setattr("babelforge.babel_imagenet.audit.prompts", lambda path: Section(lambda lang: {}))
+    monkeypatch.setattr("babelforge.babel_imagenet.audit_section.prompts", lambda path: Section(lambda lang: {}))
     with pytest.raises(BabelforgeError, match="'prompts'.*without `languages`"):
         run_audit(label_inputs)
 

@@ -1,8 +1,8 @@
-"""The prompts' audit section (builders/babel_imagenet/audit.py): per language and prompt set."""
+"""The prompts' audit section (builders/babel_imagenet/audit_section.py): per language and prompt set."""
 
 import pandas as pd
 
-from babelforge.babel_imagenet import audit
+from babelforge.babel_imagenet import audit_section as audit
 
 
 def test_prompt_summary():

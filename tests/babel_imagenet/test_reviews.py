@@ -283,7 +283,7 @@ def test_a_review_label_gets_the_checks_of_a_source_label_naming_file_and_line(l
 
 
 def test_the_card_states_review_coverage_per_reviewed_language():
-    from babelforge.babel_imagenet.datasets import review_coverage_sentence
+    from babelforge.babel_imagenet.dataset import review_coverage_sentence
     from babelforge.babel_imagenet.reviews import review_coverage
 
     rows = [

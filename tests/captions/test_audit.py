@@ -1,11 +1,11 @@
-"""The MT captions' audit section (builders/captions/audit.py): per-language summary and Kiwi box plot."""
+"""The MT captions' audit section (builders/captions/audit_section.py): per-language summary and Kiwi box plot."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from matplotlib import cbook
 
-from babelforge.captions import audit
+from babelforge.captions import audit_section as audit
 from babelforge.core.errors import BabelforgeError
 
 

@@ -105,7 +105,7 @@ def test_a_threshold_on_the_flag_drops_them(built, tmp_path):
 
 
 def test_the_audit_and_the_card_state_the_counts(built):
-    from babelforge.captions.audit import captions
+    from babelforge.captions.audit_section import captions
     from babelforge.captions.dataset import input_notes
 
     _, data, _ = built

@@ -1,9 +1,9 @@
-"""MVL-SIB's audit section (builders/mvl_sib/audit.py): rows and balance per task and language."""
+"""MVL-SIB's audit section (builders/mvl_sib/audit_section.py): rows and balance per task and language."""
 
 import pandas as pd
 
 from babelforge.core.io import read_table, write_table
-from babelforge.mvl_sib import audit
+from babelforge.mvl_sib import audit_section as audit
 
 
 def test_mvl_sib_summary():

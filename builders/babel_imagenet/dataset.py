@@ -1,6 +1,6 @@
 """The Babel-ImageNet datasets: the labels (`babel-imagenet`) and the translated prompts
 (`babel-imagenet-prompts`). Registered in builders/core/datasets.py; the prompts' audit section is
-builders/babel_imagenet/audit.py (the labels are the audit's own rows)."""
+builders/babel_imagenet/audit_section.py (the labels are the audit's own rows)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ LABELS = DatasetSpec(
         "resource gave the sense; it decides the row's licence)."
     ),
     artifacts=("labels", "omw"),
-    read="babelforge.babel_imagenet.datasets:read_labels",
+    read="babelforge.babel_imagenet.dataset:read_labels",
     task_categories=("zero-shot-image-classification", "image-classification"),
     citations=(
         "geigle-etal-2024-babel",
@@ -41,8 +41,8 @@ LABELS = DatasetSpec(
         "bond-foster-2013-linking",
         "miller-1995-wordnet",
     ),
-    source_licences="babelforge.babel_imagenet.datasets:label_source_licences",
-    audit_notes="babelforge.babel_imagenet.datasets:label_audit_notes",
+    source_licences="babelforge.babel_imagenet.dataset:label_source_licences",
+    audit_notes="babelforge.babel_imagenet.dataset:label_audit_notes",
     limitations=(
         "Labels are chosen by rules from the sources' senses; unless a person reviewed them (see the review "
         "coverage below), a sense may be rare, archaic or too general for the class.",
@@ -61,7 +61,7 @@ PROMPTS = DatasetSpec(
         "marks prompts where it was appended instead."
     ),
     artifacts=("prompts",),
-    read="babelforge.babel_imagenet.datasets:read_prompts",
+    read="babelforge.babel_imagenet.dataset:read_prompts",
     task_categories=("zero-shot-image-classification",),
     citations=("geigle-etal-2024-babel", "nllb-2022"),
     licences=(
@@ -78,7 +78,7 @@ PROMPTS = DatasetSpec(
         "automatic checks of it."
     ),
     audit=AuditSection(
-        key="prompts", title="Prompts", artifact="prompts", reader="babelforge.babel_imagenet.audit:prompts"
+        key="prompts", title="Prompts", artifact="prompts", reader="babelforge.babel_imagenet.audit_section:prompts"
     ),
 )
 

@@ -1,6 +1,6 @@
 """The audit's prompts section: per language and prompt set, prompts, fallback share, slot
 strategies, validity flags and failed checks. Named by the `babel-imagenet-prompts` spec
-(builders/babel_imagenet/datasets.py); the labels have no section, the audit checks them row by row."""
+(builders/babel_imagenet/dataset.py); the labels have no section, the audit checks them row by row."""
 
 from __future__ import annotations
 
