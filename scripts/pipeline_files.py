@@ -7,9 +7,10 @@ dvc.yaml: one stage per declared DVC stage, in pipeline order, with the deps, ou
 the declaration names, its params (derived: babelforge.core.stages.dvc_params) and its code deps: the
 files its command's module imports, and nothing else, so a change reruns exactly the stages that run
 the changed file. The import closure is followed through every import with `ast` (tests/imports.py),
-plus the modules a stage resolves by name (the audit runs every dataset spec's audit section, a card
-its own spec, a stage that loads models every model family's loader, the report every eval task's spec). The command line itself (cli.py,
-the command table) is left out: it parses and dispatches, it does not decide what a stage writes.
+plus the modules a stage resolves by name (the audit and the cards run every dataset spec and its audit
+section, a stage that loads models every model family's loader, the report every eval task's spec). The
+command line itself (cli.py, the command table) is left out: it parses and dispatches, it does not
+decide what a stage writes.
 
 params.yaml: every setting of every command's Config with its declared default (per-profile choices as
 `{sample: ..., full: ...}`) and its help as a comment; the settings are written once, in the Config.
@@ -53,8 +54,7 @@ PARAMS_HEADER = """\
 # {sample: ..., full: ...} takes the value of the selected profile.
 """
 # The stages that resolve code by name (not an import `ast` can see).
-READS_EVERY_SPEC = {"audit"}  # every dataset spec's audit section reader
-READS_ITS_SPEC = {"card"}  # its own spec: the foreach item's area folders, plus the core plumbing listed here
+READS_EVERY_SPEC = {"audit", "card"}  # every dataset spec (and its audit section reader): one card's is one of them
 LOADS_MODELS = REPO / "eval" / "models.py"  # a local folder's family is found by trying each family's detector
 READS_TASKS = REPO / "eval" / "tasks.py"  # the eval task specs, imported by name from its REGISTRY
 
@@ -74,13 +74,6 @@ def code_files(stage: Stage) -> list[str]:
     if LOADS_MODELS in files:
         for entry in FAMILIES.values():
             files |= set(repo_files_run_by(entry.loader.split(":")[0]))
-    if stage.name in READS_ITS_SPEC:
-        for target in REGISTRY.values():
-            files |= {
-                path
-                for path in repo_files_run_by(target.split(":")[0])
-                if path.relative_to(REPO).parts[:2] == ("builders", "core") or path == REPO / "builders" / "__init__.py"
-            }
     # the declaration mechanism, like the CLI, decides nothing a stage writes (its deps and outs are listed here)
     files.discard(REPO / "builders" / "core" / "stages.py")
     return sorted(path.relative_to(REPO).as_posix() for path in files)

@@ -1,13 +1,12 @@
 """The dataset registry: every dataset babelforge cards, audits and publishes, declared once.
 
-A dataset is one `DatasetSpec` in its own area (`builders/<area>/dataset*.py`): the artifacts
+A dataset is one `DatasetSpec` in its own area (`builders/<area>/dataset.py`): the artifacts
 its card reads (names in the `paths:` group), its card text, licences and citations, how its
 tables become card configs (`read`), and its audit section (whose reader and summary live in the
-area too, `builders/<area>/audit_section.py`). `REGISTRY` below lists where each spec lives; the card and
-publish stages and the audit loop over it, and `dvc.yaml`'s `card` stage has one entry per name
-(tests/core/test_datasets.py checks both). Core knows the spec type and this list of names and
-strings, nothing about any dataset, and imports no area. docs/adding_a_dataset.md walks through
-adding one: its area, one line here, its dvc.yaml entries.
+area too, `builders/<area>/audit_section.py`). `REGISTRY` is every spec of an area's `dataset.py`, found
+from the source; the card and publish stages and the audit loop over it, and `dvc.yaml`'s `card` stage
+has one entry per name (written from it). Core knows the spec type, nothing about any dataset, and
+imports no area. docs/adding_a_dataset.md walks through adding one: its area's dataset.py, its tests.
 
 Functions are named as "module:function" strings and imported only when used, so listing the
 datasets (`babelforge card --help`) imports no dataset code.
@@ -15,6 +14,7 @@ datasets (`babelforge card --help`) imports no dataset code.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import re
@@ -28,14 +28,29 @@ from babelforge.core.io import read_arrow, read_provenance, read_table, value_co
 from babelforge.core.licences import Licence
 from babelforge.core.resources import resource
 
-# name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec, in card order.
-REGISTRY: dict[str, str] = {
-    "babel-imagenet": "babelforge.babel_imagenet.dataset:LABELS",
-    "babel-imagenet-prompts": "babelforge.babel_imagenet.dataset:PROMPTS",
-    "mt-captions": "babelforge.captions.dataset:MT_CAPTIONS",
-    "mvl-sib": "babelforge.mvl_sib.dataset:MVL_SIB",
-    "knowledge": "babelforge.lexicon.dataset:KNOWLEDGE",
-}
+
+def _discovered() -> dict[str, str]:
+    """name -> "module:attribute" of every `NAME = DatasetSpec(name="...")` in an area's `dataset.py`
+    (`builders/<area>/dataset.py`), read from the source without importing it; by area, then as written."""
+    found: dict[str, str] = {}
+    for path in sorted(Path(__file__).resolve().parents[1].glob("*/dataset.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            call = node.value if isinstance(node, ast.Assign) else None
+            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "DatasetSpec"):
+                continue
+            name = next(
+                (k.value.value for k in call.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)), None
+            )
+            if not isinstance(name, str) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                raise BabelforgeError(f"{path}: a DatasetSpec is assigned to one name and names itself with a string")
+            if name in found:
+                raise BabelforgeError(f"two datasets named {name!r}: {found[name]} and {path}")
+            found[name] = f"babelforge.{path.parent.name}.dataset:{node.targets[0].id}"
+    return found
+
+
+# name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec: found, never listed by hand.
+REGISTRY: dict[str, str] = _discovered()
 CITATIONS = resource("citations.bib")
 SLICES = "datasets"  # the audit writes <paths.audit>/datasets/<name>.json: what it found per dataset
 

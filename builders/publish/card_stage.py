@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from babelforge.core.config import Paths, setting, stage_paths
-from babelforge.core.datasets import LazySplit, names, resolve, slice_path, spec
+from babelforge.core.datasets import LazySplit, names, resolve, slice_path, spec, specs
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, read_json, write_json, write_table, write_text
 from babelforge.core.languages import registry
@@ -171,42 +171,22 @@ def _language_tag(languages, key: str) -> str:
     return language.iso639_1 or language.iso639_3
 
 
-# One dvc.yaml stage per dataset of the registry (builders/core/datasets.py), `card@<dataset>`: `data` and
-# `licences` are the artifacts its spec reads, `area` and `uses` the code folders its spec imports; the card
-# also reads the audit's slice of its dataset. A DVC template takes a fixed list of deps, so a key repeats a
-# path where a dataset has one artifact or one folder (tests/core/test_datasets.py).
-CARD_ITEMS = {
-    "babel-imagenet": {
-        "data": "${paths.labels}",
-        "licences": "${paths.omw}",
-        "area": "builders/babel_imagenet",
-        "uses": "builders/lexicon",
-    },
-    "babel-imagenet-prompts": {
-        "data": "${paths.prompts}",
-        "licences": "${paths.prompts}",
-        "area": "builders/babel_imagenet",
-        "uses": "builders/lexicon",
-    },
-    "mt-captions": {
-        "data": "${paths.captions}/selected.parquet",
-        "licences": "${paths.captions}/selected.parquet",
-        "area": "builders/captions",
-        "uses": "builders/captions",
-    },
-    "mvl-sib": {
-        "data": "${paths.mvl_sib}",
-        "licences": "${paths.mvl_sib}",
-        "area": "builders/mvl_sib",
-        "uses": "builders/mvl_sib",
-    },
-    "knowledge": {
-        "data": "${paths.wordnet}",
-        "licences": "${paths.wordnet}",
-        "area": "builders/lexicon",
-        "uses": "builders/lexicon",
-    },
-}
+def artifact_dep(artifact: str) -> str:
+    """A spec's artifact (`labels`, `captions/selected.parquet`) as dvc.yaml names it (`${paths.labels}`)."""
+    name, _, inside = artifact.partition("/")
+    return "${paths." + name + "}" + (f"/{inside}" if inside else "")
+
+
+def card_items() -> dict[str, dict[str, str]]:
+    """One dvc.yaml stage per dataset of the registry, `card@<dataset>`: `data` and `licences` are the
+    artifacts its spec reads (a DVC template takes a fixed list of deps, so `licences` repeats `data` where
+    a dataset has one artifact); the card also reads the audit's slice of its dataset."""
+    items = {}
+    for found in specs():
+        first = artifact_dep(found.artifacts[0])
+        items[found.name] = {"data": first, "licences": artifact_dep(found.artifacts[-1])}
+    return items
+
 
 STAGE = Stage(
     "card",
@@ -218,14 +198,12 @@ STAGE = Stage(
         "${item.data}",
         "${item.licences}",
         "${paths.audit}/datasets/${key}.json",
-        "${item.area}",
-        "${item.uses}",
         "resources/languages.tsv",
         "resources/citations.bib",
     ),
     outs=("${paths.hub}/${key}",),
     params=(),
-    foreach=CARD_ITEMS,
+    foreach=card_items(),
     cmd_args="${key}",
     docs="docs/guides/publish.md",
     in_params_yaml=False,

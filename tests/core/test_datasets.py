@@ -25,8 +25,6 @@ from babelforge.core.licences import HF_LICENSES, Licence
 from tests.imports import repo_files_run_by
 
 REPO = Path(__file__).resolve().parents[2]
-# every card's code outside its area: the card stage and the plumbing, listed file by file in dvc.yaml
-ALWAYS = {"builders/core", "builders/publish"}
 
 
 @pytest.mark.parametrize("name", names())
@@ -78,36 +76,38 @@ def _interpolate(text: str, params: dict) -> str:
     return re.sub(r"\$\{([\w.]+)\}", value, text)
 
 
-def _imported_areas(module: str) -> set[str]:
-    """builders/<area> of every package module `module` imports, at any depth, anywhere in its code
-    (builders/__init__.py holds only the version)."""
-    return {
-        "/".join(path.relative_to(REPO).parts[:2])
-        for path in repo_files_run_by(module)
-        if path.relative_to(REPO).as_posix() != "builders/__init__.py"
-    }
-
-
 def test_dvc_card_stage_has_one_entry_per_dataset_with_its_artifacts_and_code():
     dvc = yaml.safe_load((REPO / "dvc.yaml").read_text())
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     paths = load_config(Paths, params, "paths")
     stage = dvc["stages"]["card"]
-    assert list(stage["foreach"]) == names(), "dvc.yaml's card entries and builders/core/datasets.py disagree"
+    assert list(stage["foreach"]) == names(), "dvc.yaml's card entries and the registry disagree"
     deps = stage["do"]["deps"]
-    assert {"${item.data}", "${item.licences}", "${item.area}", "${item.uses}"} <= set(deps)
-    assert "${paths.audit}/datasets/${key}.json" in deps
+    assert {"${item.data}", "${item.licences}", "${paths.audit}/datasets/${key}.json"} <= set(deps)
     card_files = {dep for dep in deps if dep.startswith("builders/")}
     for name, item in stage["foreach"].items():
         found = spec(name)
         reads = {_interpolate(item[key], params) for key in ("data", "licences")}
         assert reads == {str(artifact_path(paths, artifact)) for artifact in found.artifacts}, name
         assert _interpolate("${paths.audit}/datasets/" + name + ".json", params) == str(slice_path(paths, name))
-        code = {item["area"], item["uses"]}
-        assert code == _imported_areas(REGISTRY[name].split(":")[0]) - ALWAYS, name
-        plumbing = {path.relative_to(REPO).as_posix() for path in repo_files_run_by(REGISTRY[name].split(":")[0])}
-        plumbing = {file for file in plumbing if file.startswith(tuple(f"{folder}/" for folder in ALWAYS))}
-        assert plumbing <= card_files, f"{name}: the card's deps miss {sorted(plumbing - card_files)}"
+        # a card resolves its spec by name: every file the spec module runs is a code dep of the cards
+        code = {path.relative_to(REPO).as_posix() for path in repo_files_run_by(REGISTRY[name].split(":")[0])}
+        assert code <= card_files, f"{name}: the card's deps miss {sorted(code - card_files)}"
+
+
+def test_the_registry_is_every_spec_of_an_area_dataset_module(tmp_path, monkeypatch):
+    import babelforge.core.datasets as datasets
+
+    assert names() == ["babel-imagenet", "babel-imagenet-prompts", "mt-captions", "knowledge", "mvl-sib"]
+    area = tmp_path / "builders" / "toyarea"
+    area.mkdir(parents=True)
+    (area / "dataset.py").write_text('TOY = DatasetSpec(name="toy", pretty_name="Toy")\nOTHER = 3\n')
+    (tmp_path / "builders" / "core").mkdir()
+    monkeypatch.setattr(datasets, "__file__", str(tmp_path / "builders" / "core" / "datasets.py"))
+    assert datasets._discovered() == {"toy": "babelforge.toyarea.dataset:TOY"}
+    (area / "dataset.py").write_text("TOY = DatasetSpec(name=NAME)\n")
+    with pytest.raises(BabelforgeError, match="names itself with a string"):
+        datasets._discovered()
 
 
 def test_a_spec_is_frozen():
