@@ -25,7 +25,7 @@ from babelforge.core.io import os_error_text, stage_lock
 from babelforge.core.params import DEFAULT_PARAMS, find_params, load_params, project_root
 from babelforge.core.progress import info
 from babelforge.core.runs import RUNS, changed_inputs, given_settings, overlapping, run_folder, run_name, run_outputs
-from babelforge.core.stages import Stage, load, outputs
+from babelforge.core.stages import Stage, flag_argument, load, outputs
 
 # The CPU-pinned commands, from the command table (tests/test_reproducibility.py empties it to
 # measure what the pin changes).
@@ -64,8 +64,8 @@ def _top_parser() -> argparse.ArgumentParser:
 def stage_parser(stage: Stage) -> argparse.ArgumentParser:
     """A command's parser: its config's settings in the help, `--params`, `--set`, `--debug`, its own flags.
 
-    The declaration's `configure(parser)` adds flags; for a command with a config each flag's `dest`
-    names a setting (a flag given overrides params.yaml).
+    The declaration's `flags` set settings (type, metavar and help from each setting; a flag given
+    overrides params.yaml); its `configure(parser)` adds the arguments that are no setting.
     """
 
     name, help_text, config_cls = stage.name, stage.help, stage.config
@@ -89,6 +89,9 @@ def stage_parser(stage: Stage) -> argparse.ArgumentParser:
             help=f"override a setting for this run, e.g. --set {config_cls.GROUP}.<key>=<value> "
             f"(repeatable; values are YAML); keys: {', '.join(settable(config_cls, stage.pinned))}",
         )
+    for flag in stage.flags:
+        dest, words = flag_argument(stage, flag)
+        parser.add_argument(flag, dest=dest, **words)
     if stage.configure is not None:
         stage.configure(parser)
     return parser

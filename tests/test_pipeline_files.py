@@ -187,3 +187,38 @@ def test_every_command_module_and_only_one_is_named_for_a_command():
         for path in (REPO / "eval").rglob("*_stage.py")
     }
     assert named == declaring
+
+
+def test_a_flag_takes_its_type_metavar_and_help_from_its_setting():
+    from babelforge.cli import stage_parser
+
+    @dataclasses.dataclass(frozen=True)
+    class Flagged:
+        GROUP = "toy"
+        count: int = setting(3, "how many")
+        names: list[str] = setting([], "which ones")
+        mode: str = setting("a", "the mode")
+        strict: bool = setting(False, "stop at the first problem")
+        table: dict = setting({}, "a mapping")
+        paths: Paths = stage_paths()
+
+    stage = Stage(
+        "toy",
+        "a toy",
+        lambda config: 0,
+        config=Flagged,
+        outs=("${paths.labels}",),
+        flags={"--count": "count", "--names": "names", "--strict": "strict", "--out": ("paths.labels", "to write")},
+    )
+    parser = stage_parser(stage)
+    args = parser.parse_args(["--count", "4", "--names", "a,b", "--strict", "--out", "x.parquet"])
+    assert (args.count, args.names, args.strict, getattr(args, "paths.labels")) == (4, ["a", "b"], True, "x.parquet")
+    text = parser.format_help()
+    assert "--count N" in text and "--out FILE" in text and "(toy.count)" in text and "to write (paths.labels)" in text
+    assert parser.parse_args([]).strict is None  # not given: params.yaml decides
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--count", "many"])
+    with pytest.raises(TypeError, match="written in configure"):
+        stage_parser(dataclasses.replace(stage, flags={"--table": "table"}))
+    with pytest.raises(TypeError, match="no such setting"):
+        stage_parser(dataclasses.replace(stage, flags={"--nope": "nope"}))

@@ -9,7 +9,6 @@ params.yaml, severities, score weights and langid's limits from the `audit:` gro
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,9 @@ class Config:
 
     GROUP = "audit"
     reference: str | None = setting(
-        None, "a release in the original JSON layout {LANG: [[class_idx...], [label...]]} to compare with"
+        None,
+        "a release in the original JSON layout {LANG: [[class_idx...], [label...]]} to compare with",
+        metavar="FILE",
     )
     total_classes: int = setting(1000, "classes of a complete language (coverage = classes kept / this)")
     langid: LangidPolicy = setting(LangidPolicy(), "langid on labels")
@@ -65,24 +66,8 @@ class Config:
         },
         "quality score penalty per flagged row of each check (see docs/architecture/audit.md)",
     )
-    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)", metavar="FILE")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out", dest="paths.audit", metavar="DIR", help="folder of the audit report: index.html, pages (paths.audit)"
-    )
-    parser.add_argument(
-        "--labels", dest="paths.labels", metavar="FILE", help="the labels table to audit (paths.labels)"
-    )
-    parser.add_argument("--registry", dest="registry", metavar="FILE", help="language registry TSV (audit.registry)")
-    parser.add_argument(
-        "--reference",
-        dest="reference",
-        metavar="FILE",
-        help="reference release JSON {LANG: [[class_idx...], [label...]]} (audit.reference)",
-    )
 
 
 def run(config: Config) -> int:
@@ -317,7 +302,12 @@ STAGE = Stage(
     "per-language quality report of the labels (JSON + HTML + plots)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": ("paths.audit", "folder of the audit report: index.html, pages"),
+        "--labels": ("paths.labels", "the labels table to audit"),
+        "--registry": ("registry", "language registry TSV"),
+        "--reference": ("reference", "reference release JSON {LANG: [[class_idx...], [label...]]}"),
+    },
     deps=(
         "${paths.labels}",
         "${paths.languages}",

@@ -52,9 +52,9 @@ class Config:
     )
     rev: list[str] = setting([], "two git revisions (tag, branch, commit) instead of files")
     path: str | None = setting(None, "labels file inside the repo for `rev` (null: paths.labels)")
-    repo: str = setting(".", "git/DVC repository for `rev`")
+    repo: str = setting(".", "git/DVC repository for `rev`", metavar="DIR")
     format: Literal["markdown", "json"] = setting("markdown", "output format")
-    output: str | None = setting(None, "write here instead of stdout")
+    output: str | None = setting(None, "write here instead of stdout", metavar="FILE")
     paths: Paths = stage_paths()
 
 
@@ -63,10 +63,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rev", action="append", metavar="REV", help="a git revision (tag, branch, commit); give two instead of FILEs"
     )
-    parser.add_argument("--path", dest="path", help="labels file inside the repo for --rev (default: paths.labels)")
-    parser.add_argument("--repo", dest="repo", metavar="DIR", help="git/DVC repository for --rev (default: here)")
-    parser.add_argument("--format", dest="format", choices=("markdown", "json"), help="output format (markdown)")
-    parser.add_argument("--out", dest="output", metavar="FILE", help="write here instead of stdout")
 
 
 def run(config: Config) -> int:
@@ -163,6 +159,12 @@ STAGE = Stage(
     "changelog between two label releases (files or git revisions)",
     run,
     config=Config,
+    flags={
+        "--format": "format",
+        "--path": ("path", "labels file inside the repo for --rev (default: paths.labels)"),
+        "--repo": ("repo", "git/DVC repository for --rev (default: here)"),
+        "--out": ("output", "write here instead of stdout"),
+    },
     configure=configure,
     tool=True,
     docs="docs/guides/review-labels.md",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
@@ -116,31 +115,6 @@ class Config:
     )
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)"
-    )
-    parser.add_argument(
-        "--senses", dest="paths.senses", metavar="DIR", help="output folder of `babelforge senses` (paths.senses)"
-    )
-    parser.add_argument("--out", dest="paths.labels", metavar="FILE", help="labels.parquet to write (paths.labels)")
-    parser.add_argument(
-        "--languages", dest="paths.languages", metavar="FILE", help="languages.parquet to write (paths.languages)"
-    )
-    parser.add_argument(
-        "--reviews", dest="paths.reviews", metavar="DIR", help="review files, <lang>.tsv each (paths.reviews)"
-    )
-    parser.add_argument(
-        "--candidates", dest="paths.candidates", metavar="FILE", help="candidates.parquet to write (paths.candidates)"
-    )
-    parser.add_argument(
-        "--metrics",
-        dest="paths.metrics",
-        metavar="DIR",
-        help="folder of the headline metrics; writes labels.json there (paths.metrics)",
-    )
 
 
 # the rules labels.rules can switch off (summaries.RULE_REASONS: the rank_reason values each decides)
@@ -268,7 +242,15 @@ STAGE = Stage(
     "filter and select Babel-ImageNet labels per language",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--wordnet": ("paths.wordnet", "output of `babelforge wordnet`"),
+        "--senses": ("paths.senses", "output folder of `babelforge senses`"),
+        "--out": ("paths.labels", "labels.parquet to write"),
+        "--languages": ("paths.languages", "languages.parquet to write"),
+        "--reviews": ("paths.reviews", "review files, <lang>.tsv each"),
+        "--candidates": ("paths.candidates", "candidates.parquet to write"),
+        "--metrics": ("paths.metrics", "folder of the headline metrics; writes labels.json there"),
+    },
     deps=(
         "${paths.wordnet}",
         "${paths.senses}",

@@ -8,7 +8,6 @@ flagged; `use` marks what eval should use) plus a per-language summary.
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -61,8 +60,10 @@ class Config:
         "check -> {prompts.parquet column: {min: x} | {max: x} | {equals: x} [, missing: fail]} (`default`), "
         "per-language overrides (`languages`); null turns a check or bound off",
     )
-    templates: str = setting("resources/clip_templates_en.txt", "the English CLIP templates, one per line")
-    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    templates: str = setting(
+        "resources/clip_templates_en.txt", "the English CLIP templates, one per line", metavar="FILE"
+    )
+    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)", metavar="FILE")
     cache: str | None = setting(
         ".cache/prompts",
         "translated templates per language and model, reused when "
@@ -70,29 +71,6 @@ class Config:
     )
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--languages",
-        dest="paths.languages",
-        metavar="FILE",
-        help="label languages, column `lang`: registry keys (paths.languages)",
-    )
-    parser.add_argument(
-        "--model", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 NLLB model directory (paths.nllb_model)"
-    )
-    parser.add_argument(
-        "--templates", dest="templates", metavar="FILE", help="English CLIP templates (prompts.templates)"
-    )
-    parser.add_argument("--registry", dest="registry", metavar="FILE", help="languages.tsv (prompts.registry)")
-    parser.add_argument("--out", dest="paths.prompts", metavar="FILE", help="prompts.parquet to write (paths.prompts)")
-    parser.add_argument(
-        "--summary",
-        dest="paths.prompts_summary",
-        metavar="FILE",
-        help="per-language summary JSON to write (paths.prompts_summary)",
-    )
 
 
 def prompts_table(records: list[dict]):
@@ -226,7 +204,14 @@ STAGE = Stage(
     "translate the 80 CLIP templates per label language",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--languages": ("paths.languages", "label languages, column `lang`: registry keys"),
+        "--model": ("paths.nllb_model", "CTranslate2 NLLB model directory"),
+        "--templates": ("templates", "English CLIP templates"),
+        "--registry": ("registry", "languages.tsv"),
+        "--out": ("paths.prompts", "prompts.parquet to write"),
+        "--summary": ("paths.prompts_summary", "per-language summary JSON to write"),
+    },
     deps=(
         "${paths.languages}",
         "${paths.nllb_model}",

@@ -6,7 +6,6 @@ translations (`captions.input`), COMET's checkpoint layout. Offline and determin
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 
 from babelforge.captions.qe import build_tiny_kiwi
@@ -31,12 +30,6 @@ class Config:
     paths: Paths = stage_paths()
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out", dest="paths.kiwi_tiny", metavar="DIR", help="checkpoint directory to write (paths.kiwi_tiny)"
-    )
-
-
 def run(config: Config) -> int:
 
     source = config.input
@@ -52,7 +45,9 @@ STAGE = Stage(
     "build the tiny COMETKiwi checkpoint (sample profile)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": ("paths.kiwi_tiny", "checkpoint directory to write"),
+    },
     deps=(
         "${captions.input.path}",
         "resources/languages.tsv",

@@ -15,7 +15,6 @@ writes each shard's rows, with their percentiles over all shards, into the one P
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,23 +68,6 @@ class Config:
     @property
     def thresholds(self) -> Thresholds:
         return Thresholds(self.default, self.languages)
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-
-    parser.add_argument(
-        "--out",
-        dest="paths.captions",
-        metavar="DIR",
-        help="folder of the caption artifacts: reads the shard folders, writes selected.parquet and "
-        "quality.json (paths.captions)",
-    )
-    parser.add_argument(
-        "--metrics",
-        dest="paths.metrics",
-        metavar="DIR",
-        help="folder of the headline metrics; writes captions.json there (paths.metrics)",
-    )
 
 
 def choose_shard(data, shard, langs: Sequence[str], thresholds: Thresholds):
@@ -178,7 +160,13 @@ STAGE = Stage(
     "keep the best checked translation per caption; quality percentiles",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": (
+            "paths.captions",
+            "folder of the caption artifacts: reads the shard folders, writes selected.parquet and quality.json",
+        ),
+        "--metrics": ("paths.metrics", "folder of the headline metrics; writes captions.json there"),
+    },
     deps=(
         "${paths.captions}/input.json",
         "${paths.captions}/source",

@@ -31,7 +31,7 @@ class TranslateSettings:
     compute_type: str = setting("auto", "int8 on CPU, int8_float16 on GPU")
     chunk_size: int = setting(512, "(text, target) pairs per translator call")
     threads: int = setting(0, "CPU threads per translator (one per worker); 0: CTranslate2's default")
-    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
+    registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)", metavar="FILE")
     input: InputConfig = from_group(InputConfig, "captions.input", "the English caption set (captions.input)")
     runner: RunnerConfig = from_group(RunnerConfig, "captions.runner", "how the shards run (captions.runner)")
     profile: str = from_group(str, "profile", "the build profile")

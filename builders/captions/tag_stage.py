@@ -11,7 +11,6 @@ before any work. langid's "languages in play" are the source and target language
 
 from __future__ import annotations
 
-import argparse
 import functools
 from dataclasses import replace
 from pathlib import Path
@@ -39,17 +38,6 @@ from babelforge.core.provenance import provenance
 from babelforge.core.runners import record_rate, run_sharded
 from babelforge.core.shards import read_shard
 from babelforge.core.stages import Stage
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-
-    parser.add_argument(
-        "--out",
-        dest="paths.captions",
-        metavar="DIR",
-        help="folder of the caption artifacts: reads hypotheses/, writes attributes/ (paths.captions); "
-        "the runner: --set captions.runner.runner=ray",
-    )
 
 
 def tag_inputs(data, index: int):
@@ -135,7 +123,12 @@ STAGE = Stage(
     "tag caption translations: langid, script, copy, repetition, chrF, COMETKiwi",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": (
+            "paths.captions",
+            "folder of the caption artifacts: reads hypotheses/, writes attributes/ (paths.captions); the runner: --set captions.runner.runner=ray",
+        ),
+    },
     deps=(
         "${paths.captions}/source",
         "${paths.captions}/references",

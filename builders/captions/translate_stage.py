@@ -14,7 +14,6 @@ loses at most the shards in flight. The translation runs on the `captions.runner
 
 from __future__ import annotations
 
-import argparse
 import functools
 from pathlib import Path
 
@@ -42,20 +41,6 @@ from babelforge.core.provenance import provenance
 from babelforge.core.runners import record_rate, run_sharded
 from babelforge.core.stages import Stage
 from babelforge.translation.nllb import resolve_compute_type, resolve_device
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-
-    parser.add_argument(
-        "--registry", dest="registry", metavar="FILE", help="language registry TSV (captions.translate.registry)"
-    )
-    parser.add_argument(
-        "--out",
-        dest="paths.captions",
-        metavar="DIR",
-        help="folder of the caption artifacts: source/, references/, hypotheses/ (paths.captions); "
-        "the runner: --set captions.runner.runner=ray",
-    )
 
 
 def write_quarantine(data: Path, plan, quarantine: Quarantine, shard_size: int) -> None:
@@ -152,7 +137,13 @@ STAGE = Stage(
     "translate English captions n-best with NLLB",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--registry": ("registry", "language registry TSV"),
+        "--out": (
+            "paths.captions",
+            "folder of the caption artifacts: source/, references/, hypotheses/ (paths.captions); the runner: --set captions.runner.runner=ray",
+        ),
+    },
     deps=(
         "${paths.nllb_model}",
         "${captions.input.path}",

@@ -21,9 +21,10 @@ import functools
 import importlib
 import importlib.util
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from babelforge.core.config import declared_default, has_profile_choice
@@ -76,6 +77,11 @@ class Stage:
     run_subject: Callable[[Any], list[str]] | None = None
     # The taggers (babelforge.core.taggers) whose columns the stage writes (`babelforge taggers`).
     taggers: tuple[str, ...] = ()
+    # Flags that set a setting: flag -> the setting's key (`paths.labels`, an own key `min_classes`, or
+    # another group's `eval.common.device`), or (key, what this command does with it). Type, metavar and
+    # help come from the setting (babelforge.core.stages.flag_argument); `configure` adds only arguments
+    # that are no setting (a tool's files, a sub-command) or need their own parsing (`--model`).
+    flags: Mapping[str, str | tuple[str, str]] = dataclasses.field(default_factory=dict)
     # Its config's settings have a params.yaml group; False: a command-line tool's config, set by its
     # flags alone (`publish`, `diff`: which dataset, which revisions).
     in_params_yaml: bool = True
@@ -311,3 +317,66 @@ def _declared_groups_of(name: str) -> tuple[str, ...]:
 
 def _declared_groups(entry: Entry) -> tuple[str, ...]:
     return _declared_groups_of(entry.name)
+
+
+# ---------------------------------------------------------------- flags derived from settings
+
+
+def setting_field(config: type, key: str) -> tuple[dataclasses.Field, Any, str]:
+    """(field, annotation, qualified key) of the setting `key` names in `config`: an own key
+    (`min_classes`) or a dotted key from the top of params.yaml through the groups the config reads
+    (`paths.labels`, `eval.common.device`)."""
+    if "." not in key:
+        owner, name, qualified = config, key, f"{config.GROUP}.{key}"
+    else:
+        qualified = key
+        group, _, name = key.rpartition(".")
+        owner = next((cls for found, cls in setting_groups(config).items() if found == group), None)
+        if owner is None:
+            raise TypeError(
+                f"{config.GROUP}: no group {group} among those it reads ({', '.join(setting_groups(config))})"
+            )
+    fields = {f.name: f for f in dataclasses.fields(owner)}
+    if name not in fields:
+        raise TypeError(f"{qualified}: no such setting of {owner.__name__}")
+    return fields[name], typing.get_type_hints(owner)[name], qualified
+
+
+def _comma_list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def flag_argument(stage: Stage, flag: str) -> tuple[str, dict[str, Any]]:
+    """(dest, argparse keywords) of one of the stage's flags, from its setting: the type from the
+    annotation, FILE/DIR for a path (its default has a suffix: a file), the help from the setting's
+    help and what this command does with it."""
+    target = stage.flags[flag]
+    key, note = (target, "") if isinstance(target, str) else target
+    field, kind, qualified = setting_field(stage.config, key)
+    options = (
+        [a for a in typing.get_args(kind) if a is not type(None)]
+        if typing.get_origin(kind) in (typing.Union, types.UnionType)
+        else [kind]
+    )
+    base = options[0] if len(options) == 1 else str
+    help_text = field.metadata.get("help", "")
+    words: dict[str, Any] = {"help": f"{help_text}{': ' + note if note else ''} ({qualified})"}
+    metavar = field.metadata.get("metavar")
+    if qualified.startswith("paths."):
+        metavar = metavar or ("FILE" if PurePosixPath(str(declared_default(field))).suffix else "DIR")
+    if base is bool:  # the flag turns it on; params.yaml (or --set) turns it off
+        words.update(action="store_const", const=True)
+    elif typing.get_origin(base) is typing.Literal:
+        words["choices"] = list(typing.get_args(base))
+        metavar = metavar or "{" + ",".join(map(str, words["choices"])) + "}"
+    elif typing.get_origin(base) in (list, tuple):
+        words["type"] = _comma_list
+        metavar = metavar or "A[,B...]"
+    elif base in (int, float, str):
+        words["type"] = base
+        metavar = metavar or {int: "N", float: "X", str: "VALUE"}[base]
+    else:
+        raise TypeError(f"{stage.name} {flag}: {qualified} is {kind}; a flag for it is written in configure")
+    if metavar and "action" not in words:
+        words["metavar"] = metavar
+    return key, words

@@ -6,7 +6,6 @@ offline; `babelnet` queries the BabelNet HTTP API with the key in the environmen
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from typing import Literal
 
@@ -42,13 +41,6 @@ class Config:
     babelnet: BabelNetConfig = setting(BabelNetConfig(), "the BabelNet client")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--wordnet", dest="paths.wordnet", metavar="FILE", help="output of `babelforge wordnet` (paths.wordnet)"
-    )
-    parser.add_argument("--out", dest="paths.senses", metavar="DIR", help="writes DIR/<source>.parquet (paths.senses)")
 
 
 def build_source(config: Config):
@@ -98,7 +90,10 @@ STAGE = Stage(
     "collect multilingual senses of the 1,000 synsets (OMW or BabelNet)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--wordnet": ("paths.wordnet", "output of `babelforge wordnet`"),
+        "--out": ("paths.senses", "writes DIR/<source>.parquet"),
+    },
     deps=(
         "${paths.wordnet}",
         "${senses.omw_dir}",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 
 from babelforge.core.config import Paths, from_group, setting, stage_paths
@@ -21,14 +20,11 @@ class Config:
     GROUP = "wordnet"
     dict_dir: str = setting("/usr/share/wordnet", "WordNet 3.0 database (Debian: wordnet-base + wordnet-sense-index)")
     nltk_data: str = setting(".cache/nltk_data", "where nltk's corpora/wordnet/ copy is provisioned (a cache)")
-    classes: str = setting("resources/imagenet1k_classes.tsv", "the ImageNet-1k class list (wnid, CLIP name)")
+    classes: str = setting(
+        "resources/imagenet1k_classes.tsv", "the ImageNet-1k class list (wnid, CLIP name)", metavar="FILE"
+    )
     profile: str = from_group(str, "profile", "the build profile (recorded in the provenance)")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--classes", dest="classes", metavar="FILE", help="class list TSV (wordnet.classes)")
-    parser.add_argument("--out", dest="paths.wordnet", metavar="FILE", help="Parquet to write (paths.wordnet)")
 
 
 def run(config: Config) -> int:
@@ -72,7 +68,10 @@ STAGE = Stage(
     "resolve the ImageNet-1k wnids to WordNet 3.0 synsets + knowledge",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--classes": ("classes", "class list TSV"),
+        "--out": ("paths.wordnet", "Parquet to write"),
+    },
     deps=(
         "${wordnet.classes}",
         "resources/wordnet_lexnames.tsv",

@@ -9,7 +9,6 @@ any check fails.
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,29 +45,6 @@ class Config(CheckSettings):
 
     GROUP = "mvl_sib.check"
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mvl-sib", dest="paths.mvl_sib", metavar="DIR", help="the assembled MVL-SIB (paths.mvl_sib)")
-    parser.add_argument(
-        "--out",
-        dest="paths.mvl_sib_reports",
-        metavar="DIR",
-        help=f"folder for {REPORT_FILE}, the per-language table (paths.mvl_sib_reports)",
-    )
-    parser.add_argument(
-        "--metrics",
-        dest="paths.metrics",
-        metavar="DIR",
-        help=f"folder of the headline metrics; writes {METRICS_NAME}.json there (paths.metrics)",
-    )
-    parser.add_argument(
-        "--per-language",
-        dest="per_language",
-        action="store_const",
-        const=True,
-        help="print one line per language (mvl_sib.check.per_language)",
-    )
 
 
 def check_config_file(path, n_options: int):
@@ -209,7 +185,12 @@ STAGE = Stage(
     "check MVL-SIB: rows, topic and label-position balance",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--mvl-sib": ("paths.mvl_sib", "the assembled MVL-SIB"),
+        "--out": ("paths.mvl_sib_reports", f"folder for {REPORT_FILE}, the per-language table"),
+        "--metrics": ("paths.metrics", f"writes {METRICS_NAME}.json there"),
+        "--per-language": "per_language",
+    },
     deps=("${paths.mvl_sib}",),
     outs=("${paths.mvl_sib_reports}/check.json",),
     metrics=("${paths.metrics}/mvl_sib.json",),

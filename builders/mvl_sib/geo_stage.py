@@ -12,7 +12,6 @@ hand (not a `dvc.yaml` stage): its settings have no params.yaml group unless one
 
 from __future__ import annotations
 
-import argparse
 import csv
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,26 +31,14 @@ class Config:
     """The `geo_pool` group (absent from params.yaml: the flags give the inputs)."""
 
     GROUP = "geo_pool"
-    candidates: str | None = setting(None, "candidate images CSV (image_id, region, country, continent)")
-    areas: str | None = setting(None, "language -> region/country/continent CSV")
+    candidates: str | None = setting(
+        None, "candidate images CSV (image_id, region, country, continent)", metavar="FILE"
+    )
+    areas: str | None = setting(None, "language -> region/country/continent CSV", metavar="FILE")
     per_language: int | None = setting(None, "images to select per language")
     seed: int = setting(0, "tie-break seed within a back-off level")
-    out: str | None = setting(None, "output Parquet")
+    out: str | None = setting(None, "output Parquet", metavar="FILE")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--candidates", dest="candidates", metavar="FILE", help="candidate images CSV (geo_pool.candidates)"
-    )
-    parser.add_argument(
-        "--areas", dest="areas", metavar="FILE", help="language -> region/country/continent CSV (geo_pool.areas)"
-    )
-    parser.add_argument(
-        "--per-language", dest="per_language", type=int, help="images to select per language (geo_pool.per_language)"
-    )
-    parser.add_argument("--seed", dest="seed", type=int, help="tie-break seed within a back-off level (geo_pool.seed)")
-    parser.add_argument("--out", dest="out", metavar="FILE", help="output Parquet (geo_pool.out)")
 
 
 def _read_csv(path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
@@ -153,7 +140,13 @@ STAGE = Stage(
     "select geo-diverse image pools per language (XM3600 method)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--candidates": ("candidates", "candidate images CSV"),
+        "--areas": ("areas", "language -> region/country/continent CSV"),
+        "--per-language": ("per_language", "images to select per language"),
+        "--seed": ("seed", "tie-break seed within a back-off level"),
+        "--out": ("out", "output Parquet"),
+    },
     tool=True,
     in_params_yaml=False,
 )

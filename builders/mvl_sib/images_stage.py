@@ -42,12 +42,6 @@ class Config(ImagesSettings):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", dest="profile", choices=("sample", "full"), help="override the params profile")
-    parser.add_argument(
-        "--manifest", dest="manifest", metavar="FILE", help="image manifest, full profile (mvl_sib.images.manifest)"
-    )
-    parser.add_argument(
-        "--out", dest="paths.mvl_sib_images", metavar="DIR", help="output folder (paths.mvl_sib_images)"
-    )
 
 
 def build_images(manifest_path, out_dir, *, per_topic: int, thumbnail_px: int, provenance_record: dict):
@@ -126,6 +120,10 @@ STAGE = Stage(
     "fetch, verify (sha256) and thumbnail the MVL-SIB topic images",
     run,
     config=Config,
+    flags={
+        "--manifest": ("manifest", "image manifest, full profile"),
+        "--out": ("paths.mvl_sib_images", "output folder"),
+    },
     configure=configure,
     deps=("${mvl_sib.images.manifest}",),
     outs=("${paths.mvl_sib_images}",),

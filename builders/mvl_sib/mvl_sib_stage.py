@@ -11,7 +11,6 @@ Reads SIB-200 (`mvl_sib.sib_dir`, validated) and the verified topic images
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import time
 from dataclasses import dataclass
@@ -66,9 +65,9 @@ class Config:
     """The `mvl_sib` group of params.yaml; reads `paths.mvl_sib_images`, writes `paths.mvl_sib`."""
 
     GROUP = "mvl_sib"
-    sib_dir: str = setting("data/raw/sib-200/annotated", "SIB-200 annotated/, as `fetch` lays it out")
+    sib_dir: str = setting("data/raw/sib-200/annotated", "SIB-200 annotated/, as `fetch` lays it out", metavar="DIR")
     languages: str | list[str] = setting(
-        "all", "`all` folders under sib_dir, or SIB-200 codes (a list or a comma list)"
+        "all", "`all` folders under sib_dir, or SIB-200 codes (a list or a comma list)", metavar="CODES"
     )
     seed: int = setting(42, "seed of the instance sampling (the same instances in every language)")
     instances_per_sentence: int = setting(
@@ -86,17 +85,6 @@ class Config:
     check: CheckSettings = subgroup(CheckSettings, "the mvl_sib_check stage's settings (its own group)")
     profile: str = from_group(str, "profile", "the build profile (recorded in the provenance)")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sib200", dest="sib_dir", metavar="DIR", help="SIB-200 annotated/ folder (mvl_sib.sib_dir)")
-    parser.add_argument(
-        "--images", dest="paths.mvl_sib_images", metavar="DIR", help="output of mvl_sib_images (paths.mvl_sib_images)"
-    )
-    parser.add_argument("--out", dest="paths.mvl_sib", metavar="DIR", help="output folder (paths.mvl_sib)")
-    parser.add_argument(
-        "--language", dest="languages", metavar="CODES", help="comma-separated SIB-200 codes (mvl_sib.languages)"
-    )
 
 
 def _languages(value) -> list[str] | None:
@@ -246,7 +234,12 @@ STAGE = Stage(
     "assemble MVL-SIB tasks for every SIB-200 language",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--sib200": ("sib_dir", "SIB-200 annotated/ folder"),
+        "--images": ("paths.mvl_sib_images", "output of mvl_sib_images"),
+        "--out": ("paths.mvl_sib", "output folder"),
+        "--language": ("languages", "comma-separated SIB-200 codes"),
+    },
     deps=(
         "${mvl_sib.sib_dir}",
         "resources/sources.tsv",  # version and licence of the fetched source, in the provenance

@@ -17,7 +17,9 @@ class ImagesSettings:
     """The keys of the `mvl_sib.images` group (also declared by the `mvl_sib` stage's Config)."""
 
     manifest: str = setting(
-        "resources/mvl_sib_images.tsv", "full profile: topic, image_id, url, licence, attribution, sha256 per image"
+        "resources/mvl_sib_images.tsv",
+        "full profile: topic, image_id, url, licence, attribution, sha256 per image",
+        metavar="FILE",
     )
     per_topic: int = setting(10, "images per SIB-200 topic")
     thumbnail_px: int = setting(640, "long side of the thumbnails (LANCZOS)")

@@ -20,7 +20,6 @@ included (their bytes and modification times stay as they were).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import shutil
@@ -43,27 +42,13 @@ class Config:
     """The `fetch` group of params.yaml; the files go to `paths.raw`."""
 
     GROUP = "fetch"
-    mirror: str | None = setting("../shared/data", "local copy with the source-mirror layout (null: none)")
+    mirror: str | None = setting(
+        "../shared/data", "local copy with the source-mirror layout (null: none)", metavar="DIR"
+    )
     mirror_url: str | None = setting(None, "HTTP(S) server with the same layout; used instead of `mirror` when set")
     sources: str | list[str] = setting("all", "`all`, or names from resources/sources.tsv (a list or a comma list)")
     upstream: bool = setting(False, "ignore both mirrors: download from the upstream URLs (verbatim sources only)")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sources", dest="sources", help="comma-separated source names (fetch.sources)")
-    parser.add_argument(
-        "--mirror", dest="mirror", metavar="DIR", help="local mirror directory with the same layout (fetch.mirror)"
-    )
-    parser.add_argument("--mirror-url", dest="mirror_url", help="HTTP(S) base URL of a mirror (fetch.mirror_url)")
-    parser.add_argument(
-        "--upstream",
-        dest="upstream",
-        action="store_const",
-        const=True,
-        help="ignore any mirror and download from the upstream URLs (fetch.upstream)",
-    )
-    parser.add_argument("--out", dest="paths.raw", metavar="DIR", help="output root (paths.raw)")
 
 
 def origin(config: Config) -> tuple[str | None, str | None]:
@@ -224,7 +209,13 @@ STAGE = Stage(
     "copy or download upstream sources into data/raw/ (sha256-checked)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--upstream": "upstream",
+        "--sources": ("sources", "comma-separated source names"),
+        "--mirror": ("mirror", "local mirror directory with the same layout"),
+        "--mirror-url": ("mirror_url", "HTTP(S) base URL of a mirror"),
+        "--out": ("paths.raw", "output root"),
+    },
     deps=(
         "resources/sources.tsv",
         "resources/source_files",

@@ -40,9 +40,6 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", choices=names(), help="which dataset's card to build")
-    parser.add_argument(
-        "--out", dest="paths.hub", metavar="DIR", help="folder of the card folders to write (paths.hub)"
-    )
 
 
 def run(config: Config) -> int:
@@ -193,6 +190,9 @@ STAGE = Stage(
     "build a dataset's Hugging Face card folder (Parquet + README.md)",
     run,
     config=Config,
+    flags={
+        "--out": ("paths.hub", "folder of the card folders to write"),
+    },
     configure=configure,
     deps=(
         "${item.data}",

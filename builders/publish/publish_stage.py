@@ -63,14 +63,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="publish a card of the sample profile (random tiny models; the card says so)",
     )
     parser.add_argument("--private", action="store_true", default=None, help="create the repo private (when it is new)")
-    parser.add_argument("--hub", dest="paths.hub", metavar="DIR", help="where the built cards are (paths.hub)")
-    parser.add_argument("--releases", dest="paths.releases", metavar="DIR", help="receipts folder (paths.releases)")
-    parser.add_argument(
-        "--audit",
-        dest="paths.audit",
-        metavar="DIR",
-        help="audit report whose datasets/<dataset>.json gates publishing (paths.audit)",
-    )
 
 
 def run(config: Config, api=None) -> int:
@@ -170,6 +162,11 @@ STAGE = Stage(
     "publish a built card to the Hugging Face Hub (outside dvc repro)",
     run,
     config=Config,
+    flags={
+        "--hub": ("paths.hub", "where the built cards are"),
+        "--releases": ("paths.releases", "receipts folder"),
+        "--audit": ("paths.audit", "audit report whose datasets/<dataset>.json gates publishing"),
+    },
     configure=configure,
     tool=True,
     docs="docs/guides/publish.md",

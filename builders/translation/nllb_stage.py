@@ -7,7 +7,6 @@ Hugging Face cache, `nllb.local_path`, or (when online) the Hub.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +41,6 @@ class Config:
     paths: Paths = stage_paths()
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out", dest="paths.nllb_model", metavar="DIR", help="CTranslate2 model directory to write (paths.nllb_model)"
-    )
-
-
 def run(config: Config) -> int:
 
     out_dir, quantization = config.paths.nllb_model, config.quantization
@@ -78,7 +71,9 @@ STAGE = Stage(
     "convert NLLB to CTranslate2 once (tiny local model in sample)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": ("paths.nllb_model", "CTranslate2 model directory to write"),
+    },
     deps=(
         "${nllb.templates}",
         "${nllb.sib_dir}",

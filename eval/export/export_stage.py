@@ -48,7 +48,7 @@ class Config:
     """The `eval.export` group of params.yaml."""
 
     GROUP = "eval.export"
-    out_dir: str = setting("build/clip_benchmark", "folder the CLIP_benchmark files are written to")
+    out_dir: str = setting("build/clip_benchmark", "folder the CLIP_benchmark files are written to", metavar="DIR")
     languages: list[str] | None = setting(None, "only these languages (null: every language with labels)")
     fallback: Literal["english", "label"] = setting(
         "english",
@@ -63,9 +63,6 @@ class Config:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_language_flag(parser, "eval.export")
-    parser.add_argument("--out", dest="out_dir", metavar="DIR", help="folder to write (eval.export.out_dir)")
-    parser.add_argument("--labels", dest="paths.labels", metavar="FILE", help="labels.parquet (paths.labels)")
-    parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
 
 
 def export_templates(
@@ -137,6 +134,11 @@ STAGE = Stage(
     "Babel-ImageNet labels + prompts in CLIP_benchmark's layout",
     run,
     config=Config,
+    flags={
+        "--out": ("out_dir", "folder to write"),
+        "--labels": ("paths.labels", "labels.parquet"),
+        "--prompts": ("paths.prompts", "prompts.parquet"),
+    },
     configure=configure,
     tool=True,
     docs="docs/guides/evaluate.md",

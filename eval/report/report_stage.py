@@ -6,7 +6,6 @@ tracked by git; the per-language rows stay in `results.csv` and the plot data un
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,22 +52,6 @@ class Config:
 
     def __post_init__(self):
         check_names(self.tasks, f"{self.GROUP}.tasks")
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out",
-        dest="paths.eval_reports",
-        metavar="DIR",
-        help="reads <task>.json and writes results.csv, plots/ and (unless --metrics) eval.json here "
-        "(paths.eval_reports)",
-    )
-    parser.add_argument(
-        "--metrics",
-        dest="paths.metrics",
-        metavar="DIR",
-        help="folder of the headline metrics; writes eval.json there (paths.metrics)",
-    )
 
 
 def run(config: Config) -> int:
@@ -128,7 +111,13 @@ STAGE = Stage(
     "merged results CSV, DVC metrics and the plots (PNG, SVG, PDF)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": (
+            "paths.eval_reports",
+            "reads <task>.json and writes results.csv, plots/ and (unless --metrics) eval.json here",
+        ),
+        "--metrics": ("paths.metrics", "folder of the headline metrics; writes eval.json there"),
+    },
     # every registered task's run document (babelforge.eval.tasks), and the languages table
     deps=(*(f"${{paths.eval_reports}}/{name}.json" for name in names()), "${paths.languages}"),
     outs=(

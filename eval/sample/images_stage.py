@@ -6,7 +6,6 @@ class (images of a class resemble each other) and one picture per caption-set im
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
@@ -40,15 +39,6 @@ class Config:
     caption_images: int = setting(100, "the first N images of each caption set")
     size: int = setting(64, "image side in pixels")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out",
-        dest="paths.eval_images",
-        metavar="DIR",
-        help="writes imagenet/<wnid>/ and captions/ here (paths.eval_images)",
-    )
 
 
 def chosen_classes(classes: list[tuple[int, str]], n_classes: int) -> list[tuple[int, str]]:
@@ -122,7 +112,9 @@ STAGE = Stage(
     "draw the sample profile's image sets (ImageNet-style folder + caption images)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": ("paths.eval_images", "writes imagenet/<wnid>/ and captions/ here"),
+    },
     deps=(
         "resources/imagenet1k_classes.tsv",
         "data/raw/xtd/xtd.json",

@@ -7,7 +7,6 @@ tokenises, one symbol per byte), a 32 px image processor and a seeded 2-layer mo
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from dataclasses import dataclass
@@ -31,12 +30,6 @@ class Config:
     seeds: list[int] = setting([0, 1, 2], "one model per seed, written to <paths.tiny_clip>/s<seed>")
     image_size: int = setting(32, "input image size in pixels (patch size 8)")
     paths: Paths = stage_paths()
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out", dest="paths.tiny_clip", metavar="DIR", help="folder to write s<seed>/ models into (paths.tiny_clip)"
-    )
 
 
 def run(config: Config) -> int:
@@ -117,7 +110,9 @@ STAGE = Stage(
     "build the tiny random CLIP models of the sample profile (no network)",
     run,
     config=Config,
-    configure=configure,
+    flags={
+        "--out": ("paths.tiny_clip", "folder to write s<seed>/ models into"),
+    },
     outs=("${paths.tiny_clip}",),
     pinned=True,
     docs="docs/guides/evaluate.md",

@@ -55,6 +55,7 @@ class Config(ImageStageConfig):
     images: str = setting(
         {"sample": "data/eval/images/imagenet", "full": "data/imagenet/val"},
         "an ImageNet-style folder (<wnid>/<file>) or a TSV list (path<TAB>class_idx)",
+        metavar="DIR",
     )
     languages: list[str] | None = setting(None, "only these languages (null: every language with labels)")
     prompt_sets: list[Literal["translated", "english", "label"]] = setting(
@@ -86,20 +87,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
     add_language_flag(parser, "eval.zeroshot")
     add_out_flag(parser, "zeroshot")
-    parser.add_argument("--labels", dest="paths.labels", metavar="FILE", help="labels.parquet (paths.labels)")
-    parser.add_argument("--prompts", dest="paths.prompts", metavar="FILE", help="prompts.parquet (paths.prompts)")
     add_dataset_flag(parser, "babel-imagenet", "eval.zeroshot.dataset")
     parser.add_argument(
         "--prompts-dataset",
         dest="prompts_dataset",
         metavar="DIR",
         help=f"with --dataset: its babel-imagenet-prompts, {SYNTAX} (eval.zeroshot.prompts_dataset)",
-    )
-    parser.add_argument(
-        "--images",
-        dest="images",
-        metavar="DIR",
-        help="an ImageNet-style folder <wnid>/<file>, or a TSV list path<TAB>class_idx (eval.zeroshot.images)",
     )
 
 
@@ -199,6 +192,11 @@ STAGE = Stage(
     "Babel-ImageNet zero-shot classification per language",
     run,
     config=Config,
+    flags={
+        "--labels": ("paths.labels", "labels.parquet"),
+        "--prompts": ("paths.prompts", "prompts.parquet"),
+        "--images": ("images", "an ImageNet-style folder <wnid>/<file>, or a TSV list path<TAB>class_idx"),
+    },
     configure=configure,
     deps=(
         "${paths.tiny_clip}",
