@@ -177,7 +177,16 @@ def test_a_declaration_that_cannot_be_a_stage_is_refused():
 
 def test_every_command_module_and_only_one_is_named_for_a_command():
     """One convention: a module declaring a command is `<name>_stage.py`, and every `*_stage.py` declares one."""
-    declaring = {entry.module for entry in table().values()}
+    declaring = {
+        ".".join(("babelforge", *path.relative_to(REPO / "builders").with_suffix("").parts))
+        for path in (REPO / "builders").rglob("*.py")
+        if "\nSTAGE = Stage(" in path.read_text(encoding="utf-8")
+    } | {
+        ".".join(("babelforge", *path.relative_to(REPO).with_suffix("").parts))
+        for path in (REPO / "eval").rglob("*.py")
+        if "\nSTAGE = Stage(" in path.read_text(encoding="utf-8")
+    }
+    assert declaring == {entry.module for entry in table().values()}
     assert all(module.rsplit(".", 1)[1].endswith("_stage") for module in declaring), sorted(declaring)
     named = {
         ".".join(("babelforge", *path.relative_to(REPO / "builders").with_suffix("").parts))

@@ -128,10 +128,11 @@ def _roots() -> list[tuple[Path, str]]:
 
 
 def _declaring_modules() -> list[tuple[Path, str]]:
-    """(file, module name) of every module that declares `STAGE = Stage(`."""
+    """(file, module name) of every command module: named `<name>_stage.py`, declaring `STAGE = Stage(`
+    (tests/test_pipeline_files.py: no other module declares one)."""
     found: dict[Path, str] = {}
     for folder, package in _roots():
-        for path in sorted(folder.rglob("*.py")):
+        for path in sorted(folder.rglob("*_stage.py")):  # the one name a command's module has
             if path in found or not _DECLARATION.search(path.read_text(encoding="utf-8")):
                 continue
             parts = path.relative_to(folder).with_suffix("").parts
