@@ -36,6 +36,7 @@ import yaml  # noqa: E402
 from babelforge.core.config import Paths, declared_default  # noqa: E402
 from babelforge.core.datasets import REGISTRY, specs  # noqa: E402
 from babelforge.core.determinism import BuildSettings  # noqa: E402
+from babelforge.core.params import PROFILES  # noqa: E402
 from babelforge.core.stages import Stage, dvc_params, load, setting_groups, table  # noqa: E402
 from babelforge.eval.families import FAMILIES  # noqa: E402
 from babelforge.eval.tasks import REGISTRY as TASK_REGISTRY  # noqa: E402
@@ -183,8 +184,9 @@ def config_lines(cls: type, indent: str, children: dict[str, list[str]], instanc
     return lines
 
 
-def params_yaml() -> str:
-    """Every group every command reads, nested by their dotted names, in pipeline order."""
+def params_yaml(profile: str = "sample") -> str:
+    """Every group every command reads, nested by their dotted names; `profile` is the project's switch
+    (the committed file's, kept when the file is rewritten)."""
     groups: dict[str, type] = {"paths": Paths, "build": BuildSettings}
     for name in table():
         stage = load(name)
@@ -208,7 +210,7 @@ def params_yaml() -> str:
         return [*(comment(doc, indent) if doc and "." in prefix else []), *config_lines(cls, indent, children)]
 
     tops = ["paths", "build", *sorted({group.split(".")[0] for group in groups} - {"paths", "build"})]
-    lines = [PARAMS_HEADER.rstrip("\n"), "profile: sample", ""]
+    lines = [PARAMS_HEADER.rstrip("\n"), f"profile: {profile}", ""]
     for top in tops:
         cls = groups.get(top)
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls is not None and cls.__doc__ else ""
@@ -216,8 +218,15 @@ def params_yaml() -> str:
     return "\n".join(lines)
 
 
+def project_profile() -> str:
+    """The profile the committed params.yaml selects (the one line a project switches), `sample` without one."""
+    path = REPO / "params.yaml"
+    found = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("profile") if path.is_file() else None
+    return found if found in PROFILES else PROFILES[0]
+
+
 def generated() -> dict[str, str]:
-    return {"dvc.yaml": dvc_yaml(), "params.yaml": params_yaml()}
+    return {"dvc.yaml": dvc_yaml(), "params.yaml": params_yaml(project_profile())}
 
 
 def stale_files(committed: dict[str, str | None], wanted: dict[str, str]) -> list[str]:

@@ -51,6 +51,8 @@ def test_a_planted_drift_is_found(generator, wanted):
         "dvc.yaml (its content differs from the declarations)",
         "params.yaml (its content differs from the declarations)",
     ]
+    # the profile line is the project's switch: switching it is no drift
+    assert generator.params_yaml("full") == wanted["params.yaml"].replace("profile: sample\n", "profile: full\n", 1)
     relaid = committed("params.yaml").replace("profile: sample\n", "profile:   sample\n", 1)
     assert generator.stale_files({"dvc.yaml": wanted["dvc.yaml"], "params.yaml": relaid}, wanted) == [
         "params.yaml (its layout differs from the declarations)"
