@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import textwrap
+from typing import Literal
 
 import pytest
 import yaml
@@ -233,3 +234,53 @@ def test_a_flag_takes_its_type_metavar_and_help_from_its_setting():
         stage_parser(dataclasses.replace(stage, flags={"--table": "table"}))
     with pytest.raises(TypeError, match="no such setting"):
         stage_parser(dataclasses.replace(stage, flags={"--nope": "nope"}))
+
+
+def test_the_literals_of_a_declaration_and_the_settings_its_paths_name(tmp_path, monkeypatch):
+    import babelforge.core.stages as stages
+    from babelforge.core.stages import _declaring_modules, named_settings
+
+    # a tuple's string literals; a number or a computed item is no path, and marks the deps computed
+    path = tmp_path / "odd_stage.py"
+    path.write_text('STAGE = Stage("odd", "help", run, deps=("a", 3, *more), outs=("b",))\n', encoding="utf-8")
+    entry = _entry(path, "pkg.odd_stage")
+    assert (entry.reads, entry.writes, entry.reads_computed) == (("a",), ("b",), True)
+    # only *_stage.py files that declare a command are commands
+    (tmp_path / "plain_stage.py").write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "helper.py").write_text('STAGE = Stage("x", "y", run, tool=True)\n', encoding="utf-8")
+    monkeypatch.setattr(stages, "_roots", lambda: [(tmp_path, "pkg")])
+    assert _declaring_modules() == [(path, "pkg.odd_stage")]
+    assert named_settings("${paths.hub}/${key}/${item.data}/${wordnet.classes}") == ["paths.hub", "wordnet.classes"]
+
+
+def test_an_output_naming_another_setting_is_no_lock_target():
+    @dataclasses.dataclass(frozen=True)
+    class Out:
+        GROUP = "toy"
+        paths: Paths = stage_paths()
+
+    stage = Stage("toy", "", lambda config: 0, config=Out, outs=("${paths.hub}/a", "${toy.out}", "${paths.nope}"))
+    assert outputs(stage, Out()) == [f"{Paths().hub}/a"]
+
+
+def test_a_flag_metavar_names_its_choices_or_list():
+    from babelforge.core.stages import flag_argument
+
+    @dataclasses.dataclass(frozen=True)
+    class Choosy:
+        GROUP = "toy"
+        mode: Literal["a", "b"] = setting("a", "the mode")
+        names: list[str] = setting([], "which ones")
+        strict: bool = setting(False, "stop early")
+
+    stage = Stage(
+        "toy",
+        "",
+        lambda config: 0,
+        config=Choosy,
+        tool=True,
+        flags={"--mode": "mode", "--names": "names", "--strict": "strict"},
+    )
+    assert flag_argument(stage, "--mode")[1]["metavar"] == "{a,b}"
+    assert flag_argument(stage, "--names")[1]["metavar"] == "A[,B...]"
+    assert "metavar" not in flag_argument(stage, "--strict")[1]  # a switch takes no value

@@ -213,3 +213,17 @@ def test_a_task_folder_is_found_without_a_line_anywhere(tmp_path, monkeypatch):
     (tmp_path / "shared_place").mkdir()  # a place without a spec is no task
     monkeypatch.setattr(tasks, "__file__", str(tmp_path / "tasks.py"))
     assert tasks._discovered() == ("babelforge.eval.geo.task:TASK",)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"name": "geo-task", "key": "geo"},  # the name is the command's suffix and a file name: an identifier
+        {"name": "geo", "key": "g-o"},  # the key starts a headline group
+        {"name": "geo", "key": "geo", "split_keys": (("a", "b"),)},  # a split's short names need its column
+    ],
+)
+def test_a_spec_that_cannot_name_its_outputs_is_refused(fields):
+    with pytest.raises(BabelforgeError, match="eval task"):
+        EvalTask(**{"summary": "s", "headline": (("x", "x"),), **fields})
+    assert EvalTask(name="geo", summary="s", key="geo", headline=(("x", "x"),)).command == "eval_geo"
