@@ -17,7 +17,7 @@ from pathlib import Path
 
 import babelforge
 from babelforge.commands import COMMANDS, pinned_stages
-from babelforge.core.config import check_assignments, describe, load_config, override, read_groups
+from babelforge.core.config import check_assignments, describe, load_config, override
 from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
@@ -25,7 +25,7 @@ from babelforge.core.io import os_error_text, stage_lock
 from babelforge.core.params import DEFAULT_PARAMS, find_params, load_params, project_root
 from babelforge.core.progress import info
 from babelforge.core.runs import RUNS, changed_inputs, given_settings, overlapping, run_folder, run_name, run_outputs
-from babelforge.core.stages import Stage, flag_argument, load, outputs
+from babelforge.core.stages import Stage, flag_argument, load, outputs, setting_groups
 
 # The CPU-pinned commands, from the command table (tests/test_reproducibility.py empties it to
 # measure what the pin changes).
@@ -100,7 +100,7 @@ def stage_parser(stage: Stage) -> argparse.ArgumentParser:
 def settable(config_cls, pinned: bool = False) -> list[str]:
     """What `--set` may name for a stage: the groups its Config reads, `profile` (every stage
     resolves its settings for the profile) and, for a CPU-pinned stage, `build.cpu_isa` (the pin)."""
-    groups = [f"{group}.*" for group in read_groups(config_cls) if group != "profile"]
+    groups = [f"{group}.*" for group in setting_groups(config_cls)]
     return [*groups, "profile", *(["build.cpu_isa"] if pinned and "build.*" not in groups else [])]
 
 

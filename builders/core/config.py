@@ -320,21 +320,6 @@ def stage_paths() -> Any:
     return from_group(Paths, "paths", "artifact paths (the `paths` group of params.yaml)")
 
 
-def read_groups(cls: type, group: str | None = None) -> list[str]:
-    """The params.yaml groups a stage Config reads, in field order: its own (`GROUP`), then each
-    group a field takes from elsewhere (`from_group`), with the groups that one reads in turn."""
-    groups = [group or cls.GROUP]
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        other = f.metadata.get("group")
-        if other is None:
-            continue
-        kind = hints[f.name]
-        found = read_groups(kind, other) if dataclasses.is_dataclass(kind) else [other]
-        groups += [g for g in found if g not in groups]
-    return groups
-
-
 def check_assignments(assignments: list[str], accepted: list[str]) -> None:
     """Every `--set` key inside what the command reads: `accepted` holds groups (`eval.zeroshot.*`)
     and single keys (`profile`). A key of another stage's group would be taken and ignored, and
