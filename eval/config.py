@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from babelforge.core.bad_rows import BadRowPolicy
-from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.config import from_group, setting
+from babelforge.core.stages import Paths, stage_paths
 from babelforge.eval.cache import EvalRunnerConfig
 
 

@@ -195,7 +195,8 @@ def artifacts_page() -> str | None:
     """None when an artifact of the sample build is missing (the page cannot be written from the code alone)."""
     import pyarrow.parquet as pq
 
-    from babelforge.core.config import Paths, settings
+    from babelforge.core.config import settings
+    from babelforge.core.stages import Paths
 
     helps = {item.key.split(".")[-1]: item.help for item in settings(Paths, "paths")}
     defaults = Paths()

@@ -33,11 +33,11 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
-from babelforge.core.config import Paths, declared_default  # noqa: E402
+from babelforge.core.config import declared_default  # noqa: E402
 from babelforge.core.datasets import REGISTRY, specs  # noqa: E402
 from babelforge.core.determinism import BuildSettings  # noqa: E402
 from babelforge.core.params import PROFILES  # noqa: E402
-from babelforge.core.stages import Stage, dvc_params, load, setting_groups, table  # noqa: E402
+from babelforge.core.stages import Paths, Stage, dvc_params, load, setting_groups, table
 from babelforge.eval.families import FAMILIES  # noqa: E402
 from babelforge.eval.tasks import REGISTRY as TASK_REGISTRY  # noqa: E402
 from tests.imports import repo_files_run_by  # noqa: E402

@@ -4,6 +4,7 @@ derivation itself: the command table read without imports, a stage's params, per
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import textwrap
 from typing import Literal
@@ -11,9 +12,9 @@ from typing import Literal
 import pytest
 import yaml
 
-from babelforge.core.config import Paths, from_group, load_config, setting, stage_paths, subgroup
+from babelforge.core.config import from_group, load_config, setting, subgroup
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.stages import Stage, _entry, _pipeline_order, dvc_params, load, outputs, table
+from babelforge.core.stages import Paths, Stage, _entry, _pipeline_order, dvc_params, load, outputs, stage_paths, table
 from tests.imports import REPO
 
 
@@ -284,3 +285,43 @@ def test_a_flag_metavar_names_its_choices_or_list():
     assert flag_argument(stage, "--mode")[1]["metavar"] == "{a,b}"
     assert flag_argument(stage, "--names")[1]["metavar"] == "A[,B...]"
     assert "metavar" not in flag_argument(stage, "--strict")[1]  # a switch takes no value
+
+
+def test_each_artifact_path_is_declared_by_the_stage_that_owns_it(tmp_path, monkeypatch):
+    import babelforge.core.stages as stages
+
+    # the repository's: every path a stage's files name is declared by one stage (or core's metrics)
+    owned = {name: entry.name for entry in table().values() for name, _, _ in entry.paths}
+    assert (owned["labels"], owned["senses"], owned["hub"], owned["eval_reports"]) == (
+        "labels",
+        "senses",
+        "card",
+        "eval_report",
+    )
+    assert [f.name for f in dataclasses.fields(Paths)][-1] == "metrics" and "metrics" not in owned
+
+    # a planted tree: the group is assembled from the declarations, in pipeline order, core's last
+    def plant(name, text):
+        (tmp_path / f"{name}_stage.py").write_text(textwrap.dedent(text), encoding="utf-8")
+
+    plant("make", 'STAGE = Stage("make", "h", run, outs=("${paths.made}",), paths={"made": ("data/m", "made")})\n')
+    plant("use", 'STAGE = Stage("use", "h", run, deps=("data/m",), outs=("x",), paths={"used": ("data/u", "used")})\n')
+    monkeypatch.setattr(stages, "_roots", lambda: [(tmp_path, "pkg")])
+    # fresh caches for the planted tree; the project's (and its Paths class) come back after the test
+    for cached in (stages.table, stages.paths_class):
+        monkeypatch.setattr(stages, cached.__name__, functools.cache(cached.__wrapped__))
+    fields = dataclasses.fields(stages.paths_class())
+    assert [(f.name, f.default, f.metadata["help"]) for f in fields] == [
+        ("made", "data/m", "made"),
+        ("used", "data/u", "used"),
+        ("metrics", "metrics", fields[-1].metadata["help"]),
+    ]
+    plant("again", 'STAGE = Stage("again", "h", run, tool=True, paths={"made": ("data/n", "again")})\n')
+    stages.table.cache_clear()
+    stages.paths_class.cache_clear()
+    with pytest.raises(BabelforgeError, match=r"paths.made is declared twice: by pkg.\w+_stage and pkg.\w+_stage"):
+        stages.paths_class()
+    plant("again", 'STAGE = Stage("again", "h", run, tool=True, paths={"made": "data/n"})\n')
+    stages.table.cache_clear()
+    with pytest.raises(BabelforgeError, match=r"paths=\.\.\.\) is a literal"):
+        stages.table()

@@ -17,7 +17,7 @@ from typing import Any
 from babelforge.audit import checks, report, review_sheet, sections
 from babelforge.audit.checks import AUDIT_TAGGERS, AuditPolicy, LangidPolicy
 from babelforge.audit.english import ENGLISH, english_reference
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.datasets import artifact_path
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_provenance, read_table
@@ -25,7 +25,7 @@ from babelforge.core.langid import identifier
 from babelforge.core.languages import read_registry, registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import profile_of_record
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 
 TAGGERS = AUDIT_TAGGERS
 
@@ -326,4 +326,7 @@ STAGE = Stage(
     outs=("${paths.audit}",),
     docs="docs/architecture/audit.md",
     taggers=tuple(TAGGERS),
+    paths={
+        "audit": ("reports/audit", "the audit report"),
+    },
 )

@@ -36,10 +36,10 @@ from babelforge.audit.diff import (
     table_kind,
 )
 from babelforge.babel_imagenet.reviews import review_record
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import PROVENANCE_KEY, canonical_json, read_provenance, read_table, write_text
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 
 
 @dataclass(frozen=True)

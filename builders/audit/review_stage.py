@@ -28,12 +28,12 @@ from babelforge.babel_imagenet.reviews import (
     review_context,
     review_file_lang,
 )
-from babelforge.core.config import Paths, load_config
+from babelforge.core.config import load_config
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_table, write_text
 from babelforge.core.languages import registry
 from babelforge.core.params import DEFAULT_PARAMS, load_params
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -133,4 +133,7 @@ STAGE = Stage(
     configure=configure,
     tool=True,
     docs="docs/guides/review-labels.md",
+    paths={
+        "reviews": ("resources/reviews", "people's review decisions, <lang key>.tsv each (in git)"),
+    },
 )

@@ -35,14 +35,14 @@ from babelforge.babel_imagenet.tables import (
     source_orders,
 )
 from babelforge.babel_imagenet.trust import MIN_EVIDENCE, LearnedPriority
-from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
+from babelforge.core.config import as_params, from_group, setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table, write_table
 from babelforge.core.languages import registry
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.lexicon.senses import SENSE_COLUMNS, Sense, built_senses
 
 TAGGERS = ("duplicate_v1",)
@@ -265,4 +265,12 @@ STAGE = Stage(
     metrics=("${paths.metrics}/labels.json",),
     docs="docs/datasets/babel-imagenet.md",
     taggers=tuple(TAGGERS),
+    paths={
+        "labels": ("data/babel_imagenet/labels.parquet", "Babel-ImageNet labels"),
+        "languages": ("data/babel_imagenet/languages.parquet", "Babel-ImageNet languages table"),
+        "candidates": (
+            "data/babel_imagenet/candidates.parquet",
+            "every candidate sense per class and language, with why the rules set it aside",
+        ),
+    },
 )

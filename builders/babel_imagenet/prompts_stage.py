@@ -21,13 +21,13 @@ from babelforge.babel_imagenet.prompts import (
     read_templates,
     rows_to_records,
 )
-from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
+from babelforge.core.config import as_params, from_group, setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_table, sha256_file, write_json, write_table
 from babelforge.core.languages import REGISTRY_PATH, read_registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.core.taggers import Thresholds
 from babelforge.translation.nllb import NllbTranslator
 from babelforge.translation.placeholders import strategies, translate_templates
@@ -225,4 +225,8 @@ STAGE = Stage(
     pinned=True,
     docs="docs/datasets/prompts.md",
     taggers=tuple(TAGGERS),
+    paths={
+        "prompts": ("data/babel_imagenet/prompts.parquet", "translated CLIP prompts"),
+        "prompts_summary": ("data/babel_imagenet/prompts_summary.json", "prompt strategy summary"),
+    },
 )

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from babelforge.captions.qe import build_tiny_kiwi
 from babelforge.captions.readers import InputConfig, read_captions
-from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
+from babelforge.core.config import as_params, from_group, setting
 from babelforge.core.languages import registry
 from babelforge.core.progress import info
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 
 
 @dataclass(frozen=True)
@@ -55,4 +55,7 @@ STAGE = Stage(
     outs=("${paths.kiwi_tiny}",),
     pinned=True,
     docs="docs/datasets/mt-captions.md",
+    paths={
+        "kiwi_tiny": ("models/cometkiwi-tiny", "the tiny COMETKiwi checkpoint of the sample profile"),
+    },
 )

@@ -37,13 +37,13 @@ from babelforge.captions.select import CHECKS, KIWI_SCORE, SELECT_TAGGERS, headl
 from babelforge.captions.selected import SELECTED_COLUMNS, select_rows, selected_part, selected_schema
 from babelforge.captions.taggers import KIWI_TRUNCATED
 from babelforge.core import shards, taggers
-from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
+from babelforge.core.config import as_params, from_group, setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, write_json, write_table_parts
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.core.taggers import Thresholds
 
 TAGGERS = SELECT_TAGGERS

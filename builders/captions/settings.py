@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from babelforge.captions.readers import InputConfig
-from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.config import from_group, setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.runners import RunnerConfig
+from babelforge.core.stages import Paths, stage_paths
 
 
 @dataclass(frozen=True)

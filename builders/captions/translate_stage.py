@@ -158,4 +158,7 @@ STAGE = Stage(
     ),
     pinned=True,
     docs="docs/datasets/mt-captions.md",
+    paths={
+        "captions": ("data/captions", "MT caption artifacts"),
+    },
 )

@@ -63,43 +63,6 @@ def declared_default(f: dataclasses.Field) -> Any:
     return f.metadata["declared"] if "declared" in f.metadata else _default(f)
 
 
-@dataclasses.dataclass(frozen=True)
-class Paths:
-    """The `paths:` group: every artifact path, written once (dvc.yaml uses `${paths.<name>}`)."""
-
-    raw: str = setting("data/raw", "fetched sources in the source-mirror layout")
-    omw: str = setting(
-        "data/raw/omw", "the fetched OMW data (index.toml, wns/<project>/): licences of OMW-derived labels"
-    )
-    wordnet: str = setting("data/wordnet/imagenet1k.parquet", "the 1,000 ImageNet classes with WordNet knowledge")
-    senses: str = setting("data/senses", "one Parquet of senses per sense source")
-    labels: str = setting("data/babel_imagenet/labels.parquet", "Babel-ImageNet labels")
-    languages: str = setting("data/babel_imagenet/languages.parquet", "Babel-ImageNet languages table")
-    reviews: str = setting("resources/reviews", "people's review decisions, <lang key>.tsv each (in git)")
-    candidates: str = setting(
-        "data/babel_imagenet/candidates.parquet",
-        "every candidate sense per class and language, with why the rules set it aside",
-    )
-    nllb_model: str = setting("models/nllb-ct2", "the CTranslate2 NLLB model")
-    prompts: str = setting("data/babel_imagenet/prompts.parquet", "translated CLIP prompts")
-    prompts_summary: str = setting("data/babel_imagenet/prompts_summary.json", "prompt strategy summary")
-    mvl_sib_images: str = setting("data/mvl_sib_images", "MVL-SIB topic images")
-    mvl_sib: str = setting("data/mvl_sib", "MVL-SIB tasks per language")
-    mvl_sib_reports: str = setting("reports/mvl_sib", "MVL-SIB balance check")
-    kiwi_tiny: str = setting("models/cometkiwi-tiny", "the tiny COMETKiwi checkpoint of the sample profile")
-    captions: str = setting("data/captions", "MT caption artifacts")
-    audit: str = setting("reports/audit", "the audit report")
-    hub: str = setting("build/hub", "dataset card folders, one per dataset")
-    releases: str = setting("releases", "publish receipts, releases/<dataset>/NNNN-<version>.json (in git)")
-    tiny_clip: str = setting("models/tiny_clip", "the tiny CLIP models of the sample profile")
-    eval_images: str = setting("data/eval/images", "the sample profile's image sets")
-    eval_reports: str = setting("reports/eval", "evaluation results")
-    metrics: str = setting(
-        "metrics",
-        "headline metrics, one small JSON per stage (in git: DVC metrics compared across commits and experiments)",
-    )
-
-
 def load_config(cls: type[C], params: Mapping[str, Any], group: str | None = None) -> C:
     """The stage config `cls` from params.yaml's group (`cls.GROUP` unless named), profile resolved."""
 
@@ -313,11 +276,6 @@ def subgroup(kind: Any, help: str) -> Any:
     """A sub-group of this group that another command's Config reads as its own (`mvl_sib.images`
     inside `mvl_sib`): accepted here, written and documented there."""
     return dataclasses.field(default_factory=kind, metadata={"help": help, "subgroup": True})
-
-
-def stage_paths() -> Any:
-    """The usual `paths: Paths = stage_paths()` field of a stage Config."""
-    return from_group(Paths, "paths", "artifact paths (the `paths` group of params.yaml)")
 
 
 def check_assignments(assignments: list[str], accepted: list[str]) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from babelforge.core.config import declared_default, has_profile_choice
+from babelforge.core.config import declared_default, from_group, has_profile_choice, setting
 from babelforge.core.errors import BabelforgeError
 
 _DECLARATION = re.compile(r"^STAGE = Stage\(", re.MULTILINE)
@@ -87,6 +87,10 @@ class Stage:
     in_params_yaml: bool = True
     # The docs page about what it builds (the README's stage table links it).
     docs: str = ""
+    # The artifact paths it owns (writes, or keeps in git): `paths:` name -> (default, help), written as
+    # literals (read without importing the module). Every Config's `paths` field holds every stage's
+    # (`Paths` below): the stage reading `paths.labels` names it, the labels stage declares it.
+    paths: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.config is not None and not hasattr(self.config, "GROUP"):
@@ -115,6 +119,7 @@ class Entry:
     reads: tuple[str, ...]  # the literal paths its declaration names, for the pipeline order
     writes: tuple[str, ...]
     reads_computed: bool = False  # its deps are computed (the report reads every task's run): it comes last
+    paths: tuple[tuple[str, str, str], ...] = ()  # the `paths:` settings it owns: (name, default, help)
 
 
 def _roots() -> list[tuple[Path, str]]:
@@ -183,7 +188,23 @@ def _entry(path: Path, module: str) -> Entry:
         deps,
         writes,
         computed,
+        _owned_paths(path, words.get("paths")),
     )
+
+
+def _owned_paths(path: Path, node: ast.AST | None) -> tuple[tuple[str, str, str], ...]:
+    """A declaration's `paths={name: (default, help)}`, which must be literal strings."""
+    value = _literal(node, None) if node is not None else {}
+    if not isinstance(value, dict) or not all(
+        isinstance(name, str)
+        and name.isidentifier()
+        and isinstance(pair, tuple)
+        and len(pair) == 2
+        and all(isinstance(part, str) for part in pair)
+        for name, pair in value.items()
+    ):
+        raise BabelforgeError(f"{path}: STAGE = Stage(paths=...) is a literal {{name: (default, help)}} of strings")
+    return tuple((name, default, help_text) for name, (default, help_text) in value.items())
 
 
 def _pipeline_order(entries: list[Entry]) -> list[Entry]:
@@ -237,6 +258,59 @@ def load(name: str) -> Stage:
     if stage.name != name:
         raise BabelforgeError(f"{entry.module}: STAGE is named {stage.name!r}, the table read {name!r}")
     return stage
+
+
+# What core itself keeps: every stage that measures something writes one small JSON there
+# (babelforge.core.metrics). Every other artifact path is declared by the stage that owns it.
+_CORE_PATHS = (
+    (
+        "metrics",
+        "metrics",
+        "headline metrics, one small JSON per stage (in git: DVC metrics compared across commits and experiments)",
+    ),
+)
+
+
+@functools.cache
+def paths_class() -> type:
+    """The `paths:` group as a frozen dataclass: every stage's `paths=` in pipeline order, then core's
+    own. Assembled from the declarations (read, not imported), so core names no dataset."""
+    owners: dict[str, str] = {}
+    fields: list[tuple[str, type, Any]] = []
+    declared = [(entry.module, path) for entry in table().values() for path in entry.paths]
+    for owner, (name, default, help_text) in [*declared, *(("babelforge.core", path) for path in _CORE_PATHS)]:
+        if name in owners:
+            raise BabelforgeError(f"paths.{name} is declared twice: by {owners[name]} and {owner}")
+        owners[name] = owner
+        fields.append((name, str, setting(default, help_text)))
+    cls = dataclasses.make_dataclass("Paths", fields, frozen=True)
+    cls.__module__ = __name__  # pickled by reference (a Ray actor's config): found again through __getattr__
+    cls.__doc__ = (
+        "The `paths:` group: every artifact path, declared once by its owner (dvc.yaml uses `${paths.<name>}`)."
+    )
+    return cls
+
+
+def stage_paths() -> Any:
+    """The usual `paths: Paths = stage_paths()` field of a stage Config."""
+    return from_group(lambda: paths_class()(), "paths", "artifact paths (the `paths` group of params.yaml)")
+
+
+if typing.TYPE_CHECKING:
+
+    class Paths:
+        """What a type checker sees of `paths_class()`: every attribute a path (a str)."""
+
+        def __init__(self, **paths: str) -> None: ...
+
+        def __getattr__(self, name: str) -> str: ...
+
+else:
+
+    def __getattr__(name: str) -> Any:
+        if name == "Paths":  # built on first use: `from babelforge.core.stages import Paths`
+            return paths_class()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def outputs(stage: Stage, config: Any) -> list[str]:

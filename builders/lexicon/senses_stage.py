@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from babelforge.core.config import Paths, as_params, from_group, setting, stage_paths
+from babelforge.core.config import as_params, from_group, setting
 from babelforge.core.io import read_table, write_table
 from babelforge.core.languages import registry
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.lexicon.babelnet import BabelNetSource
 from babelforge.lexicon.omw import OmwSource
 from babelforge.lexicon.senses import SENSE_COLUMNS, senses_path
@@ -102,4 +102,7 @@ STAGE = Stage(
     ),
     outs=("${paths.senses}",),
     docs="docs/guides/full-profile.md",
+    paths={
+        "senses": ("data/senses", "one Parquet of senses per sense source"),
+    },
 )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.config import from_group, setting
 from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.io import sha256_file, write_table
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.lexicon.wordnet import open_wordnet, resolve_class, wordnet_source_record
 
 
@@ -82,4 +82,7 @@ STAGE = Stage(
         "wordnet.classes",
     ),
     docs="docs/datasets/knowledge.md",
+    paths={
+        "wordnet": ("data/wordnet/imagenet1k.parquet", "the 1,000 ImageNet classes with WordNet knowledge"),
+    },
 )

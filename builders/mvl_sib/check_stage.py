@@ -13,13 +13,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, stage_paths
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_provenance, read_table, write_json
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import progress
 from babelforge.core.provenance import profile_of_record
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.mvl_sib.settings import CheckSettings
 
 REPORT_FILE = "check.json"
@@ -195,4 +194,7 @@ STAGE = Stage(
     outs=("${paths.mvl_sib_reports}/check.json",),
     metrics=("${paths.metrics}/mvl_sib.json",),
     docs="docs/datasets/mvl-sib.md",
+    paths={
+        "mvl_sib_reports": ("reports/mvl_sib", "MVL-SIB balance check"),
+    },
 )

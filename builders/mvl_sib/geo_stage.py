@@ -16,13 +16,13 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_table
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.mvl_sib.geo import LEVELS, Candidate, LanguageArea, level_counts, select_geo_pool
 
 

@@ -13,13 +13,13 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, as_params, from_group, stage_paths
+from babelforge.core.config import as_params, from_group
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, sha256_file, write_table, write_text
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.mvl_sib.images import (
     THUMBNAIL_SUFFIX,
     fetch_image,
@@ -128,4 +128,7 @@ STAGE = Stage(
     deps=("${mvl_sib.images.manifest}",),
     outs=("${paths.mvl_sib_images}",),
     docs="docs/datasets/mvl-sib.md",
+    paths={
+        "mvl_sib_images": ("data/mvl_sib_images", "MVL-SIB topic images"),
+    },
 )

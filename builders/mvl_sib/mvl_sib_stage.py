@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from babelforge.core.config import Paths, from_group, setting, stage_paths, subgroup
+from babelforge.core.config import from_group, setting, subgroup
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import (
     atomic_directory,
@@ -33,7 +33,7 @@ from babelforge.core.io import (
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.mvl_sib.assemble import (
     N_OPTIONS,
     OPTION_LETTERS,
@@ -247,4 +247,7 @@ STAGE = Stage(
     ),
     outs=("${paths.mvl_sib}",),
     docs="docs/datasets/mvl-sib.md",
+    paths={
+        "mvl_sib": ("data/mvl_sib", "MVL-SIB tasks per language"),
+    },
 )

@@ -26,13 +26,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import DEFAULT_POLICY, ChecksumMismatchError, download, make_session
 from babelforge.core.io import atomic_path, canonical_json, sha256_file, write_json
 from babelforge.core.progress import info
 from babelforge.core.sources import Source, SourceFile, read_sources, select_sources
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 
 COPY_CHUNK = 1 << 20
 
@@ -222,4 +222,8 @@ STAGE = Stage(
     ),
     outs=("${paths.raw}",),
     docs="docs/architecture/sources.md",
+    paths={
+        "raw": ("data/raw", "fetched sources in the source-mirror layout"),
+        "omw": ("data/raw/omw", "the fetched OMW data (index.toml, wns/<project>/): licences of OMW-derived labels"),
+    },
 )

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.datasets import LazySplit, names, resolve, slice_path, spec, specs
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, read_json, write_json, write_table, write_text
 from babelforge.core.languages import registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import build_profile
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.publish import card, croissant
 from babelforge.publish.card import arrow_type, hf_features
 
@@ -207,4 +207,7 @@ STAGE = Stage(
     cmd_args="${key}",
     docs="docs/guides/publish.md",
     in_params_yaml=False,
+    paths={
+        "hub": ("build/hub", "dataset card folders, one per dataset"),
+    },
 )

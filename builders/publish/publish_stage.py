@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.datasets import names, slice_path, spec
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import redact, register_secret
 from babelforge.core.progress import info
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.publish import hub
 from babelforge.publish.card import validate_card
 
@@ -171,4 +171,7 @@ STAGE = Stage(
     tool=True,
     docs="docs/guides/publish.md",
     in_params_yaml=False,
+    paths={
+        "releases": ("releases", "publish receipts, releases/<dataset>/NNNN-<version>.json (in git)"),
+    },
 )

@@ -11,10 +11,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.translation.nllb import convert_to_ctranslate2
 from babelforge.translation.tiny import TINY_MODEL_ID, build_tiny_hf
 
@@ -81,4 +81,7 @@ STAGE = Stage(
     outs=("${paths.nllb_model}",),
     pinned=True,
     docs="docs/datasets/prompts.md",
+    paths={
+        "nllb_model": ("models/nllb-ct2", "the CTranslate2 NLLB model"),
+    },
 )

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Literal
 
 from babelforge.babel_imagenet.prompts import read_templates
-from babelforge.core.config import Paths, from_group, setting, stage_paths
+from babelforge.core.config import from_group, setting
 from babelforge.core.io import read_table
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.eval.config import CommonConfig
 from babelforge.eval.documents import dataset_version
 from babelforge.eval.export.clip_benchmark import (

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_table
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info
 from babelforge.core.provenance import build_profile
-from babelforge.core.stages import Plot, Stage
+from babelforge.core.stages import Paths, Plot, Stage, stage_paths
 from babelforge.eval.report.figures import (
     chance_level,
     plot_accuracy_by_language,
@@ -158,4 +158,7 @@ STAGE = Stage(
     ),
     docs="docs/guides/evaluate.md",
     ad_hoc_outputs=AD_HOC_OUTPUTS,
+    paths={
+        "eval_reports": ("reports/eval", "evaluation results"),
+    },
 )

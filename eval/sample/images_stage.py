@@ -15,10 +15,10 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.io import atomic_path
 from babelforge.core.progress import info
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.eval.inputs import imagenet_classes, require
 
 # A run with other settings (--set, --params) and no --out writes here, in its run folder
@@ -123,4 +123,7 @@ STAGE = Stage(
     outs=("${paths.eval_images}",),
     docs="docs/guides/evaluate.md",
     ad_hoc_outputs=AD_HOC_OUTPUTS,
+    paths={
+        "eval_images": ("data/eval/images", "the sample profile's image sets"),
+    },
 )

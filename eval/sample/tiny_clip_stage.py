@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from babelforge.core.config import Paths, setting, stage_paths
+from babelforge.core.config import setting
 from babelforge.core.io import write_text
 from babelforge.core.progress import info
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Paths, Stage, stage_paths
 
 # A run with other settings (--set, --params) and no --out writes here, in its run folder
 # (babelforge.core.runs), never over <paths.tiny_clip>.
@@ -117,4 +117,7 @@ STAGE = Stage(
     pinned=True,
     docs="docs/guides/evaluate.md",
     ad_hoc_outputs=AD_HOC_OUTPUTS,
+    paths={
+        "tiny_clip": ("models/tiny_clip", "the tiny CLIP models of the sample profile"),
+    },
 )

@@ -6,18 +6,9 @@ import pytest
 import yaml
 
 from babelforge.cli import main as cli
-from babelforge.core.config import (
-    Paths,
-    as_params,
-    build,
-    describe,
-    from_group,
-    load_config,
-    override,
-    setting,
-    stage_paths,
-)
+from babelforge.core.config import as_params, build, describe, from_group, load_config, override, setting
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.stages import Paths, stage_paths
 
 
 @dataclass(frozen=True)

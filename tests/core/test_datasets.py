@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babelforge.core.config import Paths, load_config
+from babelforge.core.config import load_config
 from babelforge.core.datasets import (
     REGISTRY,
     AuditSection,
@@ -22,6 +22,7 @@ from babelforge.core.datasets import (
 )
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.licences import HF_LICENSES, Licence
+from babelforge.core.stages import Paths
 from tests.imports import repo_files_run_by
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,10 +20,11 @@ import pytest
 
 from babelforge.audit.audit_stage import build_audit
 from babelforge.core import datasets
-from babelforge.core.config import Paths, setting
+from babelforge.core.config import setting
 from babelforge.core.io import read_table, write_table
 from babelforge.core.languages import read_registry
 from babelforge.core.provenance import provenance
+from babelforge.core.stages import Paths
 from babelforge.publish.card import validate_card
 from babelforge.publish.card_stage import build_card
 from tests.audit.conftest import audit_config, stub_rank, write_label_inputs
@@ -122,7 +123,7 @@ CAPTIONS = {
 }
 
 
-# Step 1: the artifact's path, once (in the repo: params.yaml `paths:` and builders/core/config.py `Paths`).
+# Step 1: the artifact's path, once (in the repo: `paths={...}` in the declaration of the stage writing it).
 @dataclasses.dataclass(frozen=True)
 class ToyPaths(Paths):
     toy: str = setting("data/toy/captions.parquet", "toy captions")

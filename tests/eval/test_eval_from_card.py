@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 
 from babelforge.cli import main
-from babelforge.core.config import Paths
 from babelforge.core.datasets import spec
 from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.io import read_table, write_table
 from babelforge.core.languages import read_registry
 from babelforge.core.provenance import provenance
+from babelforge.core.stages import Paths
 from babelforge.publish.card_stage import build_card
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 from tests.imports import build_wheel

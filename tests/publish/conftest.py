@@ -8,11 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from babelforge.core.config import Paths
 from babelforge.core.datasets import spec
 from babelforge.core.io import write_table
 from babelforge.core.languages import read_registry
 from babelforge.core.provenance import provenance
+from babelforge.core.stages import Paths
 from babelforge.publish.card_stage import build_card
 from tests.audit.conftest import labels_table, write_registry
 

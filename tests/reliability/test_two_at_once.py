@@ -37,7 +37,7 @@ def test_a_held_output_stops_a_second_writer_naming_the_pid(tmp_path):
 
 def test_every_dvc_stage_locks_the_outputs_dvc_yaml_names(repo_root):
     from babelforge.commands import COMMANDS
-    from babelforge.core.config import Paths
+    from babelforge.core.stages import Paths
 
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     config = type("Config", (), {"paths": Paths(), "dataset": "babel-imagenet"})()
