@@ -37,7 +37,7 @@ from babelforge.core.config import declared_default  # noqa: E402
 from babelforge.core.datasets import REGISTRY, specs  # noqa: E402
 from babelforge.core.determinism import BuildSettings  # noqa: E402
 from babelforge.core.params import PROFILES  # noqa: E402
-from babelforge.core.stages import Paths, Stage, dvc_params, load, setting_groups, table
+from babelforge.core.stages import Paths, Stage, dvc_params, load, setting_groups, table  # noqa: E402
 from babelforge.eval.families import FAMILIES  # noqa: E402
 from babelforge.eval.tasks import REGISTRY as TASK_REGISTRY  # noqa: E402
 from tests.imports import repo_files_run_by  # noqa: E402
@@ -225,8 +225,22 @@ def project_profile() -> str:
     return found if found in PROFILES else PROFILES[0]
 
 
+def in_dvc_form(text: str) -> str:
+    """The YAML as `dvc exp run -S` writes it back (DVC's round trip: block lists, a null as an empty
+    value), so setting one parameter changes one line of the committed file, not the layout of the rest."""
+    import tempfile
+
+    from dvc.utils.hydra import apply_overrides  # what `-S` calls: read, set, merge, write
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "params.yaml"
+        path.write_text(text, encoding="utf-8")
+        apply_overrides(path, [])
+        return path.read_text(encoding="utf-8")
+
+
 def generated() -> dict[str, str]:
-    return {"dvc.yaml": dvc_yaml(), "params.yaml": params_yaml(project_profile())}
+    return {"dvc.yaml": dvc_yaml(), "params.yaml": in_dvc_form(params_yaml(project_profile()))}
 
 
 def stale_files(committed: dict[str, str | None], wanted: dict[str, str]) -> list[str]:

@@ -54,10 +54,27 @@ def test_a_planted_drift_is_found(generator, wanted):
         "params.yaml (its content differs from the declarations)",
     ]
     # the profile line is the project's switch: switching it is no drift
-    assert generator.params_yaml("full") == wanted["params.yaml"].replace("profile: sample\n", "profile: full\n", 1)
+    full = generator.in_dvc_form(generator.params_yaml("full"))
+    assert full == wanted["params.yaml"].replace("profile: sample\n", "profile: full\n", 1)
     relaid = committed("params.yaml").replace("profile: sample\n", "profile:   sample\n", 1)
     assert generator.stale_files({"dvc.yaml": wanted["dvc.yaml"], "params.yaml": relaid}, wanted) == [
         "params.yaml (its layout differs from the declarations)"
+    ]
+
+
+def test_setting_a_parameter_as_dvc_exp_run_does_changes_one_line(tmp_path, wanted):
+    """`dvc exp run -S key=value` rewrites params.yaml through DVC's YAML round trip
+    (dvc.utils.hydra.apply_overrides): the committed file is in that form, so only the set line changes."""
+    from dvc.utils.hydra import apply_overrides
+
+    path = tmp_path / "params.yaml"
+    path.write_text(wanted["params.yaml"], encoding="utf-8")
+    apply_overrides(path, ["labels.min_classes=11", "captions.input.limit=5"])
+    before, after = wanted["params.yaml"].splitlines(), path.read_text(encoding="utf-8").splitlines()
+    changed = [(old, new) for old, new in zip(before, after) if old != new]
+    assert len(before) == len(after) and [new.split("#")[0].strip() for _, new in changed] == [
+        "limit: 5",
+        "min_classes: 11",
     ]
 
 
