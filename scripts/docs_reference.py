@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
+import html
 import json
 import os
 import re
@@ -64,43 +64,66 @@ def commands_page() -> str:
     return "\n".join(lines)
 
 
+FOLD = 40  # a default longer than this is folded (its first characters shown, the whole on a click)
+
+
+def folded(value) -> str:
+    """A value as a table cell that stays one line: short values as code, long ones folded."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = text.replace("\n", " ")
+    if len(text) <= FOLD:
+        return "`" + text.replace("|", "\\|") + "`"
+    escaped = html.escape(text).replace("|", "&#124;")
+    return f"<details><summary><code>{escaped[: FOLD - 1]}…</code></summary><code>{escaped}</code></details>"
+
+
 def settings_page() -> str:
     import yaml
 
-    from babelforge.commands import COMMANDS
     from babelforge.core.config import load_config, settings
     from babelforge.core.params import PROFILES
+    from babelforge.core.stages import params_groups
 
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    groups: dict[str, tuple[type, list[str]]] = {}
-    for command in COMMANDS.values():
-        config = getattr(importlib.import_module(command.module), "Config", None)
-        if config is not None:
-            groups.setdefault(config.GROUP, (config, []))[1].append(command.name)
     lines = [
         "# Settings",
         "",
-        "Every setting of every stage: its `params.yaml` key, type, the value `params.yaml` gives it in each",
-        "profile (`profile:` at the top of `params.yaml` chooses), and what it does. Override one for a run",
-        "with `babelforge <stage> --set KEY=VALUE`, or in an experiment with `dvc exp run -S KEY=VALUE`.",
+        "Every key of `params.yaml`: its type, the value it has in each profile, and what it does. `profile:` at",
+        "the top of `params.yaml` chooses the profile; `paths:` names every artifact (a stage reads and writes",
+        "them); the other groups are read by the commands named under them. Override one for a run with",
+        "`babelforge <stage> --set KEY=VALUE`, or in an experiment with `dvc exp run -S KEY=VALUE` (it changes",
+        "that one line of `params.yaml`). A long default is folded: click it for the whole value.",
+        "",
+        "## `profile`",
+        "",
+        "Read by every stage whose settings differ between the profiles.",
+        "",
+        "| setting | type | " + " | ".join(PROFILES) + " | help |",
+        "| --- | --- | " + " | ".join("---" for _ in PROFILES) + " | --- |",
+        "| `profile` | str | " + " | ".join(f"`{profile}`" for profile in PROFILES)
+        + " | the build profile: `sample` builds offline from the source mirror in minutes, `full` is the paper's build"
+        + " ([full profile](../guides/full-profile.md)) |",
         "",
     ]
-    for group, (config, commands) in sorted(groups.items()):
+    groups = params_groups()
+    for group in ["paths", "build", *sorted(set(groups) - {"paths", "build"})]:
+        config, commands = groups[group]
         values = {}
         for profile in PROFILES:
             try:
-                values[profile] = load_config(config, {**params, "profile": profile})
+                values[profile] = load_config(config, {**params, "profile": profile}, group)
             except Exception as error:  # a profile the group cannot be loaded in: say why, once
                 values[profile] = error
+        readers = ", ".join(f"`{name}`" for name in commands) if commands else "no command (a shared group)"
         lines += [
             f"## `{group}`",
             "",
-            f"Read by {', '.join(f'`{name}`' for name in commands)} ({config.__module__}).",
+            f"Read by {readers} ({config.__module__}).",
             "",
             "| setting | type | " + " | ".join(PROFILES) + " | help |",
             "| --- | --- | " + " | ".join("---" for _ in PROFILES) + " | --- |",
         ]
-        for item in settings(config):
+        for item in settings(config, group):
             shown = []
             for profile in PROFILES:
                 loaded = values[profile]
@@ -110,7 +133,7 @@ def settings_page() -> str:
                 value = loaded
                 for attribute in item.attributes:
                     value = getattr(value, attribute)
-                shown.append(code(dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value))
+                shown.append(folded(dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value))
             least = f" (at least {item.minimum})" if item.minimum is not None else ""
             lines.append(
                 f"| `{item.key}` | {cell(item.type)} | " + " | ".join(shown) + f" | {cell(item.help)}{least} |"

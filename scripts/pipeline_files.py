@@ -35,9 +35,8 @@ import yaml  # noqa: E402
 
 from babelforge.core.config import declared_default  # noqa: E402
 from babelforge.core.datasets import REGISTRY, specs  # noqa: E402
-from babelforge.core.determinism import BuildSettings  # noqa: E402
 from babelforge.core.params import PROFILES  # noqa: E402
-from babelforge.core.stages import Paths, Stage, dvc_params, load, setting_groups, table  # noqa: E402
+from babelforge.core.stages import Stage, dvc_params, load, params_groups, table  # noqa: E402
 from babelforge.eval.families import FAMILIES  # noqa: E402
 from babelforge.eval.tasks import REGISTRY as TASK_REGISTRY  # noqa: E402
 from tests.imports import repo_files_run_by  # noqa: E402
@@ -142,20 +141,13 @@ def comment(help_text: str, indent: str) -> list[str]:
 
 
 def value_lines(key: str, value, help_text: str, indent: str) -> list[str]:
-    """`key: value`, with its help: after it when the line stays short, else above it."""
-    rendered = flow(value)
-    if (
-        isinstance(value, dict)
-        and value
-        and (len(rendered) > 90 or any(isinstance(v, dict) and v for v in value.values()) and len(rendered) > 60)
-        and not set(value) <= {"sample", "full"}
-    ):
-        lines = comment(help_text, indent) if help_text else []
-        lines.append(f"{indent}{key}:")
-        for child, item in value.items():
-            lines += value_lines(str(child), item, "", indent + "  ")
-        return lines
-    line = f"{indent}{key}: {rendered}"
+    """`key: value`, with its help: after it when the line stays short, else above it. A list or a
+    mapping in block style: DVC's YAML round trip (`dvc exp run -S`) rewraps a long flow collection at
+    80 columns into text it cannot read back (a `:` inside a wrapped plain scalar)."""
+    if isinstance(value, (dict, list)) and value:
+        block = yaml.safe_dump({key: value}, default_flow_style=False, sort_keys=False, allow_unicode=True, width=10_000)
+        return [*(comment(help_text, indent) if help_text else []), *(indent + line for line in block.splitlines())]
+    line = f"{indent}{key}: {flow(value)}"
     if help_text and len(line) + len(help_text) + 4 <= 120:
         return [f"{line}  # {help_text}"]
     return [*(comment(help_text, indent) if help_text else []), line]
@@ -187,12 +179,7 @@ def config_lines(cls: type, indent: str, children: dict[str, list[str]], instanc
 def params_yaml(profile: str = "sample") -> str:
     """Every group every command reads, nested by their dotted names; `profile` is the project's switch
     (the committed file's, kept when the file is rewritten)."""
-    groups: dict[str, type] = {"paths": Paths, "build": BuildSettings}
-    for name in table():
-        stage = load(name)
-        if stage.config is not None and stage.in_params_yaml:
-            for group, cls in setting_groups(stage.config).items():
-                groups.setdefault(group, cls)
+    groups = {group: cls for group, (cls, _) in params_groups().items()}
 
     def block(prefix: str, indent: str) -> list[str]:
         cls = groups.get(prefix)

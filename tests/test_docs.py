@@ -55,6 +55,27 @@ def test_the_site_builds_strict(tmp_path):
     assert (tmp_path / "site" / "guides" / "evaluate" / "index.html").is_file()
 
 
+def params_keys(node, prefix: str = "") -> list[str]:
+    """Every leaf key of params.yaml, dotted (an empty mapping is a leaf)."""
+    if isinstance(node, dict) and node:
+        return [key for name, value in node.items() for key in params_keys(value, f"{prefix}{name}.")]
+    return [prefix.removesuffix(".")]
+
+
+def test_the_settings_reference_has_a_row_for_every_key_of_params_yaml():
+    page = (DOCS / "reference" / "settings.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([^`]+)` \|", page, flags=re.MULTILINE))
+    keys = params_keys(yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8")))
+    # a row covers its key and what lies under it (a mapping's entries, a value's {sample, full} choice)
+    missing = [key for key in keys if not any(key == row or key.startswith(row + ".") for row in rows)]
+    assert missing == [], f"params.yaml keys without a row in docs/reference/settings.md: {missing}"
+    assert {"profile", "paths.labels", "eval.common.on_bad_row", "captions.input.max_bad_fraction"} <= rows
+    # a long default is folded (its summary shown, the whole on a click), so no value cell runs on for lines
+    values = [cell for line in page.splitlines() if line.startswith("| `") for cell in line.split(" | ")[2:4]]
+    shown = [re.sub(r"<details><summary>(.*?)</summary>.*?</details>", r"\1", cell) for cell in values]
+    assert max(map(len, shown)) <= 60 and any("<details>" in cell for cell in values)
+
+
 def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page():
     listed = nav_pages(mkdocs_config()["nav"])
     present = [page.relative_to(DOCS).as_posix() for page in PAGES]

@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from babelforge.core.config import declared_default, from_group, has_profile_choice, setting
+from babelforge.core.determinism import BuildSettings
 from babelforge.core.errors import BabelforgeError
 
 _DECLARATION = re.compile(r"^STAGE = Stage\(", re.MULTILINE)
@@ -340,6 +341,23 @@ def setting_groups(config: type, group: str | None = None) -> dict[str, type]:
             for name, cls in setting_groups(hints[field.name], other).items():
                 found.setdefault(name, cls)
     return found
+
+
+def params_groups() -> dict[str, tuple[type, list[str]]]:
+    """Every params.yaml group -> (the class of its settings, the commands that read it): `paths` and
+    `build` first, then each command's own groups and those it takes from elsewhere, in pipeline order."""
+    groups: dict[str, tuple[type, list[str]]] = {"paths": (paths_class(), []), "build": (BuildSettings, [])}
+    for name in table():
+        stage = load(name)
+        if stage.pinned:
+            groups["build"][1].append(name)
+        if stage.config is None or not stage.in_params_yaml:
+            continue
+        if any(f.metadata.get("group") == "paths" for f in dataclasses.fields(stage.config)):
+            groups["paths"][1].append(name)
+        for group, cls in setting_groups(stage.config).items():
+            groups.setdefault(group, (cls, []))[1].append(name)
+    return groups
 
 
 def own_settings(config: type) -> list[dataclasses.Field]:
