@@ -6,6 +6,7 @@ build against a CPU one), where a hash only says that they differ.
 
     babelforge diff OLD.parquet NEW.parquet            two built labels files
     babelforge diff --rev v1.0 --rev v1.1              the labels of two git revisions
+    babelforge diff --rev HEAD                         what the workspace changed since a revision
 
 With `--rev`, the file is read through DVC's API (`dvc.api.open(path, repo=".", rev=...)`):
 DVC looks up the file's hash in that revision's `dvc.lock`, then reads it from the local
@@ -50,7 +51,9 @@ class Config:
     files: list[str] = setting(
         [], "OLD and NEW labels.parquet (or prompts / caption tables: rows changed per language)"
     )
-    rev: list[str] = setting([], "two git revisions (tag, branch, commit) instead of files")
+    rev: list[str] = setting(
+        [], "git revisions (tag, branch, commit) instead of files: two, or one against the workspace"
+    )
     path: str | None = setting(None, "labels file inside the repo for `rev` (null: paths.labels)")
     repo: str = setting(".", "git/DVC repository for `rev`", metavar="DIR")
     format: Literal["markdown", "json"] = setting("markdown", "output format")
@@ -61,7 +64,10 @@ class Config:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE", help="OLD and NEW labels.parquet")
     parser.add_argument(
-        "--rev", action="append", metavar="REV", help="a git revision (tag, branch, commit); give two instead of FILEs"
+        "--rev",
+        action="append",
+        metavar="REV",
+        help="a git revision (tag, branch, commit): two instead of FILEs, or one to compare the workspace with",
     )
 
 
@@ -70,16 +76,23 @@ def run(config: Config) -> int:
     if config.rev and config.files:
         raise BabelforgeError("diff: give either two FILEs or two --rev, not both")
     if config.rev:
-        if len(config.rev) != 2:
-            raise BabelforgeError(f"diff: --rev needs exactly two revisions, got {len(config.rev)}")
+        if len(config.rev) > 2:
+            raise BabelforgeError(
+                f"diff: --rev takes one revision (against the workspace) or two, got {len(config.rev)}"
+            )
         path = config.path or config.paths.labels
         names = [f"{path}@{rev}" for rev in config.rev]
         tables = [read_labels_at_revision(config.repo, path, rev) for rev in config.rev]
+        if len(config.rev) == 1:  # the revision against what the workspace holds now (built, not committed)
+            names.append(f"{path} (workspace)")
+            tables.append(read_labels_file(Path(config.repo) / path))
     elif len(config.files) == 2:
         names = list(config.files)
         tables = [read_labels_file(Path(name)) for name in config.files]
     else:
-        raise BabelforgeError("diff: give OLD and NEW labels files, or --rev A --rev B")
+        raise BabelforgeError(
+            "diff: give OLD and NEW labels files, --rev A --rev B, or --rev A (against the workspace)"
+        )
     (old_table, old_provenance), (new_table, new_provenance) = tables
     old_rows, new_rows = old_table.to_dict("records"), new_table.to_dict("records")
     kind = table_kind(old_table.columns)

@@ -43,7 +43,7 @@ def sh(cwd: Path, *command: str) -> str:
 
 def release(repo: Path, labels: dict, tag: str) -> str:
     """One dataset version: params change, repro, commit dvc.lock, tag, push the data."""
-    (repo / "params.yaml").write_text(json.dumps({"labels": labels}, ensure_ascii=False))
+    (repo / "params.yaml").write_text(json.dumps({"profile": "sample", "labels": labels}, ensure_ascii=False))
     sh(repo, "dvc", "repro", "-q")
     sh(
         repo,
@@ -121,6 +121,13 @@ def test_push_pull_round_trip_and_diff_between_tags(tmp_path, capsys):
     assert fin["relabelled"] == [{"class_idx": 1, "old": "kultakala", "new": "Kultakala", "by": "rules"}]
     assert cli(["diff", "--rev", "babel-imagenet/v1.0", "--rev", "v9.9", "--repo", str(clone)]) == 1
     assert "v9.9" in capsys.readouterr().err
+
+    # one revision: against what the workspace holds (the clone is at v1.0, so v1.1 -> v1.0)
+    assert cli(["diff", "--rev", "babel-imagenet/v1.1", "--repo", str(clone), "--format", "json"]) == 0
+    back = json.loads(capsys.readouterr().out)
+    assert back["new"] == "data/babel_imagenet/labels.parquet (workspace)"
+    assert back["languages"]["fin_Latn"]["removed"] == [{"class_idx": 2, "label": "hai", "by": "rules"}]
+    assert back["summary"]["languages_added"] == ["rus_Cyrl"]
 
 
 def test_a_failed_push_leaves_no_tag(tmp_path):
