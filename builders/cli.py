@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,10 +22,21 @@ from babelforge.core.config import check_assignments, describe, load_config, ove
 from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import os_error_text, stage_lock
-from babelforge.core.params import DEFAULT_PARAMS, find_params, load_params, project_root
+from babelforge.core.io import OutputGuard, os_error_text, stage_lock
+from babelforge.core.params import DEFAULT_PARAMS, PROJECT_MARKER, find_params, load_params, project_root
 from babelforge.core.progress import info
-from babelforge.core.runs import RUNS, changed_inputs, given_settings, overlapping, run_folder, run_name, run_outputs
+from babelforge.core.runs import (
+    OUT_ANYWHERE,
+    RUNS,
+    changed_inputs,
+    given_settings,
+    out_problem,
+    overlapping,
+    run_folder,
+    run_name,
+    run_outputs,
+    tracked_outputs,
+)
 from babelforge.core.stages import Stage, flag_argument, load, outputs, setting_groups
 
 # The CPU-pinned commands, from the command table (tests/test_reproducibility.py empties it to
@@ -94,6 +106,13 @@ def stage_parser(stage: Stage) -> argparse.ArgumentParser:
         parser.add_argument(flag, dest=dest, **words)
     if stage.configure is not None:
         stage.configure(parser)
+    if config_cls is not None and "--out" in parser._option_string_actions:
+        parser.add_argument(
+            "--out-anywhere",
+            dest=OUT_ANYWHERE,
+            action="store_true",
+            help="let --out lie outside the project and the temp folder, or in another stage's tracked output",
+        )
     return parser
 
 
@@ -115,7 +134,7 @@ def config_from_args(stage: Stage, args: argparse.Namespace):
     config_cls = stage.config
     params = override(standalone_params(stage, args.params), args.set)
     check_assignments(args.set, settable(config_cls, stage.pinned))
-    reserved = {"params", "set", "debug"}
+    reserved = {"params", "set", "debug", OUT_ANYWHERE}
     for key, value in vars(args).items():
         if key in reserved or value is None:
             continue
@@ -186,6 +205,32 @@ def refuse_tracked_out(stage: Stage, parser: argparse.ArgumentParser, given: dic
             f"{clash} is a DVC-tracked output of {name}; a run with "
             f"{', '.join(flags.get(dest, f'--set {dest}') for dest in changed)} writes elsewhere: "
             f"name another --out, or none (a run folder under {RUNS}/)"
+        )
+
+
+def refuse_out_elsewhere(stage: Stage, parser: argparse.ArgumentParser, args: argparse.Namespace, written) -> None:
+    """An `--out` given on the command line, and what the stage then writes, must not land (after symlinks)
+    in another stage's DVC-tracked output (dvc.yaml of the project root, the working folder here) nor
+    outside the project and the system temp folder, unless `--out-anywhere` (babelforge.core.runs.out_problem)."""
+    action = parser._option_string_actions.get("--out")
+    if action is None or getattr(args, action.dest, None) is None or getattr(args, OUT_ANYWHERE, False):
+        return
+    tracked = {}
+    if Path(PROJECT_MARKER).is_file() and Path(DEFAULT_PARAMS).is_file():
+        tracked = tracked_outputs(load_params(PROJECT_MARKER), load_params(DEFAULT_PARAMS))
+    others = {
+        output: owner for owner, paths in tracked.items() if owner.split("@")[0] != stage.name for output in paths
+    }
+    problem = out_problem(
+        str(getattr(args, action.dest)),
+        [str(path) for path in written],
+        others,
+        [Path.cwd(), Path(tempfile.gettempdir())],
+    )
+    if problem:
+        raise BabelforgeError(
+            f"--out {getattr(args, action.dest)}: {problem}; name another --out, "
+            "or pass --out-anywhere to write there all the same"
         )
 
 
@@ -289,9 +334,13 @@ def main(argv: list[str] | None = None) -> int:
                 return int(stage.run(args) or 0)
             config = config_from_args(stage, args)
             config, written, note = ad_hoc_run(stage, parser, args, config)
-            # one writer per output: a second run of the stage on the same outputs stops at once
-            with stage_lock(name, written):
+            refuse_out_elsewhere(stage, parser, args, written)
+            # one writer per output: a second run of the stage on the same outputs stops at once; the
+            # outputs it had are put back unless it succeeds
+            with stage_lock(name, written), OutputGuard(written) as guard:
                 code = int(stage.run(config) or 0)
+                if code == 0:
+                    guard.commit()
             if note and code == 0:
                 info(note)
             return code

@@ -10,7 +10,7 @@ precision, so a new checkpoint or a changed image never reuses stale vectors, an
 `shard-NNNNN.parquet` with `row` (position in the image set), `file` and `embedding`
 (list<float32>), each committed by its manifest, plus `key.json` saying what the key stands
 for. The shards are encoded by the `eval.runner` runner (`babelforge.core.runners`: here, or on a
-Ray Data actor pool whose actors load the model once each), written as they finish, so an
+Ray actor pool whose actors load the model once each), written as they finish, so an
 encode cut off by a kill or preemption keeps its finished shards and the next run encodes only
 the missing, stale or broken ones.
 """
@@ -130,6 +130,12 @@ class ImageEncoder:
     def __init__(self, model, root: str):
         self.model = model.load() if isinstance(model, ModelSource) else model
         self.root = Path(root)
+
+    @staticmethod
+    def model_paths(model, root: str) -> list[str]:
+        """What a Ray actor checks on its node first (runners.ChunkWorker): the image folder, which
+        actors open by its absolute path (a volume every node mounts at that path)."""
+        return [root]
 
     def __call__(self, batch):
         rows = batch.column("row").to_pylist()

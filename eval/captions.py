@@ -8,10 +8,11 @@ same code as a caption-set file."""
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from babelforge.captions.readers import read_caption_document
+from babelforge.core.bad_rows import FAIL_FAST, BadRowPolicy, Quarantine, screen_caption_lists, summary_line
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info
 from babelforge.eval.documents import dataset_version
@@ -27,15 +28,31 @@ CARD_COLUMNS = ("caption_id", "image", "caption", "text")
 ENGLISH = "en"
 
 
-def read_caption_sets(caption_sets: Sequence[str], keep: Callable[[str], bool]) -> list[tuple[str, Path, dict]]:
-    """(name, path, {images, captions}) per caption-set JSON, captions only of codes `keep` accepts."""
+def read_caption_sets(
+    caption_sets: Sequence[str], keep: Callable[[str], bool], policy: BadRowPolicy = FAIL_FAST, task: str = "retrieval"
+) -> list[tuple[str, Path, dict, Quarantine]]:
+    """(name, path, {images, captions}, quarantine) per caption-set JSON, captions only of codes
+    `keep` accepts. A caption that cannot be scored (null, a number, empty, a NUL, bytes that are not
+    UTF-8) is left out under `policy` (eval.common's on_bad_row / max_bad_fraction) and counted in
+    the set's quarantine, as the captions input counts it (`screen_caption_lists`); a file that is
+    not JSON, or whose captions do not line up with its images, is one line."""
 
     sets = []
     for path in caption_sets:
         path = require(path, "caption set", "fetch")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        captions = {code: caps for code, caps in data["captions"].items() if keep(code)}
-        sets.append((path.stem, path, {"images": data["images"], "captions": captions}))
+        images, by_code = read_caption_document(path, f"eval.{task}.caption_sets")
+        quarantine = Quarantine(policy, "captions", hint="check the caption set file (the right one, in UTF-8?)")
+        captions = {
+            code: [
+                [text for text in texts if text is not None]
+                for texts in screen_caption_lists(caps, f"{path} [{code}]", quarantine)
+            ]
+            for code, caps in by_code.items()
+            if keep(code)
+        }
+        quarantine.check_fraction()
+        info(f"eval_{task}: {path}: {summary_line('captions', quarantine.summary())}")
+        sets.append((path.stem, path, {"images": images, "captions": captions}, quarantine))
     return sets
 
 
@@ -120,7 +137,8 @@ def caption_task_rows(
     Captions of `helper_codes` (clipscore's reference language) are read even when `languages`
     leaves them out; their rows are then dropped. Inputs are checked before any model loads: an
     image no model can read is left out under eval.common.on_bad_row, with its captions in every
-    language (`quarantine`: per caption set, the run JSON's record of what was left out). With
+    language (`quarantine`: per caption set, the run JSON's record of what was left out, with the
+    captions left out under the same policy in its `captions` entry). With
     `config.dataset` (a published mt-captions card) that card is the one caption set.
     """
 
@@ -131,12 +149,16 @@ def caption_task_rows(
         return wanted is None or code in helper_codes or resolve(code) in wanted
 
     published = open_dataset(config.dataset) if config.dataset else None
+    caption_quarantines: dict[str, Quarantine] = {}
     if published:
         sets = [card_caption_set(published, keep, task)]
     else:
-        sets = [
-            (name, data, dataset_version(path)) for name, path, data in read_caption_sets(config.caption_sets, keep)
-        ]
+        sets = []
+        for name, path, data, caption_quarantine in read_caption_sets(
+            config.caption_sets, keep, config.common.image_policy, task
+        ):
+            sets.append((name, data, dataset_version(path)))
+            caption_quarantines[name] = caption_quarantine
     if wanted is not None:
         found = {resolve(code) for _, data, _ in sets for code in data["captions"] if resolve(code) in wanted}
         missing = [lang for lang in wanted if lang not in found]
@@ -166,6 +188,8 @@ def caption_task_rows(
         rows = [row for row in rows if row["lang"] in wanted]
     sources = {name: version for name, _, version in sets}
     quarantine = {name: quarantine_record(quarantine) for name, quarantine in quarantines.items()}
+    for name, caption_quarantine in caption_quarantines.items():  # beside the images': merge.py reads those
+        quarantine[name]["captions"] = quarantine_record(caption_quarantine)
     return rows, sources, quarantine, published.profile if published else None
 
 

@@ -47,15 +47,18 @@ class CommonConfig:
         "image embeddings per model + revision + image set + precision (not a DVC output)",
     )
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)")
-    # The image sets of every eval task, in one place. MVL-SIB's images are the thumbnails of a
+    # The image sets and caption sets of every eval task, in one place. MVL-SIB's images are the thumbnails of a
     # small curated, checksummed manifest (mvl_sib_images): eval_mvl_sib always fails on a bad one.
     on_bad_row: Literal["skip", "fail"] = setting(
         "skip",
         "an image of an eval image set that cannot be used (missing, empty, not an image, truncated, over "
-        "PIL's size limit): skip (quarantine it in the run JSON, score the rest) or fail (stop at it)",
+        "PIL's size limit), or a caption of a caption set (null, a number, empty, a NUL, not UTF-8): skip "
+        "(quarantine it in the run JSON, score the rest) or fail (stop at it)",
     )
     max_bad_fraction: float = setting(
-        0.01, "stop when more than this share of an image set is bad (the wrong folder or list, a broken copy)"
+        0.01,
+        "stop when more than this share of an image set or caption set is bad (the wrong folder, list or file, "
+        "a broken copy)",
     )
     models: list[ModelSpec] = setting(
         {
@@ -77,7 +80,7 @@ class CommonConfig:
 
     @property
     def image_policy(self) -> BadRowPolicy:
-        """The bad-row policy of the eval image sets (zero-shot, retrieval, clipscore)."""
+        """The bad-row policy of the eval image sets (zero-shot, retrieval, clipscore) and caption sets."""
         return BadRowPolicy(self.on_bad_row, self.max_bad_fraction)
 
 

@@ -67,7 +67,8 @@ def run_document(
 ) -> dict:
     """`task`, `provenance`, `rows`, `text_truncation` (`text_truncation`: the texts the text encoder
     cut, per model, dataset and language) and, for a task over image sets, `quarantine`: per dataset,
-    the screening's counts and the images left out (babelforge.eval.images.quarantine_record)."""
+    the screening's counts and the images left out (babelforge.eval.images.quarantine_record), and for
+    a caption set the same record of its captions left out (`captions`, babelforge.eval.captions)."""
     missing = [key for row in rows for key in ROW_KEYS if key not in row]
     if missing:
         raise ValueError(f"result rows lack {sorted(set(missing))}")

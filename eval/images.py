@@ -28,7 +28,7 @@ from pathlib import Path
 import PIL
 from PIL import Image
 
-from babelforge.core.bad_rows import REASONS, BadRow, BadRowPolicy, Quarantine
+from babelforge.core.bad_rows import REASONS, BadRow, BadRowPolicy, Quarantine, has_undecodable, raw_text
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import READER_VERSION, open_rgb
 from babelforge.core.io import read_json, sha256_file, write_json
@@ -60,7 +60,8 @@ def set_hash(files: Sequence[str], file_digests: Sequence[str]) -> str:
     """An image set's content hash: every file's relative name and content sha256, in order."""
     digest = hashlib.sha256()
     for name, file_digest in zip(files, file_digests, strict=True):
-        digest.update(f"{name}\0{file_digest}\n".encode())
+        # A name with bytes that are not UTF-8 (read as surrogates) hashes as those bytes.
+        digest.update(f"{name}\0{file_digest}\n".encode("utf-8", errors="surrogateescape"))
     return digest.hexdigest()
 
 
@@ -86,7 +87,14 @@ def read_imagenet_folder(root: str | Path, wnid_to_class: dict[str, int]) -> Ima
 def read_file_list(path: str | Path) -> ImageSet:
     path = Path(path)
     files, targets = [], []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, raw in enumerate(path.read_bytes().splitlines(), 1):
+        try:
+            line = raw.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as error:
+            raise BabelforgeError(
+                f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start} of the line: "
+                f"{raw_text(raw)[:80]!r}); save the list as UTF-8"
+            ) from None
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
@@ -165,6 +173,8 @@ def screen_images(
     for position in order if found is not None else progress(order, "screen images", len(paths), unit="image"):
         if found is not None:
             reason = found.get(position)
+        elif has_undecodable(image_set.files[position]):  # no name to write in a run JSON or a cache key
+            reason = "bad_file_name"
         else:
             _, reason = open_rgb(paths[position])
         if reason is None:
@@ -172,7 +182,7 @@ def screen_images(
             kept.append(position)
             continue
         screened[position] = reason
-        quarantine.add(BadRow(str(source), position + 1, image_set.files[position], reason))  # raises under fail
+        quarantine.add(BadRow(str(source), position + 1, raw_text(image_set.files[position]), reason))  # fail: raises
     if memo is not None and found is None:
         write_json({"bad": sorted(screened.items())}, memo)
     quarantine.check_fraction()

@@ -1,8 +1,9 @@
 """Paper figures: the style, size and byte-stable files every eval plot shares.
 
 Plots (matplotlib, Agg backend) are sized for one column of a two-column paper
-(`COLUMN_WIDTH` inches, 7-8 pt text) and written as PNG at `PRINT_DPI` plus SVG and PDF,
-with fixed metadata so reruns are byte-stable. A plot function decorated with `paper`
+(`COLUMN_WIDTH` inches, 7-8 pt text) and written as PDF and SVG (vector: print and pages) plus a
+PNG at `SCREEN_DPI` (about 500 px wide: two revisions side by side in `dvc plots diff` fit a
+screen), with fixed metadata so reruns are byte-stable. A plot function decorated with `paper`
 draws with the style; `new_figure` and `save_figure` make and write its figure.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from babelforge.core.io import atomic_path
 
 COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
-PRINT_DPI = 300
+SCREEN_DPI = 150  # the PNG's: a column-wide figure is 510 px (the PDF and SVG are vector)
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
 
@@ -62,7 +63,7 @@ def figure_paths(stem: str | Path) -> list[Path]:
 
 
 def save_figure(fig, stem: str | Path) -> list[Path]:
-    """PNG at print resolution, SVG and PDF, each without creation dates or tool versions."""
+    """PNG at screen resolution, SVG and PDF, each without creation dates or tool versions."""
     import matplotlib.pyplot as plt
 
     metadata = {
@@ -74,7 +75,7 @@ def save_figure(fig, stem: str | Path) -> list[Path]:
     for path in figure_paths(stem):
         fmt = path.suffix[1:]
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=PRINT_DPI, metadata=metadata[fmt])
+            fig.savefig(tmp, format=fmt, dpi=SCREEN_DPI, metadata=metadata[fmt])
         written.append(path)
     plt.close(fig)
     return written

@@ -394,6 +394,39 @@ def build(data: Path = DEFAULT_DATA) -> str:
     return render(rows)
 
 
+def registry_rows(text: str) -> dict[str, dict[str, str]]:
+    """key -> its row, of a registry TSV's text (empty: no rows)."""
+    return {row["key"]: row for row in csv.DictReader(io.StringIO(text), delimiter="\t")} if text else {}
+
+
+def registry_changes(old_text: str, new_text: str) -> list[str]:
+    """One line per language the rebuild added, removed or changed, saying what a build can do with
+    it: the sense sources that can label it (OMW wordnet, BabelNet code) and whether NLLB translates
+    its prompts; a language no source covers gets no labels, whatever the registry says."""
+    old, new = registry_rows(old_text), registry_rows(new_text)
+    lines = []
+    for key in sorted(set(new) - set(old)):
+        row = new[key]
+        sources = ", ".join(
+            [
+                *([f"omw:{row['omw']}"] if row["omw"] else []),
+                *([f"babelnet {row['babelnet']}"] if row["babelnet"] else []),
+            ]
+        )
+        prompts = f"translated (NLLB {row['nllb']})" if row["nllb"] else "English templates (no NLLB code)"
+        scope = (
+            "" if row["in_babel_imagenet"] == "True" else "; not a Babel-ImageNet language (in_babel_imagenet False)"
+        )
+        covered = sources or "none: it gets no labels (no OMW wordnet, no BabelNet code)"
+        lines.append(f"added {key} ({row['name']}): sense sources {covered}; prompts {prompts}{scope}")
+    lines += [f"removed {key} ({old[key]['name']})" for key in sorted(set(old) - set(new))]
+    for key in sorted(set(old) & set(new)):
+        changed = [f"{c} {old[key][c]!r} -> {new[key][c]!r}" for c in new[key] if old[key].get(c) != new[key][c]]
+        if changed:
+            lines.append(f"changed {key}: {'; '.join(changed)}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="source mirror (default ../shared/data)")
@@ -406,7 +439,10 @@ def main(argv: list[str] | None = None) -> int:
     except BabelforgeError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    before = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
     write_text(text, args.out)
+    for line in registry_changes(before, text):
+        print(line, file=sys.stderr)
     print(f"{args.out}: {text.count(chr(10)) - 1} languages", file=sys.stderr)
     return 0
 

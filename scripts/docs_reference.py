@@ -100,7 +100,8 @@ def settings_page() -> str:
         "",
         "| setting | type | " + " | ".join(PROFILES) + " | help |",
         "| --- | --- | " + " | ".join("---" for _ in PROFILES) + " | --- |",
-        "| `profile` | str | " + " | ".join(f"`{profile}`" for profile in PROFILES)
+        "| `profile` | str | "
+        + " | ".join(f"`{profile}`" for profile in PROFILES)
         + " | the build profile: `sample` builds offline from the source mirror in minutes, `full` is the paper's build"
         + " ([full profile](../guides/full-profile.md)) |",
         "",

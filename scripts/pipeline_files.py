@@ -145,7 +145,9 @@ def value_lines(key: str, value, help_text: str, indent: str) -> list[str]:
     mapping in block style: DVC's YAML round trip (`dvc exp run -S`) rewraps a long flow collection at
     80 columns into text it cannot read back (a `:` inside a wrapped plain scalar)."""
     if isinstance(value, (dict, list)) and value:
-        block = yaml.safe_dump({key: value}, default_flow_style=False, sort_keys=False, allow_unicode=True, width=10_000)
+        block = yaml.safe_dump(
+            {key: value}, default_flow_style=False, sort_keys=False, allow_unicode=True, width=10_000
+        )
         return [*(comment(help_text, indent) if help_text else []), *(indent + line for line in block.splitlines())]
     line = f"{indent}{key}: {flow(value)}"
     if help_text and len(line) + len(help_text) + 4 <= 120:

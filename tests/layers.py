@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 
 from tests.imports import module_file, parsed, project_imports, project_modules
 
-AREAS = ("audit", "babel_imagenet", "captions", "lexicon", "mvl_sib", "pipeline", "publish", "translation")
+AREAS = ("audit", "babel_imagenet", "captions", "lexicon", "mvl_sib", "pipeline", "publish", "translation", "xm3600")
 
 # The area -> area imports there are, each for a reason; a new one is a design decision, made here.
 AREA_IMPORTS: dict[str, set[str]] = {
@@ -38,6 +38,7 @@ AREA_IMPORTS: dict[str, set[str]] = {
     "mvl_sib": set(),
     "publish": set(),
     "translation": set(),
+    "xm3600": set(),
 }
 
 RANK = {"babelforge": 0, "core": 1, "commands": 1, "area": 2, "eval": 3, "cli": 4}

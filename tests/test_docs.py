@@ -4,6 +4,7 @@ every command in a code block of a page names a real stage, real flags and real 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.browser import CHROMIUM, chromium_page
 from tests.test_readme import command_problems, missing_references
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,11 +40,12 @@ def mkdocs_config() -> dict:
     return yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
 
 
-@pytest.mark.slow
-def test_the_site_builds_strict(tmp_path):
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
     """`mkdocs build --strict`: a broken link or anchor, or a page outside the nav, is an error."""
+    folder = tmp_path_factory.mktemp("site") / "site"
     result = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "--site-dir", str(folder)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -52,7 +55,39 @@ def test_the_site_builds_strict(tmp_path):
     assert result.returncode == 0, "\n".join(
         line for line in result.stderr.splitlines() if line.startswith(("WARNING", "ERROR", "Aborted"))
     )
-    assert (tmp_path / "site" / "guides" / "evaluate" / "index.html").is_file()
+    return folder
+
+
+@pytest.mark.slow
+def test_the_site_builds_strict(site):
+    assert (site / "guides" / "evaluate" / "index.html").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup.sh installs it)")
+def test_the_settings_reference_reads_on_one_screen_in_a_browser(site, tmp_path):
+    """In headless Chromium at 1280 x 800: the first table starts on the first screen, no key cell breaks
+    (every key's cell is one line high), and a folded default opens on a click."""
+
+    async def look() -> dict:
+        async with chromium_page(tmp_path / "profile") as page:
+            await page.send(
+                "Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False
+            )
+            await page.open((site / "reference" / "settings" / "index.html").as_uri())
+            return await page.evaluate(
+                "(() => { const cells = Array.from(document.querySelectorAll('table td:first-child code'));"
+                " const line = parseFloat(getComputedStyle(cells[0]).lineHeight) || 20;"
+                " const folded = document.querySelector('table details');"
+                " const closed = folded.getBoundingClientRect().height; folded.open = true;"
+                " return {first: document.querySelector('table').getBoundingClientRect().top, keys: cells.length,"
+                " broken: cells.filter(c => c.getBoundingClientRect().height > 1.6 * line).map(c => c.textContent),"
+                " opened: folded.getBoundingClientRect().height > closed}; })()"
+            )
+
+    seen = asyncio.run(look())
+    assert seen["first"] < 800 and seen["keys"] > 150, seen
+    assert seen["broken"] == [] and seen["opened"], seen
 
 
 def params_keys(node, prefix: str = "") -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -169,3 +170,34 @@ def test_from_a_subfolder_the_project_params_file_is_no_ad_hoc_setting(tmp_path,
             models = getattr(args, "eval.common.models")
             assert models == [{"id": "sub/my_clip", "revision": None}, {"id": "org/clip", "revision": "abc"}]
         assert Path.cwd() == (root / "sub").resolve()
+
+
+def test_resources_are_the_projects_own_with_the_packages_as_the_default(tmp_path):
+    """A project's resources/ wins over the package's (whose checkout the venv may belong to), file by file."""
+    from babelforge.core.resources import RESOURCES, resource
+
+    root = tmp_path / "proj"
+    (root / "resources").mkdir(parents=True)
+    (root / "sub" / "deeper").mkdir(parents=True)
+    (root / "dvc.yaml").write_text("stages: {}\n", encoding="utf-8")
+    (root / "params.yaml").write_text(yaml.safe_dump(PARAMS), encoding="utf-8")
+    own = (RESOURCES / "languages.tsv").read_text(encoding="utf-8") + "zzz_Latn\tTestish\tzzz\tLatn\tLatn" + "\t" * 5
+    (root / "resources" / "languages.tsv").write_text(own + "\tFalse\tFalse\tFalse\tFalse\n", encoding="utf-8")
+    for start in (root, root / "sub" / "deeper"):
+        assert resource("languages.tsv", start) == root / "resources" / "languages.tsv"
+        assert resource("imagenet1k_classes.tsv", start) == RESOURCES / "imagenet1k_classes.tsv"  # not in the project
+    assert resource("languages.tsv", tmp_path) == RESOURCES / "languages.tsv"  # outside any project
+    # a real command run in the project's subfolder reads the project's registry
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from babelforge.core.languages import registry; print(registry().get('zzz_Latn').name)",
+        ],
+        cwd=root / "sub",
+        env=command_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "Testish", result.stderr[-2000:]

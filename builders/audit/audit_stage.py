@@ -17,6 +17,7 @@ from typing import Any
 from babelforge.audit import checks, report, review_sheet, sections
 from babelforge.audit.checks import AUDIT_TAGGERS, AuditPolicy, LangidPolicy
 from babelforge.audit.english import ENGLISH, english_reference
+from babelforge.babel_imagenet.tables import PRECISION_COLUMNS
 from babelforge.core.config import setting
 from babelforge.core.datasets import artifact_path
 from babelforge.core.errors import BabelforgeError
@@ -125,6 +126,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         raise BabelforgeError(f"{labels_path}: missing columns {', '.join(sorted(missing))}")
     groups, dropped_totals = _language_facts(paths.languages)
     orders = _source_orders(paths.languages)
+    precisions = _label_precisions(paths.languages)
     review_coverage, review_record, candidates = review_sheet.audit_review_inputs(labels, labels_path, paths.candidates)
     english = english_reference(labels, paths.wordnet)
     english_lemmas = {idx: entry["lemmas"] for idx, entry in english.items()}
@@ -156,6 +158,8 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
             record["dropped"] = dropped_totals[lang]
         if lang in orders:
             record["source_trust"] = source_trust_record(orders[lang], candidates.get(lang, []))
+        if lang in precisions:
+            record["label_precision"] = precisions[lang]
         record.update(sections.language_records(optional, lang))
         if reference is not None:
             record["reference"] = (
@@ -198,6 +202,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
                 for key in ("name", "group", "classes_kept", "errors", "warnings", "quality_score", "source_mix")
             }
             | {"reviews": {k: v for k, v in record["reviews"].items() if k != "decisions"}}
+            | ({"label_precision": record["label_precision"]} if "label_precision" in record else {})
             for lang, record in records.items()
         },
         **sections.overviews(optional),
@@ -210,7 +215,7 @@ def build_audit(config: Config, languages_registry, rank=None) -> dict[str, Any]
         records,
         pages,
         sections.distributions(optional),
-        sections.slices(summary, records, optional),
+        sections.slices(summary, records, optional, paths),
         sheets,
     )
     return summary
@@ -256,6 +261,30 @@ def _source_orders(path: str | None) -> dict[str, dict[str, Any]]:
         return {}
     table = read_table(path, columns=["lang", *SOURCE_ORDER_COLUMNS])
     return {row["lang"]: row for row in table.to_dict("records") if row["source_order"]}
+
+
+def _label_precisions(path: str | None) -> dict[str, dict[str, Any]]:
+    """{lang: the share of correct labels languages.parquet states (precision.py): `precision`,
+    `low`, `high`, `basis`, `judged`, `expected_wrong`, `estimated`, `by_source`}; {} for an older
+    languages.parquet."""
+    import pyarrow.parquet as pq
+
+    if not path or not Path(path).exists() or not set(PRECISION_COLUMNS) <= set(pq.read_schema(path).names):
+        return {}
+    table = read_table(path, columns=["lang", *PRECISION_COLUMNS])
+    return {
+        row["lang"]: {
+            "precision": float(row["label_precision"]),
+            "low": float(row["label_precision_low"]),
+            "high": float(row["label_precision_high"]),
+            "basis": str(row["label_precision_basis"]),
+            "judged": int(row["n_judged"]),
+            "expected_wrong": float(row["expected_wrong"]),
+            "estimated": float(row["estimated_precision"]),
+            "by_source": str(row["measured_sources"]),
+        }
+        for row in table.to_dict("records")
+    }
 
 
 def source_trust_record(order: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -322,6 +351,8 @@ STAGE = Stage(
         # the report's style and script, package files the import walk cannot see
         "builders/audit/assets/report.css",
         "builders/audit/assets/report.js",
+        "builders/audit/assets/index.js",
+        "builders/audit/assets/sort_table.js",
     ),
     outs=("${paths.audit}",),
     docs="docs/architecture/audit.md",

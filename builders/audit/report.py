@@ -20,6 +20,7 @@ from babelforge.audit.review_sheet import STALE, alternatives, label_agreement, 
 from babelforge.audit.sections import plots as section_plots
 from babelforge.audit.sections import titles
 from babelforge.babel_imagenet.candidates import SET_ASIDE
+from babelforge.babel_imagenet.precision import Estimate
 from babelforge.core.datasets import SectionPlot
 from babelforge.core.io import atomic_directory, atomic_path, write_json, write_text
 from babelforge.core.provenance import SAMPLE_MODELS
@@ -42,6 +43,10 @@ STYLE_FILE = "report.css"
 # Filters and sorting of a language page's labels table: plain DOM, no library. The filter state lives in
 # the URL fragment (`#flag=any&review=unreviewed&sort=agreement`), so a filtered view is a link.
 LABELS_SCRIPT_FILE = "report.js"
+# Sorting of the index's languages table by a clicked header (the label precision column, the score...).
+INDEX_SCRIPT_FILE = "index.js"
+# The table sorting both pages share (a function the two scripts above call), inlined before them.
+SORT_SCRIPT_FILE = "sort_table.js"
 
 
 @functools.cache
@@ -113,6 +118,7 @@ def render_index(summary: Mapping[str, Any]) -> str:
                 _cell(entry["errors"], numeric=True),
                 _cell(entry["warnings"], numeric=True),
                 _cell(f"{entry['quality_score']:.2f}", numeric=True),
+                _precision_cell(entry.get("label_precision")),
                 *_review_cells(entry.get("reviews")),
                 _cell(", ".join(f"{k} {v}" for k, v in list(entry["source_mix"].items())[:3])),
             ]
@@ -133,30 +139,82 @@ def render_index(summary: Mapping[str, Any]) -> str:
         f"<p>{len(ranked)} languages; {summary['errors']} error rows, {summary['warnings']} warning rows "
         f"(severities in <code>params.yaml</code> <code>audit.severity</code>); "
         f'all figures in <a href="summary.json">summary.json</a>.</p>\n'
-        f"<p>{SCORE_DOC.format(total=summary['total_classes'], weights=weights)}</p>\n"
-        f"<h2>Inputs</h2><ul>{inputs}</ul>\n"
-        f"{_overviews(summary)}"
+        # the language ranking is what the page is for: it opens the page; how the score is made, the
+        # inputs and the datasets' overviews (MVL-SIB has a row per task and k) come after it
         "<h2>Languages</h2>\n"
-        + _table(
+        f"<p>Score and precision are explained below the table. Click a header to sort.</p>\n"
+        + _sortable_table(
             [
-                "#",
-                "language",
-                "name",
-                "group",
-                "classes",
-                "errors",
-                "warnings",
-                "score",
-                "reviewed",
-                "changed by review",
-                "stale reviews",
-                "top sources",
+                ("#", True),
+                ("language", False),
+                ("name", False),
+                ("group", False),
+                ("classes", True),
+                ("errors", True),
+                ("warnings", True),
+                ("score", True),
+                ("label precision", True),
+                ("reviewed", True),
+                ("changed by review", True),
+                ("stale reviews", True),
+                ("top sources", False),
             ],
             rows,
         )
+        + f"\n<p>{SCORE_DOC.format(total=summary['total_classes'], weights=weights)}</p>\n"
+        + f"<p>{PRECISION_DOC}</p>\n"
+        + f"<h2>Inputs</h2><ul>{inputs}</ul>\n"
+        + _overviews(summary)
         + f"\n<h2>Plots</h2>\n{plots}"
+        + f"\n<script>\n{asset(SORT_SCRIPT_FILE)}{asset(INDEX_SCRIPT_FILE)}</script>"
     )
     return _page("Babel-ImageNet label audit", body)
+
+
+PRECISION_DOC = (
+    "Label precision: the expected share of a language's labels that are right, with its 95 % interval; "
+    "<em>estimated</em> from each label's p_correct (its source's learned precision in the language, the "
+    "class's other sources, its rule flags), or <em>measured</em> from a reviewed random sample "
+    "(<code>babelforge review export LANG --sample N</code>)."
+)
+
+
+def _sortable_table(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[str]]) -> str:
+    """A table whose headers sort it (INDEX_SCRIPT_FILE): (header, numeric) pairs."""
+    head = "".join(
+        f'<th data-key="{index}"{" data-numeric" if numeric else ""} title="sort by {escape(name)}">{escape(name)}</th>'
+        for index, (name, numeric) in enumerate(headers)
+    )
+    body = "\n".join("<tr>" + "".join(row) + "</tr>" for row in rows)
+    return f'<table class="sortable">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'
+
+
+def precision_text(entry: Mapping[str, Any] | None) -> str:
+    """`64.9 % [56.3-73.0] estimated`, `77.4 % [64.9-88.0] measured (40 reviewed)`; "" when not stated."""
+    if not entry:
+        return ""
+    return Estimate(entry["precision"], entry["low"], entry["high"], entry["basis"], entry["judged"]).text()
+
+
+def _precision_cell(entry: Mapping[str, Any] | None) -> str:
+    """The index's label precision cell, sorted by the figure itself."""
+    if not entry:
+        return _cell("", numeric=True, attrs=' data-sort="-1"')
+    return _cell(precision_text(entry), numeric=True, attrs=f' data-sort="{entry["precision"]}"')
+
+
+def _precision_line(entry: Mapping[str, Any] | None) -> str:
+    """The language page's line on its share of correct labels (languages.parquet, precision.py)."""
+    if not entry:
+        return ""
+    line = (
+        f"<p>Label precision {escape(precision_text(entry))}: about {entry['expected_wrong']:.0f} labels expected wrong"
+    )
+    if entry["basis"] == "measured":
+        line += f" (the p_correct estimate said {100 * entry['estimated']:.1f} %)"
+    if entry.get("by_source"):
+        line += f"; reviewed by source: {escape(entry['by_source'])}"
+    return line + ".</p>\n"
 
 
 def _overviews(summary: Mapping[str, Any]) -> str:
@@ -361,7 +419,8 @@ def render_language(
         f"<h1>{escape(lang)} &mdash; {escape(str(record.get('name', '')))}</h1>\n"
         f"<p>group {escape(str(record.get('group')))}; {record['classes_kept']} classes kept; "
         f"quality score {record['quality_score']:.2f}; {record['errors']} error rows, {record['warnings']} warning rows.</p>\n"
-        "<h2>Checks</h2>\n"
+        + _precision_line(record.get("label_precision"))
+        + "<h2>Checks</h2>\n"
         + _table(["check", "severity", "rows", "meaning"], check_rows)
         + f"\n<p>{langid_note}</p>\n"
         + "<h2>Reviews</h2>\n"
@@ -377,7 +436,7 @@ def render_language(
         + "\n"
         + _source_trust_section(record.get("source_trust"))
         + "\n".join(sections)
-        + f"\n<script>\n{asset(LABELS_SCRIPT_FILE)}</script>"
+        + f"\n<script>\n{asset(SORT_SCRIPT_FILE)}{asset(LABELS_SCRIPT_FILE)}</script>"
     )
     return _page(f"{lang} label audit", body)
 

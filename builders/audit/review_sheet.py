@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,27 @@ def sheet_rows(
     return rows
 
 
+def sample_rows(rows: Sequence[Mapping[str, Any]], size: int, seed: int) -> list[Mapping[str, Any]]:
+    """A random sample of `size` of a language's labels.parquet rows, stratified by `source`:
+    each source gets its share of `size` (largest remainders, then the larger source, break ties),
+    drawn without replacement with `random.Random(seed)`, so a reviewed sample measures every
+    source as often as it gives labels (babelforge.babel_imagenet.precision: measured precision)."""
+    by_source: dict[str, list[Mapping[str, Any]]] = {}
+    for row in sorted(rows, key=lambda r: int(r["class_idx"])):
+        by_source.setdefault(str(row["source"]), []).append(row)
+    size = min(size, len(rows))
+    if not size:
+        return []
+    quotas = {source: size * len(members) / len(rows) for source, members in by_source.items()}
+    counts = {source: int(quota) for source, quota in quotas.items()}
+    by_remainder = sorted(quotas, key=lambda s: (-(quotas[s] - counts[s]), -len(by_source[s]), s))
+    for source in by_remainder[: size - sum(counts.values())]:
+        counts[source] += 1
+    generator = random.Random(seed)
+    drawn = [row for source in sorted(by_source) for row in generator.sample(by_source[source], counts[source])]
+    return sorted(drawn, key=lambda r: int(r["class_idx"]))
+
+
 def _needs_quote(text: str) -> bool:
     return text.lstrip(QUOTE).startswith(FORMULA_STARTS)
 
@@ -213,6 +235,8 @@ def sheet_reviews(
 
     `reviewer` / `date` fill empty cells of those columns. An accept records the sheet's current
     label (so a later change by the rules shows as a stale review); a replace takes `new_label`.
+    A line break (Alt+Enter in a spreadsheet), tab, control, bidi or invisible character in a cell
+    is refused naming its line and column (`parse_row`): a cell is one value, never a second row.
     """
     reviews: list[Review] = []
     lang = ""

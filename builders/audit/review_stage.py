@@ -1,6 +1,7 @@
 """`babelforge review`: the review sheet of a language, out to a spreadsheet and back into git.
 
     babelforge review export deu_Latn                 -> deu_Latn.review.csv (every labelled class)
+    babelforge review export ind_Latn --sample 50 --seed 7  -> 50 classes drawn at random, by source
     babelforge review import deu_Latn.review.csv      -> merged into resources/reviews/deu_Latn.tsv
 
 Export reads the built labels, candidates and WordNet glosses (paths group of params.yaml) and the
@@ -16,10 +17,18 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
+from collections import Counter
 from pathlib import Path
 
 from babelforge.audit.english import english_reference
-from babelforge.audit.review_sheet import candidates_by_class, merge_reviews, render_sheet, sheet_reviews, sheet_rows
+from babelforge.audit.review_sheet import (
+    candidates_by_class,
+    merge_reviews,
+    render_sheet,
+    sample_rows,
+    sheet_reviews,
+    sheet_rows,
+)
 from babelforge.babel_imagenet.labels import english_lemma_keys
 from babelforge.babel_imagenet.reviews import (
     check_review,
@@ -35,6 +44,8 @@ from babelforge.core.languages import registry
 from babelforge.core.params import DEFAULT_PARAMS, load_params
 from babelforge.core.stages import Paths, Stage
 
+DEFAULT_SHEET = "build/review/{lang}.review.csv"  # under the project root: git-ignored, never committed by accident
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
 
@@ -49,10 +60,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument(
         "lang", help="the language: registry key (deu_Latn), ISO 639-1 (de) or 639-3 (deu), BabelNet (DE)"
     )
-    # the default is a path like any FILE value (taken from the working folder); {lang} is the language key
+    # the default lies in the project's git-ignored build/ folder (a sheet is a working copy, never
+    # committed); a given FILE is taken from the working folder. {lang} is the language key
     export.add_argument(
-        "--out", default="{lang}.review.csv", metavar="FILE", help="sheet to write (default: <lang>.review.csv here)"
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="sheet to write (default: build/review/<lang>.review.csv in the project, git-ignored)",
     )
+    # a reviewed random sample turns the language's estimated label precision into a measured one
+    export.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only N classes not reviewed yet, drawn at random in proportion to their sources (stratified)",
+    )
+    export.add_argument("--seed", type=int, default=0, help="seed of the --sample draw (default 0)")
     imported = actions.add_parser("import", help="merge a filled-in sheet into resources/reviews/<lang>.tsv")
     imported.add_argument("sheet", metavar="FILE", help="the sheet (CSV; comma, semicolon or tab separated, UTF-8)")
     imported.add_argument("--reviewer", default="", help="reviewer for rows that leave the column empty")
@@ -66,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
     paths = load_config(Paths, load_params(args.params), "paths")
     if args.action == "export":
         lang = registry().resolve(args.lang).key
-        return export_sheet(paths, lang, Path(args.out.replace("{lang}", lang)))
+        # the command runs at the project root (a given --out is already seen from there)
+        out = Path((args.out or DEFAULT_SHEET).replace("{lang}", lang))
+        return export_sheet(paths, lang, out, args.sample, args.seed)
     return import_sheet(paths, Path(args.sheet), args.reviewer, args.date or datetime.date.today().isoformat())
 
 
@@ -76,13 +102,25 @@ def _need(path: str, what: str) -> Path:
     return Path(path)
 
 
-def export_sheet(paths, lang: str, out: Path) -> int:
+def export_sheet(paths, lang: str, out: Path, sample: int | None = None, seed: int = 0) -> int:
 
     labels = read_table(_need(paths.labels, "labels"))
     rows = labels[labels["lang"] == lang].to_dict("records")
     if not rows:
         known = ", ".join(sorted(labels["lang"].unique())[:5])
         raise BabelforgeError(f"{lang}: no labels in {paths.labels}; give a built language key ({known}, ...)")
+    drawn = ""
+    if sample is not None:
+        if sample < 1:
+            raise BabelforgeError(f"review export --sample {sample}: give a number of classes, at least 1")
+        unreviewed = [row for row in rows if not row.get("reviewed")]
+        rows = sample_rows(unreviewed, sample, seed)
+        per_source = Counter(str(row["source"]) for row in rows)
+        drawn = (
+            f" (a random sample of {len(unreviewed)} unreviewed, seed {seed}: "
+            + ", ".join(f"{source} {n}" for source, n in sorted(per_source.items()))
+            + ")"
+        )
     candidates = read_table(_need(paths.candidates, "candidates"))
     options = candidates_by_class(candidates[candidates["lang"] == lang].to_dict("records"))
     english = english_reference(labels, paths.wordnet)
@@ -90,7 +128,7 @@ def export_sheet(paths, lang: str, out: Path) -> int:
     flags = read_json(audit_record).get("flags", {}) if audit_record.exists() else {}
     write_text(render_sheet(sheet_rows(lang, rows, options, english, flags)), out)
     print(
-        f"review export: {len(rows)} classes of {lang} -> {out}"
+        f"review export: {len(rows)} classes of {lang}{drawn} -> {out}"
         + ("" if audit_record.exists() else " (audit not built: no flags)"),
         file=sys.stderr,
     )
@@ -102,7 +140,7 @@ def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
     if not sheet.exists():
         raise BabelforgeError(f"{sheet}: no such sheet")
     try:
-        text = sheet.read_text(encoding="utf-8")
+        text = sheet.read_bytes().decode("utf-8")  # no newline translation: a `\r` in a cell stays visible
     except UnicodeDecodeError:
         raise BabelforgeError(f'{sheet}: not UTF-8 text; save it from the spreadsheet as "CSV UTF-8"') from None
     classes = read_table(_need(paths.wordnet, "wordnet"), columns=["wnid", "lemmas", "clip_name"])
@@ -110,11 +148,13 @@ def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
     lang, incoming = sheet_reviews(text, str(sheet), context, reviewer, date)
     review_file_lang(f"{lang}.tsv", context.expected_scripts)
     target = Path(paths.reviews) / f"{lang}.tsv"
-    existing = parse_review_file(target.read_text(encoding="utf-8"), lang, str(target)) if target.exists() else []
+    existing = parse_review_file(target.read_bytes().decode("utf-8"), lang, str(target)) if target.exists() else []
     for review in existing:
         check_review(review, context)
     merged, messages = merge_reviews(existing, incoming)
-    write_text(format_review_file(merged), target)
+    text = format_review_file(merged)  # refuses a text that would not read back as these rows
+    parse_review_file(text, lang, str(target))  # and what the labels stage reads is checked here, not there
+    write_text(text, target)
     for message in messages:
         print(f"review import: {message}", file=sys.stderr)
     counts = {d: sum(r.decision == d for r in incoming) for d in ("accept", "reject", "replace")}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from babelforge.core.datasets import SectionPlot, resolve, specs
+from babelforge.core.datasets import SectionPlot, artifact_path, input_digest, resolve, specs
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.sections import NOT_BUILT, Section
 
@@ -52,13 +52,17 @@ def overviews(read: Mapping[str, Section | None]) -> dict[str, Any]:
 
 
 def slices(
-    summary: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], read: Mapping[str, Section | None]
+    summary: Mapping[str, Any],
+    records: Mapping[str, Mapping[str, Any]],
+    read: Mapping[str, Section | None],
+    paths: Any = None,
 ) -> dict[str, dict[str, Any]]:
     """What the audit found per registered dataset: the labels' error and warning counts and
     per-language figures; a section's entries for the languages of its own input (and its
     overview), whatever languages the labels have, so a labels-only change leaves the slice of
     every other dataset byte-identical (and DVC skips its card); for a dataset the audit does
-    not report, only that."""
+    not report, only that. With `paths`, an audited slice records the input it summarised
+    (`input`: the artifact and its `input_digest`), so a card refuses a slice of another build."""
 
     found: dict[str, dict[str, Any]] = {}
     for spec in specs():
@@ -84,6 +88,9 @@ def slices(
             if section.overview:
                 entry["overview"] = summary[section.key]
             found[spec.name] = entry
+        if section is not None and paths is not None:
+            digest = input_digest(artifact_path(paths, section.artifact))
+            found[spec.name]["input"] = {"artifact": section.artifact, "sha256": digest}
     return found
 
 

@@ -15,7 +15,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from babelforge.babel_imagenet.cleaning import DROP_KINDS, clean_lemma
-from babelforge.babel_imagenet.labels import ENGLISH, Form, LabelChoice, Rules, ScriptRouter, english_key
+from babelforge.babel_imagenet.confusables import repair_forms
+from babelforge.babel_imagenet.labels import (
+    ENGLISH,
+    PRECISION_FLOOR,
+    Form,
+    LabelChoice,
+    Rules,
+    ScriptRouter,
+    english_key,
+)
 from babelforge.babel_imagenet.purity import foreign_forms, strip_script_spans
 
 # set_aside value -> what it means (the audit page and the review sheet show these).
@@ -31,6 +40,7 @@ SET_ASIDE = {
     "other_language": "a shared wordnet's form that belongs to its sibling language (labels.rules.purity)",
     "mixed_script": "holds a span in a script the language does not use; used only when nothing else is left",
     "clip_name": "English labels are the CLIP class names",
+    PRECISION_FLOOR: "the class was dropped: its label's p_correct is below labels.precision_floor",
     **{f"dropped_{kind}": f"removed by the cleaning rules ({kind})" for kind in DROP_KINDS},
 }
 CANDIDATE_COLUMNS = (
@@ -80,6 +90,7 @@ def candidate_forms(
     if router is not None and rules.script_span:
         english = [form for form in forms if form.lang == ENGLISH]
         others = [form for form in forms if form.lang != ENGLISH]
+        others = repair_forms(others, rules.frequency, Counter())
         forms = english + strip_script_spans(others, router.route, class_names or {}, Counter())
     routed: list[Form] = []
     for form in forms:
@@ -112,6 +123,8 @@ def set_aside_reason(form: Form, choice: LabelChoice, english_keys: frozenset[st
         return "duplicate"
     if form.flag:
         return form.flag
+    if choice.rank_reason == PRECISION_FLOOR:
+        return PRECISION_FLOOR
     return "not_first"
 
 

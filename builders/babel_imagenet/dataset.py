@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from babelforge.babel_imagenet.labels import resource_group
+from babelforge.babel_imagenet.precision import Estimate
 from babelforge.babel_imagenet.reviews import REVIEW_SOURCE, labels_review_coverage
+from babelforge.babel_imagenet.tables import PRECISION_COLUMNS
 from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, per_language, read_artifact
 from babelforge.core.determinism import MACHINE_LIMITATION
+from babelforge.core.io import read_table
 from babelforge.core.licences import Licence, SourceInfo
 from babelforge.lexicon.dataset import imagenet_class_label
 from babelforge.lexicon.licences import omw_sources, sense_source_info
@@ -20,7 +23,7 @@ from babelforge.lexicon.licences import omw_sources, sense_source_info
 REVIEW_LICENCE = Licence(
     "Apache-2.0 (babelforge label reviews)", "apache-2.0", "https://www.apache.org/licenses/LICENSE-2.0"
 )
-LABEL_COLUMNS = ("class_idx", "wnid", "label", "source", "is_duplicate")
+LABEL_COLUMNS = ("class_idx", "wnid", "label", "source", "is_duplicate", "p_correct")
 
 LABELS = DatasetSpec(
     name="babel-imagenet",
@@ -30,9 +33,13 @@ LABELS = DatasetSpec(
         "WordNet 3.0 synset is mapped to its multilingual senses; senses equal to an English lemma and "
         "machine-translated senses are dropped, and the first remaining sense becomes the label. Each row is "
         "one class of one language: `class_idx` (ImageNet-1k index), `wnid`, `label`, `source` (which "
-        "resource gave the sense; it decides the row's licence)."
+        "resource gave the sense; it decides the row's licence), `p_correct` (the estimated chance that the "
+        "label is right: its source's learned precision in the language, moved by the class's other sources "
+        "and the label's rule flags; 1 for a label a person reviewed)."
     ),
-    artifacts=("labels", "omw"),
+    # languages.parquet: the per-config label precision; it is written with labels.parquet, whose p_correct and
+    # review columns change whenever the figure does, so the `data` dep (labels) also covers it
+    artifacts=("labels", "languages", "omw"),
     read="babelforge.babel_imagenet.dataset:read_labels",
     task_categories=("zero-shot-image-classification", "image-classification"),
     citations=(
@@ -114,6 +121,7 @@ def read_labels(paths) -> DatasetTables:
         per_language(labels, LABELS.split, columns),
         sources=sources,
         groups={lang: resource_group(int(n)) for lang, n in counts.items()},
+        precision=label_precision_texts(paths.languages),
         provenance={paths.labels: provenance},
         limitations=(
             [
@@ -127,6 +135,27 @@ def read_labels(paths) -> DatasetTables:
         sort_by=("class_idx",),
         features={"class_idx": imagenet_class_label(labels)},
     )
+
+
+def label_precision_texts(languages_path) -> dict[str, str]:
+    """lang -> its expected share of correct labels with the interval and basis (languages.parquet,
+    precision.py: `88.2 % [80.1-93.4] estimated`, `... measured (50 reviewed)`); {} for a languages
+    table without them."""
+    import pyarrow.parquet as pq
+
+    if not Path(languages_path).exists() or not set(PRECISION_COLUMNS) <= set(pq.read_schema(languages_path).names):
+        return {}
+    table = read_table(languages_path, columns=["lang", *PRECISION_COLUMNS])
+    return {
+        row["lang"]: Estimate(
+            row["label_precision"],
+            row["label_precision_low"],
+            row["label_precision_high"],
+            row["label_precision_basis"],
+            int(row["n_judged"]),
+        ).text()
+        for row in table.to_dict("records")
+    }
 
 
 def label_source_licences(paths, sources: Sequence[str]) -> list[SourceInfo]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from babelforge.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS, clean_lemma, normalise_lemma
+from babelforge.babel_imagenet.confusables import repair_forms
 from babelforge.babel_imagenet.purity import foreign_forms, strip_script_spans
 from babelforge.babel_imagenet.trust import ClassSources, LearnedPriority, class_sources, learn_priority, priority_index
 from babelforge.core.errors import BabelforgeError
@@ -52,6 +53,7 @@ TALLY_COLUMNS = (
     "n_dropped_other_language",
     *(f"n_cleaned_{kind}" for kind in CLEAN_KINDS),
     "n_cleaned_script_span",
+    "n_cleaned_confusable",
     "n_mixed_script",
     "n_routed_out",
     "n_routed_in",
@@ -576,7 +578,8 @@ def choose_labels(
     specificity, short-form and polysemy rules); `class_names` each synset's English names (the
     script-span rule); `tally` collects the per-language cleaning and routing counts. With
     `rules.learned_priority`, `reviewed` ((lang, synset) -> a reviewed label) is evidence for the
-    sources' trust, and `learned` receives the LearnedPriority the ranking used."""
+    sources' trust, and `learned` receives the LearnedPriority of the sources' estimates (the one the
+    ranking used, or with the rule off the estimates alone: p_correct's base)."""
     tally = Counter() if tally is None else tally
     excluded = set(exclude_langs)
     forms, foreign = prepared_forms((s for s in senses if s.lang not in excluded), router, rules, class_names, tally)
@@ -592,10 +595,12 @@ def choose_labels(
 
     evidence = class_evidence(grouped, english_keys, rules, english or {})
     orders: Mapping[str, tuple[str, ...]] = {}
-    if rules.learned_priority and rules.ranking == "agreement":
+    ordering = rules.learned_priority and rules.ranking == "agreement"
+    # the estimates are also each label's p_correct base (precision.py), whatever orders the sources
+    if ordering or learned is not None:
         fallback = {lang: rules.priority(lang) for lang, _ in grouped}
         trust = learn_priority(source_classes(grouped, english_keys, rules), reviewed, fallback)
-        orders = trust.orders
+        orders = trust.orders if ordering else {}
         if learned is not None:
             learned.append(trust)
 
@@ -666,6 +671,8 @@ def prepared_forms(
     forms = clean_senses(senses, tally)
     if router is not None:
         if rules.script_span:
+            # Latin look-alikes inside Cyrillic and Greek words first: a repaired word has no foreign span left
+            forms = repair_forms(forms, rules.frequency, tally)
             forms = strip_script_spans(forms, router.route, class_names or {}, tally)
         forms = route_forms(forms, router, tally)
     foreign = foreign_forms(forms, rules.purity) if rules.purity is not None else {}
@@ -789,10 +796,55 @@ def resource_group(n_classes: int) -> str:
     raise ValueError(f"more classes than ImageNet-1k has: {n_classes}")
 
 
+# rank_reason of a class the precision floor dropped (labels.precision_floor, precision.py)
+PRECISION_FLOOR = "precision_floor"
+
+
+def drop_label(choice: LabelChoice, reason: str) -> LabelChoice:
+    """The choice without its label, for `reason` (its candidates stay: candidates.parquet lists them)."""
+    return replace(
+        choice, label=None, source=None, rank=None, raw_lemma=None, routed_from=None, n_sources=0, rank_reason=reason
+    )
+
+
 def kept_languages(choices: Iterable[LabelChoice], min_classes: int) -> dict[str, int]:
     """Languages with at least `min_classes` labelled classes, and their class counts."""
     counts = Counter(choice.lang for choice in choices if choice.label is not None)
     return {lang: n for lang, n in sorted(counts.items()) if n >= min_classes}
+
+
+def language_fates(choices: Iterable[LabelChoice], min_classes: int) -> dict[str, int]:
+    """Classes with a label per language that has senses, after the rules (kept when at least `min_classes`)."""
+    counts = Counter(choice.lang for choice in choices if choice.label is not None)
+    return {lang: counts.get(lang, 0) for lang in sorted({choice.lang for choice in choices})}
+
+
+def fates_line(fates: Mapping[str, int], min_classes: int, wanted: Iterable[str], before: Iterable[str] | None) -> str:
+    """One line saying what became of the languages: how many are kept, which joined or left since the
+    build `before` (the kept languages of the previous languages.parquet), and which of the `wanted`
+    (Babel-ImageNet) languages are not kept and why, so an added or lost language is never silent."""
+    wanted = set(wanted)
+    kept = {lang for lang, n in fates.items() if n >= min_classes}
+    few = [f"{lang} {n}" for lang, n in fates.items() if n < min_classes and lang in wanted]
+    others = sum(1 for lang, n in fates.items() if n < min_classes and lang not in wanted)
+    uncovered = sorted(wanted - set(fates))
+    parts = [f"{len(kept)} kept"]
+    if before is not None:
+        before = set(before)
+        joined = [f"{lang} {fates[lang]}" for lang in sorted(kept - before)]
+        left = sorted(before - kept)
+        parts.append(
+            f"since the last build: {'+' + ', +'.join(joined) if joined else 'none joined'}; "
+            f"{'-' + ', -'.join(left) if left else 'none left'}"
+        )
+    if few or others:
+        parts.append(
+            f"fewer than min_classes {min_classes} classes: {', '.join(few) or 'no Babel-ImageNet language'}"
+            + (f" (and {others} other languages)" if others else "")
+        )
+    if uncovered:
+        parts.append(f"no sense source covers {len(uncovered)} Babel-ImageNet languages: {', '.join(uncovered)}")
+    return "languages: " + "; ".join(parts)
 
 
 def english_rows(clip_names: Mapping[str, str]) -> list[LabelChoice]:

@@ -4,24 +4,39 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from babelforge.babel_imagenet.candidates import candidates_frame
 from babelforge.babel_imagenet.frequency import frequency_lookup, language_lean, wordfreq_version
 from babelforge.babel_imagenet.labels import (
     ENGLISH,
+    PRECISION_FLOOR,
     Rules,
     ScriptRouter,
     choose_labels,
+    drop_label,
     english_lemma_keys,
     english_rows,
+    fates_line,
     kept_languages,
+    language_fates,
+)
+from babelforge.babel_imagenet.precision import (
+    REVIEWED,
+    headline_precision,
+    label_precisions,
+    language_figures,
+    review_judgements,
+    source_weights,
+    tradeoff_lines,
 )
 from babelforge.babel_imagenet.reviews import apply_review_folder, reviewed_labels
 from babelforge.babel_imagenet.summaries import (
     frequency_counts,
     headline,
     learned_counts,
+    precision_counts,
     purity_counts,
     rule_counts,
     summary_table,
@@ -33,6 +48,7 @@ from babelforge.babel_imagenet.tables import (
     labels_frame,
     languages_frame,
     source_orders,
+    with_precision,
 )
 from babelforge.babel_imagenet.trust import MIN_EVIDENCE, LearnedPriority
 from babelforge.core.config import as_params, from_group, setting
@@ -61,6 +77,40 @@ class SourcePriority:
 
 
 @dataclass(frozen=True)
+class PrecisionFloor:
+    """The precision-coverage knob: a class whose label is less likely right than the floor is
+    dropped from its language (precision.py's p_correct), before `min_classes` is applied."""
+
+    # sample 0.5: a label below it is more likely wrong than right, so each class dropped removes more
+    # than half an expected wrong label; above 0.5 each further class dropped is more likely a right
+    # one (the curve in docs/datasets/label-precision.md). full: 0, the paper keeps every class.
+    default: float = setting(
+        {"sample": 0.5, "full": 0.0},
+        "drop a class from a language when its label's p_correct is below this (0: keep every class; "
+        "the build log prints classes kept and expected wrong labels per language it drops from)",
+        minimum=0,
+    )
+    languages: dict[str, float] = setting({}, "per-language floors (registry key -> floor), replacing the default")
+
+    def of(self, lang: str) -> float:
+        return self.languages.get(lang, self.default)
+
+    def check(self, keys) -> None:
+        """One line for a floor outside [0, 1] or a language no registry key names."""
+        unknown = sorted(set(self.languages) - set(keys))
+        if unknown:
+            raise BabelforgeError(
+                f"labels.precision_floor.languages: {', '.join(unknown)} is not a registry key "
+                "(resources/languages.tsv); name keys such as ind_Latn"
+            )
+        outside = sorted(
+            f"{key} {value}" for key, value in {"default": self.default, **self.languages}.items() if value > 1
+        )
+        if outside:
+            raise BabelforgeError(f"labels.precision_floor: {', '.join(outside)} is above 1; a floor is a p_correct")
+
+
+@dataclass(frozen=True)
 class Config:
     """The `labels` group of params.yaml."""
 
@@ -75,6 +125,7 @@ class Config:
         "source_priority, source order (docs/datasets/babel-imagenet.md)",
     )
     source_priority: SourcePriority = setting(SourcePriority(), "the agreement ranking's source order")
+    precision_floor: PrecisionFloor = setting(PrecisionFloor(), "the precision-coverage knob (p_correct floor)")
     resolve_duplicates: bool = setting(
         {"sample": True, "full": False},
         "give a class another candidate when its label names several classes",
@@ -164,6 +215,7 @@ def run(config: Config) -> int:
     english = english_lemma_keys(list(classes["lemmas"]) + [[name] for name in classes["clip_name"]])
     taxa = {synset: tuple(names) for synset, names in zip(classes["synset"], classes["taxa"])}
     tally: Counter = Counter()
+    config.precision_floor.check(registry().keys())
     router, rules = ScriptRouter(registry(), config.script_routes), rules_of(config)
     names = {row.synset: (*row.lemmas, row.clip_name) for row in classes.itertuples()}
     learned: list[LearnedPriority] = []
@@ -176,25 +228,47 @@ def run(config: Config) -> int:
         tally=tally,
         english=class_english(classes),
         class_names=names,
-        reviewed=reviewed_labels(classes, paths.reviews, english) if rules.learned_priority else None,
+        reviewed=reviewed_labels(classes, paths.reviews, english),
         learned=learned,
     )
     trust = learned[0] if learned else None
+    ordered_by = trust if rules.learned_priority and rules.ranking == "agreement" else None
+    p_correct = label_precisions(choices, trust)
+    floors = {lang: config.precision_floor.of(lang) for lang in sorted({c.lang for c in choices})}
+    before: dict[str, list[float]] = {}
+    for (lang, _synset), p in sorted(p_correct.items()):
+        before.setdefault(lang, []).append(p)
+    tradeoff = tradeoff_lines(before, floors)
+    choices = [
+        drop_label(c, PRECISION_FLOOR) if c.label is not None and p_correct[(c.lang, c.synset)] < floors[c.lang] else c
+        for c in choices
+    ]
     kept = kept_languages(choices, config.min_classes)
+    fates = language_fates(choices, config.min_classes)
     choices = [c for c in choices if c.lang in kept]
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
     kept[ENGLISH] = len(english_choices)
+    fates[ENGLISH] = len(english_choices)
     all_choices = english_choices + choices
 
-    labels = labels_frame(all_choices, classes)
+    p_correct.update({(ENGLISH, c.synset): REVIEWED for c in english_choices})  # the reference names
+    labels = labels_frame(all_choices, classes, p_correct)
     # People's decisions come after the rules (resources/reviews/<lang>.tsv); a bad row stops here.
     labels, reviews, warnings = apply_review_folder(labels, classes, paths.reviews, english)
+    labels.loc[labels["reviewed"], "p_correct"] = REVIEWED  # a person accepted or set it
     kept = labels.groupby("lang").size().to_dict()
     candidates = candidates_frame(senses, all_choices, classes, english, rules, router)
     candidates["zipf"] = candidate_frequencies(candidates, rules)
-    candidates["source_precision"] = candidate_precisions(candidates, trust)
+    candidates["source_precision"] = candidate_precisions(candidates, ordered_by)
     candidates["source_precision"] = candidates["source_precision"].astype("float64")
-    languages = languages_frame(all_choices, dict(sorted(kept.items())), tally, source_orders(kept, rules, trust))
+    languages = languages_frame(all_choices, dict(sorted(kept.items())), tally, source_orders(kept, rules, ordered_by))
+    figures = language_figures(
+        list(zip(labels["lang"], labels["p_correct"], labels["source"], labels["reviewed"])),
+        source_weights(trust.estimates) if trust is not None else {},
+        judgements_of(labels, reviews, candidates),
+        reference=[ENGLISH],
+    )
+    languages = with_precision(languages, figures)
     record = provenance(
         "labels",
         params={"profile": profile, "labels": as_params(config)},
@@ -204,6 +278,11 @@ def run(config: Config) -> int:
     # Each artifact records the reviews it depends on, so a review changes no more bytes than it must:
     # the class counts only move with a reject (an accept leaves languages.parquet, and its readers, alone).
     rejected = {lang: len(r["rejected"]) for lang, r in reviews.items() if r["rejected"]}
+    # what the last build kept (the file about to be replaced): an added or lost language is named
+    kept_before = (
+        read_table(paths.languages, columns=["lang"])["lang"].tolist() if Path(paths.languages).exists() else None
+    )
+    wanted = [language.key for language in registry() if language.in_babel_imagenet and language.key != ENGLISH]
     write_table(
         labels,
         paths.labels,
@@ -222,19 +301,43 @@ def run(config: Config) -> int:
     for warning in warnings:
         info(f"labels: review {warning}")
     print(summary_table(languages))
+    info(f"labels: {fates_line(fates, config.min_classes, wanted, kept_before)}")
     info(rule_counts(choices, rules))
     info(purity_counts(tally, rules, senses, choices))
     if rules.ranking == "agreement":
-        info(learned_counts(trust, rules, sorted(kept)))
+        info(learned_counts(ordered_by, rules, sorted(kept)))
+    info(precision_counts(figures))
+    for line in tradeoff:
+        info(f"labels: precision_floor {line}")
     if rules.frequency:
         info(frequency_counts(choices, candidates))
     decided = sum(sum(r["decisions"].values()) for r in reviews.values())
-    write_metrics(headline(labels, languages, decided), paths.metrics, "labels", profile=profile)
+    write_metrics(
+        headline(labels, languages, decided, headline_precision(figures)), paths.metrics, "labels", profile=profile
+    )
     info(
         f"labels: {len(labels)} labels in {len(languages)} languages ({decided} review decisions applied) "
         f"-> {paths.labels}, {paths.languages}"
     )
     return 0
+
+
+def judgements_of(labels, reviews, candidates) -> dict:
+    """lang -> the review judgements of its rule labels (precision.review_judgements), the rules'
+    source of each class read from candidates.parquet's chosen rows."""
+    chosen = candidates[candidates["chosen"]]
+    rule_source: dict[str, dict[int, str]] = {}
+    for lang, idx, source in zip(chosen["lang"], chosen["class_idx"], chosen["source"]):
+        rule_source.setdefault(lang, {})[int(idx)] = source
+    reviewed = labels[labels["reviewed"]]
+    return {
+        lang: review_judgements(
+            reviewed[reviewed["lang"] == lang].to_dict("records"),
+            reviews.get(lang, {}).get("rejected", []),
+            rule_source.get(lang, {}),
+        )
+        for lang in sorted(set(reviewed["lang"]) | set(reviews))
+    }
 
 
 STAGE = Stage(
@@ -256,6 +359,7 @@ STAGE = Stage(
         "${paths.senses}",
         "${paths.reviews}",  # people's decisions: a changed review reruns labels and what reads them
         "resources/languages.tsv",
+        "resources/confusables.tsv",  # Latin look-alikes in Cyrillic and Greek words (confusables.py)
     ),
     outs=(
         "${paths.labels}",

@@ -11,6 +11,13 @@ flags it); `reject` drops the class from that language; `replace` sets `label` (
 source `review:<reviewer>`. A bad row stops the stage with one line naming the file and line,
 before anything is written.
 
+Every field is a value, never structure (`core.typed_text`): a line break, tab, control, bidi or
+invisible format character, or more than `FIELD_CHARS` characters is refused naming the field, so
+no field can start a second decision or a seventh column. Rows are lines split at `\n` only (a
+`\r\n` end is read as `\n`): a U+2028 inside a note is refused, not taken for a line end. The
+writer, `format_review_file`, reads its text back and refuses to return one that would not give
+exactly the reviews it was given.
+
 Parsing, checking and applying are pure; `read_reviews` is the only function reading files.
 """
 
@@ -29,6 +36,7 @@ from babelforge.core.io import read_provenance, read_table, sha256_text
 from babelforge.core.languages import registry
 from babelforge.core.scripts import expected_script_share
 from babelforge.core.text_taggers import duplicate_flags
+from babelforge.core.typed_text import shown, value_problem
 
 REVIEW_HEADER = ("wnid", "decision", "label", "reviewer", "date", "note")
 DECISIONS = ("accept", "reject", "replace")
@@ -38,6 +46,8 @@ REVIEW_COLUMNS = ("reviewed", "review_decision", "reviewer", "review_date", "rev
 # Files a reviews folder may hold besides `<lang key>.tsv`.
 IGNORED_FILES = ("README.md",)
 REVIEWED_RANK = -1  # `rank` of a label a review set: it is no sense's rank
+# The most characters a field may hold (the longest built label has 52; a note is a sentence or two).
+FIELD_CHARS = {"wnid": 16, "decision": 16, "label": 100, "reviewer": 64, "date": 16, "note": 1000}
 
 
 @dataclass(frozen=True)
@@ -68,8 +78,11 @@ class ReviewContext:
 
 def label_problem(label: str, lang: str, context: ReviewContext) -> str | None:
     """Why `label` cannot be a label of `lang` (None when it can): the cleaning a source label gets
-    (`typed_label_problem`), the rules' English test, the script."""
+    (`typed_label_problem`), the rules' English test, the script; first, that it is one value."""
 
+    value = value_problem(label, FIELD_CHARS["label"])
+    if value:
+        return f"label {shown(label)} {value}"
     typed = typed_label_problem(label, cleaned=lang != ENGLISH)
     if typed:
         return typed
@@ -106,6 +119,10 @@ def parse_row(fields: Sequence[str], lang: str, where: str) -> Review:
             f"({', '.join(REVIEW_HEADER)})"
         )
     wnid, decision, label, reviewer, date, note = (field.strip() for field in fields)
+    for column, value in zip(REVIEW_HEADER, (wnid, decision, "", reviewer, date, note)):  # the label: check_review
+        problem = value_problem(value, FIELD_CHARS[column])
+        if problem:
+            raise BabelforgeError(f"{where}: {column} {shown(value)} {problem}")
     if decision not in DECISIONS:
         raise BabelforgeError(f"{where}: decision {decision!r}; use accept, reject or replace")
     label = normalise_lemma(label)
@@ -127,7 +144,8 @@ def valid_date(text: str) -> bool:
 
 def parse_review_file(text: str, lang: str, where: str) -> list[Review]:
     """A whole review file (header first; blank lines skipped); the same wnid twice is an error."""
-    lines = text.lstrip("\ufeff").splitlines()
+    # `\n` ends a row, never U+2028 or a lone `\r` (`splitlines` would): those are refused in a field
+    lines = [line.removesuffix("\r") for line in text.lstrip("\ufeff").removesuffix("\n").split("\n")]
     if not lines or tuple(lines[0].split("\t")) != REVIEW_HEADER:
         raise BabelforgeError(f"{where}:1: the header must be {chr(9).join(REVIEW_HEADER)!r} (tab-separated)")
     reviews: list[Review] = []
@@ -146,11 +164,21 @@ def parse_review_file(text: str, lang: str, where: str) -> list[Review]:
 
 
 def format_review_file(reviews: Iterable[Review]) -> str:
-    """The TSV text of a review file, rows in wnid order (= class order), so diffs stay small."""
-    lines = ["\t".join(REVIEW_HEADER)]
-    for r in sorted(reviews, key=lambda r: r.wnid):
-        lines.append("\t".join((r.wnid, r.decision, r.label, r.reviewer, r.date, r.note)))
-    return "\n".join(lines) + "\n"
+    """The TSV text of a review file, rows in wnid order (= class order), so diffs stay small.
+
+    Read back before it is returned: a text that would not give exactly these rows and fields
+    (a tab or line break in a field) raises instead of being written.
+    """
+    rows = [(r.wnid, r.decision, r.label, r.reviewer, r.date, r.note) for r in sorted(reviews, key=lambda r: r.wnid)]
+    text = "\n".join("\t".join(fields) for fields in [REVIEW_HEADER, *rows]) + "\n"
+    back = [tuple(line.split("\t")) for line in text.splitlines()[1:]]  # every line end any reader knows
+    if back != rows:
+        differs = next((i for i, (a, b) in enumerate(zip(back, rows)) if a != b), min(len(back), len(rows)))
+        raise BabelforgeError(
+            f"review file: {len(rows)} decisions would read back as {len(back)} rows (row {differs + 2} differs); "
+            "a field holds a tab or line break, nothing written"
+        )
+    return text
 
 
 def review_file_lang(name: str, known: Iterable[str]) -> str:
@@ -185,7 +213,7 @@ def read_reviews(
             lang = review_file_lang(path.name, known)
         except BabelforgeError as error:
             raise BabelforgeError(f"{root}/{error}") from None
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # no newline translation: a lone `\r` in a field is refused
         parsed = parse_review_file(text, lang, str(path))
         for review in parsed:
             check_review(review, context)

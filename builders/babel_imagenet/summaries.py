@@ -9,20 +9,41 @@ from collections import Counter
 
 from babelforge.babel_imagenet.frequency import covered_languages
 from babelforge.babel_imagenet.labels import ENGLISH, LEARNED_PRIORITY, Rules
+from babelforge.babel_imagenet.precision import MEASURED, REFERENCE
 from babelforge.babel_imagenet.purity import MIXED_SCRIPT, uncovered_pairs
 from babelforge.babel_imagenet.trust import MIN_EVIDENCE, LearnedPriority, priority_index
 from babelforge.core.languages import registry
 
 
-def headline(labels, languages, review_decisions: int) -> dict:
-    """labels.json of paths.metrics: what `dvc metrics diff` shows after a labels change."""
+def headline(labels, languages, review_decisions: int, precision: dict | None = None) -> dict:
+    """labels.json of paths.metrics: what `dvc metrics diff` shows after a labels change;
+    `precision`: precision.headline_precision of the build (the expected share of correct labels)."""
     classes = languages["n_classes"]
     return {
         "languages": int(len(languages)),
         "labels": int(len(labels)),
         "classes_per_language": {"min": int(classes.min()), "median": float(classes.median())},
         "review_decisions": int(review_decisions),
+        **({"precision": precision} if precision else {}),
     }
+
+
+def precision_counts(figures) -> str:
+    """The build log's line for label precision (precision.py): the median language and the three
+    lowest, with intervals, and how many languages a review measured."""
+    ranked = sorted(
+        ((figure.shown, lang) for lang, figure in figures.items() if figure.shown.basis != REFERENCE),
+        key=lambda item: (item[0].precision, item[1]),
+    )
+    if not ranked:
+        return "labels: no label precision estimated"
+    middle = ranked[len(ranked) // 2]
+    lowest = ", ".join(f"{lang} {estimate.text()}" for estimate, lang in ranked[:3])
+    measured = sum(estimate.basis == MEASURED for estimate, _ in ranked)
+    return (
+        f"labels: expected share of correct labels: median language {middle[1]} {middle[0].text()}; "
+        f"lowest {lowest}; {measured} languages measured by review"
+    )
 
 
 def summary_table(languages) -> str:

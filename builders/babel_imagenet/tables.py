@@ -5,7 +5,8 @@ here (the language names come from the registry)."""
 
 from __future__ import annotations
 
-from babelforge.babel_imagenet.labels import TALLY_COLUMNS, ClassEnglish, Rules, resource_group
+from babelforge.babel_imagenet.labels import PRECISION_FLOOR, TALLY_COLUMNS, ClassEnglish, Rules, resource_group
+from babelforge.babel_imagenet.precision import LanguageFigure, sources_text
 from babelforge.babel_imagenet.trust import PARAMS, LearnedPriority
 from babelforge.core.languages import registry
 from babelforge.core.text_taggers import duplicate_flags
@@ -21,8 +22,9 @@ INT_COLUMNS = (
 )
 
 
-def labels_frame(choices, classes):
-    """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table."""
+def labels_frame(choices, classes, p_correct=None):
+    """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table;
+    `p_correct`: (lang, synset) -> the label's p_correct (precision.py; None: not estimated)."""
     import pandas as pd
 
     by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}
@@ -44,6 +46,7 @@ def labels_frame(choices, classes):
             "n_sources": c.n_sources,
             "rank_reason": c.rank_reason,
             "ambiguous_source": c.ambiguous_source,
+            "p_correct": (p_correct or {}).get((c.lang, c.synset)),
         }
         for c in choices
         if c.label is not None
@@ -53,6 +56,7 @@ def labels_frame(choices, classes):
     frame["is_duplicate"] = duplicate_flags(frame["lang"], frame["label"])
     for column in INT_COLUMNS:
         frame[column] = frame[column].astype("int32")
+    frame["p_correct"] = frame["p_correct"].astype("float64")
     return frame
 
 
@@ -68,11 +72,12 @@ def languages_frame(choices, kept: dict[str, int], tally=None, orders: dict[str,
     totals: dict[str, list[int]] = {}
     for c in choices:
         if c.lang in kept:
-            t = totals.setdefault(c.lang, [0, 0, 0, 0])
+            t = totals.setdefault(c.lang, [0, 0, 0, 0, 0])
             t[0] += c.n_dropped_english
             t[1] += c.n_dropped_mt
             t[2] += c.n_dropped_low_precision
-            t[3] += c.label is None
+            t[3] += c.label is None and c.rank_reason != PRECISION_FLOOR
+            t[4] += c.rank_reason == PRECISION_FLOOR
     languages = registry()
     counts = (
         "n_classes",
@@ -80,6 +85,7 @@ def languages_frame(choices, kept: dict[str, int], tally=None, orders: dict[str,
         "n_dropped_mt",
         "n_dropped_low_precision",
         "n_classes_emptied",
+        "n_dropped_precision",
         *TALLY_COLUMNS,
     )
     return pd.DataFrame(
@@ -93,6 +99,7 @@ def languages_frame(choices, kept: dict[str, int], tally=None, orders: dict[str,
                 "n_dropped_mt": totals[lang][1],
                 "n_dropped_low_precision": totals[lang][2],
                 "n_classes_emptied": totals[lang][3],
+                "n_dropped_precision": totals[lang][4],
                 **{column: tally.get((lang, column), 0) for column in TALLY_COLUMNS},
                 **dict(zip(SOURCE_ORDER_COLUMNS, orders.get(lang, ("", "", 0)))),
             }
@@ -146,3 +153,33 @@ def candidate_precisions(candidates, learned: LearnedPriority | None) -> list[fl
         return [None] * len(candidates)
     precision = {(entry.lang, entry.source): entry.precision for entry in learned.estimates}
     return [precision.get((lang, source)) for lang, source in zip(candidates["lang"], candidates["source"])]
+
+
+# languages.parquet: the share of correct labels (precision.py): the figure shown (measured once enough
+# is reviewed, else estimated from p_correct) with its interval and basis, the rule labels reviewed
+# for it, the labels expected wrong, the p_correct estimate itself, and the measured share per source
+PRECISION_COLUMNS = (
+    "label_precision",
+    "label_precision_low",
+    "label_precision_high",
+    "label_precision_basis",
+    "n_judged",
+    "expected_wrong",
+    "estimated_precision",
+    "measured_sources",
+)
+
+
+def with_precision(languages, figures: dict[str, LanguageFigure]):
+    """languages.parquet's rows with the PRECISION_COLUMNS of `figures` (lang -> LanguageFigure)."""
+    frame = languages.copy()
+    shown = [figures[lang].shown for lang in frame["lang"]]
+    frame["label_precision"] = [e.precision for e in shown]
+    frame["label_precision_low"] = [e.low for e in shown]
+    frame["label_precision_high"] = [e.high for e in shown]
+    frame["label_precision_basis"] = [e.basis for e in shown]
+    frame["n_judged"] = [e.judged for e in shown]
+    frame["expected_wrong"] = [e.expected_wrong for e in shown]
+    frame["estimated_precision"] = [figures[lang].estimated.precision for lang in frame["lang"]]
+    frame["measured_sources"] = [sources_text(figures[lang].by_source) for lang in frame["lang"]]
+    return frame.astype({"n_judged": "int32", "expected_wrong": "float64"})

@@ -94,6 +94,19 @@ def flagged_by_language(directory: Path, column: str) -> dict[str, int]:
     return {entry["values"]: entry["counts"] for entry in sorted(counts, key=lambda entry: entry["values"])}
 
 
+# The shard directories captions_translate writes from one plan: shard i of each records the same input hash.
+TRANSLATED_DIRS = (SOURCE_DIR, REFERENCES_DIR, HYPOTHESES_DIR, QUARANTINE_DIR)
+
+
+def mixed_inputs(manifests: Mapping[str, Any]) -> str | None:
+    """`a/ and b/` when two of captions_translate's directories hold shard i made from different input
+    rows (their manifests' input hashes differ), else None (pure over {directory: Manifest})."""
+    made = [(name, manifest.input_hash) for name, manifest in manifests.items() if name in TRANSLATED_DIRS]
+    first = made[0] if made else None
+    other = next((name for name, input_hash in made if input_hash != first[1]), None) if first else None
+    return f"{first[0]}/ and {other}/" if other else None
+
+
 def shard_inputs(data: Path, names: Sequence[str]) -> list:
     """The plan of a stage that reads the shard directories `names` of `data` side by side:
     one Shard per index they all have (an error if they disagree), whose input hash joins
@@ -108,6 +121,12 @@ def shard_inputs(data: Path, names: Sequence[str]) -> list:
         manifests = [shards.read_manifest(data / name, index) for name in names]
         if any(manifest is None for manifest in manifests):
             raise BabelforgeError(f"{data}: {shards.shard_name(index)} is missing in one of {', '.join(names)}")
+        mismatch = mixed_inputs(dict(zip(names, manifests)))
+        if mismatch:
+            raise BabelforgeError(
+                f"{data}: {shards.shard_name(index)} of {mismatch} was made from other input rows (a translate "
+                "run that stopped half way, or a folder copied from another build); rerun `babelforge captions_translate`"
+            )
         rows = manifests[0].rows
         plan.append(
             shards.Shard(index, start, start + rows, shards.stable_hash([manifest.sha256 for manifest in manifests]))

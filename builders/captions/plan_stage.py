@@ -20,7 +20,13 @@ from babelforge.captions.readers import stream_captions
 from babelforge.captions.settings import TagSettings as TagConfig
 from babelforge.captions.settings import TranslateSettings as TranslateConfig
 from babelforge.captions.tag_worker import TagWorker, attribute_schema, languages_in_play
-from babelforge.captions.translate_worker import TranslateWorker, language_codes, model_record, shard_params
+from babelforge.captions.translate_worker import (
+    TranslateWorker,
+    language_codes,
+    model_record,
+    settings_key,
+    shard_params,
+)
 from babelforge.core import shards
 from babelforge.core.bad_rows import Quarantine, summary_line
 from babelforge.core.config import from_group, setting
@@ -81,6 +87,12 @@ def shard_bytes_per_row(directory) -> float | None:
     return total / rows if rows else None
 
 
+def rate_applies(recorded: dict, key: str) -> bool:
+    """True when a recorded translate rate was measured with these settings (`settings_key`: targets,
+    beam, hypotheses, model); a run recorded before rates named their settings never applies."""
+    return recorded.get("params_hash") == key
+
+
 def warm_up(config: Config, registry, source_code: str, targets: dict[str, str], in_play) -> dict[str, Any]:
     """Translate and tag the first `warmup` captions here; their rates and bytes per row."""
 
@@ -133,16 +145,15 @@ def run(config: Config) -> int:
     plan = shards.plan_shards(stream, runner.shard_size)
     captions = plan[-1].stop if plan else 0
     todo = plan
+    params, model = shard_params(translate, source_code, targets), model_record(translate)
     if Path(translate.paths.nllb_model).exists():
-        params = shard_params(translate, source_code, targets)
-        todo = shards.pending_shards(
-            data / HYPOTHESES_DIR, plan, shards.stable_hash(params), shards.stable_hash(model_record(translate))
-        )
+        todo = shards.pending_shards(data / HYPOTHESES_DIR, plan, shards.stable_hash(params), shards.stable_hash(model))
     todo_captions = sum(shard.rows for shard in todo)
 
     translated, tagged = measured_rate(data, "captions_translate"), measured_rate(data, "captions_tag")
     measured = {}
-    if translated and tagged:
+    # a recorded rate holds for the settings it ran with (targets, beam, hypotheses): else a warm-up
+    if translated and tagged and rate_applies(translated, settings_key(params, model)):
 
         def per_worker(rate: dict) -> float:
             # local: the rate after the first shard (model load left out); ray finishes shards in bursts,

@@ -15,6 +15,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,10 @@ from babelforge.core.bad_rows import (
     Quarantine,
     has_undecodable,
     id_problem,
+    image_problem,
     raw_text,
+    screen_caption_lists,
+    summary_line,
     text_problem,
 )
 from babelforge.core.config import setting
@@ -61,6 +65,17 @@ XTD_LANGUAGE_KEYS = {
 # translation of the caption; it is used as a chrF reference and still carried through.
 REFERENCE_PREFIX = "ref_"
 UTF8_BOM = b"\xef\xbb\xbf"
+
+# The first bytes of files that are packed, not text: a caption file named .jsonl / .csv / .json
+# holding them is the wrong file (or needs unpacking), which no row-by-row reading can tell.
+PACKED = {
+    rb"\x1f\x8b": ("gzip-compressed", "unpack it first (gunzip -k FILE.gz)"),
+    rb"BZh[1-9]1AY&SY": ("bzip2-compressed", "unpack it first (bunzip2 -k FILE.bz2)"),
+    rb"\xfd7zXZ\x00": ("xz-compressed", "unpack it first (unxz -k FILE.xz)"),
+    rb"\x28\xb5\x2f\xfd": ("zstd-compressed", "unpack it first (unzstd FILE.zst)"),
+    rb"PK\x03\x04": ("zip archive", "unzip it first"),
+    rb"PAR1": ("Parquet", "name it .parquet"),
+}
 
 
 @dataclass(frozen=True)
@@ -125,65 +140,90 @@ def xtd_key(code: str, registry) -> str:
     return registry.get(XTD_LANGUAGE_KEYS[code]).key
 
 
-def read_xtd(path: str | Path, source_lang: str, registry, quarantine: Quarantine | None = None) -> CaptionSet:
+def read_xtd(
+    path: str | Path, source_lang: str, registry, quarantine: Quarantine | None = None, limit: int | None = None
+) -> CaptionSet:
     """`{"images": [...], "captions": {code: [[caption], ...]}}`, captions aligned with images.
 
     caption_id is the image file name without extension (unique in both releases); an
     image with several captions in the source language gets `<stem>#<k>` ids. A source caption
     that cannot be translated (empty, control characters, only a URL) goes to `quarantine`
-    (default: stop at it), numbered by its image's position.
+    (default: stop at it), numbered by its image's position. `limit`: read up to that many good
+    captions (the rest is neither read nor counted).
     """
     quarantine = quarantine or Quarantine(FAIL_FAST, "captions")
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        images, by_code = data["images"], data["captions"]
-    except FileNotFoundError:
-        raise BabelforgeError(f"{path}: caption file not found; check captions.input.path") from None
-    except (ValueError, KeyError, TypeError) as error:
-        raise BabelforgeError(f"{path}: not the XTD layout {{images, captions}} ({error})") from None
+    images, by_code = read_caption_document(path, "captions.input.path")
     keys = {code: xtd_key(code, registry) for code in by_code}
     source_codes = [code for code, key in keys.items() if key == source_lang]
     if not source_codes:
         raise BabelforgeError(f"{path}: no captions in {source_lang} (the file has {', '.join(sorted(by_code))})")
-    for code, captions in by_code.items():
-        if len(captions) != len(images):
-            raise BabelforgeError(f"{path}: {len(captions)} {code} captions for {len(images)} images")
-
     stems = [Path(name).stem for name in images]
     if len(set(stems)) != len(stems):
         raise BabelforgeError(f"{path}: image names are not unique, so they cannot be caption ids")
-    source = by_code[source_codes[0]]
+    source = screen_caption_lists(by_code[source_codes[0]], str(path), quarantine, limit)
     rows, id_of = [], {}
     for index, (image, stem, texts) in enumerate(zip(images, stems, source)):
-        texts = _caption_list(texts, path, index)
         for k, text in enumerate(texts):
-            problem = text_problem(text)
-            if problem:
-                quarantine.add(BadRow(str(path), index + 1, raw_text(text), problem))
-                continue
-            quarantine.keep()
-            caption_id = stem if len(texts) == 1 else f"{stem}#{k}"
-            rows.append({"caption_id": caption_id, "image": image, "caption": text})
-        id_of[index] = stem if len(texts) == 1 else None
+            if text is not None:  # None: a bad caption, quarantined (the others keep their #k)
+                caption_id = stem if len(texts) == 1 else f"{stem}#{k}"
+                rows.append({"caption_id": caption_id, "image": image, "caption": text})
+        id_of[index] = stem if len(texts) == 1 and texts[0] is not None else None
     references = []
     for code, captions in by_code.items():
         if keys[code] == source_lang:
             continue
-        for index, texts in enumerate(captions):
-            texts = _caption_list(texts, path, index)
-            # A reference belongs to one source caption: only images with a single one.
-            if id_of[index] is not None and texts and texts[0].strip():
+        for index, entry in enumerate(captions):
+            texts = entry if isinstance(entry, list) else [entry]
+            # A reference belongs to one source caption: only images with a single one. A reference
+            # that is no usable text is no reference (it scores nothing, so it is not counted).
+            if id_of.get(index) is not None and texts and text_problem(texts[0]) is None:
                 references.append((id_of[index], keys[code], texts[0]))
     return CaptionSet(source_lang, rows, references)
 
 
-def _caption_list(value, path: Path, index: int) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(text, str) for text in value):
-        return value
-    raise BabelforgeError(f"{path}: caption {index} is neither a string nor a list of strings")
+def read_caption_document(path: Path, setting_name: str) -> tuple[list[str], dict[str, list]]:
+    """(images, {language code: one caption or list of captions per image}) of a caption set in the
+    XTD / xFlickrCO layout, `{"images": [...], "captions": {code: [...]}}`: one line naming the file
+    when it is missing, not JSON (cut off?), not this layout, or a language's captions do not line up
+    with the images. Bytes that are not UTF-8 are kept as surrogates, so the caption holding them,
+    not the file, is bad (`screen_caption_lists`)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BabelforgeError(f"{path}: caption file not found; check {setting_name}") from None
+    except IsADirectoryError:
+        raise BabelforgeError(f"{path}: a folder, not a caption file; check {setting_name}") from None
+    refuse_packed(path, raw[:16], "JSON")
+    try:
+        data = json.loads(raw.removeprefix(UTF8_BOM).decode("utf-8", errors="surrogateescape"))
+    except json.JSONDecodeError as error:
+        raise BabelforgeError(
+            f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg}); a file cut off? fetch it again"
+        ) from None
+    images = data.get("images") if isinstance(data, dict) else None
+    by_code = data.get("captions") if isinstance(data, dict) else None
+    if not isinstance(images, list) or not isinstance(by_code, dict):
+        raise BabelforgeError(f'{path}: not the XTD layout {{"images": [...], "captions": {{code: [...]}}}}')
+    bad_names = [name for name in images if not isinstance(name, str) or not name or has_undecodable(name)]
+    if bad_names:
+        raise BabelforgeError(f"{path}: image {raw_text(bad_names[0])} is not a file name")
+    for code, captions in by_code.items():
+        if not isinstance(captions, list) or len(captions) != len(images):
+            count = len(captions) if isinstance(captions, list) else "no list of"
+            raise BabelforgeError(
+                f"{path}: {count} {code} captions for {len(images)} images; a caption set has one entry "
+                "(a caption or a list of them) per image, in the images' order"
+            )
+    return images, by_code
+
+
+def refuse_packed(path: Path, head: bytes, expected: str) -> None:
+    """One line when a file that should be text (`expected`: JSON Lines, CSV...) starts with the
+    bytes of a packed format (PACKED): gzip bytes named .jsonl are not a broken JSON Lines file."""
+    for magic, (what, remedy) in PACKED.items():
+        if re.match(magic, head):
+            raise BabelforgeError(f"{path}: {what} bytes, not {expected}; {remedy}")
 
 
 def stream_rows(path: str | Path, batch_rows: int = 8192) -> Iterator[tuple[str, int, dict[str, Any] | BadRow]]:
@@ -193,6 +233,9 @@ def stream_rows(path: str | Path, batch_rows: int = 8192) -> Iterator[tuple[str,
     path = Path(path)
     if not path.exists():
         raise BabelforgeError(f"{path}: caption file not found; check captions.input.path")
+    if path.suffix in (".jsonl", ".csv", ".tsv") and path.is_file():
+        with path.open("rb") as head:
+            refuse_packed(path, head.read(16), {".jsonl": "JSON Lines"}.get(path.suffix, path.suffix[1:].upper()))
     if path.suffix == ".jsonl":
         yield from _jsonl_rows(path)
     elif path.suffix in (".csv", ".tsv"):
@@ -225,34 +268,91 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, int, dict[str, Any] | BadRow]
             yield str(path), number, row
 
 
+class _Lines:
+    """The lines a csv reader pulls, with the ones of its last row kept (`taken`) and a way to hand
+    lines back (`again`), so the lines an unclosed quote swallowed are read again as rows."""
+
+    def __init__(self, lines: Iterator[str]):
+        self.lines = lines
+        self.pending: list[str] = []  # handed back, next first (reversed)
+        self.taken: list[str] = []
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self.pending.pop() if self.pending else next(self.lines)
+        self.taken.append(line)
+        return line
+
+    def again(self, lines: list[str]) -> None:
+        self.pending.extend(reversed(lines))
+
+
+def _swallowed_rows(fields: list[str], lines: list[str], width: int, delimiter: str, quoting: int) -> bool:
+    """True when a row that spans lines is an unclosed quote swallowing rows, not a caption with a
+    line break: it has the wrong number of fields, a field over the csv module's size limit, or a
+    line after its first that reads as a whole row by itself (a caption's own line break is
+    followed by the caption's rest, never by `width` fields when the caption is not the first)."""
+    if len(fields) != width:
+        return True
+    for line in lines[1:]:
+        alone = next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter, quoting=quoting), [])
+        if len(alone) == width:
+            return True
+    return False
+
+
 def _delimited_rows(path: Path, delimiter: str) -> Iterator[tuple[str, int, dict[str, Any] | BadRow]]:
-    """CSV / TSV rows (RFC 4180 quoting: a quoted field may hold the delimiter or a line break; a
-    BOM and CRLF line ends are read). Bytes that are not UTF-8 are read as surrogates
-    (surrogateescape) so that the row holding them, not the file, is bad."""
+    """CSV rows (RFC 4180 quoting: a quoted field may hold the delimiter or a line break) or TSV rows
+    (no quoting, as the project's TSV tables: a quote is text, so `"Quoted" title` keeps its quotes);
+    a BOM and CRLF line ends are read. Bytes that are not UTF-8 are read as surrogates
+    (surrogateescape) so that the row holding them, not the file, is bad. A quote that is never
+    closed swallows the lines after it: its first line is a `malformed_quote` row and the rest are
+    read again as rows."""
+    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
     with path.open("rb") as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="surrogateescape", newline="")
-        reader = csv.reader(text, delimiter=delimiter)
+        lines = _Lines(text)
+        reader = csv.reader(lines, delimiter=delimiter, quoting=quoting)
         try:
             header = next(reader, None)
-            if header is None:
+        except csv.Error as error:  # the header runs past csv's field limit: no table to read rows of
+            raise BabelforgeError(f"{path}:1: the header is not a {path.suffix[1:].upper()} row ({error})") from None
+        if header is None:
+            return
+        if any(has_undecodable(name) for name in header):
+            raise BabelforgeError(f"{path}:1: the header is not UTF-8; save the file as UTF-8")
+        number = len(lines.taken)  # lines read so far
+        while True:
+            lines.taken = []
+            try:
+                fields = next(reader, None)
+                broken = False
+            except csv.Error:  # a field over csv's size limit: an unclosed quote ran on
+                fields, broken = [], True
+            if fields is None:
                 return
-            if any(has_undecodable(name) for name in header):
-                raise BabelforgeError(f"{path}:1: the header is not UTF-8; save the file as UTF-8")
-            end = reader.line_num
-            for fields in reader:
-                start, end = end + 1, reader.line_num  # a quoted line break makes a row span lines
-                if not fields:
-                    continue  # a blank line is no row
-                joined = delimiter.join(fields)
-                if any(has_undecodable(field) for field in fields):
-                    yield str(path), start, BadRow(str(path), start, raw_text(joined), "invalid_utf8")
-                elif len(fields) != len(header):
-                    yield str(path), start, BadRow(str(path), start, raw_text(joined), "ragged_row")
-                else:
-                    yield str(path), start, dict(zip(header, fields))
-        except csv.Error as error:
-            # An unclosed quote swallows the rest of the file into one field: the file is broken, not a row.
-            raise BabelforgeError(f"{path}:{reader.line_num}: {error} (an unclosed quote?)") from None
+            start, number = number + 1, number + len(lines.taken)
+            if not lines.taken:
+                return
+            if broken or (
+                len(lines.taken) > 1 and _swallowed_rows(fields, lines.taken, len(header), delimiter, quoting)
+            ):
+                reason = "field_too_long" if broken and len(lines.taken) == 1 else "malformed_quote"
+                yield str(path), start, BadRow(str(path), start, raw_text(lines.taken[0]), reason)
+                lines.again(lines.taken[1:])
+                number = start
+                continue
+            if not fields:
+                continue  # a blank line is no row
+            joined = delimiter.join(fields)
+            if any(has_undecodable(field) for field in fields):
+                yield str(path), start, BadRow(str(path), start, raw_text(joined), "invalid_utf8")
+            elif len(fields) != len(header):
+                yield str(path), start, BadRow(str(path), start, raw_text(joined), "ragged_row")
+            else:
+                yield str(path), start, dict(zip(header, fields))
 
 
 def _parquet_rows(path: Path, batch_rows: int) -> Iterator[tuple[str, int, dict[str, Any]]]:
@@ -263,22 +363,94 @@ def _parquet_rows(path: Path, batch_rows: int) -> Iterator[tuple[str, int, dict[
     files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
     if not files:
         raise BabelforgeError(f"{path}: no .parquet files in the folder")
+    import pyarrow as pa
+
     for file in files:
         number = 0
-        for batch in pq.ParquetFile(file).iter_batches(batch_size=batch_rows):
-            for row in batch.to_pylist():
-                number += 1
-                yield str(file), number, row
+        try:
+            for batch in pq.ParquetFile(file).iter_batches(batch_size=batch_rows):
+                for row in _batch_rows(batch):
+                    number += 1
+                    yield str(file), number, row
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as error:  # cut off, not Parquet: the file's
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise BabelforgeError(
+                f"{file}: not a readable Parquet file after row {number} ({first}); a file cut off? fetch it again"
+            ) from None
+
+
+def value_kind(value: Any) -> str | None:
+    """The type a column of a streamed table takes from this value (None: a null fits any), or
+    "unreadable" for a value no Arrow column can hold (an int over 64 bits, a list of mixed types)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):  # ints and floats share a column (Arrow makes it double)
+        return "number" if not isinstance(value, int) or -(2**63) <= value < 2**63 else "unreadable"
+    import pyarrow as pa
+
+    try:
+        return str(pa.scalar(value).type)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        return "unreadable"
+
+
+def _kind_problem(row: dict[str, Any], kinds: dict[str, str | None]) -> str | None:
+    """Why a row does not fit the columns the first good row set (`kinds`, set by that row when
+    empty, completed as nulls give way to values), or None: a column the first good row lacks, or a
+    value of another type."""
+    if not kinds:
+        kinds.update((column, None) for column in row)
+    if any(column not in kinds for column in row):
+        return "unexpected_column"
+    found = {column: value_kind(value) for column, value in row.items()}
+    for column, kind in found.items():
+        if kind == "unreadable" or (kind is not None and kinds[column] not in (None, kind)):
+            return "mixed_types"
+    for column, kind in found.items():
+        if kind is not None:
+            kinds[column] = kind
+    return None
+
+
+def _batch_rows(batch) -> list[dict[str, Any]]:
+    """A Parquet batch's rows; a text column holding bytes that are not UTF-8 (other writers do
+    not check) is read as surrogates (surrogateescape), so the row holding them, not the file, is bad."""
+    import pyarrow as pa
+
+    try:
+        return batch.to_pylist()
+    except UnicodeDecodeError:
+        pass
+    columns = {}
+    for name, column in zip(batch.schema.names, batch.columns):
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            raw = column.view(pa.binary() if pa.types.is_string(column.type) else pa.large_binary()).to_pylist()
+            columns[name] = [None if value is None else value.decode("utf-8", "surrogateescape") for value in raw]
+        else:
+            columns[name] = column.to_pylist()  # text that is not UTF-8 nested in a list: the file's problem
+    return [dict(zip(columns, values)) for values in zip(*columns.values())]
 
 
 def _table_caption(
-    row: dict[str, Any], source: str, number: int, id_column: str, image_column: str
+    row: dict[str, Any],
+    source: str,
+    number: int,
+    id_column: str,
+    image_column: str,
+    kinds: dict[str, str | None] | None = None,
 ) -> tuple[dict[str, Any], list[tuple[str, str]]] | BadRow:
     """One input row as (caption row, [(reference lang, text)]), `id_column` becoming caption_id;
-    or the BadRow it is (an id or caption that cannot be used)."""
-    problem = id_problem(row.get(id_column)) or text_problem(row.get("caption"))
+    or the BadRow it is (an id, image or caption that cannot be used, or a row that does not fit
+    the column types `kinds` the first rows set: a streamed table has one type per column)."""
+    problem = id_problem(row.get(id_column)) or image_problem(row.get(image_column)) or text_problem(row.get("caption"))
     if not problem and any(isinstance(value, str) and has_undecodable(value) for value in row.values()):
         problem = "invalid_utf8"  # in a carried-through column: it could not be written
+    if not problem and kinds is not None:  # the id is written as text, whatever its type
+        problem = _kind_problem({k: v for k, v in row.items() if k != id_column}, kinds)
     if problem:
         return BadRow(source, number, raw_text(json.dumps(row, ensure_ascii=False, default=str)), problem)
     extras = {k: v for k, v in row.items() if k not in (id_column, image_column, "caption")}
@@ -344,6 +516,11 @@ def _table_captions(
     seen = SeenIds()
     checked = False
     block: list = []
+    # JSON Lines rows each name their keys: one without the id, image or caption is a bad row, not
+    # a file without the column; and their values' types are checked row by row (`kinds`), which a
+    # CSV (all text) does not need and a Parquet file's schema gives, except across a folder of them.
+    schemaless = path.suffix == ".jsonl"
+    kinds: dict[str, str | None] | None = None
 
     def flushed_block():
         good = [position for position, item in enumerate(block) if not isinstance(item, BadRow)]
@@ -363,13 +540,15 @@ def _table_captions(
             block.append(row)
         else:
             if not checked:
-                _check_columns(path, row, id_column, image_column, registry)
+                _check_columns(path, row, id_column, image_column, registry, columns=not schemaless)
                 checked = True
+                if path.suffix not in (".csv", ".tsv"):
+                    kinds = {}  # set by the first good row
             exclusion = excluded(row)
             if exclusion:
                 quarantine.exclude(exclusion)
                 continue
-            item = _table_caption(row, source, number, id_column, image_column)
+            item = _table_caption(row, source, number, id_column, image_column, kinds)
             block.append(item if isinstance(item, BadRow) else (*item, source, number))
         if len(block) == block_rows:
             yield from flushed_block()
@@ -377,14 +556,18 @@ def _table_captions(
     if block:
         yield from flushed_block()
     if not checked:
-        raise BabelforgeError(f"{path}: no captions")
+        quarantine.check_fraction()  # every row bad: the stop names the reason (e.g. not UTF-8)
+        raise BabelforgeError(f"{path}: no captions ({summary_line('rows', quarantine.summary())})")
 
 
-def _check_columns(path: Path, row: dict[str, Any], id_column: str, image_column: str, registry) -> None:
-    """The first good row has the columns a caption table needs, and its `ref_<key>` columns name
+def _check_columns(
+    path: Path, row: dict[str, Any], id_column: str, image_column: str, registry, columns: bool = True
+) -> None:
+    """The first good row has the columns a caption table needs (`columns`: a table with a header or
+    schema, where a missing column is the whole input's problem), and its `ref_<key>` columns name
     registry languages: a wrong file or column is the whole input's problem, not a row's."""
     missing = [column for column in (id_column, image_column, "caption") if column not in row]
-    if missing:
+    if missing and columns:
         raise BabelforgeError(
             f"{path}: missing column(s) {', '.join(missing)} (need {id_column}, {image_column}, caption)"
         )
@@ -429,7 +612,7 @@ def stream_captions(
     path = Path(config.path)
     quarantine = quarantine if quarantine is not None else Quarantine(config.policy, "captions")
     if config.format == "xtd":
-        captions = read_xtd(path, config.source, registry, quarantine)
+        captions = read_xtd(path, config.source, registry, quarantine, config.limit)
         by_id: dict[str, list] = {}
         for caption_id, lang, text in captions.references:
             by_id.setdefault(caption_id, []).append((lang, text))
@@ -449,13 +632,15 @@ def stream_captions(
     else:
         raise BabelforgeError(f"captions.input.format {config.format!r}: use 'xtd', 'table' or 'img2dataset'")
     block: list = []
-    for count, (row, references) in enumerate(pairs):
-        if config.limit is not None and count >= config.limit:
-            break
+    # With a limit, stop taking rows once it is reached, before asking for the next: the row after
+    # the last one taken would be counted kept by the reader (2,001 kept for a limit of 2,000).
+    for count, (row, references) in enumerate(pairs if config.limit != 0 else (), start=1):
         block.append({**row, REFERENCES_COLUMN: [{"lang": lang, "text": text} for lang, text in references]})
         if len(block) == batch_rows:
             yield _caption_table(block)
             block = []
+        if config.limit is not None and count >= config.limit:
+            break
     if block:
         yield _caption_table(block)
     quarantine.check_fraction()

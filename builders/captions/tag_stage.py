@@ -27,7 +27,7 @@ from babelforge.captions.layout import (
 )
 from babelforge.captions.qe import kiwi_scorer, pick_device
 from babelforge.captions.settings import TagSettings as Config
-from babelforge.captions.tag_worker import TagWorker, attribute_schema, languages_in_play
+from babelforge.captions.tag_worker import TagWorker, attribute_schema, for_every_node, languages_in_play
 from babelforge.captions.taggers import ATTRIBUTES, KIWI_TRUNCATED, TAGGERS
 from babelforge.core import shards
 from babelforge.core.config import as_params
@@ -96,7 +96,8 @@ def run(config: Config) -> int:
         plan,
         input_reader,
         TagWorker,
-        (config, in_play),
+        # the local runner's worker finds the Kiwi loaded above by the same settings (kiwi_scorer)
+        (for_every_node(config) if runner.runner == "ray" else config, in_play),
         runner,
         params_hash=shards.stable_hash(params),
         model_hash=shards.stable_hash(kiwi_record),

@@ -8,11 +8,15 @@ worker for its warm-up.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 from babelforge.captions import langcheck
 from babelforge.captions.layout import load_registry
 from babelforge.captions.qe import kiwi_scorer
 from babelforge.captions.taggers import ATTRIBUTES, TAGGERS, TagContext, run_taggers
 from babelforge.core import taggers
+from babelforge.core.runners import model_path
 
 
 def languages_in_play(source_lang: str, target_langs, registry) -> dict[str, str | None]:
@@ -54,6 +58,12 @@ class TagWorker:
         self.expected_scripts = {key: registry.get(key).expected_scripts for key in in_play}
         self.repeat_max_n = config.repeat_max_n
 
+    @staticmethod
+    def model_paths(config, in_play: dict[str, str | None]) -> list[str]:
+        """What a Ray actor checks on its node before loading (runners.ChunkWorker): a local
+        checkpoint (absolute: for_every_node); a Hub id is fetched on the node."""
+        return [config.kiwi_model] if Path(config.kiwi_model).is_absolute() else []
+
     def __call__(self, batch):
         import pyarrow as pa
 
@@ -74,3 +84,8 @@ class TagWorker:
         arrays = [batch.column(name).cast(schema.field(name).type) for name in ("caption_id", "lang", "hyp_rank")]
         arrays += [pa.array(columns[column], schema.field(column).type, from_pandas=True) for column in ATTRIBUTES]
         return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def for_every_node(config):
+    """The config the workers get: a local Kiwi checkpoint absolute, as every node must hold it."""
+    return replace(config, kiwi_model=model_path(config.kiwi_model))

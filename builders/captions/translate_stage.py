@@ -30,7 +30,14 @@ from babelforge.captions.layout import (
 )
 from babelforge.captions.readers import stream_captions
 from babelforge.captions.settings import TranslateSettings as Config
-from babelforge.captions.translate_worker import TranslateWorker, language_codes, model_record, shard_params
+from babelforge.captions.translate_worker import (
+    TranslateWorker,
+    for_every_node,
+    language_codes,
+    model_record,
+    settings_key,
+    shard_params,
+)
 from babelforge.core import shards
 from babelforge.core.bad_rows import Quarantine, quarantine_table, summary_line
 from babelforge.core.determinism import runtime
@@ -103,7 +110,7 @@ def run(config: Config) -> int:
         plan,
         input_reader,
         TranslateWorker,
-        (config, source_code, targets),
+        (for_every_node(config), source_code, targets),
         config.runner,
         params_hash=shards.stable_hash(params),
         model_hash=shards.stable_hash(model),
@@ -111,7 +118,9 @@ def run(config: Config) -> int:
         desc="captions_translate",
         provenance=record,
     )
-    record_rate(data, "captions_translate", stats, config.runner, unit="captions")
+    record_rate(
+        data, "captions_translate", stats, config.runner, unit="captions", params_hash=settings_key(params, model)
+    )
     summary = shards.digest(data / HYPOTHESES_DIR)
     truncated = truncated_captions(data / HYPOTHESES_DIR)
     write_json({**quarantine.summary(), "truncated": truncated}, data / INPUT_SUMMARY_FILE)

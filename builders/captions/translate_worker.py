@@ -9,12 +9,15 @@ builds the same worker for its warm-up.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from babelforge.captions.layout import directory_sha256
 from babelforge.captions.translate import hypotheses_table, translate_nbest
+from babelforge.core import shards
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.runners import model_path
 from babelforge.translation.nllb import NllbTranslator
 
 
@@ -33,6 +36,11 @@ class TranslateWorker:
         self.config, self.source_code, self.targets = config, source_code, targets
         self.translator = make_translator(config)
 
+    @staticmethod
+    def model_paths(config, source_code: str, targets: dict[str, str]) -> list[str]:
+        """What a Ray actor checks on its node before loading (runners.ChunkWorker)."""
+        return [config.paths.nllb_model]
+
     def __call__(self, captions):
 
         rows = translate_nbest(
@@ -43,6 +51,12 @@ class TranslateWorker:
             chunk_size=self.config.chunk_size,
         )
         return hypotheses_table(rows)
+
+
+def for_every_node(config):
+    """The config the workers get: the model folder absolute, as every node must hold it (a relative
+    one would be looked up from wherever an actor's node was started)."""
+    return replace(config, paths=replace(config.paths, nllb_model=model_path(config.paths.nllb_model)))
 
 
 def language_codes(config, registry) -> tuple[str, dict[str, str]]:
@@ -70,6 +84,12 @@ def model_record(config) -> dict[str, Any]:
         "sha256": directory_sha256(path) if Path(path).exists() else None,
         **config.translator_kwargs(),
     }
+
+
+def settings_key(params: dict[str, Any], model: dict[str, Any]) -> str:
+    """One hash of what a translate rate depends on (`shard_params`, `model_record`: targets, beam,
+    hypotheses, the model): the rate a run records holds for a plan with the same key."""
+    return shards.stable_hash({"params": params, "model": model})
 
 
 def shard_params(config, source_code: str, targets: dict[str, str]) -> dict[str, Any]:

@@ -31,20 +31,45 @@ REASONS: dict[str, str] = {
     "bad_json": "not a JSON value",
     "not_an_object": "a JSON value that is not an object",
     "ragged_row": "a different number of fields than the header",
+    "malformed_quote": "a quote that is never closed, swallowing the lines after it (they are read again)",
+    "field_too_long": "a field longer than a CSV reader takes (131,072 characters)",
+    "unexpected_column": "a column the first row does not have (a table's columns are its first row's)",
+    "mixed_types": "a value of another type than the column's first (text where a number was)",
     "missing_id": "no id",
     "bad_id": "an id that is not a string or an integer",
     "duplicate_id": "an id that an earlier row has (the first row is kept)",
     "missing_caption": "no caption text",
+    "missing_image": "no image file name or URL",
+    "bad_image": "an image that is not a file name or URL (a number, a list)",
     "empty_caption": "an empty or whitespace-only caption",
     "control_characters": "NUL or other control characters in the text",
     "url_only": "a caption that is only a URL",
     "markup_only": "a caption that is only markup",
     "missing_file": "a file that does not exist",
+    "bad_file_name": "a file name that is not UTF-8",
+    "symlink_loop": "a symbolic link that points to itself (a loop)",
     "empty_file": "a file of zero bytes",
     "not_an_image": "a file that is not an image",
     "truncated_image": "an image file cut off before its end",
     "image_too_large": "an image over PIL's decompression-bomb limit",
 }
+
+# The systemic cause a reason points to when it is most of the bad rows: what the stop says to check.
+CAUSES: dict[str, str] = {
+    "invalid_utf8": "the file looks like Latin-1/cp1252 (or another encoding), not UTF-8; convert it, "
+    "e.g. `iconv -f cp1252 -t utf-8 FILE > FILE.utf8`",
+    "bad_json": "the file is not JSON Lines (one JSON object per line)",
+    "not_an_object": "the file is not JSON Lines of objects (one {...} per line)",
+    "ragged_row": "the delimiter is not the file's (.csv is comma-separated, .tsv tab-separated)",
+    "malformed_quote": "the file's quotes are not CSV quoting (a quote inside a field is written twice)",
+    "missing_id": "the id column is empty or has another name",
+    "missing_caption": "the caption column is empty or has another name",
+    "missing_image": "the image column is empty or has another name",
+    "duplicate_id": "the id column is not the rows' id",
+    "missing_file": "the image folder or list is not this set's",
+}
+# The headline of an input with no usable row at all, per reason (default: "every row has <words>").
+NO_ROW = {"invalid_utf8": "no row is UTF-8"}
 
 # Rows left out by a rule of the input's format, not because they are broken: counted, not quarantined,
 # and not bad (img2dataset records a failed download as a row; a third of them is common).
@@ -141,6 +166,17 @@ def id_problem(value: Any) -> str | None:
     return None
 
 
+def image_problem(value: Any) -> str | None:
+    """Why a row's image (a file name or URL) cannot name an image, or None."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "missing_image"
+    if not isinstance(value, str) or _CONTROL.search(value):
+        return "bad_image"
+    if has_undecodable(value):
+        return "invalid_utf8"
+    return None
+
+
 @dataclass
 class Quarantine:
     """The bad rows of one input under one policy, and how many rows the input had."""
@@ -152,6 +188,11 @@ class Quarantine:
     kept: int = 0
     excluded: Counter = field(default_factory=Counter)
     hint: str = "check the input's columns and encoding"  # what the max_bad_fraction error says to check
+    # From this many rows on, the share of bad rows is checked as they come: a file in the wrong
+    # encoding stops within its first shard, not after every row was read. The early stop wants
+    # twice the allowed share, so bad rows that merely cluster near the start do not stop a job
+    # the end-of-input check (at exactly max_bad_fraction) would pass.
+    min_sample: int = 1000
 
     def keep(self) -> None:
         self.rows += 1
@@ -172,21 +213,32 @@ class Quarantine:
         if self.policy.on_bad_row == "fail":
             raise BabelforgeError(f"{row.message()}; on_bad_row is fail (skip quarantines such rows)")
         self.bad.append((self.kept, row))
+        if self.rows >= self.min_sample and len(self.bad) > 2 * self.policy.max_bad_fraction * self.rows:
+            self.check_fraction(early=True)
 
     def counts(self) -> dict[str, int]:
         """Bad rows per reason, in REASONS order (only reasons that occurred)."""
         found = Counter(row.reason for _, row in self.bad)
         return {reason: found[reason] for reason in REASONS if found[reason]}
 
-    def check_fraction(self) -> None:
-        """Stop when the bad rows are more than the policy allows: the cause is then systemic."""
-        if len(self.bad) > self.policy.max_bad_fraction * self.rows:
-            reasons = ", ".join(f"{reason} {n}" for reason, n in self.counts().items())
-            raise BabelforgeError(
-                f"{len(self.bad)} of {self.rows} {self.what} are bad ({reasons}), more than max_bad_fraction "
-                f"{self.policy.max_bad_fraction}: {self.hint} (first: "
-                f"{self.bad[0][1].message()})"
-            )
+    def check_fraction(self, early: bool = False) -> None:
+        """Stop when the bad rows are more than the policy allows: the cause is then systemic, and
+        the message names the cause the most common reason points to (CAUSES)."""
+        if len(self.bad) <= self.policy.max_bad_fraction * self.rows:
+            return
+        counts = self.counts()
+        reasons = ", ".join(f"{reason} {n}" for reason, n in counts.items())
+        dominant = max(counts, key=counts.get)
+        cause = CAUSES.get(dominant, self.hint) if counts[dominant] * 2 > len(self.bad) else self.hint
+        first = self.bad[0][1].message()
+        read = f"the first {self.rows} {self.what} read" if early else f"{self.rows} {self.what}"
+        if self.kept == 0 and counts[dominant] == len(self.bad):
+            headline = NO_ROW.get(dominant, f"every row has {REASONS[dominant]}")
+            raise BabelforgeError(f"{headline} ({read}, {dominant} {counts[dominant]}): {cause} (first: {first})")
+        raise BabelforgeError(
+            f"{len(self.bad)} of {read} are bad ({reasons}), more than max_bad_fraction "
+            f"{self.policy.max_bad_fraction}: {cause} (first: {first})"
+        )
 
     def summary(self) -> dict[str, Any]:
         """What the stage log, the metrics, the audit and the card report of this input."""
@@ -205,6 +257,38 @@ class Quarantine:
         for kept_before, row in self.bad:
             grouped[min(kept_before // shard_size, shards - 1)].append(row)
         return grouped
+
+
+def screen_caption_lists(
+    entries: Iterable[Any], source: str, quarantine: Quarantine, limit: int | None = None
+) -> list[list[str | None]]:
+    """Each image's captions of a caption set in the XTD / xFlickrCO layout (an image's entry is a
+    caption or a list of them), a caption `text_problem` refuses (null, a number, empty, a NUL,
+    bytes that were not UTF-8) replaced by None (so the others keep their place) and put in
+    `quarantine` as row `source:<1-based image>`. The captions input and the eval caption sets both
+    read a caption set so, which is why they count the same bad rows alike. With `limit`, reading
+    stops once that many captions were kept: the images after it are left out, and the captions
+    after it of its image are None but neither read nor counted."""
+    screened: list[list[str | None]] = []
+    kept = 0
+    for index, entry in enumerate(entries):
+        if limit is not None and kept >= limit:
+            break
+        texts: list[str | None] = []
+        for text in entry if isinstance(entry, list) else [entry]:
+            if limit is not None and kept >= limit:
+                texts.append(None)
+                continue
+            problem = text_problem(text)
+            if problem:
+                quarantine.add(BadRow(source, index + 1, raw_text(text), problem))
+                texts.append(None)
+            else:
+                quarantine.keep()
+                kept += 1
+                texts.append(text)
+        screened.append(texts)
+    return screened
 
 
 QUARANTINE_COLUMNS = ("source", "line", "reason", "raw")

@@ -305,5 +305,11 @@ def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
             if not isinstance(child, dict):
                 raise BabelforgeError(f"--set {key}: {part} is not a group")
             node = child
-        node[parts[-1]] = yaml.safe_load(text)
+        try:
+            node[parts[-1]] = yaml.safe_load(text)
+        except yaml.YAMLError as error:  # `a: b: c`, a backtick, a `!!python/...` tag (safe_load runs none)
+            problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+            raise BabelforgeError(
+                f"--set {key}: {text!r} is not a YAML value ({problem}); quote a text: --set '{key}=\"...\"'"
+            ) from None
     return result

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import read_arrow, read_provenance, read_table, value_counts
+from babelforge.core.io import directory_hash, read_arrow, read_provenance, read_table, sha256_file, value_counts
 from babelforge.core.licences import Licence
 from babelforge.core.resources import resource
 
@@ -126,6 +126,8 @@ class DatasetTables:
     tables: dict[str, dict[str, Any]]  # config -> split -> DataFrame, Arrow table or LazySplit
     sources: dict[str, dict[str, int]] = field(default_factory=dict)  # config -> row `source` -> rows
     groups: dict[str, str] = field(default_factory=dict)  # language -> resource group
+    # language -> its rows' expected share of correct ones, as text (the card's languages table)
+    precision: dict[str, str] = field(default_factory=dict)
     provenance: dict[str, dict] = field(default_factory=dict)  # artifact path -> provenance record
     limitations: list[str] = field(default_factory=list)  # sentences measured on the data
     # sentences after the card's summary on how the data was made, from the settings its artifacts record
@@ -135,6 +137,8 @@ class DatasetTables:
     features: dict[str, Feature] = field(default_factory=dict)  # column -> declared type
     # config -> registry key of its language where the config is not named by it; None: no language
     config_languages: dict[str, str | None] = field(default_factory=dict)
+    # why this build has no tables (its profile cannot build the dataset): the card folder then says only that
+    skipped: str | None = None
 
     def language(self, config: str) -> str | None:
         return self.config_languages.get(config, config)
@@ -218,6 +222,15 @@ def artifact_path(paths: Any, artifact: str) -> Path:
 def slice_path(paths: Any, name: str) -> Path:
     """The audit's slice of dataset `name`: what its card takes from the audit."""
     return Path(paths.audit) / SLICES / f"{name}.json"
+
+
+def input_digest(path: str | Path) -> str | None:
+    """sha256 of an artifact as it is now (a file's bytes, a folder's `directory_hash`), None when absent:
+    the audit records it of the input it summarised (a slice's `input`), a card compares it with its own."""
+    path = Path(path)
+    if path.is_dir():
+        return directory_hash(path)
+    return sha256_file(path) if path.is_file() else None
 
 
 @functools.cache

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import hashlib
 import logging
 import os
 import platform
@@ -33,7 +34,7 @@ from urllib.parse import urlencode
 
 import babelforge
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import sha256_file
+from babelforge.core.io import atomic_path, sha256_file
 from babelforge.core.progress import progress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -404,3 +405,25 @@ def download(
     os.chmod(part, 0o644)
     os.replace(part, dest)
     return dest
+
+
+COPY_CHUNK = 1 << 20
+
+
+def copy_verified(src: Path, dest: Path, sha256: str, what: str, missing_hint: str, mismatch_hint: str) -> None:
+    """Copy a local mirror's `src` to `dest` through a temporary file, hashing on the way: `dest` appears
+    only when the bytes are the pinned ones (the local twin of `download`). The hints say what to do."""
+    if not src.is_file():
+        raise BabelforgeError(f"{what}: {src} is missing from the mirror; {missing_hint}")
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp:
+        with open(src, "rb") as reader, open(tmp, "wb") as writer:
+            while block := reader.read(COPY_CHUNK):
+                digest.update(block)
+                writer.write(block)
+        if digest.hexdigest() != sha256:
+            raise ChecksumMismatchError(
+                f"{what}: {src} has sha256 {digest.hexdigest()}, expected {sha256}; {mismatch_hint}",
+                expected=sha256,
+                actual=digest.hexdigest(),
+            )

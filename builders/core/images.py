@@ -5,6 +5,7 @@ thumbnails, so every stage sees the same pixels and the same reasons. `open_rgb(
 `(image, None)` or `(None, reason)`, a reason of `babelforge.core.bad_rows.REASONS`:
 
     missing_file     no such file
+    symlink_loop     a symbolic link to itself (or a ring of them): no file at its end
     empty_file       zero bytes
     not_an_image     PIL cannot identify it (a text file named .png), or its mode has no RGB
     truncated_image  identified, but its pixels do not decode (cut off, or broken data: PIL
@@ -22,6 +23,7 @@ differently per PIL version, and scored as if it were whole.
 
 from __future__ import annotations
 
+import errno
 import os
 import warnings
 from pathlib import Path
@@ -54,6 +56,10 @@ def open_rgb(path: str | os.PathLike) -> tuple[Image.Image | None, str | None]:
         return None, "missing_file"
     except NotADirectoryError:  # a parent of the path is a file
         return None, "missing_file"
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a link to itself, or a ring of links
+            return None, "symlink_loop"
+        raise BabelforgeError(f"{path}: cannot read it ({error.strerror})") from None
     if not path.is_file():  # a folder named like an image
         return None, "not_an_image"
     if size == 0:

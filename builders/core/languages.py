@@ -65,8 +65,9 @@ class UnknownLanguageError(BabelforgeError):
     def __init__(self, code: str, system: str):
         self.code, self.system = code, system
         super().__init__(
-            f"unknown {system} language code {code!r}: not in resources/languages.tsv "
-            f"(add a row there if the language is real)"
+            f"unknown {system} language code {code!r}: not in resources/languages.tsv (generated: if the language is "
+            f"real, record it in resources/language_overrides.tsv, then run scripts/build_language_registry.py; "
+            f"docs/guides/add-a-language.md)"
         )
 
 

@@ -52,7 +52,8 @@ def project_root(params_path: str | Path, start: Path | None = None) -> Path:
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
-    """The params file as a mapping of stage groups; one-line errors for a missing or malformed file."""
+    """The params file as a mapping of stage groups; one-line errors for a missing or malformed file, an
+    empty one and one without its `profile:` line (the switch every build states, see `profile_of`)."""
     path = Path(path)
     if not path.exists():
         raise BabelforgeError(
@@ -65,8 +66,17 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
         raise BabelforgeError(yaml_error_line(path, error)) from None
     except UnicodeDecodeError as error:
         raise BabelforgeError(f"{path}: not UTF-8 ({error.reason} at byte {error.start})") from None
+    if not data:  # an empty file (or only comments) would build silently with every default
+        raise BabelforgeError(
+            f"{path}: empty; a params file starts with `profile: sample` (or full) and holds the stage groups "
+            "(`python scripts/pipeline_files.py` writes them)"
+        )
     if not isinstance(data, dict):
         raise BabelforgeError(f"{path}: expected a mapping of stage groups at the top level")
+    if "profile" not in data and path.name != PROJECT_MARKER:  # dvc.yaml is read here for its outputs too
+        raise BabelforgeError(
+            f"{path}: no `profile:` line; put `profile: sample` (or full) at its top: it selects the build's settings"
+        )
     return data
 
 

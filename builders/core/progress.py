@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Iterable
@@ -11,15 +12,35 @@ from tqdm.auto import tqdm
 
 T = TypeVar("T")
 
+# Where the stage's lines go while stderr itself is sent elsewhere (core.runners.ray_output_to_log
+# sends it to a log file while Ray runs: Ray writes its own messages to the process's stderr).
+_terminal = None
+
+
+def terminal():
+    """The stream the stage's lines and bars go to: stderr, or the terminal while stderr is a log."""
+    return _terminal or sys.stderr
+
+
+@contextlib.contextmanager
+def lines_to(stream):
+    """Send the stage's lines and bars to `stream` meanwhile."""
+    global _terminal
+    before, _terminal = _terminal, stream
+    try:
+        yield
+    finally:
+        _terminal = before
+
 
 def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterable[T]:
     """A tqdm bar when stderr is a terminal; the bare iterable otherwise (logs, CI)."""
 
-    return tqdm(iterable, desc=desc, total=total, unit=unit, disable=None, file=sys.stderr, leave=False)
+    return tqdm(iterable, desc=desc, total=total, unit=unit, disable=None, file=terminal(), leave=False)
 
 
 def info(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(message, file=terminal(), flush=True)
 
 
 class ShardProgress:
@@ -31,7 +52,7 @@ class ShardProgress:
         self.desc, self.total, self.done, self.initial = desc, total, done, done
         self.rows = 0
         self.started = time.monotonic()
-        self._bar = tqdm(total=total, initial=done, desc=desc, unit="shard", disable=None, file=sys.stderr, leave=False)
+        self._bar = tqdm(total=total, initial=done, desc=desc, unit="shard", disable=None, file=terminal(), leave=False)
 
     def shard_done(self, name: str, rows: int, seconds: float) -> None:
 

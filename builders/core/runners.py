@@ -9,30 +9,36 @@ shard into the same chunks of `batch_size` rows and hand the worker exactly thos
 whose output depends on its batch (padding in a GPU kernel) gives the same bytes under either:
 
 - `local`: one worker in this process, one shard after the other: read, work, write.
-- `ray`: Ray Data. The pending shards are a datasource with one read task per shard, run on
-  this node (where the stage's files are) and only as fast as the pipeline drains them: Ray
-  Data's streaming executor holds back reads while the actors are busy, so the input never
-  sits whole in the object store. Each shard's chunks are rows of the dataset, mapped by an
-  actor pool (`map_batches` with the worker class: `concurrency` actors, each with `num_gpus` /
-  `num_cpus`, one model load per actor); results stream back here (`iter_batches`), and a shard
-  is written as soon as all its chunks are back. Ray Data hands a read task's output to one actor
-  as one task (observed: every chunk of a shard on the same actor), so the shard is the unit an
-  actor works on: a pool needs at least as many pending shards as actors to keep them all busy.
-  Ray does the distribution, retries and back-pressure; nothing here schedules. An actor whose
-  process dies (a kill, an OOM, a lost node) is restarted up to `max_restarts` times and the chunks
-  it had in flight are retried up to `max_task_retries` times; the stage log counts the restarts.
+- `ray`: a pool of `concurrency` Ray actors (each with `num_gpus` / `num_cpus`, one model load
+  each, spread over the nodes). This process, the driver, reads each pending shard (its files are
+  here), cuts it into chunks and sends them to one actor through Ray's object store, at most
+  `AHEAD_PER_ACTOR` shards per actor, so the input never sits whole in the object store; a shard
+  is written here as soon as all its chunks are back. The shard is the unit an actor works on: a
+  pool needs at least as many pending shards as actors to keep them all busy. No node ever opens
+  the stage's files, so the same code serves a driver that is a node, a Ray job's driver and a
+  Ray client (`ray://`) on a machine that is none. An actor whose process dies (a kill, an OOM, a
+  lost node) is restarted up to `max_restarts` times and the chunks it had in flight are retried
+  up to `max_task_retries` times; the stage log counts the restarts. What the actors load (models,
+  an image folder) they check first (`model_paths` of the worker class): a node without it is one
+  line naming the node and the path.
 
 This process always does the writing, so the shard directory (a DVC output) lives where the
-stage runs, whichever machines did the work.
+stage runs, whichever machines did the work. Connecting to a cluster fails fast, in one line: the
+address is asked first whether it answers (`connect_timeout`) and takes the token; Ray's own
+messages go to a log file (ray_log_path), the terminal keeps the stage's lines.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
+import socket
+import sys
+import tempfile
+import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +48,7 @@ from babelforge.core.config import setting
 from babelforge.core.determinism import pinned_now
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, write_json
-from babelforge.core.progress import ShardProgress, info
+from babelforge.core.progress import ShardProgress, info, lines_to
 from babelforge.core.shards import pending_shards, remove_unplanned, write_shard
 
 # Measured throughput is kept for plans (`babelforge captions_plan`) in a `.rates/` folder beside
@@ -54,7 +60,7 @@ RATES_DIR = ".rates"
 class RunnerConfig:
     """How a sharded stage runs (`<stage>.runner` in params.yaml)."""
 
-    runner: Literal["local", "ray"] = setting("local", "local (this process) or ray (Ray Data actor pool)")
+    runner: Literal["local", "ray"] = setting("local", "local (this process) or ray (a Ray actor pool)")
     shard_size: int = setting(
         {"sample": 1000, "full": 10000}, "input rows per shard: the unit written, checked and redone (and of memory)"
     )
@@ -66,6 +72,9 @@ class RunnerConfig:
     batch_size: int = setting(256, "input rows per worker call; both runners hand the worker the same chunks")
     address: str | None = setting(
         None, "ray: cluster address (auto, ray://head:10001); null: $RAY_ADDRESS, else a local Ray started here"
+    )
+    connect_timeout: float = setting(
+        20.0, "ray: seconds a cluster (address, $RAY_ADDRESS) has to answer before the stage stops with one line"
     )
     local_cpus: int | None = setting(None, "ray: CPUs of a local Ray started here (null: every core)")
     max_restarts: int = setting(3, "ray: restarts of an actor whose process died (-1: no limit, 0: none)")
@@ -205,58 +214,36 @@ def _from_ipc(data: bytes):
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
-def _chunk_rows(shard, read: InputReader, batch_size: int) -> list:
-    """A Ray read task's blocks: the shard's input cut into chunks, a block of one row each
-    (`shard`, `chunk`, `data`: Arrow IPC bytes of the chunk's rows), so every worker call gets
-    one chunk, as under the local runner."""
-    import pyarrow as pa
-
-    return [
-        pa.table(
-            {
-                "shard": pa.array([shard.index], pa.int64()),
-                "chunk": pa.array([number], pa.int64()),
-                "data": pa.array([_to_ipc(part)], pa.large_binary()),
-            }
-        )
-        for number, part in enumerate(chunks(_read_input(shard, read), batch_size))
-    ]
+# Shards in flight per actor: the one it works on and the next, already in the object store, so
+# an actor never waits for the driver; more would only hold input in the object store.
+AHEAD_PER_ACTOR = 2
 
 
-def _pending_source(pending: list, batch_size: int):
-    """The pending shards as a Ray Data datasource: one read task per shard, on this node."""
+def model_path(value: str) -> str:
+    """A model setting as every node reads it: a path that exists here, absolute (an actor resolves
+    a relative one from wherever its node was started); anything else (a Hub id, a URI) as given."""
+    path = Path(value).expanduser()
+    return str(path.resolve()) if path.exists() else value
 
-    from ray.data import Datasource, ReadTask
-    from ray.data.block import BlockMetadata
 
-    class PendingShards(Datasource):
-        @property
-        def supports_distributed_reads(self) -> bool:
-            return False  # the readers open this machine's files: Ray runs them on the driver's node
+def _node_name() -> str:
+    """This process's node, as a line names it: its address and Ray node id (8 hex digits)."""
+    import ray
 
-        def estimate_inmemory_data_size(self):
-            return None
-
-        def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
-            return [
-                ReadTask(
-                    functools.partial(_chunk_rows, shard, read, batch_size),
-                    BlockMetadata(
-                        num_rows=chunk_count(shard.rows, batch_size), size_bytes=None, exec_stats=None, input_files=None
-                    ),
-                )
-                for shard, read in pending
-            ]
-
-    return PendingShards()
+    context = ray.get_runtime_context()
+    return f"{ray.util.get_node_ip_address()} ({context.get_node_id()[:8]})"
 
 
 class ChunkWorker:
-    """The Ray actor: builds the stage's worker once, then maps chunk rows (`shard, chunk, data`:
-    Arrow IPC bytes of the chunk's input rows) to rows holding the worker's output the same way,
-    with the seconds the worker took on it (`seconds`: the shard's time in the progress log) and,
-    from an actor Ray restarted after its process died, which restart it is (`restarted`: the
-    actor's id and process id, empty otherwise: the driver counts the restarts)."""
+    """The Ray actor: builds the stage's worker once, then maps one chunk (Arrow IPC bytes of input
+    rows) to the worker's output the same way, with the seconds the worker took on it (the shard's
+    time in the progress log) and, from an actor Ray restarted after its process died, which
+    restart it is (the actor's id and process id, empty otherwise: the driver counts the restarts).
+
+    A worker class may list the files it loads (`model_paths(*args)`: absolute, model_path): they
+    are checked first, so a node that lacks one says so in one line naming the node and the path.
+    A constructor that fails is kept as that line and raised by every call (a failed constructor
+    would reach the driver only as a traceback in text)."""
 
     def __init__(self, worker: type, args: tuple):
         import ray
@@ -264,26 +251,25 @@ class ChunkWorker:
         context = ray.get_runtime_context()
         restarted = context.was_current_actor_reconstructed
         self.restarted = f"{context.get_actor_id()}:{os.getpid()}" if restarted else ""
-        self.worker = worker(*args)
+        self.worker, self.failure = None, ""
+        try:
+            for path in getattr(worker, "model_paths", lambda *_: [])(*args):
+                if not Path(path).exists():
+                    raise BabelforgeError(
+                        f"{path}: not on this node; every node needs the models at the same absolute path "
+                        "(a shared volume or the nodes' image)"
+                    )
+            self.worker = worker(*args)
+        except Exception as error:  # any kind: the driver gets it as one line
+            text = str(error) if isinstance(error, BabelforgeError) else f"{type(error).__name__}: {error}"
+            self.failure = f"ray: node {_node_name()}: {' '.join(text.split())[:600]}"
 
-    def __call__(self, batch):
-        import pyarrow as pa
-
-        shards, numbers, data = (batch.column(name).to_pylist() for name in ("shard", "chunk", "data"))
-        results, seconds = [], []
-        for item in data:
-            began = time.monotonic()
-            results.append(_to_ipc(self.worker(_from_ipc(item))))
-            seconds.append(time.monotonic() - began)
-        return pa.table(
-            {
-                "shard": pa.array(shards, pa.int64()),
-                "chunk": pa.array(numbers, pa.int64()),
-                "data": pa.array(results, pa.large_binary()),
-                "seconds": pa.array(seconds, pa.float64()),
-                "restarted": pa.array([self.restarted] * len(results), pa.string()),
-            }
-        )
+    def work(self, data: bytes) -> tuple[bytes, float, str]:
+        if self.worker is None:
+            raise BabelforgeError(self.failure)
+        began = time.monotonic()
+        output = _to_ipc(self.worker(_from_ipc(data)))
+        return output, time.monotonic() - began, self.restarted
 
 
 def ray_init_options(config: RunnerConfig, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -366,7 +352,7 @@ def _connection_failure(address: str, error: BaseException) -> str:
     text = " ".join(str(chain[0]).split())
     host = address.rsplit(":", 1)[0].removeprefix("ray://").strip("[]")
     hint = ""
-    if host in ("127.0.0.1", "localhost", "::1"):
+    if host in ("127.0.0.1", "localhost", "::1") and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
         hint = (
             "; Ray reads a loopback address as this machine's network address: a head bound to "
             "127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head ...) needs "
@@ -375,10 +361,153 @@ def _connection_failure(address: str, error: BaseException) -> str:
     return f"ray: no cluster answered at {address} ({text}){hint} (docs/guides/ray-cluster.md)"
 
 
+def ray_log_path() -> Path:
+    """Where Ray's own messages go while a stage connects to it and runs on it (appended to)."""
+    return Path(tempfile.gettempdir()) / f"babelforge-ray-{os.getuid()}.log"
+
+
+_output_redirected = 0  # ray_output_to_log's depth: the outermost one redirects
+
+
+@contextlib.contextmanager
+def ray_output_to_log():
+    """Send what Ray writes to this process's stderr (its C++ core's log lines, its loggers' warnings,
+    a lost node's dump) to ray_log_path() while the stage talks to Ray, and keep the stage's own
+    lines (progress.info, its bars) on the terminal (when sys.stderr is the real stderr; a test's
+    captured stderr keeps them)."""
+    global _output_redirected
+    if _output_redirected:
+        yield
+        return
+    previous = sys.stderr
+    swap = previous is sys.__stderr__ and previous is not None
+    if previous is not None:
+        previous.flush()
+    log = os.open(ray_log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    terminal = os.dup(2)
+    os.dup2(log, 2)
+    os.close(log)
+    stage = (
+        open(os.dup(terminal), "w", buffering=1, encoding=previous.encoding, errors=previous.errors) if swap else None
+    )
+    _output_redirected += 1
+    try:
+        with lines_to(stage) if stage else contextlib.nullcontext():
+            yield
+    finally:
+        _output_redirected -= 1
+        if stage:
+            stage.close()
+        if previous is not None:
+            previous.flush()
+        os.dup2(terminal, 2)
+        os.close(terminal)
+
+
+def _endpoint(address: str) -> tuple[str, int] | None:
+    """(host, port) a cluster address names (a Ray client server for `ray://`, else the head's GCS),
+    None for `auto` (a cluster of this machine, found by Ray)."""
+    if address == "auto":
+        return None
+    client = address.startswith("ray://")
+    rest = address.removeprefix("ray://").split("/", 1)[0]
+    host, colon, port = rest.rpartition(":")
+    if not colon or not port.isdigit():
+        host, port = rest, "10001" if client else "6379"
+    return host.strip("[]"), int(port)
+
+
+def _silence(address: str, host: str, port: int, timeout: float) -> str | None:
+    """Why nothing at `address` accepted a connection within `timeout` seconds (None: something did)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as error:
+        waited = isinstance(error, TimeoutError)
+        reason = f"nothing within {timeout:g} s" if waited else (error.strerror or str(error) or "refused").lower()
+    hint = ""
+    if host in ("127.0.0.1", "localhost", "::1") and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
+        hint = (
+            "; a head bound to 127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head ...) needs "
+            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too"
+        )
+    return f"ray: no cluster answered at {address} ({reason}){hint} (docs/guides/ray-cluster.md)"
+
+
+def _token_problem(address: str, host: str, port: int, timeout: float) -> str | None:
+    """Ask the cluster once whether it takes this client's token (a second, where ray.init retries
+    for 20-30 s behind a screen of warnings before it says so); the one line if it does not, or if
+    what listens there gives no Ray answer within `timeout` (Ray's own clients retry for 14-42 s:
+    the question runs in a thread of its own, left behind when the stage stops)."""
+    answer: list[str | None] = []
+    asking = threading.Thread(target=lambda: answer.append(_ask_token(address, host, port, timeout)), daemon=True)
+    asking.start()
+    asking.join(timeout)
+    if not answer:
+        return (
+            f"ray: no cluster answered at {address} within {timeout:g} s (the port is open, but no Ray "
+            "answered there) (docs/guides/ray-cluster.md)"
+        )
+    return answer[0]
+
+
+def _ask_token(address: str, host: str, port: int, timeout: float) -> str | None:
+    try:
+        if address.startswith("ray://"):
+            # gRPC as Ray's client uses it (ray[client] installs it; named through Ray, which owns it)
+            from ray._private.grpc_utils import grpc, init_grpc_channel
+            from ray.core.generated import ray_client_pb2, ray_client_pb2_grpc
+
+            channel = init_grpc_channel(f"{host}:{port}", options=[], asynchronous=False)
+            try:
+                grpc.channel_ready_future(channel).result(timeout=timeout)
+                ping = ray_client_pb2.ClusterInfoRequest(type=ray_client_pb2.ClusterInfoType.PING)
+                ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(ping, timeout=timeout)
+            except grpc.RpcError as error:
+                if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    return _connection_failure(address, RuntimeError("InvalidAuthToken"))
+                return f"ray: no Ray client server answered at {address} ({_first_line(error.details() or error.code().name)}) (docs/guides/ray-cluster.md)"
+            except grpc.FutureTimeoutError:
+                return (
+                    f"ray: no Ray client server answered at {address} within {timeout:g} s (docs/guides/ray-cluster.md)"
+                )
+            finally:
+                channel.close()
+        else:
+            from ray._raylet import GcsClient
+
+            GcsClient(address=f"{host}:{port}").internal_kv_get(b"babelforge-probe", None, timeout=timeout)
+    except Exception as error:
+        if type(error).__name__ == "AuthenticationError" or "InvalidAuthToken" in str(error):
+            return _connection_failure(address, error)
+        return f"ray: no cluster answered at {address} ({_first_line(str(error) or type(error).__name__)}) (docs/guides/ray-cluster.md)"
+    return None
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:300]
+
+
+def _no_local_node(address: str) -> str | None:
+    """A GCS address (head:6379) makes this process a driver on a node of this machine: the line
+    saying so when this machine runs none (Ray would look for one for 60 s)."""
+    from ray._private.services import find_node_ids
+
+    if address.startswith("ray://") or find_node_ids():
+        return None
+    return (
+        f"ray: this machine runs no node of the cluster at {address}; from a machine that is not a node connect "
+        "through the Ray client (RAY_ADDRESS=ray://<head>:10001) or submit the stage as a Ray job "
+        "(docs/guides/ray-cluster.md)"
+    )
+
+
 def connect_ray(config: RunnerConfig) -> bool:
     """`ray.init` to `config.address` or $RAY_ADDRESS (with the cluster's token, if one is at hand:
     ray_auth_environment), else a local Ray (no dashboard). True when this call started Ray (the
-    caller shuts it down again)."""
+    caller shuts it down again). A cluster is asked first whether it answers (within
+    `connect_timeout`) and takes the token, so either failure is one line in seconds; Ray's own
+    messages go to ray_log_path()."""
     try:
         import ray
     except ImportError:
@@ -386,15 +515,42 @@ def connect_ray(config: RunnerConfig) -> bool:
     if ray.is_initialized():
         return False
     options = ray_init_options(config)
-    if options["address"] == "local":
-        ray.init(**options)
-        return True
-    _use_ray_auth(ray_auth_environment())
-    try:
-        ray.init(**options)
-    except (ConnectionError, RuntimeError, ray.exceptions.RayError) as error:
-        raise BabelforgeError(_connection_failure(options["address"], error)) from None
+    with ray_output_to_log():
+        if options["address"] == "local":
+            ray.init(**options)
+            return True
+        _use_ray_auth(ray_auth_environment())
+        address, endpoint = options["address"], _endpoint(options["address"])
+        if endpoint is not None:
+            problem = _silence(address, *endpoint, config.connect_timeout) or _token_problem(
+                address, *endpoint, config.connect_timeout
+            )
+            problem = problem or _no_local_node(address)
+            if problem:
+                raise BabelforgeError(problem)
+        for attempt in range(1, CLIENT_SERVER_TRIES + 1):
+            try:
+                ray.init(**options)
+                break
+            except (ConnectionError, RuntimeError, ray.exceptions.RayError) as error:
+                if not (address.startswith("ray://") and _server_not_started(error)) or attempt == CLIENT_SERVER_TRIES:
+                    raise BabelforgeError(_connection_failure(address, error)) from None
+                ray.shutdown()
+                info(
+                    f"ray: the head could not start a Ray client server for this stage; trying again ({attempt + 1}/{CLIENT_SERVER_TRIES})"
+                )
     return True
+
+
+# Ray 2.60's client proxy sometimes loses the server it starts for a client (the process dies as it
+# forks beside gRPC's threads: seen in 2 of about 10 connections on a busy 2-core machine); the next
+# try gets a new one.
+CLIENT_SERVER_TRIES = 3
+
+
+def _server_not_started(error: BaseException) -> bool:
+    text = str(error)
+    return "Initialization failure from server" in text or "Starting Ray client server failed" in text
 
 
 def _cause(error: BaseException | None) -> BabelforgeError | None:
@@ -429,85 +585,101 @@ def _actor_died(error: BaseException | None) -> bool:
     return False
 
 
+def _actor_pool(worker, args, config) -> list:
+    """`concurrency` ChunkWorker actors, spread over the nodes (one model copy per node first). An
+    actor whose process dies is restarted (`max_restarts`) and the chunks it had in flight go to it
+    again (`max_task_retries`); a chunk that kills every process it meets stops at those limits."""
+    import ray
+
+    resources: dict[str, Any] = {"num_cpus": config.num_cpus}
+    if config.num_gpus:
+        resources["num_gpus"] = config.num_gpus
+    actor = ray.remote(ChunkWorker).options(
+        max_restarts=config.max_restarts,
+        max_task_retries=config.max_task_retries,
+        scheduling_strategy="SPREAD",
+        **resources,
+    )
+    return [actor.remote(worker, args) for _ in range(config.concurrency)]
+
+
 def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
+    """The driver reads each shard (here, where its files are), cuts it into chunks and sends them
+    to one actor through the object store, `AHEAD_PER_ACTOR` shards per actor at most; it writes a
+    shard as soon as all its chunks are back. Under `ray://` the chunks travel from this machine to
+    the cluster: no node ever opens this machine's files."""
     stats = RunStats(started=time.monotonic())
     if not pending:
         return stats
     import ray
 
     started_ray = connect_ray(config)
+    actors: list = []
     try:
-        import ray.data
+        with ray_output_to_log():
+            actors = _actor_pool(worker, args, config)
+            todo = iter(pending)
+            load = [0] * len(actors)  # shards in flight per actor
+            expected: dict[int, tuple[Any, int, int]] = {}  # shard index -> (shard, chunks, actor)
+            in_flight: dict[Any, tuple[int, int]] = {}  # chunk's result -> (shard index, chunk number)
+            arrived: dict[int, dict[int, Any]] = {}
+            worked: dict[int, float] = {}  # the actor's seconds on each shard's chunks so far
+            restarted: set[str] = set()
 
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
-        expected = {shard.index: (shard, chunk_count(shard.rows, config.batch_size)) for shard, _ in pending}
-        resources: dict[str, Any] = {"num_cpus": config.num_cpus}
-        if config.num_gpus:
-            resources["num_gpus"] = config.num_gpus
-        # Reads take no CPU slot of their own (a file read beside the actors) and one reader
-        # per four actors keeps a pool fed: reading a shard takes a fraction of a second, working
-        # on it minutes. More readers would only start more processes on this node.
-        source = ray.data.read_datasource(
-            _pending_source(pending, config.batch_size),
-            num_cpus=0,
-            concurrency=max(1, config.concurrency // 4),
-            override_num_blocks=len(pending),
-        )
-        # An actor whose process dies is restarted (`max_restarts`, per actor) and the chunks it had
-        # in flight go to it again (`max_task_retries`, per chunk): Ray Data's own default is no
-        # limit, which would retry a chunk that kills every process it meets for ever.
-        # (Ray 2.60 takes them only as `ray_remote_args`, which it calls deprecated, with no named
-        # parameter yet: the warning is left out.)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
-            mapped = source.map_batches(
-                ChunkWorker,
-                fn_constructor_args=(worker, args),
-                compute=ray.data.ActorPoolStrategy(size=config.concurrency),
-                batch_size=1,
-                batch_format="pyarrow",
-                max_restarts=config.max_restarts,
-                max_task_retries=config.max_task_retries,
-                **resources,
-            )
-        arrived: dict[int, dict[int, Any]] = {}
-        worked: dict[int, float] = {}  # the actors' seconds on each shard's chunks so far
-        restarted: set[str] = set()
-        try:
-            for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
-                names = ("shard", "chunk", "data", "seconds", "restarted")
-                columns = (batch.column(name).to_pylist() for name in names)
-                for index, number, data, seconds, restart in zip(*columns):
-                    if restart and restart not in restarted:
-                        restarted.add(restart)
-                        stats.actor_restarts += 1
-                    worked[index] = worked.get(index, 0.0) + seconds
-                    arrived.setdefault(index, {})[number] = _from_ipc(data)
-                    shard, count = expected[index]
-                    if len(arrived[index]) == count:
-                        parts = arrived.pop(index)
-                        output = _concat([parts[n] for n in range(count)])
-                        write(shard, output)
-                        _count(stats, shard, output, worked.pop(index), progress)
-        except Exception as error:
-            cause = _cause(error)
-            if cause is not None:
-                raise BabelforgeError(str(cause)) from None
-            if _actor_died(error):
-                raise BabelforgeError(
-                    f"ray: a worker process died more often than max_restarts={config.max_restarts} and "
-                    f"max_task_retries={config.max_task_retries} allow (a chunk that kills its process "
-                    "every time, or memory: see the Ray logs); the shards written are kept"
-                ) from None
-            raise
-        if arrived:
-            raise BabelforgeError(f"ray: shard(s) {sorted(arrived)} came back incomplete")
+            def feed() -> None:
+                while min(load) < AHEAD_PER_ACTOR and (item := next(todo, None)) is not None:
+                    shard, read = item
+                    parts = chunks(_read_input(shard, read), config.batch_size)
+                    target = load.index(min(load))
+                    load[target] += 1
+                    expected[shard.index] = (shard, len(parts), target)
+                    for number, part in enumerate(parts):
+                        in_flight[actors[target].work.remote(_to_ipc(part))] = (shard.index, number)
+
+            feed()
+            while in_flight:
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                index, number = in_flight.pop(done[0])
+                try:
+                    data, seconds, restart = ray.get(done[0])
+                except Exception as error:
+                    raise _ray_failure(error, config) from None
+                if restart and restart not in restarted:
+                    restarted.add(restart)
+                    stats.actor_restarts += 1
+                worked[index] = worked.get(index, 0.0) + seconds
+                arrived.setdefault(index, {})[number] = _from_ipc(data)
+                shard, count, target = expected[index]
+                if len(arrived[index]) == count:
+                    parts = arrived.pop(index)
+                    output = _concat([parts[n] for n in range(count)])
+                    write(shard, output)
+                    _count(stats, shard, output, worked.pop(index), progress)
+                    load[target] -= 1
+                    feed()
         stats.seconds = time.monotonic() - stats.started
         return stats
     finally:
+        for actor in actors:  # their resources go back to the cluster now, not when this driver leaves
+            with contextlib.suppress(Exception):  # a cluster already gone: nothing left to free
+                ray.kill(actor, no_restart=True)
         if started_ray:
             ray.shutdown()
+
+
+def _ray_failure(error: BaseException, config: RunnerConfig) -> BaseException:
+    """The one line a chunk's failure stops the stage with: the worker's own error (its node named
+    when its actor could not start), or an actor lost beyond the retry budget."""
+    cause = _cause(error)
+    if cause is not None:
+        return BabelforgeError(str(cause))
+    if _actor_died(error):
+        return BabelforgeError(
+            f"ray: a worker process died more often than max_restarts={config.max_restarts} and "
+            f"max_task_retries={config.max_task_retries} allow (a lost node, a chunk that kills its process "
+            f"every time, or memory: Ray's messages are in {ray_log_path()}); the shards written are kept"
+        )
+    return error
 
 
 # ---------------------------------------------------------------- a sharded stage, start to end
@@ -545,11 +717,15 @@ def run_sharded(
     def write(shard, table):
         write_shard(directory, shard, table, params_hash, model_hash, sort_by=sort_by, provenance=provenance)
 
-    progress = ShardProgress(desc, len(plan), done=len(plan) - len(todo))
-    try:
-        stats = run_shards(((shard, input_reader(shard)) for shard in todo), worker, args, config, write, progress)
-    finally:
-        progress.close()
+    on_ray = config.runner == "ray" and bool(todo)
+    if on_ray:
+        info(f"{desc}: Ray's own messages go to {ray_log_path()}")
+    with ray_output_to_log() if on_ray else contextlib.nullcontext():
+        progress = ShardProgress(desc, len(plan), done=len(plan) - len(todo))
+        try:
+            stats = run_shards(((shard, input_reader(shard)) for shard in todo), worker, args, config, write, progress)
+        finally:
+            progress.close()
     if stats.actor_restarts:
         info(
             f"{desc}: ray restarted {stats.actor_restarts} actor(s) whose process died and retried "
@@ -561,9 +737,17 @@ def run_sharded(
 # ---------------------------------------------------------------- measured rates
 
 
-def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, config: RunnerConfig, unit: str) -> None:
+def record_rate(
+    directory: str | os.PathLike,
+    stage: str,
+    stats: RunStats,
+    config: RunnerConfig,
+    unit: str,
+    params_hash: str | None = None,
+) -> None:
     """Keep this run's throughput (input rows per second) for the next plan of `stage`, in
-    `directory/.rates/<stage>.json` (directory: the folder holding the stage's shard directories)."""
+    `directory/.rates/<stage>.json` (directory: the folder holding the stage's shard directories),
+    with the hash of the settings it ran with (`params_hash`): a rate holds only for those settings."""
 
     if stats.rows_in == 0 or stats.seconds <= 0:
         return
@@ -579,6 +763,7 @@ def record_rate(directory: str | os.PathLike, stage: str, stats: RunStats, confi
             "rows_in_per_second": stats.rows_in / stats.seconds,
             "steady_rows_in_per_second": stats.steady_rate(),
             "rows_out_per_input_row": stats.rows_out / stats.rows_in,
+            "params_hash": params_hash,
         },
         Path(directory) / RATES_DIR / f"{stage}.json",
     )

@@ -23,7 +23,10 @@ import yaml
 RUNS = Path("runs")
 TIME_FORMAT = "%Y%m%d-%H%M%S"
 # Not settings: --debug changes nothing that is computed; --set is read key by key.
-NOT_SETTINGS = frozenset({"debug", "set"})
+# The flag that lets `--out` write anywhere (`out_problem`): no setting either.
+OUT_ANYWHERE = "out_anywhere"
+NOT_SETTINGS = frozenset({"debug", "set", OUT_ANYWHERE})
+_INTERPOLATION = re.compile(r"\$\{([^}]+)\}")
 
 
 def given_settings(
@@ -98,4 +101,78 @@ def overlapping(targets: Collection[str | Path], tracked: Collection[str | Path]
         for output in sorted(Path(os.path.abspath(o)) for o in tracked):
             if target == output or output.is_relative_to(target) or target.is_relative_to(output):
                 return str(output)
+    return None
+
+
+def _filled(text: str, values: Mapping[str, Any]) -> str | None:
+    """`${a.b}` in a dvc.yaml path filled from `values` (nested mappings); None when one is not there."""
+    missing = False
+
+    def lookup(match: re.Match) -> str:
+        nonlocal missing
+        node: Any = values
+        for part in match[1].split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                missing = True
+                return ""
+            node = node[part]
+        return str(node)
+
+    filled = _INTERPOLATION.sub(lookup, text)
+    return None if missing else filled
+
+
+def tracked_outputs(dvc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, list[str]]:
+    """{stage: the paths it writes} of a `dvc.yaml` (outs and metrics, `${...}` filled from params.yaml;
+    a foreach stage as `name@key` per key)."""
+    found: dict[str, list[str]] = {}
+    for name, body in (dvc.get("stages") or {}).items():
+        if not isinstance(body, Mapping):
+            continue
+        runs = [(name, body, params)]
+        if "foreach" in body:
+            items = body["foreach"]
+            pairs = items.items() if isinstance(items, Mapping) else ((item, item) for item in items or ())
+            runs = [
+                (f"{name}@{key}", body.get("do") or {}, {**params, "key": key, "item": item}) for key, item in pairs
+            ]
+        for stage, spec, values in runs:
+            paths = []
+            for entry in [*(spec.get("outs") or ()), *(spec.get("metrics") or ())]:
+                for path in entry if isinstance(entry, Mapping) else [entry]:
+                    filled = _filled(str(path), values)
+                    if filled:
+                        paths.append(filled)
+            found[stage] = paths
+    return found
+
+
+def out_problem(
+    out: str, written: Sequence[str], tracked: Mapping[str, str], allowed: Sequence[str | Path]
+) -> str | None:
+    """What is wrong with an `--out` (None: nothing): the folder or file it names, or an output the stage
+    then writes, lies (after symlinks) in a tracked output of another stage ({path: stage}), or a written
+    output holds one; or it lies outside every `allowed` folder (the project first, then the temp folder).
+    A path inside the project is shown relative to it."""
+
+    def real(path: str | Path) -> Path:
+        return Path(os.path.realpath(path))
+
+    roots = [real(folder) for folder in allowed]
+
+    def shown(path: Path) -> str:
+        return path.relative_to(roots[0]).as_posix() if roots and path.is_relative_to(roots[0]) else str(path)
+
+    targets = [(real(out), False), *((real(path), True) for path in written)]
+    for target, holds in targets:
+        for path, stage in sorted(tracked.items()):
+            output = real(path)
+            if target == output or target.is_relative_to(output):
+                return f"{shown(target)} lies in {path}, a DVC-tracked output of {stage}"
+            if holds and output.is_relative_to(target):
+                return f"{shown(target)} holds {path}, a DVC-tracked output of {stage}"
+    for target, _ in targets:
+        if not any(target.is_relative_to(root) for root in roots):
+            others = f" and the temp folder ({', '.join(map(str, roots[1:]))})" if roots[1:] else ""
+            return f"{target} is outside the project folder{others}"
     return None

@@ -5,6 +5,11 @@ too many, an empty key, the same key twice, a word where a number belongs) must 
 with one line naming the file and line, never be read around: `csv.DictReader` alone pads a
 short row with None and folds extra fields into a hidden key, so both used to pass silently.
 
+A hand-written table's every field is also one value (`core.typed_text`): a line break other
+than the row's own end (a lone `\r`, U+2028), a control, bidi or invisible format character or
+more than `max_chars` characters is refused the same way, so a pasted name cannot hide a
+character or start a row a reader would count differently.
+
 `read_tsv(path, spec)` returns `(line, row)` pairs of strings exactly as written (no stripping,
 no conversion): the readers turn them into their own types after these checks passed.
 """
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.typed_text import shown, value_problem
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,9 @@ class TsvSpec:
     leave empty. unique: column groups whose values no two rows share (a key: `("name",)`, a
     composite one: `("system", "code")`). checks: a value test per column, run on non-empty
     values. quoted: fields may be quoted the `csv` way (tables `csv.writer` writes); the
-    hand-written tables are not, a `"` is an ordinary character there.
+    hand-written tables are not, a `"` is an ordinary character there. max_chars: the longest
+    value a field of a hand-written table may hold (checked with the other `typed_text` rules).
+    comments: `#` lines are notes, skipped like blank lines (their line numbers kept).
     """
 
     columns: tuple[str, ...]
@@ -62,6 +70,8 @@ class TsvSpec:
     checks: Mapping[str, Check] = field(default_factory=dict)
     header: bool = True
     quoted: bool = False
+    max_chars: int = 500
+    comments: bool = False  # lines starting `#` are notes (a derived table's provenance), read as blank lines
 
 
 def tsv_rows(text: str, spec: TsvSpec, where: str) -> list[tuple[int, dict[str, str]]]:
@@ -70,12 +80,18 @@ def tsv_rows(text: str, spec: TsvSpec, where: str) -> list[tuple[int, dict[str, 
     Raises BabelforgeError `where:line: ...` on the first problem.
     """
     quoting = csv.QUOTE_MINIMAL if spec.quoted else csv.QUOTE_NONE
+    lone_cr = None if spec.quoted else re.search("\r(?!\n)", text)
+    if lone_cr:  # `csv` would end a row there: the line numbers after it would be off by one
+        line = text.count("\n", 0, lone_cr.start()) + 1
+        raise BabelforgeError(f"{where}:{line}: a carriage return (U+000D) inside a row; a row ends with one line end")
+    if spec.comments:  # blanked, not removed: the line numbers of the rows stay those of the file
+        text = re.sub(r"(?m)^#[^\n]*", "", text)
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""), delimiter="\t", quoting=quoting, strict=True)
     rows: list[tuple[int, dict[str, str]]] = []
     seen: dict[tuple[str, ...], dict[tuple[str, ...], int]] = {group: {} for group in spec.unique}
     try:
-        if spec.header:
-            _check_header(next(reader, None), spec, where)
+        if spec.header:  # after the notes of a table with comments
+            _check_header(next((f for f in reader if f), None) if spec.comments else next(reader, None), spec, where)
         for fields in reader:
             if not fields:
                 continue
@@ -106,6 +122,9 @@ def _row(fields: list[str], spec: TsvSpec, where: str) -> dict[str, str]:
         check = spec.checks.get(column)
         if column in spec.required and not value.strip():
             raise BabelforgeError(f"{where}: empty {column}; every row needs one")
+        problem = None if spec.quoted else value_problem(value, spec.max_chars)
+        if problem:
+            raise BabelforgeError(f"{where}: {column} {shown(value)} {problem}")
         if value and check is not None and not check.test(value):
             raise BabelforgeError(f"{where}: {column} {value!r} is not {check.expected}")
     return row

@@ -65,7 +65,7 @@ def _decode(raw: bytes, path: Path, number: int) -> str:
 def parse_header(line: str, path: Path) -> tuple[str, str, str, str]:
     if not line.startswith("#"):
         raise BabelforgeError(f"{path}:1: expected an OMW header `# name<TAB>lang<TAB>url<TAB>licence`")
-    fields = [field.strip() for field in line[1:].rstrip("\n").split("\t")]
+    fields = [field.strip() for field in line[1:].rstrip("\r\n").split("\t")]
     fields += [""] * (4 - len(fields))
     name, code, url, licence = fields[:4]
     if not code:
@@ -111,7 +111,7 @@ def read_tab_lemmas(tab: TabFile) -> Iterator[tuple[str, str]]:
             line = _decode(raw, tab.path, number)
             if not line.strip() or line.startswith("#"):
                 continue
-            parts = line.rstrip("\n").split("\t")
+            parts = line.rstrip("\r\n").split("\t")  # a file saved with CRLF ends: no lemma keeps a `\r`
             if len(parts) < 3:
                 raise BabelforgeError(f"{tab.path}:{number}: expected 3 tab-separated fields, got {len(parts)}")
             synset, kind, value = parts[0], parts[1], parts[2]

@@ -20,7 +20,6 @@ included (their bytes and modification times stay as they were).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from dataclasses import dataclass
@@ -28,13 +27,11 @@ from pathlib import Path
 
 from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.http import DEFAULT_POLICY, ChecksumMismatchError, download, make_session
-from babelforge.core.io import atomic_path, canonical_json, sha256_file, write_json
+from babelforge.core.http import DEFAULT_POLICY, copy_verified, download, make_session
+from babelforge.core.io import canonical_json, sha256_file, write_json
 from babelforge.core.progress import info
 from babelforge.core.sources import Source, SourceFile, read_sources, select_sources
 from babelforge.core.stages import Paths, Stage, stage_paths
-
-COPY_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -145,37 +142,21 @@ class Fetcher:
     def _bring(self, source: Source, file: SourceFile, dest: Path) -> None:
         relative = source.file_path(file)
         if self.mirror is not None:
-            copy_verified(self.mirror / relative, dest, file.sha256, what=f"source {source.name}")
+            copy_verified(
+                self.mirror / relative,
+                dest,
+                file.sha256,
+                f"source {source.name}",
+                missing_hint="the mirror is incomplete or resources/sources.tsv names a wrong path",
+                mismatch_hint="the mirror copy changed (re-record with `python -m babelforge.core.sources --mirror ...` "
+                "only if the change is intended)",
+            )
             return
 
         if self.session is None:
             self.session = make_session()
         url = self.mirror_url + relative if self.mirror_url else source.file_url(file)
         download(url, dest, file.sha256, session=self.session, policy=self.policy, desc=relative)
-
-
-def copy_verified(src: Path, dest: Path, sha256: str, what: str = "") -> None:
-    """Copy `src` to `dest` through a temporary file, hashing on the way; rename only if it matches."""
-
-    if not src.is_file():
-        raise BabelforgeError(
-            f"{what}: {src} is missing from the mirror; the mirror is incomplete "
-            f"or resources/sources.tsv names a wrong path"
-        )
-    digest = hashlib.sha256()
-    with atomic_path(dest) as tmp:
-        with open(src, "rb") as reader, open(tmp, "wb") as writer:
-            while block := reader.read(COPY_CHUNK):
-                digest.update(block)
-                writer.write(block)
-        if digest.hexdigest() != sha256:
-            raise ChecksumMismatchError(
-                f"{what}: {src} has sha256 {digest.hexdigest()}, expected {sha256}; "
-                f"the mirror copy changed (re-record with `python -m babelforge.core.sources --mirror ...` "
-                f"only if the change is intended)",
-                expected=sha256,
-                actual=digest.hexdigest(),
-            )
 
 
 def prune(root: Path, keep: set[str]) -> int:

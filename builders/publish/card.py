@@ -55,6 +55,7 @@ class ConfigStats:
     group: str | None = None
     sources: Mapping[str, int] = field(default_factory=dict)
     files: Mapping[str, str] = field(default_factory=dict)  # split -> path in the repo
+    precision: str | None = None  # expected share of correct rows, with its interval (labels: precision.py)
 
 
 def size_category(rows: int) -> str:
@@ -176,12 +177,13 @@ def render_card(
 
 
 def _languages_table(configs: Sequence[ConfigStats]) -> list[str]:
-    """One row per config; the group and sources columns only where some config has one."""
+    """One row per config; the group, precision and sources columns only where some config has one."""
     columns = [
         ("config", "---", lambda c: c.name),
         ("language tag", "---", lambda c: c.language_tag or ""),
         ("group", "---", lambda c: c.group or ""),
         ("rows", "---:", lambda c: str(c.rows)),
+        ("expected precision", "---", lambda c: _md(c.precision or "")),
         (
             "sources",
             "---",
@@ -194,7 +196,7 @@ def _languages_table(configs: Sequence[ConfigStats]) -> list[str]:
     shown = [
         column
         for column in columns
-        if column[0] not in ("group", "sources") or any(column[2](config) for config in configs)
+        if column[0] not in ("group", "expected precision", "sources") or any(column[2](config) for config in configs)
     ]
     lines = [
         "| " + " | ".join(name for name, _, _ in shown) + " |",

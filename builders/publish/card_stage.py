@@ -5,7 +5,9 @@ is licensed under is its spec. One config per language (or per task and language
 config's data is one Parquet file per split under `data/`, with the spec's column types as
 Hugging Face features. The folder is built beside the target and swapped in whole, so a
 failed build leaves the previous card (or none), never a mix. A card reads its dataset's
-artifacts and the audit's slice of that dataset only, so it is rebuilt when they change.
+artifacts and the audit's slice of that dataset only, so it is rebuilt when they change. A slice
+that summarised another build of the dataset's input (its recorded `input` digest differs from the
+input's now: a card run after a rebuild without the audit) is refused with one line.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from babelforge.core.config import setting
-from babelforge.core.datasets import LazySplit, names, resolve, slice_path, spec, specs
+from babelforge.core.datasets import LazySplit, artifact_path, input_digest, names, resolve, slice_path, spec, specs
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, read_json, write_json, write_table, write_text
 from babelforge.core.languages import registry
@@ -47,7 +49,8 @@ def run(config: Config) -> int:
     if config.dataset is None:
         raise BabelforgeError("card: name the dataset, e.g. `babelforge card babel-imagenet`")
     folder = build_card(spec(config.dataset), config.paths, registry())
-    info(f"card: {config.dataset} -> {folder}/README.md")
+    if (folder / "README.md").is_file():  # a skipped dataset's folder has none, and said so
+        info(f"card: {config.dataset} -> {folder}/README.md")
     return 0
 
 
@@ -55,12 +58,14 @@ def build_card(spec, paths: Paths, languages) -> Path:
     """Build the card folder of the dataset `spec` under `paths.hub`; returns it. Validates it before swapping it in."""
 
     started = time.monotonic()
+    audit = fresh_audit(spec, paths)  # before reading the data: another build's audit is refused at once
     data = resolve(spec.read)(paths)
+    if data.skipped:
+        return skipped_card(spec, paths, data.skipped)
     if not data.tables:
         raise BabelforgeError(f"card {spec.name}: the input has no rows; build it first")
     source_infos = _source_infos(spec, paths, data)
-    audit = slice_path(paths, spec.name)
-    notes = resolve(spec.audit_notes)(read_json(audit)) if spec.audit_notes and audit.exists() else []
+    notes = resolve(spec.audit_notes)(audit) if spec.audit_notes and audit else []
     limitations = notes + data.limitations
     part_licences = [*spec.licences, *data.licences]
 
@@ -86,6 +91,7 @@ def build_card(spec, paths: Paths, languages) -> Path:
                     rows=sum(len(table) for table in data.tables[name].values()),
                     language_tag=_language_tag(languages, language) if language else None,
                     group=data.groups.get(language) if language else None,
+                    precision=data.precision.get(language) if language else None,
                     sources=data.sources.get(name, {}),
                     files=files,
                 )
@@ -124,6 +130,40 @@ def build_card(spec, paths: Paths, languages) -> Path:
             raise BabelforgeError(f"card {spec.name}: generated card is invalid: {problems[0]}")
     info(f"card {spec.name}: {configs} in {time.monotonic() - started:.0f} s")
     return target
+
+
+SKIPPED_NOTE = "SKIPPED.md"  # the one file of the card folder of a dataset its build profile cannot build
+
+
+def skipped_card(spec, paths: Paths, reason: str) -> Path:
+    """The card folder of a dataset this build skipped: one note saying why, no README.md, so
+    `publish` refuses it (no card to validate) and nothing passes it off as the dataset."""
+
+    target = Path(paths.hub) / spec.name
+    with atomic_directory(target) as staging:
+        write_text(f"# {spec.pretty_name}: not built\n\nThis build skipped it: {reason}.\n", staging / SKIPPED_NOTE)
+    info(f"card {spec.name}: skipped (not built in this profile: {reason})")
+    return target
+
+
+def fresh_audit(spec, paths: Paths) -> dict[str, Any]:
+    """The audit's slice of the dataset ({} when the audit is not built); one that summarised another
+    build of its input raises. A slice recording no input (hand-made) is taken as it is."""
+
+    path = slice_path(paths, spec.name)
+    if not path.exists():
+        return {}
+    found = read_json(path)
+    recorded = found.get("input")
+    if recorded:
+        now = input_digest(artifact_path(paths, recorded["artifact"]))
+        if now != recorded["sha256"]:
+            seen = (recorded["sha256"] or "none")[:12]
+            raise BabelforgeError(
+                f"card {spec.name}: {path} summarises another build of {recorded['artifact']} (sha256 {seen}, "
+                f"now {(now or 'none')[:12]}); rebuild the audit first (`dvc repro audit`, or `babelforge audit`)"
+            )
+    return found
 
 
 def _source_infos(spec, paths: Paths, data) -> list:
@@ -175,14 +215,23 @@ def artifact_dep(artifact: str) -> str:
 
 
 def card_items() -> dict[str, dict[str, str]]:
-    """One dvc.yaml stage per dataset of the registry, `card@<dataset>`: `data` and `licences` are the
-    artifacts its spec reads (a DVC template takes a fixed list of deps, so `licences` repeats `data` where
-    a dataset has one artifact); the card also reads the audit's slice of its dataset."""
+    """One dvc.yaml stage per dataset of the registry, `card@<dataset>`: `data`, `more` and `licences` are
+    the artifacts its spec reads (a DVC template takes a fixed list of deps, so a dataset with fewer
+    artifacts repeats its last one); the card also reads the audit's slice of its dataset."""
     items = {}
     for found in specs():
-        first = artifact_dep(found.artifacts[0])
-        items[found.name] = {"data": first, "licences": artifact_dep(found.artifacts[-1])}
+        deps = [artifact_dep(artifact) for artifact in found.artifacts]
+        if not 1 <= len(deps) <= len(CARD_ITEM_KEYS):
+            raise BabelforgeError(
+                f"dataset {found.name}: {len(deps)} artifacts; a card reads 1 to {len(CARD_ITEM_KEYS)} "
+                "(add a key to CARD_ITEM_KEYS and its ${item.<key>} dep)"
+            )
+        padded = deps + [deps[-1]] * (len(CARD_ITEM_KEYS) - len(deps))
+        items[found.name] = dict(zip(CARD_ITEM_KEYS, padded))
     return items
+
+
+CARD_ITEM_KEYS = ("data", "more", "licences")  # the card template's deps: ${item.data}, ${item.more}, ...
 
 
 STAGE = Stage(
@@ -196,6 +245,7 @@ STAGE = Stage(
     configure=configure,
     deps=(
         "${item.data}",
+        "${item.more}",
         "${item.licences}",
         "${paths.audit}/datasets/${key}.json",
         "resources/languages.tsv",

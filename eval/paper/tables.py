@@ -8,14 +8,15 @@ for zero-shot, `num_classes` and `group` (the paper's resource group). No pandas
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from babelforge.core import tsv
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.resources import resource
 
-PAPERS_DIR = Path(__file__).resolve().parents[2] / "resources" / "papers"
+PAPERS_DIR = resource("papers")  # the project's resources/papers (babelforge.core.resources)
 PAPERS = ("babel-imagenet", "mclipscore")
 # The tasks whose numbers each paper prints, and the table files that hold them.
 TASKS = {"babel-imagenet": ("zeroshot", "retrieval"), "mclipscore": ("correlation",)}
@@ -60,11 +61,14 @@ class PaperModel:
 
 
 def read_tsv(name: str, folder: Path = PAPERS_DIR) -> list[dict[str, str]]:
+    """A hand-transcribed paper table's rows, read by the strict reader of hand-written tables
+    (babelforge.core.tsv: a row of too few or too many fields, a line break, control or invisible
+    character in a field is one error naming file and line); its own header names the columns."""
     path = folder / name
     if not path.is_file():
         raise BabelforgeError(f"paper table {path} is missing (resources/papers/README.md lists the files)")
-    with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
+    header = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+    return [row for _, row in tsv.read_tsv(path, tsv.TsvSpec(tuple(header.split("\t"))))]
 
 
 def check_paper(paper: str) -> str:

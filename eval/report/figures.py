@@ -50,6 +50,7 @@ METRIC_LABELS = {
     "top1_100": "top-1 accuracy (100-class control)",
 }
 CHANCE_STYLE = {"color": "0.25", "ls": "--", "lw": 0.8}
+DATASET_MARKERS = ("o", "s", "^", "D", "v", "P")  # one per caption set in the benchmark-vs-retrieval plot
 
 
 def _prompt_style(prompt_set: str) -> tuple[str, bool, str]:
@@ -251,7 +252,8 @@ def accuracy_by_language_figure(zeroshot, languages=None, metric: str = "top1", 
         # One step per language, as wide as its slot: the chance level of its own class count.
         xs = [x for i in range(len(langs)) for x in (i - 0.5, i + 0.5)]
         ys = [c for c in chance for _ in (0, 1)]
-        (line,) = ax.plot(xs, ys, zorder=2, label="chance", **CHANCE_STYLE)
+        # drawn over the markers: a point at chance must not hide the line that says so
+        (line,) = ax.plot(xs, ys, zorder=4, label="chance", **CHANCE_STYLE)
         handles.append(line)
     ax.set_xlim(-0.5, len(langs) - 0.5)
     values = frame[metric].astype(float)
@@ -281,31 +283,53 @@ def plot_accuracy_by_language(
 
 
 @paper
-def benchmark_vs_retrieval_figure(pairs, x_label: str, y_label: str):
-    """Model x language points of a benchmark score against retrieval recall, per caption set, with
-    the least-squares line over all points and its 95 % band; both axes start at 0."""
-    fig, ax = new_figure(COLUMN_WIDTH, 2.6)
-    for dataset, part in pairs.groupby("dataset", sort=True):
-        ax.scatter(part["x"], part["y"], s=9, linewidths=0, label=f"{dataset} (model x language)")
+def benchmark_vs_retrieval_figure(pairs, x_label: str, y_label: str, names: Mapping[str, str] | None = None):
+    """Model x language points of a benchmark score against retrieval recall, colour = model, marker =
+    caption set, with the least-squares line over all points and its 95 % band; both axes start at 0."""
+    from matplotlib.lines import Line2D
+
+    models = sorted(pairs["model"].astype(str).unique()) if "model" in pairs else [""]
+    datasets = sorted(pairs["dataset"].astype(str).unique())
+    shown = display_names(models, names) if "model" in pairs else {"": ""}
+    colours = {model: f"C{i % 10}" for i, model in enumerate(models)}
+    markers = {dataset: DATASET_MARKERS[i % len(DATASET_MARKERS)] for i, dataset in enumerate(datasets)}
+    fig, ax = new_figure(COLUMN_WIDTH, 2.6 + 0.125 * math.ceil((len(models) + len(datasets)) / 2))
+    for (model, dataset), part in pairs.assign(model=pairs.get("model", "")).groupby(["model", "dataset"], sort=True):
+        ax.scatter(
+            part["x"], part["y"], s=10, marker=markers[str(dataset)], linewidths=0, color=colours[str(model)], zorder=3
+        )
+    handles = [Line2D([], [], ls="none", marker="o", ms=4, color=colours[m], label=shown[m]) for m in models if m]
+    handles += [
+        Line2D([], [], ls="none", marker=markers[d], ms=4, color="0.3", label=f"{d} (model x language)")
+        for d in datasets
+    ]
     if len(pairs) >= 2 and pairs["x"].nunique() > 1:
         grid = np.linspace(pairs["x"].min(), pairs["x"].max(), 50)
         fitted, low, high, slope, intercept = fit_line_with_band(pairs["x"], pairs["y"], grid)
-        ax.plot(
-            grid, fitted, color="black", lw=0.8, label=f"least squares, all points: y = {slope:.2f}x + {intercept:.2f}"
+        (line,) = ax.plot(
+            grid,
+            fitted,
+            color="black",
+            lw=0.8,
+            zorder=4,
+            label=f"least squares, all points: y = {slope:.2f}x + {intercept:.2f}",
         )
-        ax.fill_between(grid, low, high, color="gray", alpha=0.25, lw=0, label="95% band of the fit")
+        band = ax.fill_between(grid, low, high, color="gray", alpha=0.25, lw=0, label="95% band of the fit")
+        handles += [line, band]
     for axis, column in ((ax.set_xlim, "x"), (ax.set_ylim, "y")):
         top = float(pairs[column].max()) * 1.1 if len(pairs) else 0.0
         axis(0.0, top if math.isfinite(top) and top > 0 else 1.0)
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
-    fig.legend(loc="outside lower center", ncol=1, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False, columnspacing=1.0)
     return fig
 
 
 @paper
-def plot_benchmark_vs_retrieval(pairs, stem: str | Path, x_label: str, y_label: str) -> list[Path]:
-    return save_figure(benchmark_vs_retrieval_figure(pairs, x_label, y_label), stem)
+def plot_benchmark_vs_retrieval(
+    pairs, stem: str | Path, x_label: str, y_label: str, names: Mapping[str, str] | None = None
+) -> list[Path]:
+    return save_figure(benchmark_vs_retrieval_figure(pairs, x_label, y_label, names), stem)
 
 
 @paper

@@ -93,7 +93,11 @@ def run(config: Config) -> int:
         pairs = benchmark_vs_retrieval(zeroshot, retrieval)
         write_csv(pairs, plots / "zeroshot_vs_retrieval.csv")
         plot_benchmark_vs_retrieval(
-            pairs, plots / "zeroshot_vs_retrieval", "Babel-ImageNet top-1", "retrieval mean recall"
+            pairs,
+            plots / "zeroshot_vs_retrieval",
+            "Babel-ImageNet top-1",
+            "retrieval mean recall",
+            names=config.display_names,
         )
         correlations = per_model_correlation(pairs, config.min_languages)
         write_csv(correlations, plots / "correlation_by_model.csv")
@@ -125,6 +129,10 @@ STAGE = Stage(
         "${paths.eval_reports}/plots/zeroshot_by_language.pdf",
         "${paths.eval_reports}/plots/zeroshot_vs_retrieval.pdf",
         "${paths.eval_reports}/plots/correlation_by_model.pdf",
+        # vector copies for a page; `dvc plots` shows the screen-sized PNGs and the CSVs
+        "${paths.eval_reports}/plots/zeroshot_by_language.svg",
+        "${paths.eval_reports}/plots/zeroshot_vs_retrieval.svg",
+        "${paths.eval_reports}/plots/correlation_by_model.svg",
     ),
     metrics=("${paths.metrics}/eval.json",),
     plots=(
@@ -152,9 +160,6 @@ STAGE = Stage(
         Plot("${paths.eval_reports}/plots/zeroshot_by_language.png"),
         Plot("${paths.eval_reports}/plots/zeroshot_vs_retrieval.png"),
         Plot("${paths.eval_reports}/plots/correlation_by_model.png"),
-        Plot("${paths.eval_reports}/plots/zeroshot_by_language.svg"),
-        Plot("${paths.eval_reports}/plots/zeroshot_vs_retrieval.svg"),
-        Plot("${paths.eval_reports}/plots/correlation_by_model.svg"),
     ),
     docs="docs/guides/evaluate.md",
     ad_hoc_outputs=AD_HOC_OUTPUTS,

@@ -37,13 +37,23 @@ class Config(ImageStageConfig):
     """The `eval.retrieval` group of params.yaml."""
 
     GROUP = "eval.retrieval"
+    # XM3600's caption set is written by the `xm3600` stage (builders/xm3600), from the full profile's fetch only:
+    # the sample profile has no copy of it
     caption_sets: list[str] = setting(
-        ["data/raw/xtd/xtd.json", "data/raw/xtd/xflickrco.json"], "XTD / xFlickrCO-style caption-set JSON files"
+        {
+            "sample": ["data/raw/xtd/xtd.json", "data/raw/xtd/xflickrco.json"],
+            "full": ["data/raw/xtd/xtd.json", "data/raw/xtd/xflickrco.json", "data/xm3600/xm3600.json"],
+        },
+        "XTD / xFlickrCO-style caption-set JSON files",
     )
     images: str | dict[str, str] = setting(
         {
             "sample": "data/eval/images/captions",
-            "full": {"xtd": "data/raw/coco/train2014", "xflickrco": "data/raw/xflickrco/images"},
+            "full": {
+                "xtd": "data/raw/coco/train2014",
+                "xflickrco": "data/raw/xflickrco/images",
+                "xm3600": "data/xm3600_release/images",
+            },
         },
         "the caption sets' images: one folder, or {caption set: folder}",
     )
@@ -87,6 +97,7 @@ STAGE = Stage(
         "resources/languages.tsv",
         "data/raw/xtd/xtd.json",
         "data/raw/xtd/xflickrco.json",
+        "${paths.xm3600}",
     ),
     outs=("${paths.eval_reports}/retrieval.json",),
     pinned=True,

@@ -74,6 +74,27 @@ def test_index_renders_and_its_links_resolve(report, tmp_path):
     assert links.images and all(Image.open(report / src).size[0] > 100 for src in links.images)
 
 
+def test_the_index_opens_on_the_language_ranking(report, tmp_path):
+    """The first screen (1280 x 800) shows the ranking's header and first rows, before the score's
+    explanation, the inputs and the datasets' overviews."""
+
+    async def first_screen() -> dict:
+        async with chromium_page(tmp_path / "profile") as page:
+            await page.send(
+                "Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False
+            )
+            await page.open((report / "index.html").as_uri())
+            return await page.evaluate(
+                "({headings: Array.from(document.querySelectorAll('h2'), h => h.textContent),"
+                " table: document.querySelector('table').getBoundingClientRect().top,"
+                " firstRow: document.querySelector('table tbody tr').getBoundingClientRect().bottom})"
+            )
+
+    seen = asyncio.run(first_screen())
+    assert seen["headings"][0] == "Languages" and "Inputs" in seen["headings"]
+    assert seen["table"] < 400 and seen["firstRow"] < 800, seen
+
+
 def test_flagged_row_is_visible_on_a_language_page(report, tmp_path):
     page = (report / "fin_Latn.html").as_uri()
     dom = chromium(tmp_path, "--dump-dom", page)

@@ -239,3 +239,26 @@ def test_any_label_survives_export_and_import_or_is_refused_naming_its_line(labe
 
 
 LABELS_ROW = {"class_idx": 0, "wnid": TENCH, "label": "", "source": "wikt", "reviewed": False}
+
+
+def test_export_without_out_writes_into_the_projects_ignored_build_folder(label_inputs, monkeypatch):
+    """A sheet is a working copy: by default it lands under <project>/build/review/ (git-ignored), not in
+    the folder the command runs from, so it is never committed by accident."""
+    import pandas as pd
+    import yaml
+
+    from babelforge.cli import main as cli
+    from tests.audit.conftest import REPO, audit_params
+
+    root = label_inputs
+    labels = pd.read_parquet(root / "labels.parquet")
+    labels[["lang", "class_idx", "label", "source"]].assign(chosen=True, agreement=1).to_parquet(
+        root / "candidates.parquet"
+    )
+    (root / "params.yaml").write_text(yaml.safe_dump(audit_params(root)), encoding="utf-8")
+    (root / "dvc.yaml").write_text("stages: {}\n", encoding="utf-8")  # what marks the project root
+    (root / "notes").mkdir()
+    monkeypatch.chdir(root / "notes")
+    assert cli(["review", "export", "fi"]) == 0
+    assert (root / "build" / "review" / "fin_Latn.review.csv").is_file() and not any((root / "notes").iterdir())
+    assert "/build/" in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()

@@ -397,3 +397,25 @@ def test_english_rows_are_clip_names():
         ("01440764-n", "tench", "clip"),
         ("01443537-n", "goldfish", "clip"),
     ]
+
+
+def test_every_language_asked_for_gets_its_fate_named():
+    from babelforge.babel_imagenet.labels import fates_line, language_fates
+
+    def choice(i, lang, label):
+        return LabelChoice(f"{i:08d}-n", lang, label, "wikt", 0, 1, 0, 0, 0, False)
+
+    choices = [choice(i, "deu_Latn", f"w{i}") for i in range(3)]
+    choices += [choice(0, "fin_Latn", "hai"), choice(1, "fin_Latn", None), choice(0, "xyz_Latn", "q")]
+    fates = language_fates(choices, min_classes=3)
+    # deu: 3 labelled classes (kept at exactly min_classes); fin: one labelled, one dropped by a rule
+    assert fates == {"deu_Latn": 3, "fin_Latn": 1, "xyz_Latn": 1}
+    wanted = ["als_Latn", "deu_Latn", "fin_Latn"]
+    assert fates_line(fates, 3, wanted, before=["fin_Latn"]) == (
+        "languages: 1 kept; since the last build: +deu_Latn 3; -fin_Latn; fewer than min_classes 3 classes: "
+        "fin_Latn 1 (and 1 other languages); no sense source covers 1 Babel-ImageNet languages: als_Latn"
+    )
+    assert fates_line({"deu_Latn": 3}, 3, ["deu_Latn"], before=["deu_Latn"]) == (
+        "languages: 1 kept; since the last build: none joined; none left"
+    )
+    assert fates_line({"deu_Latn": 3}, 3, ["deu_Latn"], before=None) == "languages: 1 kept"

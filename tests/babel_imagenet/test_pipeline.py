@@ -67,7 +67,8 @@ def first_rule(built, tmp_path_factory):
     """The same senses under the paper's rule (`full`'s settings): labels only."""
     first, _ = built
     out = tmp_path_factory.mktemp("first")
-    assert run_labels(first / "params.yaml", first, out, "labels.ranking=first", "labels.resolve_duplicates=false") == 0
+    paper = ("labels.ranking=first", "labels.resolve_duplicates=false", "labels.precision_floor.default=0")
+    assert run_labels(first / "params.yaml", first, out, *paper) == 0
     return pd.read_parquet(out / "labels.parquet")
 
 

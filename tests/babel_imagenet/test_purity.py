@@ -186,3 +186,12 @@ def test_candidates_say_why_a_form_was_set_aside(omw, lean):
     assert reasons[("zsm_Latn", "fail")] == ""  # Malay keeps its own word
     assert reasons[("ell_Grek", "τζάγκουαρ felis onca")] == "mixed_script"
     assert {"other_language", "mixed_script"} <= SET_ASIDE.keys()
+
+
+def test_a_lean_of_exactly_the_margin_marks_a_form_foreign():
+    """The margin is a lower bound that counts (tenfold is foreign): a lean of exactly PURITY_MARGIN is enough."""
+    shared = form("selop", "ind_Latn"), form("selop", "zsm_Latn")
+    at_margin = foreign_forms(list(shared), lambda lang, other, label: PURITY_MARGIN if lang == "ind_Latn" else -1.0)
+    assert at_margin == {shared[0]: "zsm_Latn"}
+    just_below = PURITY_MARGIN - 1e-9
+    assert foreign_forms(list(shared), lambda lang, other, label: just_below if lang == "ind_Latn" else -1.0) == {}

@@ -225,3 +225,18 @@ def test_the_learned_order_leaves_the_labels_of_languages_without_evidence(real_
     changed = {key[0] for key in off if off[key].label != on[key].label}
     assert changed and changed <= set(learned.orders)
     assert learn_priority([]).orders == {}
+
+
+def test_evidence_classes_count_only_classes_with_two_sources_or_a_review():
+    """A class one source alone speaks for says nothing about the sources: it counts 0, not 1."""
+    classes = classes_of(
+        "deu_Latn",
+        [
+            ("1", {"wikt": ["Maus"]}),  # one source
+            ("2", {"wikt": ["Hund"], "omw:deu": ["Hund"]}),  # two sources
+            ("3", {"wikt": ["Katze"]}),  # one source, reviewed
+        ],
+    )
+    assert trust.evidence_classes(classes[:1], {}) == {"deu_Latn": 0}
+    assert trust.evidence_classes(classes, {}) == {"deu_Latn": 1}
+    assert trust.evidence_classes(classes, {("deu_Latn", "3"): "anna"}) == {"deu_Latn": 2}

@@ -73,8 +73,12 @@ def messy_csv(path: Path, clean_rows, delimiter=",") -> dict[int, str]:
         lines.append(raw.replace(b",", delimiter.encode()))
         bad[line] = reason
         line += 1
-    # A quoted caption with a line break is one good row spanning two lines.
-    lines.append(csv_line(["multiline", "m.jpg", "two dogs\nin the snow"], delimiter).encode())
+    # A quoted CSV caption with a line break is one good row spanning two lines; a TSV has no
+    # quoting (a line break cannot be in a field), so its quotes are text.
+    if delimiter == ",":
+        lines.append(csv_line(["multiline", "m.jpg", "two dogs\nin the snow"], delimiter).encode())
+    else:
+        lines.append(b'multiline\tm.jpg\t"Quoted" title\r\n')
     path.write_bytes(b"".join(lines))
     return bad
 
@@ -121,7 +125,8 @@ def test_every_bad_table_row_is_quarantined_with_its_line_and_reason(tmp_path, r
     rows, quarantine = read_all(path, registry)
     expected = [{"caption_id": i, "image": im, "caption": c} for i, im, c in clean_rows]
     assert rows[:-1] == expected  # the good rows, in order, text as it came (BOM and CRLF gone)
-    assert rows[-1] == {"caption_id": "multiline", "image": "m.jpg", "caption": "two dogs\nin the snow"}
+    last = "two dogs\nin the snow" if suffix == ".csv" else '"Quoted" title'
+    assert rows[-1] == {"caption_id": "multiline", "image": "m.jpg", "caption": last}
     assert {row.line: row.reason for _, row in quarantine.bad} == bad
     assert all(row.source == str(path) for _, row in quarantine.bad)
     invalid = next(row for _, row in quarantine.bad if row.reason == "invalid_utf8")
@@ -200,13 +205,37 @@ def test_too_many_bad_rows_stop_the_job_naming_the_reasons(tmp_path, registry, c
     assert len(rows) == len(clean_rows) + 1
 
 
-def test_an_unclosed_quote_is_the_files_problem_with_its_line(tmp_path, registry):
+def test_an_unclosed_quote_is_one_bad_row_and_the_rows_it_swallowed_are_read_again(tmp_path, registry, clean_rows):
+    """An unclosed quote at row 1,900 of 2,000 used to swallow the next 99 rows into one caption;
+    now its line is a malformed_quote row and every row after it is read."""
+    path = tmp_path / "captions.csv"
+    rows = [(f"r{n}", f"{n}.jpg", clean_rows[n % len(clean_rows)][2]) for n in range(2000)]
+    lines = [csv_line(row) for row in [("id", "image", "caption"), *rows]]
+    lines[1900] = f'r1899,1899.jpg,"{rows[1899][2]}\r\n'  # the opening quote is never closed
+    lines[1990] = 'r1989,1989.jpg,"A ""Quoted"" title" and more\r\n'  # a quote later on would close it
+    path.write_text("".join(lines), encoding="utf-8")
+    kept, quarantine = read_all(path, registry)
+    assert [(row.line, row.reason) for _, row in quarantine.bad] == [(1901, "malformed_quote")]
+    expected = {caption_id: caption for caption_id, _, caption in rows if caption_id != "r1899"}
+    expected["r1989"] = 'A "Quoted" title and more'  # CSV's own reading of the quoted-then-text field
+    assert {row["caption_id"]: row["caption"] for row in kept} == expected
+    # Cut off at the end of the file, the same: the swallowed rest is read again.
+    path.write_text('id,image,caption\na,a.jpg,"never closed\nb,b.jpg,a dog\n', encoding="utf-8")
+    kept, quarantine = read_all(path, registry)
+    assert [row["caption_id"] for row in kept] == ["b"] and quarantine.counts() == {"malformed_quote": 1}
+
+
+def test_a_field_over_the_csv_limit_is_a_bad_row(tmp_path, registry):
     import csv
 
     path = tmp_path / "captions.csv"
-    path.write_text('id,image,caption\na,a.jpg,"never closed\n' + "x" * (csv.field_size_limit() + 10), encoding="utf-8")
-    with pytest.raises(BabelforgeError, match=r"captions.csv:\d+: .*unclosed quote"):
-        read_all(path, registry)
+    path.write_text(
+        'id,image,caption\na,a.jpg,"never closed\n' + "x" * (csv.field_size_limit() + 10) + "\nb,b.jpg,a dog\n",
+        encoding="utf-8",
+    )
+    kept, quarantine = read_all(path, registry)
+    assert [row["caption_id"] for row in kept] == ["b"]
+    assert [(row.line, row.reason) for _, row in quarantine.bad] == [(2, "malformed_quote"), (3, "field_too_long")]
 
 
 @pytest.mark.parametrize(

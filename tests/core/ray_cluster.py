@@ -1,7 +1,13 @@
 """A two-node Ray cluster on this machine, bound to loopback, with token authentication on.
 
+Like two machines as far as one machine allows: each node is started from a working folder and
+HOME of its own (`root/head`, `root/node`: no repo, no `data/` or `models/` there, no
+~/.ray/auth_token), with the environment an image of the project gives (the venv, babelforge
+installed, the test workers on PYTHONPATH); a stage reaches it only through an address.
+
 The head is started the way a user starts one, `ray start --head --node-ip-address=127.0.0.1`, in
-its own process group. On Linux Ray reads 127.0.0.1 as "this machine's network address" (it asks
+its own process group, optionally with the dashboard (`ray job submit` talks to it) and the Ray
+client server (`ray://`) on ports of their own. On Linux Ray reads 127.0.0.1 as "this machine's network address" (it asks
 the routing table) unless `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`: with it, every server of the
 node (GCS, raylet, object manager, agents, workers) listens on 127.0.0.1 only. `ray start
 --address` refuses to add a node in that mode, so the second node is started the way `ray start`
@@ -44,6 +50,16 @@ class LoopbackCluster:
     port: int
     groups: list[int] = field(default_factory=list)  # process groups started here: head, node
     node_id: str = ""  # the second node's Ray node id
+    dashboard_port: int = 0  # the head's dashboard (job submission), 0: none
+    client_port: int = 0  # the head's Ray client server (ray://), 0: none
+
+    @property
+    def dashboard(self) -> str:
+        return f"http://127.0.0.1:{self.dashboard_port}"
+
+    @property
+    def client_address(self) -> str:
+        return f"ray://127.0.0.1:{self.client_port}"
 
     @property
     def address(self) -> str:
@@ -53,12 +69,14 @@ class LoopbackCluster:
     def token_file(self) -> Path:
         return self.root / "token"
 
-    def environment(self) -> dict[str, str]:
-        """The nodes' environment: loopback, token mode with this cluster's own token (never the
-        user's ~/.ray/auth_token), a node lost in a second or two (health checks every 0.5 s)."""
+    def environment(self, home: Path) -> dict[str, str]:
+        """A node's environment: its own HOME, loopback, token mode with this cluster's own token
+        (never the user's ~/.ray/auth_token), a node lost in a second or two (health checks every
+        0.5 s)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         return {
             **env,
+            "HOME": str(home),
             "PYTHONPATH": str(REPO),
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
             "RAY_AUTH_MODE": "token",
@@ -68,15 +86,19 @@ class LoopbackCluster:
             "RAY_health_check_timeout_ms": "500",
             "RAY_health_check_failure_threshold": "2",
             "RAY_USAGE_STATS_ENABLED": "0",
+            # a Ray client's own server process may take longer than Ray's 30 s to start on 2 busy cores
+            "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S": "120",
         }
 
-    def spawn(self, argv: list[str], stderr: int) -> subprocess.Popen:
+    def spawn(self, argv: list[str], stderr: int, folder: str) -> subprocess.Popen:
         """A process of the cluster in its own process group (killed as a group at the end), with the
-        cluster's environment, run from the repo, its stdout read as text."""
+        cluster's environment, run from `root/folder` (also its HOME), its stdout read as text."""
+        home = self.root / folder
+        home.mkdir(exist_ok=True)
         process = subprocess.Popen(
             argv,
-            env=self.environment(),
-            cwd=REPO,
+            env=self.environment(home),
+            cwd=home,
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
@@ -85,14 +107,25 @@ class LoopbackCluster:
         self.groups.append(process.pid)
         return process
 
-    def start(self, head_cpus: int = 2, node_cpus: int = 1, timeout: float = 60) -> None:
+    def start(
+        self, head_cpus: int = 2, node_cpus: int = 1, timeout: float = 60, dashboard: bool = False, client: bool = False
+    ) -> None:
         self.token_file.write_text(secrets.token_hex(24))
         self.token_file.chmod(0o600)
+        self.dashboard_port = free_port() if dashboard else 0
+        self.client_port = free_port() if client else 0
+        served = [f"--include-dashboard={str(dashboard).lower()}"]
+        if dashboard:
+            served += [f"--dashboard-port={self.dashboard_port}", "--dashboard-host=127.0.0.1"]
+        served += [f"--dashboard-agent-listen-port={free_port()}"]  # never another cluster's 52365
+        if client:
+            served += [f"--ray-client-server-port={self.client_port}"]
         head = self.spawn(
             [str(RAY), "start", "--head", "--node-ip-address=127.0.0.1", f"--port={self.port}"]
-            + [f"--num-cpus={head_cpus}", "--include-dashboard=false", "--disable-usage-stats"]
+            + [f"--num-cpus={head_cpus}", "--disable-usage-stats", *served]
             + [f"--temp-dir={self.root / 'ray'}"],
             stderr=subprocess.STDOUT,
+            folder="head",
         )
         out, _ = head.communicate(timeout=timeout)
         if head.returncode:
@@ -101,6 +134,7 @@ class LoopbackCluster:
             [sys.executable, "-m", "tests.core.ray_cluster", "node", self.address, str(self.root / "ray")]
             + [str(node_cpus)],
             stderr=subprocess.PIPE,
+            folder="node",
         )
         line = node.stdout.readline().split()  # "up <node id>" once the raylet is up
         if line[:1] != ["up"]:
@@ -178,6 +212,7 @@ def _serve_node(gcs_address: str, temp_dir: str, cpus: int) -> None:
         num_cpus=cpus,
         temp_dir=temp_dir,
         node_manager_port=0,
+        dashboard_agent_listen_port=free_port(),
         include_log_monitor=False,
     )
     node = Node(params, head=False, shutdown_at_exit=True, spawn_reaper=True)

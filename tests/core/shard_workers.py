@@ -87,3 +87,15 @@ class Fragile(TextStats):
                     handle.write(f"{os.getpid()}\n")
                 os.kill(os.getpid(), signal.SIGKILL)
         return super().__call__(batch)
+
+
+class NodeModel(TextStats):
+    """TextStats that needs a model folder `name` in its node's HOME (a node-local disk: the
+    cluster's nodes each have a HOME of their own), checked before it is built (`model_paths`)."""
+
+    def __init__(self, name: str):
+        super().__init__()
+
+    @staticmethod
+    def model_paths(name: str) -> list[str]:
+        return [str(Path(os.environ["HOME"]) / name)]

@@ -112,3 +112,19 @@ def test_stage_cli_reports_a_typo_in_its_group_in_one_line(tmp_path, repo_root, 
     err = capsys.readouterr().err.strip()
     assert err.startswith("babelforge labels: error: params.yaml: unknown key labels.min_clases")
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("a: b: c", "mapping values are not allowed here"),
+        ("`x`", "found character '`' that cannot start any token"),
+        ("!!python/object/apply:os.system ['true']", "could not determine a constructor for the tag"),
+    ],
+)
+def test_a_set_value_that_is_not_yaml_is_one_line(value, problem):
+    with pytest.raises(BabelforgeError) as error:
+        override({"labels": {}}, [f"labels.min_classes={value}"])
+    message = str(error.value)
+    assert message.startswith(f"--set labels.min_classes: {value!r} is not a YAML value ({problem}")
+    assert "\n" not in message and message.endswith("""quote a text: --set 'labels.min_classes="..."'""")

@@ -84,11 +84,11 @@ def test_dvc_card_stage_has_one_entry_per_dataset_with_its_artifacts_and_code():
     stage = dvc["stages"]["card"]
     assert list(stage["foreach"]) == names(), "dvc.yaml's card entries and the registry disagree"
     deps = stage["do"]["deps"]
-    assert {"${item.data}", "${item.licences}", "${paths.audit}/datasets/${key}.json"} <= set(deps)
+    assert {"${item.data}", "${item.more}", "${item.licences}", "${paths.audit}/datasets/${key}.json"} <= set(deps)
     card_files = {dep for dep in deps if dep.startswith("builders/")}
     for name, item in stage["foreach"].items():
         found = spec(name)
-        reads = {_interpolate(item[key], params) for key in ("data", "licences")}
+        reads = {_interpolate(item[key], params) for key in ("data", "more", "licences")}
         assert reads == {str(artifact_path(paths, artifact)) for artifact in found.artifacts}, name
         assert _interpolate("${paths.audit}/datasets/" + name + ".json", params) == str(slice_path(paths, name))
         # a card resolves its spec by name: every file the spec module runs is a code dep of the cards
@@ -99,7 +99,7 @@ def test_dvc_card_stage_has_one_entry_per_dataset_with_its_artifacts_and_code():
 def test_the_registry_is_every_spec_of_an_area_dataset_module(tmp_path, monkeypatch):
     import babelforge.core.datasets as datasets
 
-    assert names() == ["babel-imagenet", "babel-imagenet-prompts", "mt-captions", "knowledge", "mvl-sib"]
+    assert names() == ["babel-imagenet", "babel-imagenet-prompts", "mt-captions", "knowledge", "mvl-sib", "xm3600"]
     area = tmp_path / "builders" / "toyarea"
     area.mkdir(parents=True)
     (area / "dataset.py").write_text('TOY = DatasetSpec(name="toy", pretty_name="Toy")\nOTHER = 3\n')

@@ -74,6 +74,25 @@ def test_a_yaml_syntax_error_is_one_line_with_file_and_line(tmp_path):
     assert message.startswith(f"{path}:4:") and "YAML syntax error" in message and "\n" not in message
 
 
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("", "empty; a params file starts with `profile: sample` (or full)"),
+        ("# only a comment\n", "empty; a params file starts with `profile: sample` (or full)"),
+        ("labels:\n  min_classes: 10\n", "no `profile:` line; put `profile: sample` (or full) at its top"),
+    ],
+    ids=["empty", "comments only", "no profile"],
+)
+def test_an_empty_params_file_or_one_without_its_profile_is_one_line(tmp_path, text, problem):
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    with pytest.raises(BabelforgeError) as caught:
+        load_params(path)
+    assert str(caught.value).startswith(f"{path}: {problem}") and "\n" not in str(caught.value)
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")  # the same reader reads dvc.yaml, which has no profile
+    assert load_params(tmp_path / "dvc.yaml") == {"stages": {}}
+
+
 def test_the_http_policy_from_the_environment():
     assert policy_from_text("attempts=2, timeout=1.5") == RetryPolicy(attempts=2, timeout=1.5)
     assert policy_from_text("") == RetryPolicy()

@@ -155,11 +155,11 @@ def test_a_killed_fetch_leaves_no_half_file_and_no_manifest(registry, mirror, tm
     fetcher.fetch(registry["sib-200-nko"])
     real_copy, calls = fetch.copy_verified, []
 
-    def copy_then_die(src, dest, sha256, what=""):
+    def copy_then_die(src, dest, sha256, *args, **kwargs):
         calls.append(dest)
         if len(calls) == 50:
             raise KeyboardInterrupt
-        real_copy(src, dest, sha256, what)
+        real_copy(src, dest, sha256, *args, **kwargs)
 
     monkeypatch.setattr(fetch, "copy_verified", copy_then_die)
     with pytest.raises(KeyboardInterrupt):
@@ -219,7 +219,9 @@ def test_cli_reads_params_and_flags(mirror, tmp_path, monkeypatch, capsys):
     from babelforge.cli import main
 
     monkeypatch.chdir(tmp_path)
-    Path("params.yaml").write_text(f"fetch:\n  mirror: {mirror}\n  sources: [clip-templates]\npaths:\n  raw: raw\n")
+    Path("params.yaml").write_text(
+        f"profile: sample\nfetch:\n  mirror: {mirror}\n  sources: [clip-templates]\npaths:\n  raw: raw\n"
+    )
     assert main(["fetch"]) == 0
     assert sorted(p.name for p in Path("raw").rglob("*") if p.is_file()) == [
         "clip-templates.json",
@@ -239,7 +241,7 @@ def test_flags_override_the_params_group(tmp_path):
     from babelforge.cli import config_from_args, stage_parser
 
     params = tmp_path / "params.yaml"
-    params.write_text("fetch:\n  mirror: ../shared/data\n  sources: [omw]\npaths:\n  raw: data/raw\n")
+    params.write_text("profile: sample\nfetch:\n  mirror: ../shared/data\n  sources: [omw]\npaths:\n  raw: data/raw\n")
 
     def config(*flags):
         return config_from_args(fetch.STAGE, stage_parser(fetch.STAGE).parse_args(["--params", str(params), *flags]))

@@ -445,3 +445,20 @@ def test_an_unknown_language_names_the_nearest_keys(code, message):
 
     with pytest.raises(BabelforgeError, match=message):
         registry().resolve(code)
+
+
+def test_the_registry_rebuild_says_what_a_build_can_do_with_each_added_language():
+    changes = load_generator().registry_changes
+    text = REGISTRY_PATH.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    header, rows = lines[0], {line.split("\t", 1)[0]: line for line in lines[1:]}
+    without = header + "".join(line for key, line in rows.items() if key not in ("als_Latn", "fil_Latn"))
+    renamed = without.replace(rows["fin_Latn"], rows["fin_Latn"].replace("\tFinnish\t", "\tSuomi\t", 1))
+    assert changes(renamed, text) == [
+        "added als_Latn (Albanian): sense sources omw:als,sq, babelnet SQ; prompts translated (NLLB als_Latn)",
+        "added fil_Latn (Filipino): sense sources none: it gets no labels (no OMW wordnet, no BabelNet code); "
+        "prompts English templates (no NLLB code); not a Babel-ImageNet language (in_babel_imagenet False)",
+        "changed fin_Latn: name 'Suomi' -> 'Finnish'",
+    ]
+    assert changes(text, without) == ["removed als_Latn (Albanian)", "removed fil_Latn (Filipino)"]
+    assert changes(text, text) == [] and len(changes("", text)) == len(rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from babelforge.babel_imagenet.confusables import read_lookalikes
 from babelforge.core import imagenet, languages, sources
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.tsv import INTEGER, SHA256, TsvSpec, one_of, read_tsv, tsv_rows
@@ -101,6 +102,7 @@ def test_every_real_resource_table_passes_its_reader(repo_root):
         # the full profile's image manifest is shipped as its header only, until it is curated
         "mvl_sib_images.tsv": lambda path: read_tsv(path, manifest_table()) == [],
         "wordnet_lexnames.tsv": lambda path: wordnet.check_lexnames(path) is None,
+        "confusables.tsv": lambda path: len(read_lookalikes(path)) > 100,
     }
     tables = sorted(path.name for path in (repo_root / "resources").glob("*.tsv"))
     assert tables == sorted(readers), "a new resources/*.tsv needs a strict reader (babelforge.core.tsv)"
@@ -169,3 +171,51 @@ def test_bad_rows_in_the_source_registry_are_refused_naming_the_line(repo_root, 
         lambda lines: [lines[0], cells(lines[1], "sha256", "abc"), *lines[2:]]
     )
     assert "appears twice (first on line 2)" in refused(lambda lines: [*lines, lines[1]])
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("Deutsch\u2028x", "t.tsv:2: note 'Deutsch\\u2028x' holds a line break (U+2028)"),
+        ("Deutsch\x1b[2J", "t.tsv:2: note 'Deutsch\\x1b[2J' holds the control character U+001B"),
+        ("Deutsch\u202e", "t.tsv:2: note 'Deutsch\\u202e' holds the bidirectional control U+202E"),
+        ("Deu\u200dtsch", "t.tsv:2: note 'Deu\\u200dtsch' holds a zero-width joiner (U+200D) outside a script"),
+        ("Deu\u200btsch", "t.tsv:2: note 'Deu\\u200btsch' holds the invisible or private-use character U+200B"),
+        ("x" * 501, f"t.tsv:2: note '{'x' * 40}…' has 501 characters; at most 500"),
+        ("Deutsch\rb\tx\t1", "t.tsv:2: a carriage return (U+000D) inside a row"),
+    ],
+    ids=["U+2028", "control", "bidi", "joiner", "zero-width space", "500 characters", "lone CR"],
+)
+def test_a_hand_written_field_is_one_value(value, message):
+    assert refusal(HEADER + f"a\tx\t1\t{value}\n").startswith(message)
+
+
+def test_a_joiner_a_script_spells_with_stays_and_a_quoted_table_keeps_its_tabs():
+    persian = "زبان\u200cها"  # the non-joiner is Persian spelling
+    assert rows(HEADER + f"a\tx\t1\t{persian}\n")[0][1]["note"] == persian
+    assert rows('id\ttext\n1\t"a\tb"\n', TsvSpec(("id", "text"), quoted=True))[0][1]["text"] == "a\tb"
+
+
+def test_an_invisible_character_in_the_real_registry_or_overrides_is_refused(repo_root, tmp_path):
+    def with_name(line: str, column: int, value: str) -> str:
+        fields = line.split("\t")
+        fields[column] = value
+        return "\t".join(fields)
+
+    path, _ = edited_copy(repo_root, tmp_path, "languages.tsv", lambda ls: [ls[0], with_name(ls[1], 1, "Ab\u202ekhaz")])
+    with pytest.raises(BabelforgeError, match=r"languages.tsv:2: name 'Ab\\u202ekhaz' holds the bidirectional control"):
+        languages.read_registry(path)
+    path, _ = edited_copy(
+        repo_root, tmp_path, "language_overrides.tsv", lambda ls: [ls[0], with_name(ls[1], 9, "paper\u2028x"), *ls[2:]]
+    )
+    with pytest.raises(BabelforgeError, match=r"language_overrides.tsv:2: reason 'paper\\u2028x' holds a line break"):
+        load_generator().read_overrides(path)
+
+
+def test_a_derived_tables_notes_are_skipped_and_its_line_numbers_kept():
+
+    spec = TsvSpec(columns=("a", "b"), comments=True)
+    text = "# derived from x\n# do not edit\na\tb\n# a note\n1\t2\n"
+    assert tsv_rows(text, spec, "t.tsv") == [(5, {"a": "1", "b": "2"})]
+    with pytest.raises(BabelforgeError, match=r"t.tsv:1: header is '# derived from x'"):
+        tsv_rows(text, TsvSpec(columns=("a", "b")), "t.tsv")

@@ -408,3 +408,37 @@ def test_captions_cut_by_the_text_encoder_and_skipped_images_reach_the_run_and_t
         for task in ("retrieval", "clipscore")
         for lang in ("deu_Latn", "eng_Latn", "jpn_Jpan")
     }
+
+
+def test_bad_captions_of_a_caption_set_are_quarantined_as_the_captions_input_counts_them(broken_project):
+    """A null, a number and a NUL before three German captions: retrieval and CLIPScore finish, score
+    the set as the one without them, and the run JSON counts them (`quarantine.<set>.captions`)
+    exactly as the captions input does for the same rows. (CLIP-S scores each image's first
+    caption: an image left with none in a language still stops it, naming the language.)"""
+    from babelforge.captions.readers import read_xtd
+    from babelforge.core.bad_rows import Quarantine
+    from babelforge.core.languages import registry
+
+    root, model, _ = broken_project
+    captions = json.loads((root / "captions.json").read_text(encoding="utf-8"))
+    for index, bad in ((1, None), (3, 42), (4, "ein\x00Foto")):
+        captions["captions"]["de"][index] = [bad, *captions["captions"]["de"][index]]
+    (root / "bad_captions.json").write_text(json.dumps(captions, ensure_ascii=False), encoding="utf-8")
+    captions_input = Quarantine(BadRowPolicy("skip", 1.0), "captions")
+    read_xtd(root / "bad_captions.json", "deu_Latn", registry(), captions_input)
+
+    def metrics(rows):
+        return [{k: v for k, v in row.items() if k not in ("dataset", "dataset_version")} for row in rows]
+
+    for task in ("retrieval", "clipscore"):
+        code, run = run_task(root, model, task, f"bad_{task}.json", f"eval.{task}.caption_sets=[bad_captions.json]")
+        assert code == 0
+        record = run["quarantine"]["bad_captions"]["captions"]
+        assert {key: record[key] for key in ("quarantined", "reasons")} == {
+            key: captions_input.summary()[key] for key in ("quarantined", "reasons")
+        }
+        assert record["reasons"] == {"missing_caption": 2, "control_characters": 1}
+        assert (record["rows"], record["kept"]) == (21, 18)  # 3 languages x 6 images, and the 3 bad ones
+        code, clean = run_task(root, model, task, f"clean_{task}.json")
+        assert code == 0
+        assert metrics(run["rows"]) == metrics(clean["rows"])

@@ -92,7 +92,14 @@ def test_full_profile_resolves_nested_choices(repo_root):
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["profile"] = "full"
     config = load_config(Config, params)
-    assert config.images == {"xtd": "data/raw/coco/train2014", "xflickrco": "data/raw/xflickrco/images"}
+    assert config.images == {
+        "xtd": "data/raw/coco/train2014",
+        "xflickrco": "data/raw/xflickrco/images",
+        "xm3600": "data/xm3600_release/images",
+    }
+    assert config.caption_sets[-1] == "data/xm3600/xm3600.json"  # the full profile adds XM3600 (builders/xm3600)
+    assert load_config(Config, {**params, "profile": "sample"}).caption_sets == Config().caption_sets
+    assert "data/xm3600/xm3600.json" not in Config().caption_sets  # the sample profile has no XM3600
     assert config.max_images is None and config.common.threads is None
     assert config.common.models[0].revision == "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268"
 

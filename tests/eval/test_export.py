@@ -50,7 +50,9 @@ def built(tmp_path):
         {"lang": "fry_Latn", "template_id": 0, "text": "a photo of a {}.", "prompt_set": "english", "use": True},
     ]
     write_table(pd.DataFrame(prompts), tmp_path / "data" / "babel_imagenet" / "prompts.parquet")
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"eval": {"common": {"registry": "resources/languages.tsv"}}}))
+    (tmp_path / "params.yaml").write_text(
+        yaml.safe_dump({"profile": "sample", "eval": {"common": {"registry": "resources/languages.tsv"}}})
+    )
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:

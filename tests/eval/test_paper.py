@@ -76,9 +76,10 @@ def test_every_language_code_resolves_through_the_registry_or_is_reported(zerosh
     by_code = {s["code"]: s["lang"] for s in scores}
     assert by_code["de"] == "deu_Latn" and by_code["wuu"] == "wuu_Hans" and by_code["en"] == "eng_Latn"
     retrieval, unmapped = paper_scores("babel-imagenet", "retrieval", resolve)
-    assert unmapped == ["fil", "quz"]  # XM3600's Filipino and Cusco Quechua: no registry row
-    kept = {s["code"] for s in retrieval if s["lang"] is None}
-    assert kept == {"fil", "quz"}  # reported and kept as unmapped, never silently dropped
+    assert unmapped == [] and all(s["lang"] for s in retrieval)
+    by_code = {s["code"]: s["lang"] for s in retrieval if s["dataset"] == "xm3600"}
+    assert len(by_code) == 36  # every XM3600 language, Filipino and Cusco Quechua with their own registry rows
+    assert (by_code["fil"], by_code["quz"], by_code["no"]) == ("fil_Latn", "quz_Latn", "nob_Latn")
     assert {s["lang"] for s in retrieval if s["code"] == "jp"} == {"jpn_Jpan"}  # XTD's and xFlickrCO's `jp`
 
 

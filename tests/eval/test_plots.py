@@ -212,7 +212,10 @@ def test_scatter_and_heatmap_start_at_zero_and_name_models():
     assert ax.get_xlim()[0] == 0.0 and ax.get_xlim()[1] >= 0.0025 * 1.1 * (1 - 1e-9)
     assert ax.get_ylim()[0] == 0.0 and ax.get_ylim()[1] >= 0.012 * 1.1 * (1 - 1e-9)
     texts = _legend_texts(fig)
-    assert len(texts) == len(set(texts)) == 3
+    # the two models by their display names, the caption set, the fit and its band
+    assert len(texts) == len(set(texts)) == 5 and {"my_clip", "clip-vit-base-patch32", "xtd (model x language)"} <= set(
+        texts
+    )
     correlations = pd.DataFrame(
         {"model": list(MODELS), "dataset": ["xtd"] * 2, "n_languages": [2, 2], "pearson": [np.nan] * 2}
     )

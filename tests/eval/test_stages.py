@@ -1,6 +1,7 @@
 """The eval stages end to end on a small project with the tiny real CLIP (CPU)."""
 
 import json
+import re
 import struct
 
 import pandas as pd
@@ -8,6 +9,7 @@ import pytest
 
 from babelforge.cli import main
 from babelforge.core import shards
+from babelforge.core.stages import load
 from babelforge.eval.documents import ROW_KEYS
 from babelforge.eval.tasks import names
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
@@ -192,13 +194,31 @@ def test_report_outputs_and_determinism(project):
     assert before == after
 
 
-def test_plots_fit_a_paper_column_at_print_resolution(project):
+def test_plots_fit_a_paper_column_and_a_screen(project):
     plots = project / "reports" / "eval" / "plots"
     for name in PLOTS:
         width, height = _png_size(plots / f"{name}.png")
-        # 3.4 in at 300 dpi (tight bounding box: a little narrower or wider), never a long strip
-        assert 800 <= width <= 1150 and height <= 1.6 * width, (name, width, height)
+        # 3.4 in at 150 dpi (constrained layout: a little narrower or wider): two revisions side by side in
+        # `dvc plots diff` fit a 1,280 px screen; never a long strip
+        assert 400 <= width <= 600 and height <= 1.6 * width, (name, width, height)
         assert b"pHYs" in (plots / f"{name}.png").read_bytes()[:200]  # the resolution travels with the file
+    # the vector copies are outputs, not `dvc plots` (shown at their point size they are tiny)
+    shown = [plot.path for plot in load("eval_report").plots]
+    assert not any(path.endswith(".svg") for path in shown) and any(path.endswith(".png") for path in shown)
+
+
+def test_the_chance_line_lies_over_the_markers_and_models_are_told_apart(project):
+    svg = (project / "reports" / "eval" / "plots" / "zeroshot_vs_retrieval.svg").read_text()
+    # one legend entry per model (display names) and per caption set
+    sets = re.findall(r">([\w-]+) \(model x language\)<", svg)
+    assert all(f">s{seed}<" in svg for seed in range(3)) and sets, sets
+    from babelforge.eval.report.figures import accuracy_by_language_figure
+
+    frame = pd.read_csv(project / "reports" / "eval" / "results.csv")
+    figure = accuracy_by_language_figure(frame[frame["task"] == "zeroshot"])
+    ax = figure.axes[0]
+    chance = next(line for line in ax.get_lines() if line.get_label() == "chance")
+    assert all(chance.get_zorder() > points.get_zorder() for points in ax.collections if points.get_offsets().size)
 
 
 def test_per_language_plot_names_fallback_prompts_for_what_they_are(project):
@@ -220,7 +240,7 @@ def test_correlation_table_has_one_row_per_model_and_caption_set(project):
 
 
 def test_missing_input_is_one_clear_error(project, capsys):
-    (project / "broken.yaml").write_text("paths:\n  labels: nowhere.parquet\n")
+    (project / "broken.yaml").write_text("profile: sample\npaths:\n  labels: nowhere.parquet\n")
     assert main(["eval_zeroshot", "--params", "broken.yaml"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nowhere.parquet is missing" in err[0]

@@ -241,3 +241,12 @@ def test_each_row_counts_its_own_prompts_the_text_encoder_cut(digit_images, tmp_
     )
     assert {row["lang"]: row["texts_truncated"] for row in rows} == {"aaa_Latn": 2, "bbb_Latn": 0}
     assert model.truncated_texts == 2
+
+
+def test_top1_norm_is_top1_above_chance_over_what_is_above_chance():
+    """The headline metric where it is made: (top1 - chance) / (1 - chance), with these numbers."""
+    classes = np.eye(4, dtype=np.float32)
+    images = np.stack([classes[0], classes[1], classes[2], classes[0]])  # the last one is class 3, seen as 0
+    metrics = zeroshot_metrics(images, [0, 1, 2, 3], classes, range(4))
+    assert metrics["top1"] == 0.75 and metrics["chance_top1"] == 0.25
+    assert metrics["top1_norm"] == pytest.approx((0.75 - 0.25) / (1 - 0.25))  # 2/3; swapped arguments give -2

@@ -75,6 +75,22 @@ def test_only_lemma_rows_are_senses(tmp_path):
     ]
 
 
+def test_a_file_with_crlf_line_ends_gives_the_same_senses(tmp_path, shared_data):
+    """An OMW file saved with CRLF ends (a Windows editor) leaves no lemma, header field or licence ending in `\\r`."""
+    original = (shared_data / "omw" / "wns" / "wikt" / "wn-wikt-deu.tab").read_bytes()
+    wns = tmp_path / "wns" / "wikt"
+    wns.mkdir(parents=True)
+    (wns / "wn-wikt-deu.tab").write_bytes(original.replace(b"\n", b"\r\n"))
+    crlf = OmwSource(tmp_path)
+    (tab,) = discover_tab_files(tmp_path)
+    assert not tab.licence.endswith("\r")
+    lemmas = [s.lemma for s in crlf.senses(SYNSETS)]
+    assert lemmas and not any(lemma.endswith("\r") for lemma in lemmas)
+    (tmp_path / "lf" / "wns" / "wikt").mkdir(parents=True)
+    (tmp_path / "lf" / "wns" / "wikt" / "wn-wikt-deu.tab").write_bytes(original)
+    assert lemmas == [s.lemma for s in OmwSource(tmp_path / "lf").senses(SYNSETS)]
+
+
 def test_unknown_omw_language_is_an_error(tmp_path):
     wns = tmp_path / "wns" / "wikt"
     wns.mkdir(parents=True)

@@ -48,6 +48,7 @@ def card_paths(tmp: Path) -> Paths:
         mvl_sib=str(tmp / "mvl_sib"),
         wordnet=str(tmp / "wordnet.parquet"),
         releases=str(tmp / "releases"),
+        xm3600=str(tmp / "xm3600"),
     )
 
 

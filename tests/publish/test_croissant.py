@@ -40,6 +40,14 @@ def write_inputs(dataset, folder, profile="full"):
         from tests.audit.conftest import wordnet_table
 
         write_table(wordnet_table(), folder / "wordnet.parquet", provenance=record)
+    elif dataset == "xm3600":
+        rows = [
+            {"image_id": f"k{i}", "image_locale": "fi", "code": "fi", "lang": "fin_Latn", "caption_index": n,
+             "caption": f"kuva {i} {n}", "caption_tokenized": f"kuva {i} {n}"}
+            for i in range(3)
+            for n in range(2)
+        ]  # fmt: skip
+        write_table(pd.DataFrame(rows), folder / "xm3600" / "captions.parquet", provenance=record)
 
 
 def load(folder):
@@ -144,3 +152,16 @@ def test_record_sets_group_configs_by_task_or_language():
     assert croissant.record_set_name("images", None, "mvl-sib") == "images"
     assert croissant.record_set_name("fin_Latn", "fin_Latn", "babel-imagenet") == "babel-imagenet"
     assert croissant.language_tag("fin_Latn", "fi") == "fi-Latn"
+
+
+def test_the_croissant_version_is_the_one_babelforge_version_that_built_every_artifact():
+    """Artifacts of two babelforge versions name none (no version would be true of the whole card)."""
+    from babelforge.core.datasets import spec
+
+    def version(*versions):
+        records = {f"artifact{i}": {"stage": "labels", "version": v} for i, v in enumerate(versions)}
+        return croissant.croissant(spec("babel-imagenet"), [], {}, [], [], records, []).get("version")
+
+    assert version("0.3.0", "0.3.0") == "0.3.0"
+    assert version("0.3.0", "0.4.0") is None
+    assert version() is None

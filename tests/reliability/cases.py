@@ -14,6 +14,7 @@ In commands, `CASE/` is the case's own folder and `URL` the loopback server.
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import shutil
 import sys
@@ -147,9 +148,9 @@ def sib_invalid_utf8(path: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b"\n", b"\xc3\x28\n", 3))
 
 
-def review_sheet_with(new_label: str) -> Setup:
-    """A filled-in review sheet of deu_Latn replacing the bow tie's label, and params.yaml sending
-    imports to the case's own reviews folder (never the repository's)."""
+def review_sheet_with(new_label: str, **cells: str) -> Setup:
+    """A filled-in review sheet of deu_Latn replacing the bow tie's label (other `cells` as given), and
+    params.yaml sending imports to the case's own reviews folder (never the repository's)."""
 
     def setup(root, case, server):
         from babelforge.audit.review_sheet import SHEET_COLUMNS, render_sheet
@@ -157,12 +158,52 @@ def review_sheet_with(new_label: str) -> Setup:
         row = {column: "" for column in SHEET_COLUMNS}
         row.update(lang="deu_Latn", class_idx=457, wnid="n02883205", label="Fliege", decision="replace")
         row.update(new_label=new_label, reviewer="anna", date="2025-01-14")
+        row.update(cells)
         (case / "deu_Latn.review.csv").write_text(render_sheet([row]), encoding="utf-8")
         params = _params(root, case)
         params["paths"]["reviews"] = str(case / "reviews")
         _write_params(case, params)
 
     return setup
+
+
+def review_file_with(note: str) -> Setup:
+    """A hand-edited review file of deu_Latn (in the case's reviews folder) whose note holds `note`."""
+
+    def setup(root, case, server):
+        (case / "reviews").mkdir()
+        header = "wnid\tdecision\tlabel\treviewer\tdate\tnote\n"
+        row = f"n02883205\treplace\tQuerbinder\tanna\t2025-01-14\t{note}\n"
+        (case / "reviews" / "deu_Latn.tsv").write_text(header + row, encoding="utf-8")
+        params = _params(root, case)
+        params["paths"]["reviews"] = str(case / "reviews")
+        _write_params(case, params)
+
+    return setup
+
+
+def params_text(text: str) -> Setup:
+    def setup(root, case, server):
+        (case / "params.yaml").write_text(text, encoding="utf-8")
+
+    return setup
+
+
+def without_profile(root, case, server):
+    params = _params(root, case)
+    del params["profile"]
+    _write_params(case, params)
+
+
+def audit_of_another_build(root, case, server):
+    """The audit's slice of the labels as an audit of another labels.parquet wrote it; cards go to the case."""
+    found = case / "audit" / "datasets" / "babel-imagenet.json"
+    found.parent.mkdir(parents=True)
+    record = {"dataset": "babel-imagenet", "audited": True, "errors": 7, "warnings": 0, "languages": {}}
+    found.write_text(json.dumps(record | {"input": {"artifact": "labels", "sha256": "0" * 64}}), encoding="utf-8")
+    params = _params(root, case)
+    params["paths"].update(audit=str(case / "audit"), hub=str(case / "hub"))
+    _write_params(case, params)
 
 
 def registry_with_row(row: str) -> Setup:
@@ -208,6 +249,87 @@ def without_column(artifact: str, name: str, column: str) -> Setup:
 
 def a_file_in_the_way(root, case, server):
     (case / "file").write_text("not a folder\n")
+
+
+def link_to_built(folder: str) -> Setup:
+    """CASE/link: a symbolic link to a built (DVC-tracked) folder of the workspace."""
+
+    def setup(root, case, server):
+        (case / "link").symlink_to(root / folder)
+
+    return setup
+
+
+def captions_built_then_broken(root, case, server):
+    """The workspace's data/captions built by captions_translate from 12 good captions (one target,
+    greedy, shards of 4, the tiny NLLB); then the caption file rewritten with half its captions empty,
+    so the next run stops on max_bad_fraction after it has cut new source/ shards."""
+    from babelforge.core.io import write_text
+
+    def csv(captions: list[str]) -> str:
+        return "id,image,caption\n" + "".join(f"c{i:03d},{i}.jpg,{text}\n" for i, text in enumerate(captions))
+
+    write_text(csv([f"a photo of a dog number {i}" for i in range(12)]), case / "captions.csv")
+    params = _params(root, case)
+    params["captions"]["input"].update(format="table", path=str(case / "captions.csv"), targets=["deu_Latn"])
+    params["captions"]["translate"].update(beam_size=1, num_hypotheses=1, max_decoding_length=8)
+    params["captions"]["runner"]["shard_size"] = 4
+    _write_params(case, params)
+    built = Workspace(root).run(["captions_translate", "--params", str(case / "params.yaml")])
+    assert built.returncode == 0, built.stderr[-2000:]
+    write_text(csv([("" if i % 2 else f"another caption {i}") for i in range(12)]), case / "captions.csv")
+
+
+def captions_input(name: str, write: Callable[[Path], None], fmt: str = "table") -> Setup:
+    """params.yaml reading the caption file CASE/<name> that `write` makes (format `fmt`)."""
+
+    def setup(root, case, server):
+        write(case / name)
+        params = _params(root, case)
+        params["captions"]["input"].update(format=fmt, path=str(case / name), targets=["deu_Latn"])
+        _write_params(case, params)
+
+    return setup
+
+
+def latin1_captions(rows: int, bad_every: int) -> Callable[[Path], None]:
+    """A caption CSV saved as cp1252: every `bad_every`-th caption has an accented word (bytes that are
+    not UTF-8 once read as UTF-8), the rest is ASCII."""
+
+    def write(path: Path) -> None:
+        lines = ["id,image,caption"]
+        accent = "caf\u00e9 "
+        lines += [f"c{n},{n}.jpg,a photo of a dog {accent if n % bad_every == 0 else ''}{n}" for n in range(rows)]
+        path.write_bytes("\n".join(lines).encode("cp1252") + b"\n")
+
+    return write
+
+
+def gzip_named_jsonl(path: Path) -> None:
+    import gzip
+
+    path.write_bytes(gzip.compress(b'{"id": "a", "image": "a.jpg", "caption": "a photo of a dog"}\n'))
+
+
+def parquet_cut_in_half(path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"id": f"c{n}", "image": f"{n}.jpg", "caption": f"a photo of a dog {n}"} for n in range(2000)]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def caption_set(document: bytes, task: str) -> Setup:
+    """params.yaml whose eval.<task> reads the one caption set CASE/set.json holding `document`."""
+
+    def setup(root, case, server):
+        (case / "set.json").write_bytes(document)
+        params = _params(root, case)
+        params["eval"][task]["caption_sets"] = [str(case / "set.json")]
+        _write_params(case, params)
+
+    return setup
 
 
 def fail_mirror_file(*plan: str) -> Setup:
@@ -304,6 +426,38 @@ CASES: list[Case] = [
         ("prompts", "--set", "prompts.beam_size=0"),
         "prompts.beam_size is 0; it must be at least 1",
     ),
+    Case(
+        "params-set-not-yaml",
+        "a --set value that is no YAML (a mapping inside a value)",
+        ("labels", "--set", "labels.min_classes=a: b: c"),
+        "'a: b: c' is not a YAML value (mapping values are not allowed here)",
+    ),
+    Case(
+        "params-set-backtick",
+        "a --set value starting with a backtick",
+        ("labels", "--set", "labels.min_classes=`ten`"),
+        "is not a YAML value (found character '`' that cannot start any token)",
+    ),
+    Case(
+        "params-set-python-tag",
+        "a --set value with a `!!python` tag (safe_load runs nothing)",
+        ("labels", "--set", "labels.min_classes=!!python/object/apply:os.system ['true']"),
+        "is not a YAML value (could not determine a constructor for the tag",
+    ),
+    Case(
+        "params-empty-file",
+        "an empty params.yaml (it used to build silently with defaults)",
+        ("labels", "--params", "CASE/params.yaml"),
+        "CASE/params.yaml: empty; a params file starts with `profile: sample`",
+        params_text(""),
+    ),
+    Case(
+        "params-no-profile",
+        "params.yaml without its `profile:` line",
+        ("labels", "--params", "CASE/params.yaml"),
+        "CASE/params.yaml: no `profile:` line",
+        without_profile,
+    ),
     # source data
     Case(
         "source-omw-truncated",
@@ -368,11 +522,81 @@ CASES: list[Case] = [
         review_sheet_with("<img src=x onerror=alert(1)>Hund"),
     ),
     Case(
+        "source-review-sheet-note-newline",
+        "a note cell smuggling a second decision after a line break (German goldfish rejected by mallory)",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: note 'ok\\nn01443537\\treject",
+        review_sheet_with("Querbinder", note="ok\nn01443537\treject\t\tmallory\t2025-01-14\tgone"),
+    ),
+    Case(
+        "source-review-sheet-reviewer-newline",
+        "a reviewer cell with a line break",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: reviewer 'anna\\nmallory' holds a line break (U+000A)",
+        review_sheet_with("Querbinder", reviewer="anna\nmallory"),
+    ),
+    Case(
+        "source-review-sheet-note-tab",
+        "a note cell with a tab (it made a seventh field)",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: note 'a\\tb' holds a tab",
+        review_sheet_with("Querbinder", note="a\tb"),
+    ),
+    Case(
+        "source-review-sheet-note-u2028",
+        "a note cell with a line separator U+2028 (the build read a second line)",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: note 'a\\u2028b' holds a line break (U+2028)",
+        review_sheet_with("Querbinder", note="a\u2028b"),
+    ),
+    Case(
+        "source-review-sheet-note-control",
+        "a note cell with a terminal escape (it reached labels.parquet)",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: note 'ok\\x1b[2J' holds the control character U+001B",
+        review_sheet_with("Querbinder", note="ok\x1b[2J"),
+    ),
+    Case(
+        "source-review-sheet-label-zwj",
+        "a new label with a zero-width joiner in Latin script (a zero-width space was refused, a ZWJ not)",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: label 'Quer\\u200dbinder' holds a zero-width joiner (U+200D)",
+        review_sheet_with("Quer\u200dbinder"),
+    ),
+    Case(
+        "source-review-sheet-label-bidi",
+        "a new label with a right-to-left override",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "deu_Latn.review.csv:2: label 'Querbinder\\u202e' holds the bidirectional control U+202E",
+        review_sheet_with("Querbinder\u202e"),
+    ),
+    Case(
+        "source-review-sheet-label-500",
+        "a new label of 500 characters",
+        ("review", "import", "CASE/deu_Latn.review.csv", "--params", "CASE/params.yaml"),
+        "has 500 characters; at most 100",
+        review_sheet_with("Querbinder" * 50),
+    ),
+    Case(
+        "source-review-file-u2028",
+        "a hand-edited review file whose note holds U+2028 (read as a line end, the row had 7 fields)",
+        ("labels", "--params", "CASE/params.yaml"),
+        "deu_Latn.tsv:2: note 'Fliege\\u2028x' holds a line break (U+2028)",
+        review_file_with("Fliege\u2028x"),
+    ),
+    Case(
         "source-registry-malformed-row",
         "languages.tsv with an extra row of 15 fields (it used to load silently)",
         ("prompts", "--registry", "CASE/languages.tsv"),
         "15 fields, expected 14 separated by tabs",
         registry_with_row("zzz_Latn\tTest\tzzz\tLatn\tLatn\t\t\t\t\t\tFalse\tFalse\tFalse\tFalse\textra"),
+    ),
+    Case(
+        "source-registry-bidi-name",
+        "languages.tsv with a language name holding a right-to-left override U+202E",
+        ("prompts", "--registry", "CASE/languages.tsv"),
+        "name 'Te\\u202est' holds the bidirectional control U+202E",
+        registry_with_row("zzz_Latn\tTe\u202est\tzzz\tLatn\tLatn\t\t\t\t\t\tFalse\tFalse\tFalse\tFalse"),
     ),
     Case(
         "source-mirror-missing",
@@ -386,6 +610,71 @@ CASES: list[Case] = [
         ("fetch", "--mirror", "CASE/mirror", "--sources", "imagenet-classes", "--out", "CASE/raw"),
         "expected",
         changed_mirror,
+    ),
+    Case(
+        "source-captions-bad-keeps-built-outputs",
+        "half the captions empty, over built captions (it rewrote source/ and references/ before its error)",
+        ("captions_translate", "--params", "CASE/params.yaml"),
+        "6 of 12 captions are bad (empty_caption 6), more than max_bad_fraction",
+        captions_built_then_broken,
+    ),
+    Case(
+        "source-captions-latin1",
+        "a 50,000-row caption CSV saved as Latin-1, every second row not UTF-8 (it read every row, wrote 29 shards)",
+        ("captions_translate", "--params", "CASE/params.yaml"),
+        "of the first 1001 captions read are bad (invalid_utf8 ",
+        captions_input("captions.csv", latin1_captions(50_000, 2)),
+    ),
+    Case(
+        "source-captions-no-utf8-row",
+        "a caption CSV in Latin-1 where no row is UTF-8 (it said only 'no captions')",
+        ("captions_translate", "--params", "CASE/params.yaml"),
+        "no row is UTF-8 (30 captions, invalid_utf8 30): the file looks like Latin-1/cp1252",
+        captions_input("captions.csv", latin1_captions(30, 1)),
+    ),
+    Case(
+        "source-captions-gzip-jsonl",
+        "gzip bytes named captions.jsonl (it said only 'no captions')",
+        ("captions_translate", "--params", "CASE/params.yaml"),
+        "captions.jsonl: gzip-compressed bytes, not JSON Lines; unpack it first",
+        captions_input("captions.jsonl", gzip_named_jsonl),
+    ),
+    Case(
+        "source-captions-parquet-cut",
+        "a caption Parquet file cut in half (an ArrowInvalid traceback)",
+        ("captions_translate", "--params", "CASE/params.yaml"),
+        "captions.parquet: not a readable Parquet file after row 0",
+        captions_input("captions.parquet", parquet_cut_in_half),
+    ),
+    Case(
+        "source-captions-xtd-truncated",
+        "an XTD caption file cut off mid-caption",
+        ("captions_translate", "--params", "CASE/params.yaml"),
+        "not JSON (Unterminated string starting at); a file cut off? fetch it again",
+        captions_input(
+            "xtd.json", lambda path: path.write_bytes(b'{"images": ["a.jpg"], "captions": {"en": ["a ph'), "xtd"
+        ),
+    ),
+    Case(
+        "source-caption-set-length",
+        "an eval caption set with 1 English caption for 2 images (accepted silently)",
+        ("eval_retrieval", "--params", "CASE/params.yaml"),
+        "set.json: 1 en captions for 2 images; a caption set has one entry",
+        caption_set(b'{"images": ["a.jpg", "b.jpg"], "captions": {"en": [["a photo of a dog"]]}}', "retrieval"),
+    ),
+    Case(
+        "source-caption-set-truncated",
+        "an eval caption set cut off (a JSONDecodeError traceback)",
+        ("eval_clipscore", "--params", "CASE/params.yaml"),
+        "set.json:1:44: not JSON (Unterminated string starting at); a file cut off? fetch it again",
+        caption_set(b'{"images": ["a.jpg"], "captions": {"en": [["a photo', "clipscore"),
+    ),
+    Case(
+        "source-image-list-latin1",
+        "an eval image list with a Latin-1 path (a UnicodeDecodeError traceback)",
+        ("eval_zeroshot", "--set", "eval.zeroshot.images=CASE/list.tsv"),
+        "list.tsv:2: not UTF-8 (invalid continuation byte at byte 3 of the line",
+        lambda root, case, server: (case / "list.tsv").write_bytes(b"a.png\t0\ncaf\xe9.png\t1\n"),
     ),
     # artifacts
     Case(
@@ -436,6 +725,13 @@ CASES: list[Case] = [
         ("mvl_sib", "--images", "CASE/images"),
         "run `babelforge mvl_sib_images` first",
     ),
+    Case(
+        "artifact-stale-audit",
+        "the audit's slice summarised another build of the labels (a card would print its counts)",
+        ("card", "babel-imagenet", "--params", "CASE/params.yaml"),
+        "summarises another build of labels (sha256 000000000000, now ",
+        audit_of_another_build,
+    ),
     # command line
     Case(
         "cli-unknown-language",
@@ -477,8 +773,27 @@ CASES: list[Case] = [
     Case(
         "cli-output-not-writable",
         "the output folder is on a file system nobody may write",
-        ("labels", "--out", "/sys/babelforge/labels.parquet"),
+        ("labels", "--out", "/sys/babelforge/labels.parquet", "--out-anywhere"),
         "cannot create the folder /sys/babelforge",
+    ),
+    Case(
+        "cli-out-into-tracked-output",
+        "--out inside another stage's DVC-tracked output (it wrote there)",
+        ("wordnet", "--out", "data/mvl_sib/wordnet.parquet"),
+        "lies in data/mvl_sib, a DVC-tracked output of mvl_sib; name another --out, or pass --out-anywhere",
+    ),
+    Case(
+        "cli-out-through-a-link",
+        "--out through a symbolic link to a tracked folder (it overwrote the folder)",
+        ("captions_translate", "--out", "CASE/link"),
+        "data/mvl_sib, a DVC-tracked output of mvl_sib",
+        link_to_built("data/mvl_sib"),
+    ),
+    Case(
+        "cli-out-outside-the-project",
+        "--out outside the project and the temp folder (it was written without a word)",
+        ("wordnet", "--out", "/etc/babelforge/wordnet.parquet"),
+        "is outside the project",
     ),
     Case(
         "cli-disk-full-labels",

@@ -1,0 +1,2 @@
+// the index's languages table: sorted by a clicked header (sort_table.js)
+sortableTable(document.querySelector("table.sortable"));

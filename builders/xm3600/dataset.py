@@ -1,0 +1,66 @@
+"""The `xm3600` dataset: the Crossmodal-3600 captions, one config per language. Registered in
+builders/core/datasets.py (found from this file); built by `xm3600_fetch` and `xm3600`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from babelforge.core.datasets import DatasetSpec, DatasetTables, artifact_provenance
+from babelforge.core.io import read_json, read_table
+from babelforge.core.licences import Licence
+
+CAPTIONS_LICENCE = Licence(
+    "CC BY 4.0 (captions, by Google LLC)", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/"
+)
+IMAGES_LICENCE = Licence(
+    "CC BY 2.0 (Open Images photographs, not in this dataset; each image's licence and author are in the "
+    "release's image_attributions.csv)",
+    "other",
+    "https://google.github.io/crossmodal-3600/web-data/image_attributions.csv",
+)
+CAPTIONS_TABLE = "captions.parquet"  # in paths.xm3600, written by the `xm3600` stage
+SKIPPED = "skipped.json"  # in paths.xm3600 instead, when the build had no XM3600 to read
+
+XM3600 = DatasetSpec(
+    name="xm3600",
+    pretty_name="Crossmodal-3600 (XM3600)",
+    summary=(
+        "Human-written captions of 3,600 geographically diverse Open Images photographs in 36 languages, "
+        "written in each language (not translated); one config per language, one row per image: `image_id` "
+        "(the Open Images id; the image is `<image_id>.jpg` in the official images.tgz), `image_locale` (the "
+        "language whose region the image was chosen for), `captions` (its captions in the config's "
+        "language, usually 2; Bengali 1) and `captions_tokenized` (the same, tokenized as released)."
+    ),
+    artifacts=("xm3600",),
+    read="babelforge.xm3600.dataset:read_xm3600",
+    task_categories=("image-to-text", "text-to-image"),
+    citations=("thapliyal-etal-2022-xm3600",),
+    licences=(("captions", CAPTIONS_LICENCE), ("images", IMAGES_LICENCE)),
+    limitations=(
+        "The images are not part of this dataset: download images.tgz from the official page; their "
+        "licences (Creative Commons, per image) are listed in its image_attributions.csv.",
+        "3,600 images only: a test set, with no training split.",
+    ),
+    tags=("multilingual", "image-captioning", "image-text-retrieval"),
+)
+
+
+def read_xm3600(paths) -> DatasetTables:
+    folder = Path(paths.xm3600)
+    skipped = folder / SKIPPED
+    if skipped.is_file():
+        return DatasetTables({}, skipped=read_json(skipped)["skipped"])
+    path = folder / CAPTIONS_TABLE
+    record = artifact_provenance(path, "XM3600 captions")
+    tables = {lang: {XM3600.split: per_image(part)} for lang, part in read_table(path).groupby("lang", sort=True)}
+    return DatasetTables(tables, provenance={str(path): record}, sort_by=("image_id",))
+
+
+def per_image(captions):
+    """One language's caption rows as one row per image: its id, locale and captions in caption order."""
+    return (
+        captions.sort_values(["image_id", "caption_index"], kind="stable")
+        .groupby(["image_id", "image_locale"], sort=True)
+        .agg(captions=("caption", list), captions_tokenized=("caption_tokenized", list))
+        .reset_index()
+    )

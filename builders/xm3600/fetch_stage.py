@@ -1,0 +1,180 @@
+"""`babelforge xm3600_fetch`: the official XM3600 release (captions.zip, images.tgz) into
+`paths.xm3600_release`, sha256-checked, unpacked to `captions.jsonl` and `images/<image/key>.jpg`.
+
+Where the archives come from, first match wins: `mirror_url` (an HTTP server with the source-mirror
+layout, `xm3600/<file>`), `mirror` (a local folder with that layout), else the upstream URLs. Downloads
+resume (babelforge.core.http); an archive already there with its pinned hash is not fetched again.
+`fetch.json` is removed before anything changes and written last, so an unfinished fetch leaves none.
+
+The official page publishes no checksums: each pin is a setting (`captions_sha256`, `images_sha256`),
+UNKNOWN until someone has checked a download, and the fetch refuses an unpinned archive. `--plan`
+prints the files, sizes, pins and origins without fetching. The `sample` profile builds offline from the
+source mirror, which has no copy of XM3600: there the stage writes only `fetch.json` saying so, with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from babelforge.core.config import from_group, setting
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.http import COPY_CHUNK, copy_verified, download
+from babelforge.core.io import atomic_directory, atomic_path, sha256_file, write_json
+from babelforge.core.progress import info
+from babelforge.core.stages import Paths, Stage, stage_paths
+from babelforge.xm3600.release import (
+    CAPTIONS_FILE,
+    IMAGES_FOLDER,
+    MANIFEST,
+    ReleaseFile,
+    plan_lines,
+    release_files,
+    source_of,
+    unpinned,
+)
+
+SKIPPED = (
+    "the source mirror (../shared/data) has no copy of XM3600, so the sample profile cannot build it; "
+    "the full profile fetches the official release"
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `xm3600_fetch` group of params.yaml; the release goes to `paths.xm3600_release`."""
+
+    GROUP = "xm3600_fetch"
+    build: bool = setting(
+        {"sample": False, "full": True}, "fetch the release (false: write only fetch.json saying it was skipped)"
+    )
+    captions_sha256: str | None = setting(
+        None, "sha256 of captions.zip (null: UNKNOWN, not pinned: the fetch refuses it)"
+    )
+    images_sha256: str | None = setting(None, "sha256 of images.tgz (null: UNKNOWN, not pinned: the fetch refuses it)")
+    mirror: str | None = setting(
+        None, "local copy with the source-mirror layout (xm3600/<file>; null: none)", metavar="DIR"
+    )
+    mirror_url: str | None = setting(None, "HTTP(S) server with the same layout; used instead of `mirror` when set")
+    plan: bool = setting(False, "print the files, sizes, sha256 pins and origins; fetch nothing")
+    profile: str = from_group(str, "profile", "the build profile (recorded in fetch.json)")
+    paths: Paths = stage_paths()
+
+
+def run(config: Config) -> int:
+    files = release_files(config.captions_sha256, config.images_sha256)
+    out = Path(config.paths.xm3600_release)
+    if config.plan:
+        for line in plan_lines(files, config.mirror, config.mirror_url, Config.GROUP):
+            print(line)
+        return 0
+    if not config.build:
+        write_json({"skipped": SKIPPED, "profile": config.profile}, out / MANIFEST)
+        info(f"xm3600_fetch: skipped ({config.profile} profile): {SKIPPED}")
+        return 0
+    missing = unpinned(files)
+    if missing:
+        names = ", ".join(f"{Config.GROUP}.{file.name.split('.')[0]}_sha256" for file in missing)
+        raise BabelforgeError(
+            f"xm3600_fetch: {', '.join(file.name for file in missing)} not pinned ({names} is UNKNOWN); "
+            "`babelforge xm3600_fetch --plan` lists the files: check a download and pin its sha256"
+        )
+    (out / MANIFEST).unlink(missing_ok=True)  # the release is changing: no manifest until it is whole
+    counts = {"fetched": 0, "unchanged": 0}
+    for file in files:
+        dest = out / file.name
+        if dest.is_file() and sha256_file(dest) == file.sha256:
+            counts["unchanged"] += 1
+            continue
+        bring(file, dest, config.mirror, config.mirror_url)
+        counts["fetched"] += 1
+    captions = unpack_captions(out / "captions.zip", out / CAPTIONS_FILE)
+    images = unpack_images(out / "images.tgz", out / IMAGES_FOLDER)
+    manifest = {
+        "profile": config.profile,
+        "files": [
+            {"name": file.name, "url": file.url, "sha256": file.sha256, "size": (out / file.name).stat().st_size}
+            for file in files
+        ],
+        "captions": {"file": CAPTIONS_FILE, "sha256": sha256_file(captions)},
+        "images": images,
+    }
+    write_json(manifest, out / MANIFEST)
+    info(
+        f"xm3600_fetch: {len(files)} files ({counts['fetched']} fetched, {counts['unchanged']} unchanged), "
+        f"{images} images -> {out}"
+    )
+    return 0
+
+
+def bring(file: ReleaseFile, dest: Path, mirror: str | None, mirror_url: str | None) -> None:
+    """Put `file` at `dest`, verified against its pin: downloaded (resumable) or copied from a local mirror."""
+    where = source_of(file, mirror, mirror_url)
+    if mirror_url or not mirror:
+        download(where, dest, file.sha256, desc=file.name)
+        return
+    copy_verified(
+        Path(where),
+        dest,
+        file.sha256,
+        "xm3600_fetch",
+        missing_hint=f"expected xm3600/{file.name} there",
+        mismatch_hint="not the pinned release file; nothing kept",
+    )
+
+
+def unpack_captions(archive: Path, dest: Path) -> Path:
+    """captions.jsonl out of captions.zip (wherever the zip holds it)."""
+    with zipfile.ZipFile(archive) as bundle:
+        names = [name for name in bundle.namelist() if Path(name).name == CAPTIONS_FILE]
+        if len(names) != 1:
+            raise BabelforgeError(f"{archive}: expected one {CAPTIONS_FILE}, found {len(names)}")
+        with bundle.open(names[0]) as reader, atomic_path(dest) as tmp, tmp.open("wb") as writer:
+            shutil.copyfileobj(reader, writer, COPY_CHUNK)
+    return dest
+
+
+def unpack_images(archive: Path, dest: Path) -> int:
+    """Every .jpg of images.tgz into `dest` by its file name (the archive's folders, if any, dropped:
+    names are image keys); returns how many. The folder is swapped in whole."""
+    count = 0
+    with tarfile.open(archive, "r:*") as bundle, atomic_directory(dest) as staging:
+        for member in bundle:
+            name = Path(member.name).name
+            if not member.isfile() or not name.lower().endswith(".jpg") or name.startswith("."):
+                continue
+            reader = bundle.extractfile(member)
+            with reader, (staging / name).open("wb") as writer:
+                shutil.copyfileobj(reader, writer, COPY_CHUNK)
+            count += 1
+    return count
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", dest="profile", choices=("sample", "full"), help="override the params profile")
+
+
+STAGE = Stage(
+    "xm3600_fetch",
+    "fetch the official XM3600 release (captions.zip, images.tgz), sha256-pinned",
+    run,
+    config=Config,
+    configure=configure,
+    flags={
+        "--mirror": ("mirror", "local mirror directory with the source-mirror layout"),
+        "--mirror-url": ("mirror_url", "HTTP(S) base URL of a mirror"),
+        "--plan": ("plan", "print the files, sizes and sha256 pins; fetch nothing"),
+        "--out": ("paths.xm3600_release", "the release folder"),
+    },
+    outs=("${paths.xm3600_release}",),
+    # what the release is (the pins) and whether it is fetched; not where from (the bytes are verified) nor --plan
+    params=("xm3600_fetch.build", "xm3600_fetch.captions_sha256", "xm3600_fetch.images_sha256"),
+    docs="docs/datasets/xm3600.md",
+    paths={
+        "xm3600_release": ("data/xm3600_release", "the fetched XM3600 release: archives, captions.jsonl, images/"),
+    },
+)

@@ -1,0 +1,120 @@
+"""`babelforge xm3600`: the fetched XM3600 captions parsed, validated and written to `paths.xm3600`.
+
+Reads `paths.xm3600_release` (`fetch.json`, `captions.jsonl`, `images/`) and writes, swapped in whole:
+- `captions.parquet`: one row per caption (`babelforge.xm3600.captions.COLUMNS`), its provenance naming
+  the pinned release it was made from;
+- `xm3600.json`: the same captions as a caption set (`{"images", "captions"}`), what `eval_retrieval`
+  reads in the full profile;
+- `validation.json`: what the checks counted (images, captions per language, missing (image, language)
+  pairs, empty captions, duplicate ids, script mismatches against the language registry).
+A hard check that fails stops the stage with one line and writes nothing. When the fetch was skipped
+(the `sample` profile) the folder holds only `skipped.json`, and the stage says so in one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from babelforge.core.config import from_group, setting
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.io import atomic_directory, read_json, write_json, write_table
+from babelforge.core.languages import registry
+from babelforge.core.progress import info
+from babelforge.core.provenance import provenance
+from babelforge.core.stages import Paths, Stage, stage_paths
+from babelforge.xm3600.captions import (
+    IMAGE_SUFFIX,
+    LANGUAGES,
+    caption_rows,
+    caption_set,
+    parse_lines,
+    summary_line,
+    validate,
+)
+from babelforge.xm3600.release import CAPTIONS_FILE, IMAGES_FOLDER, MANIFEST
+
+CAPTIONS_TABLE = "captions.parquet"
+CAPTION_SET = "xm3600.json"  # its stem names the caption set in eval rows and the paper's table
+VALIDATION = "validation.json"
+SKIPPED = "skipped.json"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `xm3600` group of params.yaml: reads `paths.xm3600_release`, writes `paths.xm3600`."""
+
+    GROUP = "xm3600"
+    max_script_mismatch: float = setting(
+        0.05, "largest share of a language's captions mostly in a script the registry does not list for it"
+    )
+    profile: str = from_group(str, "profile", "the build profile (recorded in the provenance)")
+    paths: Paths = stage_paths()
+
+
+def run(config: Config) -> int:
+    release, out = Path(config.paths.xm3600_release), Path(config.paths.xm3600)
+    manifest = read_manifest(release)
+    if manifest.get("skipped"):
+        with atomic_directory(out) as staging:
+            write_json({"skipped": manifest["skipped"], "profile": config.profile}, staging / SKIPPED)
+        info(f"xm3600: skipped ({config.profile} profile): nothing fetched ({manifest['skipped']})")
+        return 0
+    found = build(release, out, manifest, config.profile, config.max_script_mismatch)
+    info(f"xm3600: {summary_line(found)} -> {out}")
+    return 0
+
+
+def read_manifest(release: Path) -> dict:
+    """The release folder's fetch.json; one line naming the stage to run when it is missing."""
+    path = release / MANIFEST
+    if not path.is_file():
+        raise BabelforgeError(f"{path} is missing: run `babelforge xm3600_fetch` first")
+    return read_json(path)
+
+
+def build(release: Path, out: Path, manifest: dict, profile: str, max_script_mismatch: float = 0.05):
+    """Parse and check the release's captions, then write the three files; returns the Validation."""
+    import pandas as pd
+
+    languages = registry()
+    captions_path = release / CAPTIONS_FILE
+    if not captions_path.is_file():
+        raise BabelforgeError(f"{captions_path} is missing: rerun `babelforge xm3600_fetch`")
+    with captions_path.open(encoding="utf-8") as handle:
+        records = parse_lines(handle, str(captions_path))
+    scripts = {code: languages.resolve(code).expected_scripts for code in LANGUAGES}
+    found = validate(records, scripts, LANGUAGES, max_script_mismatch)
+    images = release / IMAGES_FOLDER
+    absent = [record.key for record in records if not (images / (record.key + IMAGE_SUFFIX)).is_file()]
+    if absent:
+        found.problems.append(f"{len(absent)} images have captions but no file in {images} (first: {absent[0]})")
+    if found.problems:
+        more = f" (and {len(found.problems) - 1} more)" if len(found.problems) > 1 else ""
+        raise BabelforgeError(f"xm3600: {captions_path}: {found.problems[0]}{more}; {summary_line(found)}")
+    table = pd.DataFrame(caption_rows(records, lambda code: languages.resolve(code).key))
+    record = provenance(
+        "xm3600",
+        {"profile": profile, "max_script_mismatch": max_script_mismatch},
+        sources={"xm3600": {"files": manifest.get("files", []), "captions": manifest.get("captions")}},
+    )
+    with atomic_directory(out) as staging:
+        write_table(table, staging / CAPTIONS_TABLE, sort_by=["lang", "image_id", "caption_index"], provenance=record)
+        write_json(caption_set(records), staging / CAPTION_SET)
+        write_json(found.as_dict(), staging / VALIDATION)
+    return found
+
+
+STAGE = Stage(
+    "xm3600",
+    "parse and validate the XM3600 captions into versioned Parquet",
+    run,
+    config=Config,
+    flags={"--out": ("paths.xm3600", "the XM3600 folder to write")},
+    deps=("${paths.xm3600_release}", "resources/languages.tsv"),
+    outs=("${paths.xm3600}",),
+    docs="docs/datasets/xm3600.md",
+    paths={
+        "xm3600": ("data/xm3600", "XM3600 captions (captions.parquet), its caption set (xm3600.json), validation"),
+    },
+)

@@ -1,0 +1,196 @@
+"""Outputs cannot land on tracked data (issue 35): a stage's outputs are put back unless it succeeds
+(`OutputGuard`), and an `--out` may not lie, after symlinks, in another stage's DVC-tracked output nor
+outside the project and the temp folder unless `--out-anywhere` (`babelforge.core.runs.out_problem`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from babelforge.cli import main
+from babelforge.core.io import OutputGuard, write_text
+from babelforge.core.runs import changed_inputs, out_problem, overlapping, tracked_outputs
+from tests.reliability.workspace import leftovers
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture()
+def built(tmp_path) -> Path:
+    """A folder output of three files and a file output, as a stage left them."""
+    for name in ("a.txt", "b.txt", "sub/c.txt"):
+        write_text(f"old {name}\n", tmp_path / "out" / name)
+    write_text("old summary\n", tmp_path / "summary.json")
+    return tmp_path
+
+
+# --- OutputGuard ------------------------------------------------------------------------------------
+
+
+def test_a_stage_that_fails_mid_write_leaves_its_outputs_byte_identical(built):
+    before = digests(built)
+    with pytest.raises(RuntimeError, match="half way"), OutputGuard([built / "out", built / "summary.json"]):
+        write_text("new a\n", built / "out" / "a.txt")  # replaced, as every writer does
+        (built / "out" / "b.txt").unlink()
+        write_text("new d\n", built / "out" / "d.txt")
+        write_text("new summary\n", built / "summary.json")
+        raise RuntimeError("stopped half way")
+    assert digests(built) == before
+    assert leftovers(built) == []
+
+
+def test_a_failed_exit_code_puts_back_too_and_a_success_keeps_the_new_version(built):
+    with OutputGuard([built / "out"]):  # never committed: a stage that returned non-zero
+        shutil.rmtree(built / "out")
+    assert (built / "out" / "sub" / "c.txt").read_text() == "old sub/c.txt\n"
+    with OutputGuard([built / "out", built / "summary.json"]) as guard:
+        write_text("new a\n", built / "out" / "a.txt")
+        write_text("new summary\n", built / "summary.json")
+        guard.commit()
+    assert (built / "out" / "a.txt").read_text() == "new a\n"
+    assert (built / "summary.json").read_text() == "new summary\n"
+    assert leftovers(built) == []
+
+
+def test_an_output_that_was_not_there_is_left_as_the_stage_left_it(tmp_path):
+    """Nothing tracked to protect: committed shards stay for a rerun to resume."""
+    with pytest.raises(RuntimeError), OutputGuard([tmp_path / "new"]):
+        write_text("shard\n", tmp_path / "new" / "shard-00000.json")
+        raise RuntimeError
+    assert (tmp_path / "new" / "shard-00000.json").is_file()
+
+
+def test_the_kept_copy_shares_the_files_bytes_and_keeps_their_modes(built):
+    os.chmod(built / "out", 0o755)
+    with OutputGuard([built / "out"]) as guard:
+        kept = guard.kept[built / "out"]
+        assert kept.name.startswith(".out.") and kept.name.endswith(".old")
+        assert os.path.samefile(kept / "a.txt", built / "out" / "a.txt")  # a hard link, no bytes copied
+        guard.commit()
+    assert not kept.exists()
+    assert oct((built / "out").stat().st_mode & 0o777) == "0o755"
+
+
+# --- what an --out may name --------------------------------------------------------------------------
+
+
+def test_tracked_outputs_fill_dvc_yaml_paths_from_params():
+    dvc = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    tracked = tracked_outputs(dvc, params)
+    assert tracked["labels"][:2] == [params["paths"]["labels"], params["paths"]["languages"]]
+    assert f"{params['paths']['metrics']}/labels.json" in tracked["labels"]  # metrics are tracked outputs too
+    assert tracked["captions_tag"] == [f"{params['paths']['captions']}/attributes"]
+    assert tracked["card@mt-captions"] == [f"{params['paths']['hub']}/mt-captions"]  # a foreach stage per key
+    synthetic = {"stages": {"x": {"outs": ["${paths.nowhere}/a", "${paths.here}/b"]}}}
+    assert tracked_outputs(synthetic, {"paths": {"here": "h"}}) == {"x": ["h/b"]}  # an unknown setting: left out
+    listed = {
+        "stages": {"card": {"foreach": ["a", "b"], "do": {"outs": ["hub/${item}"], "metrics": ["m/${key}.json"]}}}
+    }
+    assert tracked_outputs(listed, {}) == {"card@a": ["hub/a", "m/a.json"], "card@b": ["hub/b", "m/b.json"]}
+
+
+def test_out_problem_names_the_tracked_output_an_out_lands_in(tmp_path):
+    (tmp_path / "data" / "mvl_sib").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "data" / "mvl_sib")
+    tracked = {str(tmp_path / "data" / "mvl_sib"): "mvl_sib", str(tmp_path / "data" / "x.parquet"): "labels"}
+    allowed = [tmp_path]
+    problem = out_problem(str(tmp_path / "link"), [str(tmp_path / "link" / "source")], tracked, allowed)
+    assert problem == f"data/mvl_sib lies in {tmp_path}/data/mvl_sib, a DVC-tracked output of mvl_sib"
+    # a written output that holds another stage's output (an --out of the whole data folder)
+    problem = out_problem(str(tmp_path / "data"), [str(tmp_path / "data")], tracked, allowed)
+    assert problem is not None and "holds" in problem
+    # the --out folder itself may hold them when what the stage writes there does not (paths.captions)
+    assert out_problem(str(tmp_path / "data"), [str(tmp_path / "data" / "source")], tracked, allowed) is None
+    assert out_problem(str(tmp_path / "data" / "x.parquet.d"), [], tracked, allowed) is None  # a mere prefix
+    # a tracked output outside the project (an absolute path in params.yaml) is named as it is
+    elsewhere = {str(tmp_path / "shared" / "images"): "eval_images"}
+    problem = out_problem(str(tmp_path / "shared" / "images" / "x"), [], elsewhere, [tmp_path / "data"])
+    assert (
+        problem == f"{tmp_path}/shared/images/x lies in {tmp_path}/shared/images, a DVC-tracked output of eval_images"
+    )
+
+
+def test_overlapping_names_a_tracked_output_a_target_holds_or_lies_in(tmp_path):
+    """The older rule for an ad-hoc run's --out over the stage's own tracked outputs (refuse_tracked_out)."""
+    output = tmp_path / "data" / "x.parquet"
+    assert overlapping([tmp_path / "data"], [output]) == str(output)  # the target folder holds it
+    assert overlapping([output / "part"], [output]) == str(output)  # the target lies in it
+    assert overlapping([tmp_path / "data" / "y.parquet"], [output]) is None
+    # the --out itself is no setting the run changes; every other given setting is, outputs aside
+    assert changed_inputs({"out": "o", "model": "m", "summary": "s"}, "out", {"summary": "s.json"}) == ["model"]
+
+
+def test_out_problem_refuses_outside_the_allowed_folders_after_dot_dots(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    escaped = str(project / ".." / ".." / "x.parquet")
+    problem = out_problem(escaped, [escaped], {}, [project])
+    assert problem == f"{tmp_path.parent}/x.parquet is outside the project folder"
+    problem = out_problem("/etc/x.parquet", [], {}, [project, tmp_path])
+    assert problem == f"/etc/x.parquet is outside the project folder and the temp folder ({tmp_path})"
+    assert out_problem(escaped, [escaped], {}, [project, tmp_path.parent]) is None
+
+
+# --- the command line --------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch):
+    """A project folder (dvc.yaml, params.yaml) with a built MVL-SIB folder and a link to it."""
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy2(REPO / "dvc.yaml", root / "dvc.yaml")
+    shutil.copy2(REPO / "params.yaml", root / "params.yaml")
+    (root / "resources").symlink_to(REPO / "resources")
+    write_text("built\n", root / "data" / "mvl_sib" / "instances.parquet")
+    (root / "link").symlink_to(root / "data" / "mvl_sib")
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize(
+    "out, problem",
+    [
+        ("data/mvl_sib/wordnet.parquet", "lies in data/mvl_sib, a DVC-tracked output of mvl_sib"),
+        ("link/wordnet.parquet", "lies in data/mvl_sib, a DVC-tracked output of mvl_sib"),  # through a link
+        ("/etc/babelforge-wordnet.parquet", "is outside the project"),
+    ],
+)
+def test_an_out_into_tracked_data_or_outside_is_refused_with_both_ways_out(project, capsys, out, problem):
+    before = digests(project / "data")
+    assert main(["wordnet", "--out", out]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and errors[0].startswith(f"babelforge wordnet: error: --out {out}: ")
+    assert problem in errors[0]
+    assert errors[0].endswith("name another --out, or pass --out-anywhere to write there all the same")
+    assert digests(project / "data") == before
+    assert not Path("/etc/babelforge-wordnet.parquet").exists()
+
+
+def test_a_folder_out_through_a_link_to_a_tracked_folder_is_refused(project, capsys):
+    assert main(["captions_translate", "--out", "link"]) == 1
+    assert "lies in data/mvl_sib, a DVC-tracked output of mvl_sib" in capsys.readouterr().err
+    assert sorted(p.name for p in (project / "data" / "mvl_sib").iterdir()) == ["instances.parquet"]
+
+
+def test_out_anywhere_lets_the_run_go_on(project, capsys):
+    """Past the check the stage runs: here it stops at its own first problem, not at the --out."""
+    target = Path(tempfile.gettempdir()).parent / "nonexistent-folder" / "wordnet.parquet"
+    assert main(["wordnet", "--out", str(target), "--out-anywhere", "--set", "wordnet.classes=none.tsv"]) == 1
+    err = capsys.readouterr().err
+    assert "--out-anywhere" not in err and "none.tsv" in err
