@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from babelforge.core.determinism import METRIC_DECIMALS, rounded
+from babelforge.core.dvc_lock import locked_outputs
 from babelforge.core.io import directory_hash, sha256_file
 
 ROW_KEYS = ("model", "revision", "dataset", "dataset_version", "lang", "prompt_set", "seed")
@@ -34,24 +34,10 @@ def base_row(model, dataset: str, version: str, lang: str, prompt_set: str, seed
     }
 
 
-def _dvc_lock_outs(lock_path: Path) -> dict[str, str]:
-
-    if not lock_path.is_file():
-        return {}
-    lock = yaml.safe_load(lock_path.read_text(encoding="utf-8")) or {}
-    outs = {}
-    for stage in (lock.get("stages") or {}).values():
-        for out in stage.get("outs") or []:
-            digest = out.get("md5") or out.get("hash")
-            if out.get("path") and digest:
-                outs[Path(out["path"]).as_posix()] = f"md5:{digest}"
-    return outs
-
-
 def dataset_version(path: str | Path, lock_path: str | Path = "dvc.lock") -> str:
     """The DVC hash of `path` (or of the tracked output folder that holds it), else its sha256."""
     path = Path(path)
-    outs = _dvc_lock_outs(Path(lock_path))
+    outs = {path: f"md5:{digest}" for path, digest in locked_outputs(lock_path).items()}
     for candidate in [path, *path.parents]:
         if candidate.as_posix() in outs:
             return outs[candidate.as_posix()]

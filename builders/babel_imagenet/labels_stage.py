@@ -52,6 +52,7 @@ from babelforge.babel_imagenet.tables import (
 )
 from babelforge.babel_imagenet.trust import MIN_EVIDENCE, LearnedPriority
 from babelforge.core.config import as_params, from_group, setting
+from babelforge.core.dvc_lock import last_build_copy
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table, write_table
 from babelforge.core.languages import registry
@@ -279,9 +280,10 @@ def run(config: Config) -> int:
     # the class counts only move with a reject (an accept leaves languages.parquet, and its readers, alone).
     rejected = {lang: len(r["rejected"]) for lang, r in reviews.items() if r["rejected"]}
     # what the last build kept (the file about to be replaced): an added or lost language is named
-    kept_before = (
-        read_table(paths.languages, columns=["lang"])["lang"].tolist() if Path(paths.languages).exists() else None
-    )
+    # what the last build kept: dvc repro removed the file before this run, its copy is in the DVC cache
+    last = Path(paths.languages) if Path(paths.languages).exists() else last_build_copy(paths.languages)
+    kept_before = read_table(last, columns=["lang"])["lang"].tolist() if last is not None else None
+
     wanted = [language.key for language in registry() if language.in_babel_imagenet and language.key != ENGLISH]
     write_table(
         labels,
