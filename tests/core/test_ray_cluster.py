@@ -141,16 +141,23 @@ def stage_command(folder: Path, worker: str, *args) -> list[str]:
     return [sys.executable, "run.py", *map(str, paths), worker, json.dumps(args)]
 
 
-def run_stage(folder: Path, env: dict[str, str], worker: str, *args, timeout: float = 120):
+def run_stage(folder: Path, env: dict[str, str], worker: str, *args, timeout: float = 300):
+    """The stage in `folder`; its result and seconds. The timeout allows Ray 2.60's client-server flake
+    its retries on a loaded machine (each try can wait ~40 s for the head's server: runners.CLIENT_SERVER_TRIES);
+    a run past it fails with what the stage printed so far."""
     began = time.monotonic()
-    result = subprocess.run(
-        stage_command(folder, worker, *args),
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    try:
+        result = subprocess.run(
+            stage_command(folder, worker, *args),
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as error:
+        printed = error.stderr.decode(errors="replace") if isinstance(error.stderr, bytes) else error.stderr or ""
+        pytest.fail(f"the stage ran past {timeout:.0f} s; its stderr so far:\n{printed[-3000:]}")
     return result, time.monotonic() - began
 
 
