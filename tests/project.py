@@ -5,6 +5,7 @@ Shared by every test area that checks DVC behaviour (what reruns, what is skippe
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -52,3 +53,12 @@ def copy_project(dest: Path) -> Path:
     run(["git", "add", "-A"], dest, env)
     run(["git", "commit", "-qm", "copy"], dest, env)
     return dest
+
+
+def tree_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder`, by its path relative to it: what "byte-identical" compares."""
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }

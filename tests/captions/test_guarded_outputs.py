@@ -4,10 +4,8 @@ follows the settings, not a run made with others."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,6 +13,7 @@ import yaml
 from babelforge.cli import main
 from babelforge.core.io import OutputGuard
 from babelforge.core.runners import RATES_DIR
+from tests.project import tree_digests
 from tests.reliability.workspace import leftovers
 
 from .conftest import StubTranslator
@@ -25,14 +24,6 @@ pytestmark = pytest.mark.slow  # each runs captions_translate (a stub translator
 GOOD = [f"a photo of dog number {i}" for i in range(40)]
 # half the rows are empty captions: far more than max_bad_fraction, found after source/ shards were cut
 BAD = [("" if i % 2 else f"another caption {i}") for i in range(40)]
-
-
-def digests(folder: Path) -> dict[str, str]:
-    return {
-        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
 
 
 @pytest.fixture()
@@ -51,13 +42,13 @@ def translated(tmp_path, monkeypatch):
 
 def test_a_translate_stopped_by_its_input_leaves_its_tracked_outputs_byte_identical(translated, capsys):
     root, params = translated
-    before = digests(root / "data")
+    before = tree_digests(root / "data")
     write_captions(root / "captions.csv", BAD)
     capsys.readouterr()
     assert main(["captions_translate", "--params", str(params)]) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
     assert len(errors) == 1 and "20 of 40 captions are bad" in errors[0]
-    assert digests(root / "data") == before  # source/ and references/ were rewritten before the guard
+    assert tree_digests(root / "data") == before  # source/ and references/ were rewritten before the guard
     assert leftovers(root) == []
 
 

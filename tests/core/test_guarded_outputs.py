@@ -4,7 +4,6 @@ outside the project and the temp folder unless `--out-anywhere` (`babelforge.cor
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -16,17 +15,10 @@ import yaml
 from babelforge.cli import main
 from babelforge.core.io import OutputGuard, write_text
 from babelforge.core.runs import changed_inputs, out_problem, overlapping, tracked_outputs
+from tests.project import tree_digests
 from tests.reliability.workspace import leftovers
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def digests(folder: Path) -> dict[str, str]:
-    return {
-        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.fixture()
@@ -42,14 +34,14 @@ def built(tmp_path) -> Path:
 
 
 def test_a_stage_that_fails_mid_write_leaves_its_outputs_byte_identical(built):
-    before = digests(built)
+    before = tree_digests(built)
     with pytest.raises(RuntimeError, match="half way"), OutputGuard([built / "out", built / "summary.json"]):
         write_text("new a\n", built / "out" / "a.txt")  # replaced, as every writer does
         (built / "out" / "b.txt").unlink()
         write_text("new d\n", built / "out" / "d.txt")
         write_text("new summary\n", built / "summary.json")
         raise RuntimeError("stopped half way")
-    assert digests(built) == before
+    assert tree_digests(built) == before
     assert leftovers(built) == []
 
 
@@ -172,13 +164,13 @@ def project(tmp_path, monkeypatch):
     ],
 )
 def test_an_out_into_tracked_data_or_outside_is_refused_with_both_ways_out(project, capsys, out, problem):
-    before = digests(project / "data")
+    before = tree_digests(project / "data")
     assert main(["wordnet", "--out", out]) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
     assert len(errors) == 1 and errors[0].startswith(f"babelforge wordnet: error: --out {out}: ")
     assert problem in errors[0]
     assert errors[0].endswith("name another --out, or pass --out-anywhere to write there all the same")
-    assert digests(project / "data") == before
+    assert tree_digests(project / "data") == before
     assert not Path("/etc/babelforge-wordnet.parquet").exists()
 
 
