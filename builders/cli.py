@@ -23,7 +23,7 @@ from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import OutputGuard, os_error_text, stage_lock
-from babelforge.core.params import DEFAULT_PARAMS, PROJECT_MARKER, find_params, load_params, project_root
+from babelforge.core.params import DEFAULT_PARAMS, PROJECT_MARKER, find_params, load_params, project_root, read_yaml
 from babelforge.core.progress import info
 from babelforge.core.runs import (
     OUT_ANYWHERE,
@@ -217,7 +217,7 @@ def refuse_out_elsewhere(stage: Stage, parser: argparse.ArgumentParser, args: ar
         return
     tracked = {}
     if Path(PROJECT_MARKER).is_file() and Path(DEFAULT_PARAMS).is_file():
-        tracked = tracked_outputs(load_params(PROJECT_MARKER), load_params(DEFAULT_PARAMS))
+        tracked = tracked_outputs(read_yaml(PROJECT_MARKER) or {}, load_params(DEFAULT_PARAMS))
     others = {
         output: owner for owner, paths in tracked.items() if owner.split("@")[0] != stage.name for output in paths
     }

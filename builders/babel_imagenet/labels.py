@@ -813,8 +813,8 @@ def kept_languages(choices: Iterable[LabelChoice], min_classes: int) -> dict[str
     return {lang: n for lang, n in sorted(counts.items()) if n >= min_classes}
 
 
-def language_fates(choices: Iterable[LabelChoice], min_classes: int) -> dict[str, int]:
-    """Classes with a label per language that has senses, after the rules (kept when at least `min_classes`)."""
+def language_fates(choices: Iterable[LabelChoice]) -> dict[str, int]:
+    """Classes with a label per language that has senses, after the rules (fates_line says which are kept)."""
     counts = Counter(choice.lang for choice in choices if choice.label is not None)
     return {lang: counts.get(lang, 0) for lang in sorted({choice.lang for choice in choices})}
 

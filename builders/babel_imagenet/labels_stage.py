@@ -245,7 +245,7 @@ def run(config: Config) -> int:
         for c in choices
     ]
     kept = kept_languages(choices, config.min_classes)
-    fates = language_fates(choices, config.min_classes)
+    fates = language_fates(choices)
     choices = [c for c in choices if c.lang in kept]
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
     kept[ENGLISH] = len(english_choices)
@@ -279,8 +279,8 @@ def run(config: Config) -> int:
     # Each artifact records the reviews it depends on, so a review changes no more bytes than it must:
     # the class counts only move with a reject (an accept leaves languages.parquet, and its readers, alone).
     rejected = {lang: len(r["rejected"]) for lang, r in reviews.items() if r["rejected"]}
-    # what the last build kept (the file about to be replaced): an added or lost language is named
-    # what the last build kept: dvc repro removed the file before this run, its copy is in the DVC cache
+    # what the last build kept, so an added or lost language is named: dvc repro removed the file before
+    # this run, its copy is in the DVC cache
     last = Path(paths.languages) if Path(paths.languages).exists() else last_build_copy(paths.languages)
     kept_before = read_table(last, columns=["lang"])["lang"].tolist() if last is not None else None
 

@@ -265,10 +265,6 @@ def coverage_curve(p_values: Sequence[float], floors: Sequence[float]) -> list[t
     return curve
 
 
-def floor_of(lang: str, default: float, languages: Mapping[str, float]) -> float:
-    return languages.get(lang, default)
-
-
 def tradeoff_lines(before: Mapping[str, Sequence[float]], floors: Mapping[str, float]) -> list[str]:
     """One line per language the floor drops labels from, most dropped first: classes kept and
     expected wrong labels before and after."""

@@ -6,7 +6,7 @@ here (the language names come from the registry)."""
 from __future__ import annotations
 
 from babelforge.babel_imagenet.labels import PRECISION_FLOOR, TALLY_COLUMNS, ClassEnglish, Rules, resource_group
-from babelforge.babel_imagenet.precision import LanguageFigure, sources_text
+from babelforge.babel_imagenet.precision import LanguageFigure, source_precisions, sources_text
 from babelforge.babel_imagenet.trust import PARAMS, LearnedPriority
 from babelforge.core.languages import registry
 from babelforge.core.text_taggers import duplicate_flags
@@ -151,7 +151,7 @@ def candidate_precisions(candidates, learned: LearnedPriority | None) -> list[fl
     language (trust.py), None where it was not estimated (one source, English, the rule off)."""
     if learned is None:
         return [None] * len(candidates)
-    precision = {(entry.lang, entry.source): entry.precision for entry in learned.estimates}
+    precision = source_precisions(learned.estimates)
     return [precision.get((lang, source)) for lang, source in zip(candidates["lang"], candidates["source"])]
 
 

@@ -59,13 +59,7 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
         raise BabelforgeError(
             f"{path}: no params file; pass --params FILE, or run inside a babelforge project without --params"
         )
-    try:
-        with path.open(encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
-    except yaml.YAMLError as error:
-        raise BabelforgeError(yaml_error_line(path, error)) from None
-    except UnicodeDecodeError as error:
-        raise BabelforgeError(f"{path}: not UTF-8 ({error.reason} at byte {error.start})") from None
+    data = read_yaml(path) or {}
     if not data:  # an empty file (or only comments) would build silently with every default
         raise BabelforgeError(
             f"{path}: empty; a params file starts with `profile: sample` (or full) and holds the stage groups "
@@ -73,11 +67,23 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
         )
     if not isinstance(data, dict):
         raise BabelforgeError(f"{path}: expected a mapping of stage groups at the top level")
-    if "profile" not in data and path.name != PROJECT_MARKER:  # dvc.yaml is read here for its outputs too
+    if "profile" not in data:
         raise BabelforgeError(
             f"{path}: no `profile:` line; put `profile: sample` (or full) at its top: it selects the build's settings"
         )
     return data
+
+
+def read_yaml(path: str | Path) -> Any:
+    """A YAML file's content; a syntax error or bytes that are not UTF-8 are one line naming the file."""
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except yaml.YAMLError as error:
+        raise BabelforgeError(yaml_error_line(path, error)) from None
+    except UnicodeDecodeError as error:
+        raise BabelforgeError(f"{path}: not UTF-8 ({error.reason} at byte {error.start})") from None
 
 
 def yaml_error_line(path: Path, error: Exception) -> str:

@@ -111,11 +111,6 @@ class RunStats:
 InputReader = Callable[[], Any]
 
 
-def chunk_count(rows: int, size: int) -> int:
-    """How many chunks `chunks` cuts `rows` rows into (an empty shard is one empty chunk)."""
-    return max(1, -(-rows // size))
-
-
 def chunks(table, size: int) -> list:
     """The table cut into consecutive slices of `size` rows (the last one shorter); an empty
     table is one empty chunk, so every shard gets at least one worker call and is written."""
@@ -351,14 +346,18 @@ def _connection_failure(address: str, error: BaseException) -> str:
         )
     text = " ".join(str(chain[0]).split())
     host = address.rsplit(":", 1)[0].removeprefix("ray://").strip("[]")
-    hint = ""
-    if host in ("127.0.0.1", "localhost", "::1") and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
-        hint = (
-            "; Ray reads a loopback address as this machine's network address: a head bound to "
-            "127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head ...) needs "
-            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too"
-        )
-    return f"ray: no cluster answered at {address} ({text}){hint} (docs/guides/ray-cluster.md)"
+    return f"ray: no cluster answered at {address} ({text}){_loopback_hint(host)} (docs/guides/ray-cluster.md)"
+
+
+def _loopback_hint(host: str) -> str:
+    """What to set when a loopback head is asked for without the variable its head was started with."""
+    if host not in ("127.0.0.1", "localhost", "::1") or os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") == "0":
+        return ""
+    return (
+        "; Ray reads a loopback address as this machine's network address: a head bound to "
+        "127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head ...) needs "
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too"
+    )
 
 
 def ray_log_path() -> Path:
@@ -425,13 +424,7 @@ def _silence(address: str, host: str, port: int, timeout: float) -> str | None:
     except OSError as error:
         waited = isinstance(error, TimeoutError)
         reason = f"nothing within {timeout:g} s" if waited else (error.strerror or str(error) or "refused").lower()
-    hint = ""
-    if host in ("127.0.0.1", "localhost", "::1") and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
-        hint = (
-            "; a head bound to 127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head ...) needs "
-            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too"
-        )
-    return f"ray: no cluster answered at {address} ({reason}){hint} (docs/guides/ray-cluster.md)"
+    return f"ray: no cluster answered at {address} ({reason}){_loopback_hint(host)} (docs/guides/ray-cluster.md)"
 
 
 def _token_problem(address: str, host: str, port: int, timeout: float) -> str | None:

@@ -407,7 +407,7 @@ def test_every_language_asked_for_gets_its_fate_named():
 
     choices = [choice(i, "deu_Latn", f"w{i}") for i in range(3)]
     choices += [choice(0, "fin_Latn", "hai"), choice(1, "fin_Latn", None), choice(0, "xyz_Latn", "q")]
-    fates = language_fates(choices, min_classes=3)
+    fates = language_fates(choices)
     # deu: 3 labelled classes (kept at exactly min_classes); fin: one labelled, one dropped by a rule
     assert fates == {"deu_Latn": 3, "fin_Latn": 1, "xyz_Latn": 1}
     wanted = ["als_Latn", "deu_Latn", "fin_Latn"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -53,16 +52,14 @@ def test_a_latin1_input_stops_within_its_first_shard_naming_the_encoding(tmp_pat
     latin1_csv(path, [row["caption"] for row in xtd.captions], 50_000)
     quarantine = Quarantine(InputConfig().policy, "captions")  # the default: skip, max 0.01
     handed = 0
-    start = time.perf_counter()
     with pytest.raises(BabelforgeError) as stop:
         for table in stream_captions(InputConfig(format="table", path=str(path)), registry, 1000, quarantine):
             handed += table.num_rows
-    elapsed = time.perf_counter() - start
     message = str(stop.value)
     assert "\n" not in message and "of the first 1001 captions read are bad (invalid_utf8 " in message
     assert "looks like Latin-1/cp1252" in message and "iconv" in message
-    assert handed == 0 and quarantine.rows == 1001  # not one shard's worth handed on, of 50,000 rows
-    assert elapsed < 5, elapsed
+    # stopped after the minimum sample: 1,001 of 50,000 rows read, not one shard's worth handed on
+    assert handed == 0 and quarantine.rows == 1001
 
 
 def test_the_early_stop_wants_twice_the_share_from_the_minimum_sample_on():

@@ -11,7 +11,7 @@ import pytest
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import RetryPolicy, policy_from_text
 from babelforge.core.io import atomic_directory, atomic_path, clear_leftovers, read_table, write_table
-from babelforge.core.params import load_params
+from babelforge.core.params import load_params, read_yaml
 
 
 def dead_pid() -> int:
@@ -89,8 +89,8 @@ def test_an_empty_params_file_or_one_without_its_profile_is_one_line(tmp_path, t
     with pytest.raises(BabelforgeError) as caught:
         load_params(path)
     assert str(caught.value).startswith(f"{path}: {problem}") and "\n" not in str(caught.value)
-    (tmp_path / "dvc.yaml").write_text("stages: {}\n")  # the same reader reads dvc.yaml, which has no profile
-    assert load_params(tmp_path / "dvc.yaml") == {"stages": {}}
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")  # dvc.yaml has no profile: read as plain YAML
+    assert read_yaml(tmp_path / "dvc.yaml") == {"stages": {}}
 
 
 def test_the_http_policy_from_the_environment():
