@@ -28,15 +28,23 @@ def find_params(path: str | Path = DEFAULT_PARAMS, start: Path | None = None) ->
     if (here / path).is_file():
         return path
     if path == Path(DEFAULT_PARAMS):
-        for folder in here.parents:
-            if (folder / DEFAULT_PARAMS).is_file() and (folder / PROJECT_MARKER).is_file():
-                return folder / DEFAULT_PARAMS
+        folder = project_folder(here.parent)
+        if folder is not None:
+            return folder / DEFAULT_PARAMS
         raise BabelforgeError(
             f"no {DEFAULT_PARAMS} in {here} or a folder above it: run inside a babelforge project, or pass --params FILE"
         )
     raise BabelforgeError(
         f"{path}: no params file; pass --params FILE, or run inside a babelforge project without --params"
     )
+
+
+def project_folder(start: Path) -> Path | None:
+    """The nearest folder at or above `start` holding params.yaml and dvc.yaml (a babelforge project)."""
+    for folder in (start, *start.parents):
+        if (folder / DEFAULT_PARAMS).is_file() and (folder / PROJECT_MARKER).is_file():
+            return folder
+    return None
 
 
 def project_root(params_path: str | Path, start: Path | None = None) -> Path:

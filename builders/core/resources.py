@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from babelforge.core.params import DEFAULT_PARAMS, PROJECT_MARKER
+from babelforge.core.params import project_folder
 
 # `babelforge/` installed from a wheel; `builders/` in a checkout (an editable install)
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -36,10 +36,8 @@ def project_resources(start: Path | None = None) -> Path | None:
         here = (start or Path.cwd()).resolve()
     except OSError:  # the working folder was removed: no project to look in
         return None
-    for folder in (here, *here.parents):
-        if (folder / DEFAULT_PARAMS).is_file() and (folder / PROJECT_MARKER).is_file():
-            return folder / "resources" if (folder / "resources").is_dir() else None
-    return None
+    folder = project_folder(here)
+    return folder / "resources" if folder is not None and (folder / "resources").is_dir() else None
 
 
 def resource(name: str, start: Path | None = None) -> Path:
