@@ -629,14 +629,10 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
                     for number, part in enumerate(parts):
                         in_flight[actors[target].work.remote(_to_ipc(part))] = (shard.index, number)
 
-            feed()
-            while in_flight:
-                done, _ = ray.wait(list(in_flight), num_returns=1)
-                index, number = in_flight.pop(done[0])
-                try:
-                    data, seconds, restart = ray.get(done[0])
-                except Exception as error:
-                    raise _ray_failure(error, config) from None
+            def receive(result) -> None:
+                """One chunk back: the shard written once all its chunks are (raises the chunk's error)."""
+                index, number = in_flight.pop(result)
+                data, seconds, restart = ray.get(result)
                 if restart and restart not in restarted:
                     restarted.add(restart)
                     stats.actor_restarts += 1
@@ -649,7 +645,18 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
                     write(shard, output)
                     _count(stats, shard, output, worked.pop(index), progress)
                     load[target] -= 1
-                    feed()
+
+            feed()
+            while in_flight:
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                try:
+                    receive(done[0])
+                except BabelforgeError:
+                    raise
+                except Exception as error:
+                    _keep_what_came_back(in_flight, receive)
+                    raise _ray_failure(error, config) from None
+                feed()
         stats.seconds = time.monotonic() - stats.started
         return stats
     finally:
@@ -658,6 +665,22 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
                 ray.kill(actor, no_restart=True)
         if started_ray:
             ray.shutdown()
+
+
+# How long a failed run still waits for chunks already on their way back (the results of a dead
+# actor's earlier chunks can arrive after the error of its later one).
+LAST_RESULTS_WAIT_S = 2.0
+
+
+def _keep_what_came_back(in_flight: dict, receive: Callable[[Any], None]) -> None:
+    """After a chunk failed: receive every other chunk whose result is back within
+    `LAST_RESULTS_WAIT_S`, so each shard completed by them is written (and kept) before the stop."""
+    import ray
+
+    ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=LAST_RESULTS_WAIT_S)
+    for result in [r for r in in_flight if r in set(ready)]:  # submission order: shards complete in turn
+        with contextlib.suppress(Exception):  # a chunk lost with the same actor: its shard stays to do
+            receive(result)
 
 
 def _ray_failure(error: BaseException, config: RunnerConfig) -> BaseException:

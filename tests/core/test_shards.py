@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -453,7 +454,7 @@ def test_an_actor_that_dies_beyond_its_restarts_stops_the_run_with_one_line(tmp_
     from .shard_workers import Fragile
 
     table = captions.slice(0, 160)
-    victim = table.column("id")[3 * SHARD_SIZE + 5].as_py()  # in the last shard
+    victim = table.column("id")[3 * SHARD_SIZE + 20].as_py()  # in the last shard, its second chunk
     config = RunnerConfig(runner="ray", concurrency=1, batch_size=16, local_cpus=2, max_restarts=0, max_task_retries=0)
     with pytest.raises(BabelforgeError) as raised:
         run_sharded(
@@ -474,3 +475,36 @@ def test_an_actor_that_dies_beyond_its_restarts_stops_the_run_with_one_line(tmp_
         "the shards written are kept"
     )
     assert sorted(shards.listed_shards(tmp_path / "out")) == [0, 1, 2]  # one actor: shard order
+
+
+@pytest.mark.slow
+@pytest.mark.local_ray
+def test_a_failed_run_still_receives_the_results_already_back_in_submission_order():
+    """Results that came back before the stop are received (a shard they complete is written), in
+    the order they were sent; one that failed too, or is not back in time, is left."""
+    pytest.importorskip("ray")
+    import ray
+
+    from babelforge.core import runners
+
+    @ray.remote
+    def chunk(value):
+        if value == "lost":
+            raise RuntimeError("its actor died")
+        if value == "late":
+            time.sleep(runners.LAST_RESULTS_WAIT_S + 3)
+        return value
+
+    sent = ["a", "lost", "b", "late", "c"]
+    in_flight = {chunk.remote(value): value for value in sent}
+    received = []
+
+    def receive(result):
+        in_flight.pop(result)
+        received.append(ray.get(result))
+
+    started = time.monotonic()
+    runners._keep_what_came_back(in_flight, receive)
+    assert received == ["a", "b", "c"]
+    assert list(in_flight.values()) == ["late"]  # "lost" was taken out by receive before its error
+    assert time.monotonic() - started < runners.LAST_RESULTS_WAIT_S + 2
