@@ -629,10 +629,10 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
                     for number, part in enumerate(parts):
                         in_flight[actors[target].work.remote(_to_ipc(part))] = (shard.index, number)
 
-            def receive(result) -> None:
-                """One chunk back: the shard written once all its chunks are (raises the chunk's error)."""
+            def accept(result, value) -> None:
+                """One chunk back: its shard written once all its chunks are."""
                 index, number = in_flight.pop(result)
-                data, seconds, restart = ray.get(result)
+                data, seconds, restart = value
                 if restart and restart not in restarted:
                     restarted.add(restart)
                     stats.actor_restarts += 1
@@ -650,12 +650,12 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
             while in_flight:
                 done, _ = ray.wait(list(in_flight), num_returns=1)
                 try:
-                    receive(done[0])
-                except BabelforgeError:
-                    raise
+                    value = ray.get(done[0])
                 except Exception as error:
-                    _keep_what_came_back(in_flight, receive)
+                    in_flight.pop(done[0])
+                    _keep_what_came_back(in_flight, accept)
                     raise _ray_failure(error, config) from None
+                accept(done[0], value)
                 feed()
         stats.seconds = time.monotonic() - stats.started
         return stats
@@ -672,15 +672,18 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
 LAST_RESULTS_WAIT_S = 2.0
 
 
-def _keep_what_came_back(in_flight: dict, receive: Callable[[Any], None]) -> None:
-    """After a chunk failed: receive every other chunk whose result is back within
+def _keep_what_came_back(in_flight: dict, accept: Callable[[Any, Any], None]) -> None:
+    """After a chunk failed: accept every other chunk whose result is back within
     `LAST_RESULTS_WAIT_S`, so each shard completed by them is written (and kept) before the stop."""
     import ray
 
     ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=LAST_RESULTS_WAIT_S)
     for result in [r for r in in_flight if r in set(ready)]:  # submission order: shards complete in turn
-        with contextlib.suppress(Exception):  # a chunk lost with the same actor: its shard stays to do
-            receive(result)
+        try:
+            value = ray.get(result)
+        except Exception:  # a chunk lost with the same actor: its shard stays to do
+            continue
+        accept(result, value)
 
 
 def _ray_failure(error: BaseException, config: RunnerConfig) -> BaseException:

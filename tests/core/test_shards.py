@@ -479,6 +479,35 @@ def test_an_actor_that_dies_beyond_its_restarts_stops_the_run_with_one_line(tmp_
 
 @pytest.mark.slow
 @pytest.mark.local_ray
+def test_a_worker_error_stops_the_run_with_its_own_line_not_rays_traceback(tmp_path, captions):
+    """Ray raises a worker's BabelforgeError as its own subclass of it, whose text is the remote
+    traceback: the stage's line is the worker's message."""
+    pytest.importorskip("ray")
+    from .shard_workers import NodeModel
+
+    table = captions.slice(0, 80)
+    with pytest.raises(BabelforgeError) as raised:
+        run_sharded(
+            tmp_path / "out",
+            shards.plan_shards([table], SHARD_SIZE),
+            slice_reader(table),
+            NodeModel,
+            ("no-such-model-here",),
+            RunnerConfig(runner="ray", concurrency=1, batch_size=16, local_cpus=2),
+            params_hash="p",
+            model_hash="m",
+            sort_by=["id"],
+            desc="test",
+        )
+    assert type(raised.value) is BabelforgeError
+    assert str(raised.value).startswith("ray: node ") and str(raised.value).endswith(
+        "no-such-model-here: not on this node; every node needs the models at the same absolute path "
+        "(a shared volume or the nodes' image)"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.local_ray
 def test_a_failed_run_still_receives_the_results_already_back_in_submission_order():
     """Results that came back before the stop are received (a shard they complete is written), in
     the order they were sent; one that failed too, or is not back in time, is left."""
@@ -497,14 +526,14 @@ def test_a_failed_run_still_receives_the_results_already_back_in_submission_orde
 
     sent = ["a", "lost", "b", "late", "c"]
     in_flight = {chunk.remote(value): value for value in sent}
-    received = []
+    accepted = []
 
-    def receive(result):
+    def accept(result, value):
         in_flight.pop(result)
-        received.append(ray.get(result))
+        accepted.append(value)
 
     started = time.monotonic()
-    runners._keep_what_came_back(in_flight, receive)
-    assert received == ["a", "b", "c"]
-    assert list(in_flight.values()) == ["late"]  # "lost" was taken out by receive before its error
+    runners._keep_what_came_back(in_flight, accept)
+    assert accepted == ["a", "b", "c"]
+    assert sorted(in_flight.values()) == ["late", "lost"]  # neither accepted: their shards stay to do
     assert time.monotonic() - started < runners.LAST_RESULTS_WAIT_S + 2
