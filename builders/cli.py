@@ -23,6 +23,7 @@ from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import OutputGuard, os_error_text, stage_lock
+from babelforge.core.languages import language_views
 from babelforge.core.params import DEFAULT_PARAMS, PROJECT_MARKER, find_params, load_params, project_root, read_yaml
 from babelforge.core.progress import info
 from babelforge.core.runs import (
@@ -337,7 +338,9 @@ def main(argv: list[str] | None = None) -> int:
             refuse_out_elsewhere(stage, parser, args, written)
             # one writer per output: a second run of the stage on the same outputs stops at once; the
             # outputs it had are put back unless it succeeds
-            with stage_lock(name, written), OutputGuard(written) as guard:
+            # under `dvc repro` a stage maps only the languages of its views, the dependency DVC tracks
+            views = stage.view_files(config) if os.environ.get("DVC_STAGE") else []
+            with stage_lock(name, written), OutputGuard(written) as guard, language_views(views):
                 code = int(stage.run(config) or 0)
                 if code == 0:
                     guard.commit()

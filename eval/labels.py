@@ -8,7 +8,6 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.resources import resource
 
 # The language of the English CLIP templates.
-ENGLISH = "eng_Latn"
 # The package's copy (babelforge.core.resources), so a project folder without resources/ still finds them.
 ENGLISH_TEMPLATES = resource("clip_templates_en.txt")
 # prompts.parquet's name for the machine-translated templates.

@@ -302,10 +302,10 @@ def stages_region(_: str) -> str:
 
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
 
-    def filled(path: str) -> str:
+    def filled(path: str, key: str) -> str:
         def value(match):
             if match[1] == "key":
-                return "<dataset>"
+                return f"<{key}>"
             node = params
             for part in match[1].split("."):
                 node = node.get(part) if isinstance(node, dict) else None
@@ -323,8 +323,8 @@ def stages_region(_: str) -> str:
         if entry.kind != "stage":
             continue
         stage = load(name)
-        shown = f"{name}@<dataset>" if stage.foreach else name
-        writes = ", ".join(f"`{filled(path)}`" for path in (*stage.outs, *stage.metrics))
+        shown = f"{name}@<{stage.key_setting}>" if stage.foreach else name
+        writes = ", ".join(f"`{filled(path, stage.key_setting)}`" for path in (*stage.outs, *stage.metrics))
         lines.append(f"| `{shown}` | {cell(stage.help)} | {writes} | {title(stage.docs) if stage.docs else ''} |")
     return "\n".join(lines)
 

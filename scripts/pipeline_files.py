@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 import yaml  # noqa: E402
 
 from babelforge.core.config import declared_default  # noqa: E402
-from babelforge.core.datasets import REGISTRY, specs  # noqa: E402
+from babelforge.core.datasets import LANGUAGE_VIEWS, REGISTRY, specs  # noqa: E402
 from babelforge.core.params import PROFILES  # noqa: E402
 from babelforge.core.stages import Stage, dvc_params, load, params_groups, table  # noqa: E402
 from babelforge.eval.families import FAMILIES  # noqa: E402
@@ -65,6 +65,8 @@ def code_files(stage: Stage) -> list[str]:
     if stage.name in READS_EVERY_SPEC:
         roots += [target.split(":")[0] for target in REGISTRY.values()]
         roots += [found.audit.reader.split(":")[0] for found in specs() if found.audit and found.audit.reader]
+    if stage.name == "language_view":  # every view's declaration and the function finding its languages
+        roots += [target.split(":")[0] for target in LANGUAGE_VIEWS.values()]
     files: set[Path] = set()
     for root in roots:
         files |= set(repo_files_run_by(root))
@@ -81,7 +83,7 @@ def code_files(stage: Stage) -> list[str]:
 
 def dvc_stage(stage: Stage) -> dict:
     body: dict = {"cmd": " ".join(["babelforge", stage.name, *([stage.cmd_args] if stage.cmd_args else [])])}
-    body["deps"] = [*stage.deps, *code_files(stage)]
+    body["deps"] = [*stage.deps, *stage.view_deps(), *code_files(stage)]
     params = dvc_params(stage)
     if params:
         body["params"] = params

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,3 +63,46 @@ def tree_digests(folder: Path) -> dict[str, str]:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     }
+
+
+def guide_block(page: str, after: str) -> str:
+    """The first ```bash block of docs/guides/<page> after the text `after`, unindented: a guide's
+    commands, to run verbatim (`bash -ec`)."""
+    text = (REPO / "docs" / "guides" / page).read_text(encoding="utf-8")
+    rest = text[text.index(after) :]
+    start = rest.index("```bash\n") + len("```bash\n")
+    block = rest[start : rest.index("```", start)]
+    return textwrap.dedent(block)
+
+
+def keep_built_stages(copy: Path, env: dict[str, str]) -> set[str]:
+    """Make the copy a built checkout of the stages built in it (their outputs are there): the
+    pipeline and lock copied from the working tree also hold the others, whose outputs this copy's
+    cache never had, and `dvc checkout` (a guide's undo step) fails on an output it cannot restore.
+    Returns the stages kept."""
+    import json
+
+    import yaml
+
+    status = json.loads(run(["dvc", "status", "--json"], copy, env).splitlines()[-1])
+    unbuilt = {
+        stage
+        for stage, changes in status.items()
+        for change in changes
+        if isinstance(change, dict) and {"deleted", "not in cache"} & set((change.get("changed outs") or {}).values())
+    }
+    pipeline = yaml.safe_load((copy / "dvc.yaml").read_text(encoding="utf-8"))
+    kept = {}
+    for name, body in pipeline["stages"].items():
+        if "foreach" in body:
+            items = {key: item for key, item in body["foreach"].items() if f"{name}@{key}" not in unbuilt}
+            if items:
+                kept[name] = {**body, "foreach": items}
+        elif name not in unbuilt:
+            kept[name] = body
+    (copy / "dvc.yaml").write_text(yaml.safe_dump({"stages": kept}, sort_keys=False), encoding="utf-8")
+    path = copy / "dvc.lock"
+    lock = yaml.safe_load(path.read_text(encoding="utf-8"))
+    lock["stages"] = {name: body for name, body in lock["stages"].items() if name not in unbuilt}
+    path.write_text(yaml.safe_dump(lock, sort_keys=False), encoding="utf-8")
+    return set(lock["stages"])

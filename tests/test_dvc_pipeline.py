@@ -5,7 +5,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.project import REPO, command_env, copy_project, run
+from tests.project import REPO, command_env, copy_project, guide_block, keep_built_stages, run
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +57,33 @@ def test_a_review_change_reruns_labels_and_not_what_it_reads(project):
     restored = run(["dvc", "repro", "labels"], copy, env)
     assert "Running stage 'senses'" not in restored and "Stage 'labels' didn't change" not in restored
     assert bow_tie_label(copy) == "Fliege"
+
+
+def test_an_experiment_is_undone_as_the_compare_runs_guide_says(project):
+    """`dvc exp run -S` in the workspace, the guide's check (one line of params.yaml changed), then its
+    undo block verbatim: the committed settings, lock and labels are back, nothing reruns."""
+    copy, env = project
+    run(["dvc", "repro", "labels"], copy, env)
+    assert "labels" in keep_built_stages(copy, env)
+    # params.yaml as the project keeps it, in DVC's form (the fixtures here rewrite it with PyYAML)
+    from dvc.utils.hydra import apply_overrides
+
+    apply_overrides(copy / "params.yaml", [])
+    run(["dvc", "repro", "labels"], copy, env)
+    run(["git", "add", "-A"], copy, env)
+    run(["git", "commit", "-qm", "the build"], copy, env)
+    labels = copy / "data" / "babel_imagenet" / "labels.parquet"
+    committed = labels.read_bytes(), (copy / "params.yaml").read_bytes()
+
+    run(["dvc", "exp", "run", "-S", "labels.min_classes=60", "labels"], copy, env)
+    assert "1 file changed, 1 insertion(+), 1 deletion(-)" in run(["git", "diff", "--stat", "params.yaml"], copy, env)
+    assert labels.read_bytes() != committed[0]
+
+    undo = run(["bash", "-ec", guide_block("compare-runs.md", "## Undo it")], copy, env)
+    assert "Running stage" not in undo
+    assert (labels.read_bytes(), (copy / "params.yaml").read_bytes()) == committed
+    assert run(["git", "status", "--porcelain"], copy, env) == ""
+    assert "Data and pipelines are up to date." in run(["dvc", "status", "labels"], copy, env)
 
 
 def bow_tie_label(copy) -> str:

@@ -344,3 +344,34 @@ def test_each_artifact_path_is_declared_by_the_stage_that_owns_it(tmp_path, monk
     stages.table.cache_clear()
     with pytest.raises(BabelforgeError, match=r"paths=\.\.\.\) is a literal"):
         stages.table()
+
+
+def test_a_foreach_stages_key_stands_for_one_name_in_the_pipeline_order():
+    """A stage reading `build/languages/mvl-sib.tsv` comes after the foreach stage writing
+    `build/languages/${key}.tsv`; `${key}` is one path part, and a longer setting name is another path."""
+    views = _entry_of("views", writes=("${paths.language_views}/${key}.tsv",))
+    reader = _entry_of("a_reader", reads=("${paths.language_views}/mvl-sib.tsv",))
+    deeper = _entry_of("b_deeper", reads=("${paths.language_views}/x/mvl-sib.tsv",))
+    other = _entry_of("c_other", reads=("${paths.language_views_old}/mvl-sib.tsv",))
+    order = [e.name for e in _pipeline_order([reader, deeper, other, views])]
+    assert order.index("views") < order.index("a_reader")
+    assert order.index("b_deeper") < order.index("views") and order.index("c_other") < order.index("views")
+
+
+def _entry_of(name, reads=(), writes=()):
+    from babelforge.core.stages import Entry
+
+    return Entry(name, f"babelforge.toy.{name}_stage", "", "stage", False, tuple(reads), tuple(writes))
+
+
+def test_a_foreach_item_with_fewer_deps_repeats_its_last_and_more_is_an_error():
+    from babelforge.core.stages import padded_item
+
+    assert padded_item("x", ["a"], ("data", "more", "licences")) == {"data": "a", "more": "a", "licences": "a"}
+    assert padded_item("x", ["a", "b"], ("data", "more")) == {"data": "a", "more": "b"}
+    with pytest.raises(
+        BabelforgeError, match=r"^view v: 3 files; its stage reads 1 to 2 \(\$\{item.data\}, \$\{item.more\}\)$"
+    ):
+        padded_item("view v", ["a", "b", "c"], ("data", "more"))
+    with pytest.raises(BabelforgeError, match="0 files"):
+        padded_item("view v", [], ("data", "more"))

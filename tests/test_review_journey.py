@@ -20,7 +20,7 @@ import yaml
 
 from babelforge.babel_imagenet.reviews import labels_review_coverage
 from tests.browser import CHROMIUM, chromium_page
-from tests.project import command_env, copy_project, run
+from tests.project import command_env, copy_project, guide_block, keep_built_stages, run
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,14 @@ def project(tmp_path_factory, shared_data):
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     env = command_env(copy)
     assert CARD in ran(run(["dvc", "repro", CARD], copy, env, timeout=1800))
+    assert CARD in keep_built_stages(copy, env)
     return copy, env
+
+
+def changed_stages(copy, env) -> set[str]:
+    """The stages `dvc status` finds changed among the card's and those it reads."""
+    status = run(["dvc", "status", "--with-deps", CARD], copy, env)
+    return set(re.findall(r"^(\S+):$", status, re.MULTILINE))
 
 
 def german(copy):
@@ -69,6 +76,8 @@ def german(copy):
 
 def test_review_journey(project, tmp_path):
     copy, env = project
+    run(["git", "add", "-A"], copy, env)  # the built checkout a guide starts from: its lock and metrics committed
+    run(["git", "commit", "-qm", "the build"], copy, env)
     before = tmp_path / "labels-before.parquet"
     shutil.copy(copy / "data" / "babel_imagenet" / "labels.parquet", before)
     n_german = len(german(copy))
@@ -180,6 +189,32 @@ def test_review_journey(project, tmp_path):
     ostrich_row = page[page.index('id="class-9"') :].split("</tr>")[0]
     assert "stale_review" in ostrich_row and "Straußenmännchen" in ostrich_row
     assert json.loads((audit / "summary.json").read_text())["languages"]["deu_Latn"]["reviews"]["stale"] == 1
+
+    # 6. undo, as the review guide says (the simulated upstream change first: it is no review's)
+    run(["git", "checkout", "--", "params.yaml"], copy, env)
+    run(["bash", "-ec", guide_block("review-labels.md", "**Undo it**")], copy, env)
+    assert "resources/reviews/deu_Latn.tsv" in run(["git", "clean", "-n", "resources/reviews/"], copy, env)
+    run(["git", "clean", "-f", "resources/reviews/"], copy, env)  # the guide's step for a first review file
+    assert (copy / "data" / "babel_imagenet" / "labels.parquet").read_bytes() == before.read_bytes()
+    assert changed_stages(copy, env) == set()
+
+    # 7. add a language no source has data for (the registry rebuild's result, as a row): only the stages
+    # that find out which languages have data rerun, and the views, which come out the same
+    registry_file = copy / "resources" / "languages.tsv"
+    lines = registry_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    ghotuo = "\t".join(["aaa_Latn", "Ghotuo", "aaa", "Latn", "Latn", "", "", "", "", "", *["False"] * 4]) + "\n"
+    registry_file.write_text("".join([lines[0], ghotuo, *lines[1:]]), encoding="utf-8")
+    views = {"language_view@babel-imagenet", "language_view@mt-captions", "language_view@mvl-sib"}
+    assert changed_stages(copy, env) == {"senses", "labels", *views}
+    output = run(["dvc", "repro", CARD], copy, env, timeout=1800)
+    assert ran(output) == {"senses", "labels", *views}
+    assert "since the last build: none joined; none left" in output
+    assert (copy / "data" / "babel_imagenet" / "labels.parquet").read_bytes() == before.read_bytes()
+
+    # undo, as the add-a-language guide says
+    run(["bash", "-ec", guide_block("add-a-language.md", "**Undo**")], copy, env)
+    assert run(["git", "status", "--porcelain"], copy, env) == ""
+    assert changed_stages(copy, env) == set()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")

@@ -16,14 +16,14 @@ from typing import Any
 
 from babelforge.audit import checks, report, review_sheet, sections
 from babelforge.audit.checks import AUDIT_TAGGERS, AuditPolicy, LangidPolicy
-from babelforge.audit.english import ENGLISH, english_reference
+from babelforge.audit.english import english_reference
 from babelforge.babel_imagenet.tables import PRECISION_COLUMNS
 from babelforge.core.config import setting
 from babelforge.core.datasets import artifact_path
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_provenance, read_table
 from babelforge.core.langid import identifier
-from babelforge.core.languages import read_registry, registry
+from babelforge.core.languages import ENGLISH, read_registry, registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import profile_of_record
 from babelforge.core.stages import Paths, Stage, stage_paths
@@ -347,13 +347,13 @@ STAGE = Stage(
         "${paths.captions}/selected.parquet",
         "${paths.captions}/quality.json",
         "${paths.mvl_sib}",
-        "resources/languages.tsv",
         # the report's style and script, package files the import walk cannot see
         "builders/audit/assets/report.css",
         "builders/audit/assets/report.js",
         "builders/audit/assets/index.js",
         "builders/audit/assets/sort_table.js",
     ),
+    languages=("babel-imagenet", "mt-captions", "mvl-sib"),
     outs=("${paths.audit}",),
     docs="docs/architecture/audit.md",
     taggers=tuple(TAGGERS),

@@ -11,8 +11,7 @@ from typing import Any
 
 from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.io import read_table
-
-ENGLISH = "eng_Latn"
+from babelforge.core.languages import ENGLISH
 
 
 def english_reference(labels, wordnet_path: str | None) -> dict[int, dict[str, Any]]:

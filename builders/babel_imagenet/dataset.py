@@ -12,7 +12,7 @@ from babelforge.babel_imagenet.labels import resource_group
 from babelforge.babel_imagenet.precision import Estimate
 from babelforge.babel_imagenet.reviews import REVIEW_SOURCE, labels_review_coverage
 from babelforge.babel_imagenet.tables import PRECISION_COLUMNS
-from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, per_language, read_artifact
+from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, LanguageView, per_language, read_artifact
 from babelforge.core.determinism import MACHINE_LIMITATION
 from babelforge.core.io import read_table
 from babelforge.core.licences import Licence, SourceInfo
@@ -203,3 +203,19 @@ def read_prompts(paths) -> DatasetTables:
         provenance={paths.prompts: provenance},
         sort_by=tuple(c for c in ("prompt_set", "template_id") if c in columns),
     )
+
+
+# The label languages: what the card, the prompts and zero-shot map (a language the labels stage kept).
+LABEL_LANGUAGES = LanguageView(
+    name="babel-imagenet", reads=("${paths.languages}",), keys="babelforge.babel_imagenet.dataset:label_languages"
+)
+PROMPT_LANGUAGES = LanguageView(
+    name="babel-imagenet-prompts",
+    reads=("${paths.languages}",),
+    keys="babelforge.babel_imagenet.dataset:label_languages",
+)
+
+
+def label_languages(reads, params) -> list[str]:
+    """The languages the labels stage kept (languages.parquet, a row each)."""
+    return read_table(reads[0], columns=["lang"])["lang"].tolist()

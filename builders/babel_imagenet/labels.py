@@ -36,6 +36,7 @@ from babelforge.babel_imagenet.confusables import repair_forms
 from babelforge.babel_imagenet.purity import foreign_forms, strip_script_spans
 from babelforge.babel_imagenet.trust import ClassSources, LearnedPriority, class_sources, learn_priority, priority_index
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import ENGLISH
 from babelforge.core.scripts import dominant_script, expand_script
 from babelforge.core.text_taggers import is_latin_acronym
 from babelforge.lexicon.senses import Sense
@@ -44,7 +45,6 @@ DEFAULT_LOW_PRECISION_SOURCES = frozenset({"WIKIRED", "WIKIDATA_ALIAS"})
 # Resource groups by number of classes (upper bounds inclusive); reproduces the paper's
 # 17/32/35/16 split of its 100 evaluation languages.
 GROUP_BOUNDS = (("very-low", 100), ("low", 333), ("mid", 666), ("high", 1000))
-ENGLISH = "eng_Latn"
 Ranking = Literal["first", "agreement"]
 # Per-language counts of what cleaning and routing did (columns of languages.parquet).
 TALLY_COLUMNS = (

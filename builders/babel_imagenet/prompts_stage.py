@@ -216,8 +216,8 @@ STAGE = Stage(
         "${paths.languages}",
         "${paths.nllb_model}",
         "resources/clip_templates_en.txt",
-        "resources/languages.tsv",
     ),
+    languages=("babel-imagenet",),
     outs=(
         "${paths.prompts}",
         "${paths.prompts_summary}",

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from babelforge.babel_imagenet.cleaning import typed_label_problem
-from babelforge.babel_imagenet.labels import ENGLISH, english_key, normalise_lemma
+from babelforge.babel_imagenet.labels import english_key, normalise_lemma
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table, sha256_text
-from babelforge.core.languages import registry
+from babelforge.core.languages import ENGLISH, registry
 from babelforge.core.scripts import expected_script_share
 from babelforge.core.text_taggers import duplicate_flags
 from babelforge.core.typed_text import shown, value_problem

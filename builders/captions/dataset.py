@@ -4,12 +4,16 @@ per language. Registered in builders/core/datasets.py; its audit section is buil
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from babelforge.captions.readers import XTD_LANGUAGE_KEYS, InputConfig, read_caption_document
+from babelforge.core.config import load_config
 from babelforge.core.datasets import (
     AuditSection,
     DatasetSpec,
     DatasetTables,
+    LanguageView,
     SectionPlot,
     Value,
     artifact_path,
@@ -174,3 +178,35 @@ def read_captions(paths) -> DatasetTables:
         features=features,
         notes=selection_notes(provenance),
     )
+
+
+# The languages the MT-caption stages map: the input's (its source, the references an XTD-layout file
+# holds) and the targets. The evaluations' raw caption sets are a view of their own.
+MT_CAPTION_LANGUAGES = LanguageView(
+    name="mt-captions",
+    reads=("${captions.input.path}",),
+    keys="babelforge.captions.dataset:mt_caption_languages",
+    params=("captions.input.format", "captions.input.source", "captions.input.targets"),
+)
+CAPTION_SET_LANGUAGES = LanguageView(
+    name="caption-sets",
+    reads=("data/raw/xtd/xtd.json", "data/raw/xtd/xflickrco.json"),
+    keys="babelforge.captions.dataset:caption_set_languages",
+)
+
+
+def mt_caption_languages(reads, params) -> list[str]:
+    source = load_config(InputConfig, params, "captions.input")
+    found = caption_document_languages(reads) if source.format == "xtd" else []
+    return sorted({source.source, *source.targets, *found})
+
+
+def caption_set_languages(reads, params) -> list[str]:
+    """The languages of XTD10 and xFlickrCO (the retrieval and CLIPScore evaluations read them raw)."""
+    return caption_document_languages(reads)
+
+
+def caption_document_languages(files) -> list[str]:
+    """Registry keys of the language codes in XTD-layout caption files."""
+    codes = {code for path in files for code in read_caption_document(Path(path), "the caption file")[1]}
+    return sorted({XTD_LANGUAGE_KEYS.get(code, code) for code in codes})

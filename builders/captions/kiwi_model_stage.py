@@ -48,10 +48,8 @@ STAGE = Stage(
     flags={
         "--out": ("paths.kiwi_tiny", "checkpoint directory to write"),
     },
-    deps=(
-        "${captions.input.path}",
-        "resources/languages.tsv",
-    ),
+    deps=("${captions.input.path}",),
+    languages=("mt-captions",),
     outs=("${paths.kiwi_tiny}",),
     pinned=True,
     docs="docs/datasets/mt-captions.md",

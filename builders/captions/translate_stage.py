@@ -156,8 +156,8 @@ STAGE = Stage(
     deps=(
         "${paths.nllb_model}",
         "${captions.input.path}",
-        "resources/languages.tsv",
     ),
+    languages=("mt-captions",),
     outs=(
         "${paths.captions}/source",
         "${paths.captions}/references",

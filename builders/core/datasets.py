@@ -29,28 +29,28 @@ from babelforge.core.licences import Licence
 from babelforge.core.resources import resource
 
 
-def _discovered() -> dict[str, str]:
-    """name -> "module:attribute" of every `NAME = DatasetSpec(name="...")` in an area's `dataset.py`
+def _discovered(kind: str) -> dict[str, str]:
+    """name -> "module:attribute" of every `NAME = <kind>(name="...")` in an area's `dataset.py`
     (`builders/<area>/dataset.py`), read from the source without importing it; by area, then as written."""
     found: dict[str, str] = {}
     for path in sorted(Path(__file__).resolve().parents[1].glob("*/dataset.py")):
         for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
             call = node.value if isinstance(node, ast.Assign) else None
-            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "DatasetSpec"):
+            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == kind):
                 continue
             name = next(
                 (k.value.value for k in call.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)), None
             )
             if not isinstance(name, str) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
-                raise BabelforgeError(f"{path}: a DatasetSpec is assigned to one name and names itself with a string")
+                raise BabelforgeError(f"{path}: a {kind} is assigned to one name and names itself with a string")
             if name in found:
-                raise BabelforgeError(f"two datasets named {name!r}: {found[name]} and {path}")
+                raise BabelforgeError(f"two {kind}s named {name!r}: {found[name]} and {path}")
             found[name] = f"babelforge.{path.parent.name}.dataset:{node.targets[0].id}"
     return found
 
 
 # name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec: found, never listed by hand.
-REGISTRY: dict[str, str] = _discovered()
+REGISTRY: dict[str, str] = _discovered("DatasetSpec")
 CITATIONS = resource("citations.bib")
 SLICES = "datasets"  # the audit writes <paths.audit>/datasets/<name>.json: what it found per dataset
 
@@ -171,6 +171,30 @@ class DatasetSpec:
     audit: AuditSection | None = None
 
 
+@dataclass(frozen=True)
+class LanguageView:
+    """The languages a set of stages maps (babelforge.core.languages: a view of the registry). Every
+    dataset has the view of its name (its card's, its evaluations'); an area may declare others (the
+    raw caption sets the evaluations read). The `language_view` stage writes each one's registry rows."""
+
+    name: str
+    # what the languages are read from, as dvc.yaml names a dep (`${paths.languages}`, a raw file): 1 or 2
+    reads: tuple[str, ...]
+    # "module:function" (the files `reads` names, params.yaml) -> the registry keys (English is added to every
+    # view: every dataset's source side)
+    keys: str
+    # params its keys depend on besides the files (`captions.input.targets`)
+    params: tuple[str, ...] = ()
+
+
+# name -> "module:attribute" of every LanguageView in an area's dataset.py: found, never listed by hand.
+LANGUAGE_VIEWS: dict[str, str] = _discovered("LanguageView")
+
+
+def language_view(name: str) -> LanguageView:
+    return _declared(LANGUAGE_VIEWS, LanguageView, name, "language view")
+
+
 # A published dataset on the Hugging Face Hub, as the eval commands take one: hf:ORG/NAME@REVISION.
 HUB_PREFIX = "hf:"
 
@@ -185,15 +209,20 @@ def names() -> list[str]:
 
 
 def spec(name: str) -> DatasetSpec:
-    """The spec registered under `name`; one line naming the known names otherwise."""
-    if name not in REGISTRY:
+    return _declared(REGISTRY, DatasetSpec, name, "dataset")
+
+
+def _declared(found: Mapping[str, str], kind: type, name: str, what: str) -> Any:
+    """The `kind` declared under `name` (in an area's dataset.py); one line naming the known names otherwise."""
+    if name not in found:
         raise BabelforgeError(
-            f"dataset {name!r} is not in the registry (builders/core/datasets.py); known: {', '.join(REGISTRY)}"
+            f"{what} {name!r} is not declared in an area's dataset.py (builders/<area>/dataset.py); "
+            f"known: {', '.join(found)}"
         )
-    found = resolve(REGISTRY[name])
-    if not isinstance(found, DatasetSpec) or found.name != name:
-        raise BabelforgeError(f"{REGISTRY[name]}: not the DatasetSpec of {name!r}")
-    return found
+    declared = resolve(found[name])
+    if not isinstance(declared, kind) or declared.name != name:
+        raise BabelforgeError(f"{found[name]}: not the {kind.__name__} of {name!r}")
+    return declared
 
 
 def specs() -> list[DatasetSpec]:

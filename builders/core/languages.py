@@ -4,14 +4,22 @@ Every conversion between code systems goes through it. The canonical key is the
 Flores-200 form `xxx_Scrp` (ISO 639-3 + ISO 15924 script); a few BabelNet editions that
 share a language and script with another (Simple English, Belarusian Taraškievica)
 carry a variant suffix `xxx_Scrp-variant` so every key stays unique.
+
+A stage that maps only the languages of the data it reads takes a *view* of the registry instead
+(`build/languages/<view>.tsv`: the registry's rows for those languages, byte for byte, written by
+the `language_view` stage; `Stage(languages=...)` names the views, the command line points
+`registry()` at them). Its dependency is then its view, not the whole registry: a language added
+to the registry reruns only the stages whose data has it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +28,7 @@ from babelforge.core.resources import resource
 from babelforge.core.tsv import BOOLEAN, Check, TsvSpec, matching, read_tsv
 
 REGISTRY_PATH = resource("languages.tsv")
+ENGLISH = "eng_Latn"  # the source language of every dataset
 KEY_PATTERN = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}(-[a-z0-9]+)?$")
 
 # Code systems a code can be looked up in, and the column that holds them.
@@ -212,7 +221,57 @@ def read_registry(path: str | Path = REGISTRY_PATH) -> LanguageRegistry:
     return LanguageRegistry([parse_row(row) for _, row in read_tsv(path, TABLE)])
 
 
-@functools.lru_cache(maxsize=1)
 def registry() -> LanguageRegistry:
-    """The project's registry, read once per process."""
-    return read_registry(REGISTRY_PATH)
+    """The project's registry, read once per process; while `language_views` is in force, the rows
+    of those views only."""
+    return _registry_of(os.environ.get(VIEWS_ENVIRONMENT, ""))
+
+
+# The view files `registry()` reads, joined by os.pathsep; set by `language_views` (an environment
+# variable, so the processes a stage starts, local Ray workers among them, read the same rows).
+VIEWS_ENVIRONMENT = "BABELFORGE_LANGUAGE_VIEWS"
+
+
+@functools.lru_cache(maxsize=4)
+def _registry_of(views: str) -> LanguageRegistry:
+    if not views:
+        return read_registry(REGISTRY_PATH)
+    merged = {language.key: language for path in views.split(os.pathsep) for language in read_registry(path)}
+    return LanguageRegistry([merged[key] for key in sorted(merged)])  # the registry's order: by key
+
+
+@contextlib.contextmanager
+def language_views(paths: Iterable[str | Path]):
+    """`registry()` is the rows of these views while inside (a stage that reads only them)."""
+    files = [str(path) for path in paths]
+    if not files:
+        yield
+        return
+    missing = [path for path in files if not Path(path).is_file()]
+    if missing:
+        raise BabelforgeError(
+            f"language view {', '.join(missing)} not found: `dvc repro` writes it (`babelforge language_view <name>`)"
+        )
+    before = os.environ.get(VIEWS_ENVIRONMENT)
+    os.environ[VIEWS_ENVIRONMENT] = os.pathsep.join(files)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(VIEWS_ENVIRONMENT, None)
+        else:
+            os.environ[VIEWS_ENVIRONMENT] = before
+
+
+def view_text(registry_text: str, keys: Iterable[str]) -> str:
+    """The view of `keys`: the registry file's header and its rows for those keys, byte for byte,
+    in the registry's order (a key it does not have is an error naming it)."""
+    wanted = set(keys)
+    lines = registry_text.splitlines(keepends=True)
+    rows = [line for line in lines[1:] if line.split("\t", 1)[0] in wanted]
+    unknown = wanted - {line.split("\t", 1)[0] for line in rows}
+    if unknown:
+        raise BabelforgeError(
+            f"language view: {', '.join(sorted(unknown))} not in the registry (resources/languages.tsv)"
+        )
+    return "".join(lines[:1] + rows)

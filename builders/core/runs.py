@@ -104,7 +104,7 @@ def overlapping(targets: Collection[str | Path], tracked: Collection[str | Path]
     return None
 
 
-def _filled(text: str, values: Mapping[str, Any]) -> str | None:
+def filled(text: str, values: Mapping[str, Any]) -> str | None:
     """`${a.b}` in a dvc.yaml path filled from `values` (nested mappings); None when one is not there."""
     missing = False
 
@@ -140,9 +140,9 @@ def tracked_outputs(dvc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[s
             paths = []
             for entry in [*(spec.get("outs") or ()), *(spec.get("metrics") or ())]:
                 for path in entry if isinstance(entry, Mapping) else [entry]:
-                    filled = _filled(str(path), values)
-                    if filled:
-                        paths.append(filled)
+                    written = filled(str(path), values)
+                    if written:
+                        paths.append(written)
             found[stage] = paths
     return found
 

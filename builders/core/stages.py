@@ -23,7 +23,7 @@ import importlib.util
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -92,6 +92,12 @@ class Stage:
     # literals (read without importing the module). Every Config's `paths` field holds every stage's
     # (`Paths` below): the stage reading `paths.labels` names it, the labels stage declares it.
     paths: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    # The language views it reads (babelforge.core.languages): its `registry()` is their rows, and its
+    # dependency is them (`${paths.language_views}/<view>.tsv`), not resources/languages.tsv, so a
+    # language its data lacks does not rerun it. () = the whole registry, as a dep it names itself.
+    # In a foreach stage `${key}` is the item, the value of its setting `key_setting`.
+    languages: tuple[str, ...] = ()
+    key_setting: str = ""
 
     def __post_init__(self) -> None:
         if self.config is not None and not hasattr(self.config, "GROUP"):
@@ -105,7 +111,34 @@ class Stage:
 
     def files(self) -> list[str]:
         """Every path the stage names (deps, outs, metrics, plots), in that order."""
-        return [*self.deps, *self.outs, *self.metrics, *(plot.path for plot in self.plots)]
+        return [*self.deps, *self.view_deps(), *self.outs, *self.metrics, *(plot.path for plot in self.plots)]
+
+    def view_deps(self) -> list[str]:
+        """Its language views as `dvc.yaml` names them."""
+        return view_deps(self.languages)
+
+    def view_files(self, config) -> list[Path]:
+        """Its language views' files for a run with `config` (`${key}` filled from `key_setting`)."""
+        key = str(getattr(config, self.key_setting)) if self.key_setting else None
+        folder = Path(config.paths.language_views)
+        return [folder / f"{view.replace(VIEW_KEY, key) if key else view}.tsv" for view in self.languages]
+
+
+VIEW_KEY = "${key}"
+
+
+def padded_item(what: str, deps: list[str], keys: tuple[str, ...]) -> dict[str, str]:
+    """A foreach item's deps under `keys` (`${item.<key>}` in the template): a DVC template takes a
+    fixed list of deps, so an item with fewer repeats its last one; more is an error naming `what`."""
+    if not 1 <= len(deps) <= len(keys):
+        raise BabelforgeError(
+            f"{what}: {len(deps)} files; its stage reads 1 to {len(keys)} (${{item.{'}, ${item.'.join(keys)}}})"
+        )
+    return dict(zip(keys, deps + [deps[-1]] * (len(keys) - len(deps))))
+
+
+def view_deps(views: Iterable[str]) -> list[str]:
+    return [f"${{paths.language_views}}/{view}.tsv" for view in views]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,6 +212,7 @@ def _entry(path: Path, module: str) -> Entry:
     if not isinstance(name, str) or not isinstance(help_text, str):
         raise BabelforgeError(f"{path}: STAGE = Stage(...) names its command and help as string literals")
     deps, computed = _literal_strings(words.get("deps"))
+    deps += tuple(view_deps(_literal_strings(words.get("languages"))[0]))
     writes = (*_literal_strings(words.get("outs"))[0], *_literal_strings(words.get("metrics"))[0])
     return Entry(
         name,
@@ -208,6 +242,13 @@ def _owned_paths(path: Path, node: ast.AST | None) -> tuple[tuple[str, str, str]
     return tuple((name, default, help_text) for name, (default, help_text) in value.items())
 
 
+def _names(written: str, read: str) -> bool:
+    """Whether the path a stage reads is (inside) one another writes; a written `${key}` (a foreach
+    stage's item) stands for any one name."""
+    pattern = "[^/]+".join(re.escape(part) for part in written.split(VIEW_KEY))
+    return re.fullmatch(f"{pattern}(/.*)?", read) is not None
+
+
 def _pipeline_order(entries: list[Entry]) -> list[Entry]:
     """Stages in the order their files flow (a stage after every stage writing what it reads; among
     those ready, one fed by the latest placed stage first, then the builders' before eval's, then by
@@ -216,9 +257,7 @@ def _pipeline_order(entries: list[Entry]) -> list[Entry]:
     def feeds(writer: Entry, reader: Entry) -> bool:
         if reader.reads_computed and not writer.reads_computed:
             return True
-        return any(
-            read == written or read.startswith(written + "/") for read in reader.reads for written in writer.writes
-        )
+        return any(_names(written, read) for read in reader.reads for written in writer.writes)
 
     # the builders' stages before eval's (eval checks what was built), then by name
     stages = sorted(
@@ -315,12 +354,12 @@ else:
 
 
 def outputs(stage: Stage, config: Any) -> list[str]:
-    """The outputs the stage declares, `${paths.*}` (and a foreach stage's `${key}`, from `config.dataset`)
+    """The outputs the stage declares, `${paths.*}` (and a foreach stage's `${key}`, from its `key_setting`)
     filled from its config; one naming another setting is left out."""
     paths = getattr(config, "paths", None)  # a stage without paths (captions_plan) writes nothing
     values = {f"paths.{key}": value for key, value in (vars(paths) if paths is not None else {}).items()}
-    if getattr(config, "dataset", None):
-        values["key"] = config.dataset
+    if stage.key_setting and getattr(config, stage.key_setting, None):
+        values["key"] = getattr(config, stage.key_setting)
     filled = [_INTERPOLATION.sub(lambda m: str(values.get(m[1], m[0])), path) for path in stage.outs]
     return [path for path in filled if "${" not in path]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from babelforge.core.datasets import ClassLabel, DatasetSpec, DatasetTables, read_artifact
+from babelforge.core.datasets import ClassLabel, DatasetSpec, DatasetTables, LanguageView, read_artifact
 from babelforge.core.errors import BabelforgeError
 from babelforge.lexicon.licences import CLIP_NAMES, WORDNET
 
@@ -24,6 +24,16 @@ KNOWLEDGE = DatasetSpec(
     licences=(("definitions, lemmas, hypernyms", WORDNET), ("`clip_name`", CLIP_NAMES.licence)),
     limitations=("English only; definitions are WordNet 3.0's and can be terse or dated.",),
 )
+
+
+KNOWLEDGE_LANGUAGES = LanguageView(
+    name="knowledge", reads=("${paths.wordnet}",), keys="babelforge.lexicon.dataset:knowledge_languages"
+)
+
+
+def knowledge_languages(reads, params) -> list[str]:
+    """English only (every view has it)."""
+    return []
 
 
 def read_knowledge(paths) -> DatasetTables:

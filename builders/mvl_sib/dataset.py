@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, Image, LazySplit
+from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, Image, LanguageView, LazySplit
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table
 from babelforge.core.licences import Licence, licence_from_text
@@ -49,6 +49,16 @@ MVL_SIB = DatasetSpec(
         overview=True,
     ),
 )
+
+
+MVL_SIB_LANGUAGES = LanguageView(
+    name="mvl-sib", reads=("${paths.mvl_sib}",), keys="babelforge.mvl_sib.dataset:mvl_sib_languages"
+)
+
+
+def mvl_sib_languages(reads, params) -> list[str]:
+    """The languages of the built tasks (`<task>/<lang>.parquet`)."""
+    return sorted({path.stem for path in Path(reads[0]).glob("*/*.parquet")})
 
 
 def read_mvl_sib(paths) -> DatasetTables:

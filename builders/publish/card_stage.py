@@ -26,7 +26,7 @@ from babelforge.core.io import atomic_directory, read_json, write_json, write_ta
 from babelforge.core.languages import registry
 from babelforge.core.progress import info, progress
 from babelforge.core.provenance import build_profile
-from babelforge.core.stages import Paths, Stage, stage_paths
+from babelforge.core.stages import Paths, Stage, padded_item, stage_paths
 from babelforge.publish import card, croissant
 from babelforge.publish.card import arrow_type, hf_features
 
@@ -221,13 +221,7 @@ def card_items() -> dict[str, dict[str, str]]:
     items = {}
     for found in specs():
         deps = [artifact_dep(artifact) for artifact in found.artifacts]
-        if not 1 <= len(deps) <= len(CARD_ITEM_KEYS):
-            raise BabelforgeError(
-                f"dataset {found.name}: {len(deps)} artifacts; a card reads 1 to {len(CARD_ITEM_KEYS)} "
-                "(add a key to CARD_ITEM_KEYS and its ${item.<key>} dep)"
-            )
-        padded = deps + [deps[-1]] * (len(CARD_ITEM_KEYS) - len(deps))
-        items[found.name] = dict(zip(CARD_ITEM_KEYS, padded))
+        items[found.name] = padded_item(f"dataset {found.name}'s artifacts", deps, CARD_ITEM_KEYS)
     return items
 
 
@@ -248,9 +242,10 @@ STAGE = Stage(
         "${item.more}",
         "${item.licences}",
         "${paths.audit}/datasets/${key}.json",
-        "resources/languages.tsv",
         "resources/citations.bib",
     ),
+    languages=("${key}",),
+    key_setting="dataset",
     outs=("${paths.hub}/${key}",),
     params=(),
     foreach=card_items(),

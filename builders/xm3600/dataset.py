@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from babelforge.core.datasets import DatasetSpec, DatasetTables, artifact_provenance
+from babelforge.core.datasets import DatasetSpec, DatasetTables, LanguageView, artifact_provenance
 from babelforge.core.io import read_json, read_table
 from babelforge.core.licences import Licence
 
@@ -43,6 +43,19 @@ XM3600 = DatasetSpec(
     ),
     tags=("multilingual", "image-captioning", "image-text-retrieval"),
 )
+
+
+XM3600_LANGUAGES = LanguageView(
+    name="xm3600", reads=("${paths.xm3600}",), keys="babelforge.xm3600.dataset:xm3600_languages"
+)
+
+
+def xm3600_languages(reads, params) -> list[str]:
+    """The languages of the built captions (none when the build skipped XM3600)."""
+    folder = Path(reads[0])
+    if (folder / SKIPPED).is_file():
+        return []
+    return sorted(set(read_table(folder / CAPTIONS_TABLE, columns=["lang"])["lang"]))
 
 
 def read_xm3600(paths) -> DatasetTables:

@@ -74,9 +74,9 @@ STAGE = Stage(
     deps=(
         "${paths.tiny_clip}",
         "${paths.eval_images}/captions",
-        "resources/languages.tsv",
         "data/raw/xtd/xtd.json",
     ),
+    languages=("caption-sets",),
     outs=("${paths.eval_reports}/clipscore.json",),
     pinned=True,
     docs="docs/guides/evaluate.md",

@@ -17,6 +17,7 @@ from typing import Literal
 from babelforge.babel_imagenet.prompts import read_templates
 from babelforge.core.config import from_group, setting
 from babelforge.core.io import read_table
+from babelforge.core.languages import ENGLISH
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.core.stages import Paths, Stage, stage_paths
@@ -33,7 +34,6 @@ from babelforge.eval.export.clip_benchmark import (
 from babelforge.eval.flags import add_language_flag
 from babelforge.eval.inputs import require
 from babelforge.eval.labels import (
-    ENGLISH,
     ENGLISH_TEMPLATES,
     labels_by_language,
     select_languages,

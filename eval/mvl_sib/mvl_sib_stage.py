@@ -102,8 +102,8 @@ STAGE = Stage(
     deps=(
         "${paths.tiny_clip}",
         "${paths.mvl_sib}",
-        "resources/languages.tsv",
     ),
+    languages=("mvl-sib",),
     outs=("${paths.eval_reports}/mvl_sib.json",),
     pinned=True,
     docs="docs/guides/evaluate.md",

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from babelforge.babel_imagenet.labels import GROUP_BOUNDS
+from babelforge.core.languages import ENGLISH
 from babelforge.eval.plots import COLUMN_WIDTH, new_figure, paper, save_figure
 from babelforge.eval.report.metric import fit_line_with_band
 
@@ -39,7 +40,6 @@ PROMPT_MARKERS = {
     "label-fallback": ("^", False, "label only (fallback: no translated templates)"),
 }
 # The language of the English templates: its "english" rows are English templates with English labels.
-ENGLISH = "eng_Latn"
 # How many of the top-ranked classes count as a hit, per metric with a chance level over the
 # language's own classes (top1_100's chance is that of its fixed control size, not in the rows).
 CHANCE_HITS = {"top1": 1, "balanced_accuracy": 1, "top5": 5}

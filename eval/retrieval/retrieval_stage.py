@@ -94,11 +94,11 @@ STAGE = Stage(
     deps=(
         "${paths.tiny_clip}",
         "${paths.eval_images}/captions",
-        "resources/languages.tsv",
         "data/raw/xtd/xtd.json",
         "data/raw/xtd/xflickrco.json",
         "${paths.xm3600}",
     ),
+    languages=("caption-sets", "xm3600"),
     outs=("${paths.eval_reports}/retrieval.json",),
     pinned=True,
     docs="docs/guides/evaluate.md",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from babelforge.eval.labels import ENGLISH
+from babelforge.core.languages import ENGLISH
 from babelforge.eval.similarity import l2_normalize, rank_of_best_positive
 
 PROMPT_SETS = ("translated", "english", "label")

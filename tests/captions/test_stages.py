@@ -199,6 +199,7 @@ def test_changing_selection_params_reruns_selection_only(tmp_path, monkeypatch, 
     monkeypatch.chdir(project)
     assert translate(monkeypatch, params, project / "data" / "captions", stub_for(xtd)) == 0
 
+    _dvc(project, "repro", "-s", "language_view@mt-captions")  # the registry rows the caption stages read
     _dvc(project, "repro", "-s", "captions_tag")
     _dvc(project, "repro", "-s", "captions_select")
     attributes = project / "data" / "captions" / "attributes"

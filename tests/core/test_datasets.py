@@ -105,10 +105,10 @@ def test_the_registry_is_every_spec_of_an_area_dataset_module(tmp_path, monkeypa
     (area / "dataset.py").write_text('TOY = DatasetSpec(name="toy", pretty_name="Toy")\nOTHER = 3\n')
     (tmp_path / "builders" / "core").mkdir()
     monkeypatch.setattr(datasets, "__file__", str(tmp_path / "builders" / "core" / "datasets.py"))
-    assert datasets._discovered() == {"toy": "babelforge.toyarea.dataset:TOY"}
+    assert datasets._discovered("DatasetSpec") == {"toy": "babelforge.toyarea.dataset:TOY"}
     (area / "dataset.py").write_text("TOY = DatasetSpec(name=NAME)\n")
     with pytest.raises(BabelforgeError, match="names itself with a string"):
-        datasets._discovered()
+        datasets._discovered("DatasetSpec")
 
 
 def test_a_spec_is_frozen():

@@ -462,7 +462,8 @@ def test_an_actor_that_dies_beyond_its_restarts_stops_the_run_with_one_line(tmp_
             shards.plan_shards([table], SHARD_SIZE),
             slice_reader(table),
             Fragile,
-            (str(tmp_path / "calls.log"), victim, 0.0, 99),
+            # each chunk takes a moment: what an actor has returned reaches the driver before it dies
+            (str(tmp_path / "calls.log"), victim, 0.2, 99),
             config,
             params_hash="p",
             model_hash="m",

@@ -40,11 +40,12 @@ def test_every_dvc_stage_locks_the_outputs_dvc_yaml_names(repo_root):
     from babelforge.core.stages import Paths
 
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
-    config = type("Config", (), {"paths": Paths(), "dataset": "babel-imagenet"})()
+    config = type("Config", (), {"paths": Paths(), "dataset": "babel-imagenet", "view": "mvl-sib"})()
     for name in set(stages) & set(COMMANDS):
         assert outputs(load(name), config), f"{name}: no output to lock"
     assert outputs(load("labels"), config) == [Paths().labels, Paths().languages, Paths().candidates]
-    assert outputs(load("card"), config) == [f"{Paths().hub}/babel-imagenet"]
+    assert outputs(load("card"), config) == [f"{Paths().hub}/babel-imagenet"]  # a foreach key, its setting's value
+    assert outputs(load("language_view"), config) == [f"{Paths().language_views}/mvl-sib.tsv"]
 
 
 @pytest.mark.slow
