@@ -144,3 +144,27 @@ def test_the_views_of_a_built_checkout_read_back_as_registries(tmp_path):
         ["git", "check-ignore", "-q", "build/languages/babel-imagenet.tsv"], cwd=REPO, capture_output=True
     )
     assert result.returncode == 0, "views are build outputs: git ignores them"
+
+
+def test_the_stage_writes_the_view_of_the_params_it_finds(tmp_path, monkeypatch, shared_data):
+    """`babelforge language_view mt-captions` in a project whose params name a caption input and
+    two targets: the view holds the input's languages and the targets, and reads back."""
+    import dataclasses
+
+    from babelforge.core.stages import Paths
+    from babelforge.pipeline.language_view_stage import Config, run
+
+    project = tmp_path / "project"
+    project.mkdir()
+    inputs = {"format": "xtd", "path": str(shared_data / "xtd" / "xflickrco.json"), "source": "eng_Latn"}
+    params = {"profile": "sample", "captions": {"input": {**inputs, "targets": ["deu_Latn", "als_Latn"]}}}
+    (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    (project / "dvc.yaml").write_text("stages: {}\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    paths = dataclasses.replace(Paths(), language_views=str(tmp_path / "views"))
+    assert run(Config(view="mt-captions", paths=paths)) == 0
+    written = read_registry(tmp_path / "views" / "mt-captions.tsv").keys()
+    xflickrco = ["deu_Latn", "eng_Latn", "ind_Latn", "jpn_Jpan", "rus_Cyrl", "spa_Latn", "tur_Latn", "zho_Hans"]
+    assert written == sorted({*xflickrco, "als_Latn"})
+    with pytest.raises(BabelforgeError, match="name the view"):
+        run(Config(paths=paths))
