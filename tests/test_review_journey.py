@@ -1,5 +1,7 @@
 """A reviewer's journey on a real build: export the German sheet, decide three rows, import, `dvc repro`;
 the labels, the audit, the card and `babelforge diff` show it; an upstream change makes the accept stale.
+Then the guides' undo blocks, run verbatim: the review's, a language added and taken back (only the stages
+that find languages rerun), and an experiment in the workspace (a params change reruns only its stage).
 
 The project copy builds the whole chain the card needs (labels, prompts, MT captions, MVL-SIB, audit)
 from the source mirror, with MVL-SIB cut to two languages, MT captions to four captions and the labels to
@@ -17,6 +19,7 @@ import shutil
 import pandas as pd
 import pytest
 import yaml
+from dvc.utils.hydra import apply_overrides
 
 from babelforge.babel_imagenet.reviews import labels_review_coverage
 from tests.browser import CHROMIUM, chromium_page
@@ -57,6 +60,7 @@ def project(tmp_path_factory, shared_data):
     params["labels"]["min_classes"] = 400
     params["captions"]["input"]["limit"] = 4
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    apply_overrides(copy / "params.yaml", [])  # in the form DVC writes it back, as the project keeps it
     env = command_env(copy)
     assert CARD in ran(run(["dvc", "repro", CARD], copy, env, timeout=1800))
     assert CARD in keep_built_stages(copy, env)
@@ -78,6 +82,7 @@ def test_review_journey(project, tmp_path):
     copy, env = project
     run(["git", "add", "-A"], copy, env)  # the built checkout a guide starts from: its lock and metrics committed
     run(["git", "commit", "-qm", "the build"], copy, env)
+    assert ran(run(["dvc", "repro", CARD], copy, env)) == set()  # up to date: a second repro runs nothing
     before = tmp_path / "labels-before.parquet"
     shutil.copy(copy / "data" / "babel_imagenet" / "labels.parquet", before)
     n_german = len(german(copy))
@@ -213,6 +218,18 @@ def test_review_journey(project, tmp_path):
 
     # undo, as the add-a-language guide says
     run(["bash", "-ec", guide_block("add-a-language.md", "**Undo**")], copy, env)
+    assert run(["git", "status", "--porcelain"], copy, env) == ""
+    assert changed_stages(copy, env) == set()
+
+    # 8. an experiment in the workspace, as the compare-runs guide runs one: a params change reruns only
+    # its stage and changes one line of params.yaml; the guide's undo block brings the build back
+    labels_path = copy / "data" / "babel_imagenet" / "labels.parquet"
+    committed = labels_path.read_bytes(), (copy / "params.yaml").read_bytes()
+    assert ran(run(["dvc", "exp", "run", "-S", "labels.min_classes=450", "labels"], copy, env)) == {"labels"}
+    assert "1 file changed, 1 insertion(+), 1 deletion(-)" in run(["git", "diff", "--stat", "params.yaml"], copy, env)
+    assert labels_path.read_bytes() != committed[0]  # German (425 classes) and others dropped
+    assert "Running stage" not in run(["bash", "-ec", guide_block("compare-runs.md", "## Undo it")], copy, env)
+    assert (labels_path.read_bytes(), (copy / "params.yaml").read_bytes()) == committed
     assert run(["git", "status", "--porcelain"], copy, env) == ""
     assert changed_stages(copy, env) == set()
 
