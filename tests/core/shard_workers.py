@@ -70,9 +70,18 @@ class Fragile(TextStats):
     times it meets the row `victim` (`log + ".died"` counts the deaths, so a restarted actor
     goes on)."""
 
-    def __init__(self, log: str, victim: str | None = None, delay: float = 0.0, dies: int = 1):
+    def __init__(self, log: str, victim: str | None = None, delay: float = 0.0, dies: int = 1, pool: int = 1):
         super().__init__("", delay)
-        self.log, self.victim, self.dies = Path(log), victim, dies
+        self.log, self.victim, self.dies, self.pool = Path(log), victim, dies, pool
+
+    def _pool_working(self, seconds: float = 60.0) -> None:
+        """Wait until `pool` processes have logged a call: the pool is up before one dies (an actor
+        restarted while another's first start is still pending can stay unplaced in Ray 2.60)."""
+        deadline = time.monotonic() + seconds
+        while len({line.split()[0] for line in self.log.read_text().splitlines()}) < self.pool:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
     def __call__(self, batch):
         import ray
@@ -83,6 +92,7 @@ class Fragile(TextStats):
         if self.victim in batch.column("id").to_pylist():
             died = Path(f"{self.log}.died")
             if (len(died.read_text().splitlines()) if died.exists() else 0) < self.dies:
+                self._pool_working()
                 with open(died, "a", encoding="utf-8") as handle:
                     handle.write(f"{os.getpid()}\n")
                 os.kill(os.getpid(), signal.SIGKILL)

@@ -424,7 +424,7 @@ def test_an_actor_killed_mid_shard_is_restarted_and_its_shard_retried(tmp_path, 
     log = tmp_path / "calls.log"
     victim = table.column("id")[2 * SHARD_SIZE + 20].as_py()  # shard 2, in its second chunk of 16 rows
     outputs = {}
-    for runner, worker, args in [("local", TextStats, ("", 0.05)), ("ray", Fragile, (str(log), victim, 0.05))]:
+    for runner, worker, args in [("local", TextStats, ("", 0.05)), ("ray", Fragile, (str(log), victim, 0.05, 1, 2))]:
         run_sharded(
             tmp_path / runner,
             plan,
@@ -527,6 +527,7 @@ def test_a_failed_run_still_receives_the_results_already_back_in_submission_orde
 
     sent = ["a", "lost", "b", "late", "c"]
     in_flight = {chunk.remote(value): value for value in sent}
+    ray.wait([ref for ref, value in in_flight.items() if value != "late"], num_returns=4)  # all but late back
     accepted = []
 
     def accept(result, value):
