@@ -200,7 +200,7 @@ def test_review_journey(project, tmp_path):
     run(["bash", "-ec", guide_block("review-labels.md", "**Undo it**")], copy, env)
     assert "resources/reviews/deu_Latn.tsv" in run(["git", "clean", "-n", "resources/reviews/"], copy, env)
     run(["git", "clean", "-f", "resources/reviews/"], copy, env)  # the guide's step for a first review file
-    assert (copy / "data" / "babel_imagenet" / "labels.parquet").read_bytes() == before.read_bytes()
+    assert labels_path.read_bytes() == before.read_bytes()
     assert changed_stages(copy, env) == set()
 
     # 7. add a language no source has data for (the registry rebuild's result, as a row): only the stages
@@ -214,7 +214,7 @@ def test_review_journey(project, tmp_path):
     output = run(["dvc", "repro", CARD], copy, env, timeout=1800)
     assert ran(output) == {"senses", "labels", *views}
     assert "since the last build: none joined; none left" in output
-    assert (copy / "data" / "babel_imagenet" / "labels.parquet").read_bytes() == before.read_bytes()
+    assert labels_path.read_bytes() == before.read_bytes()
 
     # undo, as the add-a-language guide says
     run(["bash", "-ec", guide_block("add-a-language.md", "**Undo**")], copy, env)
@@ -223,7 +223,6 @@ def test_review_journey(project, tmp_path):
 
     # 8. an experiment in the workspace, as the compare-runs guide runs one: a params change reruns only
     # its stage and changes one line of params.yaml; the guide's undo block brings the build back
-    labels_path = copy / "data" / "babel_imagenet" / "labels.parquet"
     committed = labels_path.read_bytes(), (copy / "params.yaml").read_bytes()
     assert ran(run(["dvc", "exp", "run", "-S", "labels.min_classes=450", "labels"], copy, env)) == {"labels"}
     assert "1 file changed, 1 insertion(+), 1 deletion(-)" in run(["git", "diff", "--stat", "params.yaml"], copy, env)

@@ -118,13 +118,18 @@ class Stage:
         return view_deps(self.languages)
 
     def view_files(self, config) -> list[Path]:
-        """Its language views' files for a run with `config` (`${key}` filled from `key_setting`)."""
-        key = str(getattr(config, self.key_setting)) if self.key_setting else None
+        """Its language views' files for a run with `config` (`${key}` filled as in `outputs`)."""
+        key = self.foreach_key(config)
         folder = Path(config.paths.language_views)
-        return [folder / f"{view.replace(VIEW_KEY, key) if key else view}.tsv" for view in self.languages]
+        return [folder / f"{view.replace(FOREACH_KEY, key) if key else view}.tsv" for view in self.languages]
+
+    def foreach_key(self, config) -> str | None:
+        """The item a run of a foreach stage is for (the value of its `key_setting`), None otherwise."""
+        value = getattr(config, self.key_setting, None) if self.key_setting else None
+        return str(value) if value else None
 
 
-VIEW_KEY = "${key}"
+FOREACH_KEY = "${key}"
 
 
 def padded_item(what: str, deps: list[str], keys: tuple[str, ...]) -> dict[str, str]:
@@ -245,7 +250,7 @@ def _owned_paths(path: Path, node: ast.AST | None) -> tuple[tuple[str, str, str]
 def _names(written: str, read: str) -> bool:
     """Whether the path a stage reads is (inside) one another writes; a written `${key}` (a foreach
     stage's item) stands for any one name."""
-    pattern = "[^/]+".join(re.escape(part) for part in written.split(VIEW_KEY))
+    pattern = "[^/]+".join(re.escape(part) for part in written.split(FOREACH_KEY))
     return re.fullmatch(f"{pattern}(/.*)?", read) is not None
 
 
@@ -358,8 +363,8 @@ def outputs(stage: Stage, config: Any) -> list[str]:
     filled from its config; one naming another setting is left out."""
     paths = getattr(config, "paths", None)  # a stage without paths (captions_plan) writes nothing
     values = {f"paths.{key}": value for key, value in (vars(paths) if paths is not None else {}).items()}
-    if stage.key_setting and getattr(config, stage.key_setting, None):
-        values["key"] = getattr(config, stage.key_setting)
+    if key := stage.foreach_key(config):
+        values["key"] = key
     filled = [_INTERPOLATION.sub(lambda m: str(values.get(m[1], m[0])), path) for path in stage.outs]
     return [path for path in filled if "${" not in path]
 
