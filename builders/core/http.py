@@ -35,6 +35,7 @@ from urllib.parse import urlencode
 import babelforge
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_path, sha256_file
+from babelforge.core.pins import PinHome, mismatch_line
 from babelforge.core.progress import progress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -327,14 +328,15 @@ def download(
     chunk_size: int = 1 << 16,
     desc: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    pin: PinHome | None = None,
 ) -> Path:
     """Download `url` to `dest`, verified against `sha256`; resumable, atomic.
 
     The body goes to `<dest>.part`. A later call (or a retry after a dropped connection)
     asks for the rest with `Range`; a server that ignores it (200 instead of 206) gets a
     fresh start. On success the part file is checked and renamed onto `dest`; on a wrong
-    checksum it is deleted and `ChecksumMismatchError` names expected, actual and the URL.
-    An existing `dest` with the right checksum is left alone (no request).
+    checksum it is deleted and `ChecksumMismatchError` names expected, actual and the URL (and, given
+    `pin`, the input, where its pin lives and how to accept the new bytes). An existing `dest` with the right checksum is left alone (no request).
     """
 
     dest = Path(dest)
@@ -397,7 +399,9 @@ def download(
     if actual != sha256:
         part.unlink()
         raise ChecksumMismatchError(
-            f"{shown}: sha256 mismatch, expected {sha256}, got {actual}; the download was deleted "
+            mismatch_line(pin, sha256, actual, shown)
+            if pin
+            else f"{shown}: sha256 mismatch, expected {sha256}, got {actual}; the download was deleted "
             f"(upstream changed or the transfer is corrupt: check the URL and hash in resources/)",
             expected=sha256,
             actual=actual,
@@ -410,9 +414,12 @@ def download(
 COPY_CHUNK = 1 << 20
 
 
-def copy_verified(src: Path, dest: Path, sha256: str, what: str, missing_hint: str, mismatch_hint: str) -> None:
+def copy_verified(
+    src: Path, dest: Path, sha256: str, what: str, missing_hint: str, mismatch_hint: str, pin: PinHome | None = None
+) -> None:
     """Copy a local mirror's `src` to `dest` through a temporary file, hashing on the way: `dest` appears
-    only when the bytes are the pinned ones (the local twin of `download`). The hints say what to do."""
+    only when the bytes are the pinned ones (the local twin of `download`). The hints say what to do; given
+    `pin`, a mismatch is `mismatch_line`'s."""
     if not src.is_file():
         raise BabelforgeError(f"{what}: {src} is missing from the mirror; {missing_hint}")
     digest = hashlib.sha256()
@@ -423,7 +430,9 @@ def copy_verified(src: Path, dest: Path, sha256: str, what: str, missing_hint: s
                 writer.write(block)
         if digest.hexdigest() != sha256:
             raise ChecksumMismatchError(
-                f"{what}: {src} has sha256 {digest.hexdigest()}, expected {sha256}; {mismatch_hint}",
+                mismatch_line(pin, sha256, digest.hexdigest(), str(src))
+                if pin
+                else f"{what}: {src} has sha256 {digest.hexdigest()}, expected {sha256}; {mismatch_hint}",
                 expected=sha256,
                 actual=digest.hexdigest(),
             )
