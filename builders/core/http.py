@@ -411,6 +411,33 @@ def download(
     return dest
 
 
+def remote_sha256(
+    url: str,
+    *,
+    session: requests.Session | None = None,
+    policy: RetryPolicy = DEFAULT_POLICY,
+    headers: Mapping[str, str] | None = None,
+    chunk_size: int = 1 << 20,
+) -> tuple[str, int]:
+    """(sha256, bytes) of what `url` serves, streamed and hashed, nothing kept: how a pin is first
+    resolved (`babelforge pins --update`); every later fetch verifies against it."""
+    session = session or make_session()
+    shown = describe(url)
+    response = request(
+        session, "GET", url, headers={"Accept-Encoding": "identity", **(headers or {})}, stream=True, policy=policy
+    )
+    with response:
+        if response.status_code != 200:
+            raise HttpStatusError(
+                f"GET {shown}: HTTP {response.status_code} {response.reason or ''}".rstrip(), response.status_code
+            )
+        digest, size = hashlib.sha256(), 0
+        for chunk in response.iter_content(chunk_size=chunk_size):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
 COPY_CHUNK = 1 << 20
 
 
