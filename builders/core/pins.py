@@ -55,7 +55,7 @@ def is_commit(text: str | None) -> bool:
 
 # ------------------------------------------------------------------ remote inputs
 
-KINDS = ("source", "archive", "hub-model", "hub-dataset", "service")
+KINDS = ("source", "file", "hub-model", "hub-dataset", "service")  # file: a release file, an archive, an image
 # How an input is pinned: a digest or commit (pinned), a library's named tag (pinned by name only: the
 # library maps it to a repo read at its default branch), or nothing a fetch can check (a live service).
 STRENGTHS = ("pinned", "tag", "unpinned", "unpinnable")
@@ -81,6 +81,10 @@ class RemoteInput:
     # how `pins --update` writes the pin: ("params", dotted key), ("tsv", file, key column, key, column),
     # ("manifest", file); () when it is written by hand
     target: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.kind not in KINDS or (self.strength and self.strength not in STRENGTHS):
+            raise ValueError(f"{self.name}: kind {self.kind!r} / strength {self.strength!r} unknown")
 
     @property
     def state(self) -> str:
