@@ -1,0 +1,215 @@
+"""`babelforge pins`: the remote inputs of a profile listed offline, resolved with `--update` against
+loopback stand-ins of the Hub (huggingface_hub through HF_ENDPOINT) and of a file mirror, each pin
+written into its home, a set pin changed only when `--accept`ed; `--check` lists what is missing."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from babelforge.eval.pins import readiness, release_image_rows, report_lines, value
+from babelforge.mvl_sib.images import read_manifest
+from babelforge.mvl_sib.sib200 import TOPICS
+from tests.hub_standin import HubStandIn
+from tests.loopback import LoopbackServer, serving
+from tests.project import command_env
+
+REPO = Path(__file__).resolve().parents[2]
+XM3600 = {"captions.zip": b"zip bytes", "images.tgz": b"tgz bytes", "image_attributions.csv": b"ImageID,Author\n"}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The project's params, dvc.yaml and resources/ in a folder of their own, the XM3600 pins unset
+    (as they were before they were known), profile full."""
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy(REPO / "dvc.yaml", root / "dvc.yaml")
+    shutil.copytree(REPO / "resources", root / "resources")
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["profile"] = "full"
+    for key in ("captions_sha256", "images_sha256", "attributions_sha256"):
+        params["xm3600_fetch"][key] = None
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return root
+
+
+def pins(root: Path, hub_url: str, *args: str, offline: bool = False) -> subprocess.CompletedProcess:
+    env = {**command_env(), "HF_ENDPOINT": hub_url, "HF_HOME": str(root.parent / "hf")}
+    env.pop("HF_HUB_OFFLINE", None)
+    if offline:
+        env["HF_HUB_OFFLINE"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "babelforge.cli", "pins", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def unpinned_names(output: str) -> list[str]:
+    return re.findall(r"^UNPINNED\s+(\S+)", output, flags=re.M)
+
+
+def publish(hub: HubStandIn, names: list[str]) -> dict[str, str]:
+    """Every UNPINNED Hub input published on the stand-in: name -> its main commit."""
+    commits = {}
+    for name in names:
+        kind, _, repo = name.partition(":")
+        if kind == "hub":
+            commits[name] = hub.add(repo, {"config.json": b"{}", "modules.json": b"[]", "README.md": repo.encode()})
+        elif kind == "hub-dataset":
+            files = {
+                f"data/images/{topic.replace('/', '-')}/{n:02d}.jpg": f"{topic} {n}".encode()
+                for topic in TOPICS
+                for n in range(10)
+            }
+            commits[name] = hub.add(repo, {**files, "README.md": b"MVL-SIB"}, repo_type="dataset")
+    return commits
+
+
+def test_update_resolves_every_unpinned_input_once_writes_each_home_and_never_moves_a_set_pin(project: Path):
+    server = LoopbackServer()
+    for name, data in XM3600.items():
+        server.files[f"xm3600/{name}"] = data
+    with HubStandIn() as hub, serving(server):
+        params_path = project / "params.yaml"
+        text = params_path.read_text().replace(
+            "mirror_url: null\n  plan: false", f"mirror_url: {server.url}\n  plan: false"
+        )
+        params_path.write_text(text)
+        assert yaml.safe_load(text)["xm3600_fetch"]["mirror_url"] == server.url
+
+        listed = pins(project, hub.url)
+        assert listed.returncode == 0, listed.stderr
+        names = unpinned_names(listed.stdout)
+        assert {"xm3600/captions.zip", "hub:Unbabel/wmt22-cometkiwi-da", "hub-dataset:WueNLP/mvl-sib"} <= set(names)
+        assert "hub:sentence-transformers/clip-ViT-B-32-multilingual-v1" in names
+        assert hub.requests == []  # offline: the report asks nothing
+        commits = publish(hub, names)
+
+        updated = pins(project, hub.url, "--update")
+        assert updated.returncode == 0, updated.stderr
+        for name in names:
+            assert re.search(rf"^{re.escape(name)}: UNPINNED -> [0-9a-f]{{40,64}} \(", updated.stdout, re.M), name
+
+        # each pin is in its home, as its reader reads it
+        rows = list(csv.DictReader((project / "resources/papers/models.tsv").open(), delimiter="\t"))
+        for row in rows:
+            repo = row["spec"].split(":", 1)[1].split("+")[0].split("@")[0]
+            if f"hub:{repo}" in commits:
+                assert row["revision"] == commits[f"hub:{repo}"], row["short"]
+        params = yaml.safe_load(params_path.read_text())
+        assert params["captions"]["tag"]["kiwi_revision"] == commits["hub:Unbabel/wmt22-cometkiwi-da"]
+        for name, data in XM3600.items():
+            key = {"captions.zip": "captions_sha256", "images.tgz": "images_sha256"}.get(name, "attributions_sha256")
+            assert value(params, f"xm3600_fetch.{key}", "full") == hashlib.sha256(data).hexdigest()
+        release = commits["hub-dataset:WueNLP/mvl-sib"]
+        entries = read_manifest(project / "resources/mvl_sib_images.tsv", per_topic=10)  # the stage's own check
+        assert len(entries) == 70 and all(f"/resolve/{release}/data/images/" in entry.url for entry in entries)
+        served = {entry.image_id: entry.sha256 for entry in entries}
+        assert served["sports-03"] == hashlib.sha256(b"sports 3").hexdigest()
+
+        # nothing left to pin; a second --update asks nothing of what is pinned
+        after = pins(project, hub.url)
+        assert unpinned_names(after.stdout) == [] and " 0 UNPINNED" in after.stdout
+        asked = len(hub.requests)
+        again = pins(project, hub.url, "--update")
+        assert again.stdout.strip() == "nothing to resolve: every input that can be pinned is"
+        assert len(hub.requests) == asked
+
+        # upstream moves: a set pin stays until it is accepted, then old -> new is printed
+        moved = hub.add("BAAI/AltCLIP", {"config.json": b'{"v": 2}'})
+        before = (project / "resources/papers/models.tsv").read_text()
+        pins(project, hub.url, "--update")
+        assert (project / "resources/papers/models.tsv").read_text() == before
+        accepted = pins(project, hub.url, "--update", "--accept", "hub:BAAI/AltCLIP")
+        old = commits["hub:BAAI/AltCLIP"]
+        assert accepted.stdout.count(f"hub:BAAI/AltCLIP: {old} -> {moved}") == 2  # both papers' rows
+        assert (project / "resources/papers/models.tsv").read_text().count(moved) == 2
+
+
+def test_update_errors_are_one_line(project: Path):
+    with HubStandIn() as hub:
+        offline = pins(project, hub.url, "--update", offline=True)
+        assert offline.returncode != 0
+        assert offline.stderr.strip().splitlines()[-1].endswith("HF_HUB_OFFLINE is set; unset it first")
+        missing = pins(project, hub.url, "--update")  # nothing published: the first repo is not there
+        assert missing.returncode != 0 and "Traceback" not in missing.stderr
+        assert re.search(r"not on http://127\.0\.0\.1:\d+ .*nothing written", missing.stderr)
+        unknown = pins(project, hub.url, "--update", "--accept", "hub:no/such")
+        assert "--accept hub:no/such: no such input" in unknown.stderr
+        alone = pins(project, hub.url, "--accept", "hub:BAAI/AltCLIP")
+        assert "use it with --update" in alone.stderr
+    assert (project / "resources/papers/models.tsv").read_bytes() == (REPO / "resources/papers/models.tsv").read_bytes()
+
+
+def test_check_lists_what_the_full_profile_needs_grouped_and_the_sample_profile_is_ready(project: Path):
+    with HubStandIn() as hub:
+        full = pins(project, hub.url, "--check")
+        sample = pins(project, hub.url, "--check", "--profile", "sample")
+    assert full.returncode == 1
+    out = full.stdout
+    for group in ("keys (1):", "pins (", "caches (", "curated manifests (1):", "image folders ("):
+        assert group in out, group
+    assert "BABELNET_KEY is not set" in out
+    assert "data/raw/coco/train2014 is missing" in out and "blocks eval_retrieval, eval_clipscore" in out
+    assert "7 of 7 topics without their 10 images" in out
+    assert "facebook/nllb-200-distilled-1.3B@7be3e24664b3 not in the Hugging Face cache" in out
+    assert len(out.splitlines()) <= 40  # one screen
+    assert sample.returncode == 0, sample.stdout  # the sample profile builds; the paper models are listed only
+    assert "BABELNET_KEY" not in sample.stdout and "image folders" not in sample.stdout
+
+
+def test_readiness_sees_a_key_set_and_a_commit_cached():
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    needs = readiness(
+        params, "full", [], lambda *a: True, {"BABELNET_KEY": "k"}, lambda f: True, {t: 10 for t in TOPICS}, TOPICS
+    )
+    assert needs == []
+    needs = readiness(params, "full", [], lambda *a: True, {}, lambda f: True, {t: 10 for t in TOPICS}, TOPICS)
+    assert [need.group for need in needs] == ["keys"]
+    nine = {**{t: 10 for t in TOPICS}, "travel": 9}
+    needs = readiness(params, "full", [], lambda *a: True, {"BABELNET_KEY": "k"}, lambda f: True, nine, TOPICS)
+    assert [need.group for need in needs] == ["curated manifests"] and "travel 9" in needs[0].what
+
+
+def test_release_rows_take_the_topic_from_the_folder_or_the_name_and_pin_the_commit():
+    commit = "c" * 40
+    files = ["data/images/science-technology/a.jpg", "data/images/travel_01.png", "README.md", "data/x.jpg"]
+    digests = {name: str(i) * 64 for i, name in enumerate(files)}
+    rows = release_image_rows(files, commit, "http://hub", TOPICS, digests)
+    assert [(row["topic"], row["image_id"]) for row in rows] == [
+        ("science/technology", "science-technology-a"),
+        ("travel", "travel-01"),
+    ]
+    assert rows[0]["url"] == f"http://hub/datasets/WueNLP/mvl-sib/resolve/{commit}/data/images/science-technology/a.jpg"
+    assert rows[1]["sha256"] == "1" * 64
+    with pytest.raises(Exception, match="names no MVL-SIB topic"):
+        release_image_rows(["data/images/cats/1.jpg"], commit, "http://hub", TOPICS, {"data/images/cats/1.jpg": "0"})
+
+
+def test_the_report_counts_every_input_and_names_each_unpinned_one_on_one_line(project: Path):
+    with HubStandIn() as hub:
+        full = pins(project, hub.url).stdout
+    lines = full.splitlines()
+    total, unpinned = map(
+        int, re.match(r"pins \(full profile\): (\d+) remote inputs, (\d+) UNPINNED", lines[0]).groups()
+    )
+    table = [line.split() for line in lines[2:] if re.match(r"  [a-z-]+ +\d", line)]
+    assert sum(sum(map(int, row[1:])) for row in table) == total
+    assert sum(int(row[3]) for row in table) == unpinned == len(unpinned_names(full))
+    assert report_lines([], "sample") == [
+        "pins (sample profile): 0 remote inputs, 0 UNPINNED",
+        "  kind             pinned        tag   unpinned unpinnable",
+    ]
