@@ -38,7 +38,13 @@ DEFAULT_IMAGES_PER_SECOND = 500.0
 DEFAULT_TEXTS_PER_SECOND = 2_000.0
 SHA = re.compile(r"[0-9a-f]{40}")
 # The file a family's Hub checkpoint always has: what the cache is asked for at a pinned commit.
-FAMILY_FILES = {"hf": "config.json", "mclip": "config.json", "st": "modules.json", "open_clip": "open_clip_config.json"}
+FAMILY_FILES = {
+    "hf": "config.json",
+    "mclip": "config.json",
+    "mclip_legacy": "config.json",
+    "st": "modules.json",
+    "open_clip": "open_clip_config.json",
+}
 
 
 def hub_cached(cache_dir: str | Path | None = None) -> Callable[[str, str | None, str | None], bool]:
@@ -67,8 +73,9 @@ def model_status(model: PaperModel, cached: Callable[[str, str | None, str | Non
         return False, f"its spec does not parse: {error}"
     if not ref.revision:
         return False, (
-            f"needs its revision pinned: write it as {model.spec.partition('+')[0]}@<commit sha> "
-            "(resources/papers/models.tsv, column revision)"
+            "needs its revision pinned: `babelforge pins --update` (where the Hub is reachable) writes its "
+            f"commit into resources/papers/models.tsv (column revision), or write it as "
+            f"{model.spec.partition('+')[0]}@<commit sha>"
         )
     missing = []
     for i, repo in enumerate(model.hub_repos):

@@ -28,8 +28,8 @@ XM3600 = {"captions.zip": b"zip bytes", "images.tgz": b"tgz bytes", "image_attri
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """The project's params, dvc.yaml and resources/ in a folder of their own, the XM3600 pins unset
-    (as they were before they were known), profile full."""
+    """The project's params, dvc.yaml and resources/ in a folder of their own, the XM3600 and paper
+    commit pins unset (as they were before they were known), profile full."""
     root = tmp_path / "project"
     root.mkdir()
     shutil.copy(REPO / "dvc.yaml", root / "dvc.yaml")
@@ -39,6 +39,9 @@ def project(tmp_path: Path) -> Path:
     for key in ("captions_sha256", "images_sha256", "attributions_sha256"):
         params["xm3600_fetch"][key] = None
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    # the papers' commits unset too: a loopback Hub cannot publish the real ones
+    models = root / "resources/papers/models.tsv"
+    models.write_text(re.sub(r"\t[0-9a-f]{40}\t", "\t\t", models.read_text()))
     return root
 
 
@@ -76,6 +79,48 @@ def publish(hub: HubStandIn, names: list[str]) -> dict[str, str]:
             }
             commits[name] = hub.add(repo, {**files, "README.md": b"MVL-SIB"}, repo_type="dataset")
     return commits
+
+
+def read_rows(project: Path) -> list[dict]:
+    with (project / "resources/papers/models.tsv").open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def fill_cache(hub: HubStandIn, project: Path, rows: list[dict]) -> None:
+    """Every repo the paper models name, published where not yet and downloaded into the test's HF_HOME
+    by huggingface_hub: the main repo at its pinned commit, the others at main."""
+    wanted = []
+    for row in rows:
+        repos = [repo for repo in row["hub_repos"].split(",") if repo]
+        for index, repo in enumerate(repos):
+            commit = row["revision"] if index == 0 and re.fullmatch(r"[0-9a-f]{40}", row["revision"]) else None
+            if commit is None and hub.lookup("model", repo, "main")[1] is None:
+                hub.add(repo, {"config.json": b"{}", "open_clip_config.json": b"{}"})
+            wanted.append((repo, commit or "main"))
+    script = (
+        "import sys\nfrom huggingface_hub import snapshot_download\n"
+        "for line in sys.stdin.read().split():\n    repo, revision = line.split('@')\n"
+        "    snapshot_download(repo, revision=revision)\n"
+    )
+    env = {**command_env(), "HF_ENDPOINT": hub.url, "HF_HOME": str(project.parent / "hf")}
+    env.pop("HF_HUB_OFFLINE", None)
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        input="\n".join(f"{repo}@{revision}" for repo, revision in sorted(set(wanted))),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def paper_plan(project: Path, hub_url: str) -> str:
+    env = {**command_env(), "HF_ENDPOINT": hub_url, "HF_HOME": str(project.parent / "hf"), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "babelforge.cli", "eval_paper", "--plan", "--paper", "babel-imagenet"]
+    result = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 def test_update_resolves_every_unpinned_input_once_writes_each_home_and_never_moves_a_set_pin(project: Path):
@@ -128,6 +173,13 @@ def test_update_resolves_every_unpinned_input_once_writes_each_home_and_never_mo
         assert again.stdout.strip() == "nothing to resolve: every input that can be pinned is"
         assert len(hub.requests) == asked
 
+        # a cache holding every paper repo at its pin (stand-ins under the real ids): the plan loads them all
+        fill_cache(hub, project, rows_after := read_rows(project))
+        plan = paper_plan(project, hub.url)
+        loadable = [row["short"] for row in rows_after if row["paper"] == "babel-imagenet" and row["loads"] == "yes"]
+        ready = re.findall(r"^ready +(.+?): ", plan, flags=re.M)
+        assert ready == loadable, plan
+
         # upstream moves: a set pin stays until it is accepted, then old -> new is printed
         moved = hub.add("BAAI/AltCLIP", {"config.json": b'{"v": 2}'})
         before = (project / "resources/papers/models.tsv").read_text()
@@ -151,7 +203,7 @@ def test_update_errors_are_one_line(project: Path):
         assert "--accept hub:no/such: no such input" in unknown.stderr
         alone = pins(project, hub.url, "--accept", "hub:BAAI/AltCLIP")
         assert "use it with --update" in alone.stderr
-    assert (project / "resources/papers/models.tsv").read_bytes() == (REPO / "resources/papers/models.tsv").read_bytes()
+    assert "\t3d74acf9" not in (project / "resources/papers/models.tsv").read_text()  # nothing written
 
 
 def test_check_lists_what_the_full_profile_needs_grouped_and_the_sample_profile_is_ready(project: Path):
