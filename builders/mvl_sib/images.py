@@ -92,9 +92,16 @@ def manifest_text(entries: Sequence[ImageEntry]) -> str:
 
 
 def _refuse(entry: ImageEntry, manifest: Path | str, actual: str) -> BabelforgeError:
+    # a manifest written from a Hub release (its URLs resolve at one commit) is re-pinned as a whole
+    release = re.search(r"/datasets/([^/]+/[^/]+)/resolve/[0-9a-f]{40}/", entry.url)
+    fix = (
+        f"check the release, then `babelforge pins --update --accept hub-dataset:{release[1]}` rewrites the manifest"
+        if release
+        else "Fix the manifest or the source"
+    )
     return BabelforgeError(
         f"{manifest}:{entry.line}: image {entry.image_id!r} from {entry.url} has sha256 {actual}, "
-        f"manifest says {entry.sha256}; refusing it (nothing kept). Fix the manifest or the source"
+        f"manifest says {entry.sha256}; refusing it (nothing kept). {fix}"
     )
 
 

@@ -91,6 +91,21 @@ def test_checksum_mismatch_is_refused_and_nothing_kept(sample_set, tmp_path):
     assert sha256_file(dest) == entries[3].sha256
 
 
+def test_an_image_of_a_pinned_release_that_changed_says_how_to_accept_the_release(sample_set, tmp_path):
+    server = LoopbackServer()
+    path = f"datasets/WueNLP/mvl-sib/resolve/{'c' * 40}/data/images/travel/1.jpg"
+    server.files[path] = b"new bytes"
+    _, manifest, entries = sample_set
+    with serving(server):
+        entry = replace(entries[0], url=server.url + path, line=3)
+        with pytest.raises(BabelforgeError) as caught:
+            fetch_image(entry, tmp_path / "img", tmp_path, manifest=manifest)
+    message = str(caught.value)
+    assert f"has sha256 {hashlib.sha256(b'new bytes').hexdigest()}, manifest says {entry.sha256}" in message
+    assert message.endswith("`babelforge pins --update --accept hub-dataset:WueNLP/mvl-sib` rewrites the manifest")
+    assert not (tmp_path / "img").exists()
+
+
 # --- the full profile over HTTP: the real babelforge.core.http.download on a loopback server ---
 
 
