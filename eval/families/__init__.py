@@ -78,6 +78,16 @@ FAMILIES: dict[str, Family] = {
             text_only=True,
         ),
         Family(
+            "mclip_legacy",
+            "multilingual-clip",
+            "legacy M-CLIP text encoders: a transformers BERT plus its linear head pickle (`* Linear Weights.pkl`, "
+            "read as numpy arrays only), plus the CLIP image tower they were distilled against",
+            "mclip_legacy:M-CLIP/M-BERT-Base-ViT-B@<sha>+open_clip:ViT-B-32@openai",
+            "babelforge.eval.families.mclip_legacy:load",
+            "babelforge.eval.families.mclip_legacy:detect",
+            text_only=True,
+        ),
+        Family(
             "hf",
             "transformers",
             "transformers dual encoders: CLIP, SigLIP (mSigLIP), AltCLIP, VisionTextDualEncoder",

@@ -26,6 +26,9 @@ def folders(tmp_path):
         "open_clip": folder(tmp_path, "oc", {"open_clip_config.json": "{}"}),
         "st": folder(tmp_path, "st", {"modules.json": "[]", "config.json": json.dumps({"model_type": "xlm-roberta"})}),
         "mclip": folder(tmp_path, "mc", {"config.json": json.dumps({"model_type": "M-CLIP"})}),
+        "mclip_legacy": folder(
+            tmp_path, "mcl", {"config.json": json.dumps({"model_type": "bert"}), "M-BERT Linear Weights.pkl": ""}
+        ),
         "hf": folder(tmp_path, "clip", {"config.json": json.dumps({"model_type": "clip"})}),
     }
 
@@ -86,7 +89,7 @@ def test_an_unknown_family_or_an_incomplete_spec_is_one_line_naming_the_families
         with pytest.raises(BabelforgeError) as error:
             parse_spec(text)
         message = str(error.value)
-        assert "\n" not in message and "model families: open_clip, st, mclip, hf" in message, text
+        assert "\n" not in message and "model families: open_clip, st, mclip, mclip_legacy, hf" in message, text
         assert "[FAMILY:]ID[@REVISION][+IMAGE_SPEC]" in message, text
     assert split_family("hf-hub:laion/x") == (None, "hf-hub:laion/x")
     assert split_family("open_clip:ViT-B-32") == ("open_clip", "ViT-B-32")
@@ -147,6 +150,6 @@ def test_a_family_is_looked_up_by_name():
     assert family("open_clip").library == "open_clip_torch"
     assert family("st").text_only and not family("hf").text_only
     with pytest.raises(
-        BabelforgeError, match=r"^unknown model family 'clip'; model families: open_clip, st, mclip, hf"
+        BabelforgeError, match=r"^unknown model family 'clip'; model families: open_clip, st, mclip, mclip_legacy, hf"
     ):
         family("clip")

@@ -8,6 +8,10 @@ family's own library, to pair with the project's tiny CLIP image tower (`+<tiny 
   (`modelBase` is the XLM-R folder's absolute path), saved with `save_pretrained` and its tokenizer.
 - `build_tiny_st`: sentence-transformers `Transformer` (that XLM-R) + mean `Pooling` + `Dense` to
   the image dim, saved with `.save()`.
+- `build_tiny_bert`: a 2-layer BERT with a WordPiece vocabulary of `CORPUS`, saved as the legacy M-CLIP
+  Hub repos are (config.json, weights, vocab.txt, tokenizer config; no tokenizer.json);
+  `build_tiny_mclip_legacy`: that BERT plus its linear head (`tiny_legacy_head`: `[weight, bias]` numpy
+  arrays) pickled as `LEGACY_HEAD`, the `mclip_legacy` family's folder layout.
 
 Same seed, same weights. `DIM` is the tiny CLIP's projection dim (`babelforge.eval.sample.tiny_clip_stage`).
 """
@@ -114,4 +118,59 @@ def build_tiny_st(folder: str | Path, xlmr: str | Path, seed: int = 0, dim: int 
     with torch.no_grad():
         dense.linear.weight.normal_(0, 1)
     SentenceTransformer(modules=[transformer, pooling, dense], device="cpu").save(str(folder))
+    return folder
+
+
+def build_tiny_bert(
+    folder: str | Path, seed: int = 0, corpus: tuple[str, ...] = CORPUS, positions: int = POSITIONS
+) -> Path:
+    """A random tiny `BertModel` reading `positions` tokens with a WordPiece tokenizer whose vocabulary
+    is `corpus`'s words and characters, saved as the Hub repos of the legacy M-CLIP models are: config.json,
+    the weights, vocab.txt, tokenizer_config.json and special_tokens_map.json (no tokenizer.json)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True)
+    words = sorted({word for text in corpus for word in text.lower().split()})
+    chars = sorted({char for text in corpus for char in text.lower() if not char.isspace()})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *(f"##{c}" for c in chars)]
+    vocab += [word for word in words if word not in vocab]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizer(str(folder / "vocab.txt"))
+    tokenizer.save_pretrained(folder)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=HIDDEN,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=2 * HIDDEN,
+        max_position_embeddings=positions,
+        pad_token_id=0,
+    )
+    torch.manual_seed(seed)
+    BertModel(config).eval().save_pretrained(folder)
+    return folder
+
+
+LEGACY_HEAD = "M-BERT-Base-69-ViT Linear Weights.pkl"  # multilingual-clip's head file of M-CLIP/M-BERT-Base-ViT-B
+
+
+def tiny_legacy_head(seed: int = 0, dim: int = DIM, hidden: int = HIDDEN):
+    """[weight (hidden, dim), bias (dim,)]: two float32 numpy arrays, the legacy head's contents."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return [rng.normal(0, 1, (hidden, dim)).astype(np.float32), rng.normal(0, 0.1, dim).astype(np.float32)]
+
+
+def build_tiny_mclip_legacy(
+    folder: str | Path, seed: int = 0, dim: int = DIM, head_name: str = LEGACY_HEAD, protocol: int = 3
+) -> Path:
+    """A legacy M-CLIP folder: the tiny BERT's files (`build_tiny_bert`) and its linear head pickled
+    (`tiny_legacy_head`, pickle `protocol`) as `head_name`."""
+    import pickle
+
+    folder = build_tiny_bert(folder, seed=seed)
+    (folder / head_name).write_bytes(pickle.dumps(tiny_legacy_head(seed, dim), protocol=protocol))
     return folder
