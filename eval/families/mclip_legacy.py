@@ -28,7 +28,6 @@ before it is called.
 
 from __future__ import annotations
 
-import codecs
 import importlib
 import io
 import os
@@ -81,7 +80,7 @@ def _numpy_function(module: str, name: str):
 
 def _latin1(text, encoding="latin1"):
     """`_codecs.encode` as protocols 0-2 use it for an array's bytes (`encode(str, 'latin1')`), nothing else."""
-    if not isinstance(text, str) or codecs.lookup(encoding).name != "iso8859-1":
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):  # what Python's pickler writes
         raise pickle.UnpicklingError(f"_codecs.encode({type(text).__name__}, {encoding!r}) is not an array's bytes")
     return text.encode("latin1")
 

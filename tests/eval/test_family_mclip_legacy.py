@@ -319,8 +319,14 @@ def test_a_head_that_is_not_weight_and_bias_is_one_line(contents, message, tmp_p
 
 @pytest.mark.parametrize(
     "data",
-    [b"", b"not a pickle", pickle.dumps(tiny_legacy_head(), protocol=4)[:-40], b"\x80\x04P0\n."],
-    ids=["empty", "text", "cut short", "persistent id"],
+    [
+        b"",
+        b"not a pickle",
+        pickle.dumps(tiny_legacy_head(), protocol=4)[:-40],
+        b"\x80\x04P0\n.",
+        b"\x80\x02c_codecs\nencode\nX\x01\x00\x00\x00xX\x05\x00\x00\x00rot13\x86R.",  # not latin-1 bytes
+    ],
+    ids=["empty", "text", "cut short", "persistent id", "codec other than latin-1"],
 )
 def test_a_broken_head_is_one_line(data, tmp_path):
     head = tmp_path / "x Linear Weights.pkl"
