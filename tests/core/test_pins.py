@@ -56,6 +56,19 @@ def test_a_profile_choice_gets_the_selected_profiles_branch_only(params_copy: Pa
     assert len(changed_lines(before, params_copy.read_text())) == 1
 
 
+def test_a_value_that_contains_a_profile_name_is_written_as_is(params_copy: Path):
+    set_params_value(params_copy, "captions.tag.kiwi_revision", "full-sample", "full")
+    assert yaml.safe_load(params_copy.read_text())["captions"]["tag"]["kiwi_revision"] == "full-sample"
+
+
+def test_an_input_of_an_unknown_kind_or_strength_is_refused():
+    home = PinHome("n", "w")
+    with pytest.raises(ValueError, match="kind 'archive'"):
+        RemoteInput("a", "archive", None, home, ())
+    with pytest.raises(ValueError, match="strength 'weak'"):
+        RemoteInput("a", "file", None, home, (), strength="weak")
+
+
 def test_the_same_key_name_in_two_groups_is_told_apart(params_copy: Path):
     set_params_value(params_copy, "xm3600_fetch.mirror_url", "http://127.0.0.1:9/", "full")
     params = yaml.safe_load(params_copy.read_text())
@@ -88,6 +101,8 @@ def test_a_tsv_cell_changes_in_its_row_only(tmp_path: Path):
     assert now.split("\t")[5] == "b" * 40 and was.split("\t")[:5] == now.split("\t")[:5]
     with pytest.raises(BabelforgeError, match="no row with short 'nope'"):
         set_tsv_cell(path, "short", "nope", "revision", lambda old: "x")
+    with pytest.raises(BabelforgeError, match="no column"):
+        set_tsv_cell(path, "short", "mSigLIP", "no_such_column", lambda old: "x")
 
 
 def test_a_resolved_pin_must_have_its_kinds_shape():
