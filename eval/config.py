@@ -24,8 +24,8 @@ class ModelSpec:
 
     id: str = setting(
         "",
-        "a model spec, [FAMILY:]ID[@REVISION][+IMAGE_SPEC] (families: open_clip, st, mclip, hf): a local "
-        "folder (detected by its files) or a Hub id pinned at a commit",
+        "a model spec, [FAMILY:]ID[@REVISION][+IMAGE_SPEC] (`babelforge eval_zeroshot --help` lists the "
+        "families): a local folder (detected by its files) or a Hub id pinned at a commit",
     )
     revision: str | None = setting(
         None, "the model's Hub commit sha when `id` has no @REVISION; a local directory is hashed instead"

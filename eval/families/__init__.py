@@ -104,6 +104,7 @@ FAMILIES: dict[str, Family] = {
 # (those of openai/clip-vit-base-patch32 and of sentence-transformers' clip-ViT-B-32).
 PAIRED_IMAGE_TOWERS: dict[str, str] = {
     "M-CLIP/XLM-Roberta-Large-Vit-B-32": "open_clip:ViT-B-32@openai",
+    "M-CLIP/M-BERT-Base-ViT-B": "open_clip:ViT-B-32@openai",  # the legacy format (mclip_legacy)
     "M-CLIP/XLM-Roberta-Large-Vit-L-14": "open_clip:ViT-L-14@openai",
     "M-CLIP/XLM-Roberta-Large-Vit-B-16Plus": "open_clip:ViT-B-16-plus-240@laion400m_e32",
     "M-CLIP/LABSE-Vit-L-14": "open_clip:ViT-L-14@openai",
