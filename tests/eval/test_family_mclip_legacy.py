@@ -170,6 +170,9 @@ def test_uncached_hub_id_offline_fails_at_once(tiny_clip_dir, monkeypatch):
         load_model(f"mclip_legacy:{hub_id}@{'0' * 40}+{tiny_clip_dir}", device="cpu")
     assert "\n" not in str(error.value)
     with pytest.raises(BabelforgeError, match="a mclip_legacy checkpoint is a text encoder; name the image tower"):
+        load_model(f"mclip_legacy:{hub_id}@{'0' * 40}", device="cpu")
+    # the published checkpoint has its paired tower by default (PAIRED_IMAGE_TOWERS): its text model is asked for
+    with pytest.raises(BabelforgeError, match=f"model {HUB_ID}@0+: not in the Hugging Face cache"):
         load_model(f"mclip_legacy:{HUB_ID}@{'0' * 40}", device="cpu")
 
 
