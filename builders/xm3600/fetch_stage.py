@@ -1,15 +1,24 @@
-"""`babelforge xm3600_fetch`: the official XM3600 release (captions.zip, images.tgz) into
-`paths.xm3600_release`, sha256-checked, unpacked to `captions.jsonl` and `images/<image/key>.jpg`.
+"""`babelforge xm3600_fetch`: the official XM3600 release (captions.zip, images.tgz, image_attributions.csv)
+into `paths.xm3600_release`, sha256-checked; the archives unpacked to `captions.jsonl` and
+`images/<image/key>.jpg`, the attributions kept as they are (the `xm3600` stage gives each row its
+image's author and licence from them).
 
-Where the archives come from, first match wins: `mirror_url` (an HTTP server with the source-mirror
+Where the files come from, first match wins: `mirror_url` (an HTTP server with the source-mirror
 layout, `xm3600/<file>`), `mirror` (a local folder with that layout), else the upstream URLs. Downloads
-resume (babelforge.core.http); an archive already there with its pinned hash is not fetched again.
+resume (babelforge.core.http); a file already there with its pinned hash is not fetched again.
 `fetch.json` is removed before anything changes and written last, so an unfinished fetch leaves none.
 
-The official page publishes no checksums: each pin is a setting (`captions_sha256`, `images_sha256`),
-UNKNOWN until someone has checked a download, and the fetch refuses an unpinned archive. `--plan`
+The official page publishes no checksums. Each pin is a setting (`captions_sha256`, `images_sha256`,
+`attributions_sha256`) whose default is the sha256 a public repository that downloads and verifies the
+release pins (babelforge.xm3600.release). Every file is verified before it is renamed into place, with
+its pin's home named: a file that disagrees (upstream changed, a mirror's copy is corrupt, or a first real
+download differs from those pins) stops the fetch with one line naming `xm3600/<file>`, both digests,
+`params.yaml xm3600_fetch.<key>` and how to accept new bytes (`babelforge pins --update --accept
+xm3600/<file>`); nothing is unpacked and no `fetch.json` is written (under the CLI a release fetched
+before is put back as it was). A pin set to null is UNKNOWN and the fetch refuses that file. `--plan`
 prints the files, sizes, pins and origins without fetching. The `sample` profile builds offline from the
-source mirror, which has no copy of XM3600: there the stage writes only `fetch.json` saying so, with one line.
+source mirror, which has no copy of XM3600: there the stage writes only `fetch.json` saying so, with one
+line.
 """
 
 from __future__ import annotations
@@ -25,11 +34,16 @@ from babelforge.core.config import from_group, setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import COPY_CHUNK, copy_verified, download
 from babelforge.core.io import atomic_directory, atomic_path, sha256_file, write_json
+from babelforge.core.pins import is_sha256
 from babelforge.core.progress import info
 from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.xm3600.release import (
+    ATTRIBUTIONS_SHA256,
     CAPTIONS_FILE,
+    CAPTIONS_SHA256,
+    GROUP,
     IMAGES_FOLDER,
+    IMAGES_SHA256,
     MANIFEST,
     ReleaseFile,
     plan_lines,
@@ -48,14 +62,23 @@ SKIPPED = (
 class Config:
     """The `xm3600_fetch` group of params.yaml; the release goes to `paths.xm3600_release`."""
 
-    GROUP = "xm3600_fetch"
+    GROUP = GROUP
     build: bool = setting(
         {"sample": False, "full": True}, "fetch the release (false: write only fetch.json saying it was skipped)"
     )
     captions_sha256: str | None = setting(
-        None, "sha256 of captions.zip (null: UNKNOWN, not pinned: the fetch refuses it)"
+        CAPTIONS_SHA256,
+        "sha256 of captions.zip, as a public repository that verifies the release pins it (null: UNKNOWN, refused)",
     )
-    images_sha256: str | None = setting(None, "sha256 of images.tgz (null: UNKNOWN, not pinned: the fetch refuses it)")
+    images_sha256: str | None = setting(
+        IMAGES_SHA256,
+        "sha256 of images.tgz, as a public repository that verifies the release pins it (null: UNKNOWN, refused)",
+    )
+    attributions_sha256: str | None = setting(
+        ATTRIBUTIONS_SHA256,
+        "sha256 of image_attributions.csv, as a public repository that verifies the release pins it "
+        "(null: UNKNOWN, refused)",
+    )
     mirror: str | None = setting(
         None, "local copy with the source-mirror layout (xm3600/<file>; null: none)", metavar="DIR"
     )
@@ -66,10 +89,10 @@ class Config:
 
 
 def run(config: Config) -> int:
-    files = release_files(config.captions_sha256, config.images_sha256)
+    files = release_files(config.captions_sha256, config.images_sha256, config.attributions_sha256)
     out = Path(config.paths.xm3600_release)
     if config.plan:
-        for line in plan_lines(files, config.mirror, config.mirror_url, Config.GROUP):
+        for line in plan_lines(files, config.mirror, config.mirror_url):
             print(line)
         return 0
     if not config.build:
@@ -78,10 +101,16 @@ def run(config: Config) -> int:
         return 0
     missing = unpinned(files)
     if missing:
-        names = ", ".join(f"{Config.GROUP}.{file.name.split('.')[0]}_sha256" for file in missing)
+        names = ", ".join(f"{GROUP}.{file.setting}" for file in missing)
         raise BabelforgeError(
             f"xm3600_fetch: {', '.join(file.name for file in missing)} not pinned ({names} is UNKNOWN); "
             "`babelforge xm3600_fetch --plan` lists the files: check a download and pin its sha256"
+        )
+    malformed = [file for file in files if not is_sha256(file.sha256)]
+    if malformed:
+        file = malformed[0]
+        raise BabelforgeError(
+            f"xm3600_fetch: {GROUP}.{file.setting} is {file.sha256!r}, not a sha256 (64 lower-case hex digits)"
         )
     (out / MANIFEST).unlink(missing_ok=True)  # the release is changing: no manifest until it is whole
     counts = {"fetched": 0, "unchanged": 0}
@@ -112,10 +141,11 @@ def run(config: Config) -> int:
 
 
 def bring(file: ReleaseFile, dest: Path, mirror: str | None, mirror_url: str | None) -> None:
-    """Put `file` at `dest`, verified against its pin: downloaded (resumable) or copied from a local mirror."""
+    """Put `file` at `dest`, verified against its pin: downloaded (resumable) or copied from a local mirror.
+    Bytes that are not the pinned ones never reach `dest`: one line names the file, both digests and the pin's home."""
     where = source_of(file, mirror, mirror_url)
     if mirror_url or not mirror:
-        download(where, dest, file.sha256, desc=file.name)
+        download(where, dest, file.sha256, desc=file.name, pin=file.pin)
         return
     copy_verified(
         Path(where),
@@ -124,6 +154,7 @@ def bring(file: ReleaseFile, dest: Path, mirror: str | None, mirror_url: str | N
         "xm3600_fetch",
         missing_hint=f"expected xm3600/{file.name} there",
         mismatch_hint="not the pinned release file; nothing kept",
+        pin=file.pin,
     )
 
 
@@ -160,7 +191,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 STAGE = Stage(
     "xm3600_fetch",
-    "fetch the official XM3600 release (captions.zip, images.tgz), sha256-pinned",
+    "fetch the official XM3600 release (captions.zip, images.tgz, image_attributions.csv), sha256-pinned",
     run,
     config=Config,
     configure=configure,
@@ -172,9 +203,17 @@ STAGE = Stage(
     },
     outs=("${paths.xm3600_release}",),
     # what the release is (the pins) and whether it is fetched; not where from (the bytes are verified) nor --plan
-    params=("xm3600_fetch.build", "xm3600_fetch.captions_sha256", "xm3600_fetch.images_sha256"),
+    params=(
+        "xm3600_fetch.build",
+        "xm3600_fetch.captions_sha256",
+        "xm3600_fetch.images_sha256",
+        "xm3600_fetch.attributions_sha256",
+    ),
     docs="docs/datasets/xm3600.md",
     paths={
-        "xm3600_release": ("data/xm3600_release", "the fetched XM3600 release: archives, captions.jsonl, images/"),
+        "xm3600_release": (
+            "data/xm3600_release",
+            "the fetched XM3600 release: files, captions.jsonl, images/",
+        ),
     },
 )

@@ -1,13 +1,18 @@
 """`babelforge xm3600`: the fetched XM3600 captions parsed, validated and written to `paths.xm3600`.
 
-Reads `paths.xm3600_release` (`fetch.json`, `captions.jsonl`, `images/`) and writes, swapped in whole:
-- `captions.parquet`: one row per caption (`babelforge.xm3600.captions.COLUMNS`), its provenance naming
-  the pinned release it was made from;
+Reads `paths.xm3600_release` (`fetch.json`, `captions.jsonl`, `images/`, `image_attributions.csv`) and
+writes, swapped in whole:
+- `captions.parquet`: one row per caption (`babelforge.xm3600.captions.COLUMNS`, then ATTRIBUTION_COLUMNS:
+  its image's author, licence, page and title from the release's image_attributions.csv, which CC BY 2.0
+  requires to be given with the image), its provenance naming the pinned release it was made from;
 - `xm3600.json`: the same captions as a caption set (`{"images", "captions"}`), what `eval_retrieval`
   reads in the full profile;
 - `validation.json`: what the checks counted (images, captions per language, missing (image, language)
   pairs, empty captions, duplicate ids, script mismatches against the language registry).
-A hard check that fails stops the stage with one line and writes nothing. When the fetch was skipped
+A hard check that fails stops the stage with one line and writes nothing; so does an image with no row in
+image_attributions.csv (its author and licence could not be given), and a field of that file the typed-text
+rule refuses (`babelforge.xm3600.release.read_attributions`). The source is small and curated (3,600
+rows), so there is no bad-row policy to skip such a row: it is fixed, or the release is not built. When the fetch was skipped
 (the `sample` profile) the folder holds only `skipped.json`, and the stage says so in one line.
 """
 
@@ -32,12 +37,26 @@ from babelforge.xm3600.captions import (
     summary_line,
     validate,
 )
-from babelforge.xm3600.release import CAPTIONS_FILE, IMAGES_FOLDER, MANIFEST
+from babelforge.xm3600.release import (
+    ATTRIBUTIONS_FILE,
+    CAPTIONS_FILE,
+    IMAGES_FOLDER,
+    MANIFEST,
+    Attribution,
+    read_attributions,
+)
 
 CAPTIONS_TABLE = "captions.parquet"
 CAPTION_SET = "xm3600.json"  # its stem names the caption set in eval rows and the paper's table
 VALIDATION = "validation.json"
 SKIPPED = "skipped.json"
+# column -> the Attribution field it holds: each caption row carries its image's attribution beside its id
+ATTRIBUTION_COLUMNS = {
+    "image_author": "author",
+    "image_licence": "licence",
+    "image_landing_url": "landing_url",
+    "image_title": "title",
+}
 
 
 @dataclass(frozen=True)
@@ -92,7 +111,10 @@ def build(release: Path, out: Path, manifest: dict, profile: str, max_script_mis
     if found.problems:
         more = f" (and {len(found.problems) - 1} more)" if len(found.problems) > 1 else ""
         raise BabelforgeError(f"xm3600: {captions_path}: {found.problems[0]}{more}; {summary_line(found)}")
+    attributions = image_attributions(release / ATTRIBUTIONS_FILE, [record.key for record in records])
     table = pd.DataFrame(caption_rows(records, lambda code: languages.resolve(code).key))
+    for column, field in ATTRIBUTION_COLUMNS.items():
+        table[column] = [getattr(attributions[key], field) for key in table["image_id"]]
     record = provenance(
         "xm3600",
         {"profile": profile, "max_script_mismatch": max_script_mismatch},
@@ -102,6 +124,25 @@ def build(release: Path, out: Path, manifest: dict, profile: str, max_script_mis
         write_table(table, staging / CAPTIONS_TABLE, sort_by=["lang", "image_id", "caption_index"], provenance=record)
         write_json(caption_set(records), staging / CAPTION_SET)
         write_json(found.as_dict(), staging / VALIDATION)
+    return found
+
+
+def image_attributions(path: Path, keys: list[str]) -> dict[str, Attribution]:
+    """Each image's row of the release's image_attributions.csv; one line naming the first image without one."""
+    if not path.is_file():
+        raise BabelforgeError(f"{path} is missing: rerun `babelforge xm3600_fetch` (it fetches the attributions)")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BabelforgeError(f"{path}: not UTF-8 (byte {error.start}); is it the release's file?") from None
+    found = read_attributions(text, str(path))
+    absent = sorted(key for key in set(keys) if key not in found)
+    if absent:
+        more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
+        raise BabelforgeError(
+            f"xm3600: image {absent[0]}{more} has no row in {path}: its author and licence, which CC BY 2.0 "
+            "requires to be given with it, are unknown; nothing was written"
+        )
     return found
 
 
