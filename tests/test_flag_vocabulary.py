@@ -87,6 +87,10 @@ VOCABULARY = {
     "--plan": "plan the work instead of doing it",
     "--images-per-second": "an encoding rate for an estimate",
     "--texts-per-second": "an encoding rate for an estimate",
+    "--all": "list every item, not only those that need something",
+    "--check": "report what is missing, change nothing",
+    "--update": "resolve from upstream and write the result (network)",
+    "--accept": "take upstream's new value for this name",
 }
 
 # Stages another branch is rewriting: their old flag stays until it lands (none left).

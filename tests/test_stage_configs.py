@@ -22,7 +22,7 @@ def sample_params(repo_root) -> dict:
 
 
 # Command-line tools over files their flags name: no params group, never a dvc.yaml stage.
-TOOLS = {"eval_cider", "eval_clipscore_pairs", "eval_correlate", "eval_paper", "review", "taggers"}
+TOOLS = {"eval_cider", "eval_clipscore_pairs", "eval_correlate", "eval_paper", "pins", "review", "taggers"}
 
 
 def dvc_commands(repo_root) -> set[str]:

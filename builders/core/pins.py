@@ -150,9 +150,19 @@ def set_params_value(path: Path, dotted: str, value: str, profile: str) -> None:
     if index is None:
         raise BabelforgeError(f"{path}: no key {dotted}; add `{dotted}: {value}` by hand")
     match = KEY_LINE.match(lines[index].rstrip("\n"))
-    lines[index] = f"{match['indent']}{match['key']}: {value}{match['comment'] or ''}\n"
+    # a long scalar may be folded onto the lines below its key (more indented, no key of their own)
+    end = index + 1
+    if not match["value"].strip():
+        while end < len(lines) and lines[end].strip() and not KEY_LINE.match(lines[end].rstrip("\n")):
+            if len(lines[end]) - len(lines[end].lstrip(" ")) <= len(match["indent"]):
+                break
+            end += 1
+    lines[index:end] = [f"{match['indent']}{match['key']}: {value}{match['comment'] or ''}\n"]
     new_text = "".join(lines)
-    node = yaml.safe_load(new_text)
+    try:
+        node = yaml.safe_load(new_text)
+    except yaml.YAMLError:
+        node = None
     for key in keys:
         node = node.get(key) if isinstance(node, dict) else None
     if isinstance(node, dict) and profile in node:

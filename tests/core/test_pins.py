@@ -4,6 +4,7 @@ refused fetch says in one line which input, both digests, where the pin is and h
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,18 @@ def test_an_input_of_an_unknown_kind_or_strength_is_refused():
         RemoteInput("a", "archive", None, home, ())
     with pytest.raises(ValueError, match="strength 'weak'"):
         RemoteInput("a", "file", None, home, (), strength="weak")
+
+
+def test_a_pin_folded_below_its_key_is_replaced_whole(params_copy: Path):
+    """The generator folds a long value onto the next line (xm3600_fetch's sha256 pins)."""
+    before = params_copy.read_text()
+    assert re.search(r"^  images_sha256: ?\n    [0-9a-f]{64}\n", before, re.M)
+    set_params_value(params_copy, "xm3600_fetch.images_sha256", "e" * 64, "full")
+    after = params_copy.read_text()
+    assert f"  images_sha256: {'e' * 64}\n  # sha256 of image_attributions.csv" in after
+    assert len(after.splitlines()) == len(before.splitlines()) - 1
+    params = yaml.safe_load(after)["xm3600_fetch"]
+    assert params["images_sha256"] == "e" * 64 and params["captions_sha256"].startswith("7964f969")
 
 
 def test_the_same_key_name_in_two_groups_is_told_apart(params_copy: Path):
