@@ -2,8 +2,8 @@
 and a file server that fails on request.
 
 Shared by the test areas that fake a web service (tests/core: the source mirror;
-tests/mvl_sib: the topic images; tests/lexicon: the BabelNet API). Servers bind
-127.0.0.1 on a free port.
+tests/mvl_sib: the topic images; tests/lexicon: the BabelNet API; tests/hub_standin.py: the
+Hugging Face Hub). Servers bind 127.0.0.1 on a free port.
 
 `LoopbackServer` serves the files under a folder (or extra in-memory `files`) and can be
 told, per path, to fail in order (`failures[path] = [...]`): `500`, `503`, `429:<Retry-After value>`,
@@ -34,12 +34,14 @@ class QuietHandler(BaseHTTPRequestHandler):
         pass
 
     def reply(self, status: int, body: bytes, headers: dict | None = None) -> None:
+        """The answer, its Content-Length the body's; a HEAD request gets the headers alone."""
         self.send_response(status)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
 
 @contextlib.contextmanager
@@ -102,8 +104,11 @@ class MirrorHandler(QuietHandler):
 
 
 class LoopbackServer(ThreadingHTTPServer):
-    def __init__(self, root: Path | None = None):
-        super().__init__(("127.0.0.1", 0), MirrorHandler)
+    """`handler` answers its requests: the file server's own by default; another service's handler
+    (tests/hub_standin.py) reuses the rest: a free port on 127.0.0.1, the lock, the close."""
+
+    def __init__(self, root: Path | None = None, handler: type[BaseHTTPRequestHandler] = MirrorHandler):
+        super().__init__(("127.0.0.1", 0), handler)
         self.root = root
         self.files: dict[str, bytes] = {}
         self.failures: dict[str, list[str]] = {}
