@@ -11,9 +11,14 @@ tests is built by `babelforge.eval.sample.tiny_clip_stage`.
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
+import glob
 import socket
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlparse
 
 import numpy as np
@@ -229,57 +234,208 @@ def unloadable(ref) -> str | None:
     return None
 
 
-def hub_access(spec: str, revision: str, filename: str = "config.json") -> dict:
-    """from_pretrained arguments for a Hub model: the local cache when it has the revision,
-    else the Hub; offline (no cache, Hub unreachable) a clear error at once instead of
-    minutes of retries."""
+# ------------------------------------------------------------------ Hub models, read at their pinned commit
+#
+# A library given a Hub id and a revision reads some files at `main` anyway (transformers' AutoProcessor,
+# under sentence-transformers, asks for processor_config.json and others there) and, the Hub unreachable,
+# retries each file for minutes. So a pinned model is loaded from a folder: the cache's snapshot of its
+# commit, fetched first when it is not cached (`pinned_folder`); the models a library loads by their id
+# alone inside it (M-CLIP's modelBase, an OpenCLIP text tower: `hub_dependency`) are in the cache or
+# fetched first too; and the load itself runs without the network (`hub_offline`). Fetching asks the Hub
+# for the repo's file list once (no retries) before anything else: an error there is one line at once.
 
-    from huggingface_hub import constants, try_to_load_from_cache
+# A Hub model's weights as transformers finds them in a folder (one of these, or its index).
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+# What a fetch of a whole repo leaves out: other frameworks' weights and exports, never read here.
+NOT_FETCHED = (
+    "*.h5", "*.msgpack", "*.onnx", "*.onnx_data", "*.ot", "*.tflite", "*.gguf", "*.mlmodel",
+    "onnx/*", "openvino/*", "coreml/*", "tf_model*", "flax_model*", "rust_model*",
+)  # fmt: skip
+PICKLED = (".bin", ".pt", ".pth", ".ckpt")  # left out beside safetensors weights in the same folder
+Loaded = TypeVar("Loaded")  # what a family's loader gives `load_pinned`
 
-    cached = try_to_load_from_cache(spec, filename, revision=revision)
-    if isinstance(cached, str):
-        return {"revision": revision, "local_files_only": True}
-    if hub_reachable():
-        return {"revision": revision}
-    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
-    raise BabelforgeError(
-        f"model {spec}@{revision}: not in the Hugging Face cache and {host} is unreachable (or HF_HUB_OFFLINE is set); "
+
+def hub_host() -> str:
+    from huggingface_hub import constants
+
+    return urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+
+
+def not_cached_line(subject: str) -> str:
+    """One line: `subject` (a model at a revision) is not in the cache and the Hub cannot be asked."""
+    return (
+        f"{subject}: not in the Hugging Face cache and {hub_host()} is unreachable (or HF_HUB_OFFLINE is set); "
         "pre-fill the cache (huggingface-cli download) or use a local directory in params.yaml eval.common.models"
     )
 
 
-def checkpoint_source(ref, filename: str = "config.json") -> tuple[str, str, dict]:
-    """(what a library loads, the revision that pins it, its Hub arguments) of one part of a spec: a
-    local folder is hashed; a Hub id is read from the cache when it has the revision, else from the
-    Hub (one line offline). `filename` is a file the checkpoint has, to look for in the cache."""
+def cached_snapshot(repo: str, revision: str | None, filename: str) -> Path | None:
+    """The Hugging Face cache's folder of the Hub model `repo` at `revision` (a commit sha, or a branch
+    or tag its refs name; None: `main`) when it holds `filename`; None otherwise. Asks no network."""
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(repo, filename, revision=revision)
+    if not isinstance(cached, str):
+        return None
+    return Path(cached).parents[len(Path(filename).parts) - 1]
+
+
+def fetch(repo: str, revision: str, patterns: Sequence[str] | None = None) -> Path:
+    """The files of the Hub model `repo` at `revision` fetched into the Hugging Face cache; its snapshot
+    folder. The files matching `patterns`; None: all but other frameworks' (`NOT_FETCHED`) and pickled
+    weights beside safetensors ones (the libraries read the safetensors). The Hub is asked for the
+    file list once first (no retries); a BabelforgeError saying why ("<host> cannot list it (...)") when
+    it answers with an error."""
+    from huggingface_hub import HfApi, snapshot_download
+
+    try:
+        names = [sibling.rfilename for sibling in HfApi().model_info(repo, revision=revision).siblings or []]
+    except Exception as error:  # huggingface_hub raises many kinds (HTTP errors, connection errors)
+        raise BabelforgeError(f"{hub_host()} cannot list it ({first_line(error)})") from None
+    if patterns is not None:
+        wanted = [name for name in names if any(fnmatch.fnmatch(name, pattern) for pattern in patterns)]
+    else:
+        wanted = [name for name in names if not any(fnmatch.fnmatch(name, pattern) for pattern in NOT_FETCHED)]
+        safetensors = {Path(name).parent for name in wanted if name.endswith(".safetensors")}
+        wanted = [name for name in wanted if not (name.endswith(PICKLED) and Path(name).parent in safetensors)]
+    try:
+        return Path(snapshot_download(repo, revision=revision, allow_patterns=[glob.escape(name) for name in wanted]))
+    except Exception as error:
+        raise BabelforgeError(f"{hub_host()} did not give its files ({first_line(error)})") from None
+
+
+def pinned_folder(repo: str, revision: str, filename: str) -> Path:
+    """The folder the Hub model `repo` pinned at `revision` loads from, every file of it at that commit:
+    the cache's snapshot of the commit when it holds `filename` (no network at all); else, when the Hub
+    can be asked, the commit fetched into the cache first; else one line at once."""
+    folder = cached_snapshot(repo, revision, filename)
+    if folder is not None:
+        return folder
+    if not hub_reachable():
+        raise BabelforgeError(not_cached_line(f"model {repo}@{revision}"))
+    try:
+        return fetch(repo, revision)
+    except BabelforgeError as error:
+        raise BabelforgeError(f"model {repo}@{revision}: not in the Hugging Face cache and {error}") from None
+
+
+def checkpoint_source(ref, filename: str = "config.json") -> tuple[str, str]:
+    """(the folder a library loads, the revision that pins it) of one part of a spec: a local folder,
+    hashed; a Hub id, the folder of its pinned commit (`pinned_folder`; `filename` is a file the
+    checkpoint has, to look for in the cache). Load it inside `hub_offline()`, or with `load_pinned`."""
     if ref.local:
-        return ref.id, "sha256:" + directory_hash(ref.id), {}
-    return ref.id, ref.revision, hub_access(ref.id, ref.revision, filename)
+        return ref.id, "sha256:" + directory_hash(ref.id)
+    return str(pinned_folder(ref.id, ref.revision, filename)), ref.revision
+
+
+def load_pinned(ref, source: str, load: Callable[[str], Loaded]) -> Loaded:
+    """`load(source)` without the network: `source` is one part of a spec's folder (`checkpoint_source`).
+    A cached snapshot that lacks a file the library reads (a cache filled file by file) is completed
+    from the Hub when it can be asked, and loaded again; otherwise the library's error (OSError,
+    ValueError: it names the file) goes up, for the family to say in one line."""
+    try:
+        with hub_offline():
+            return load(source)
+    except (OSError, ValueError) as error:
+        if ref.local or not hub_reachable():
+            raise
+        lacking = first_line(error)
+    try:
+        fetch(ref.id, ref.revision)
+    except BabelforgeError as error:
+        raise BabelforgeError(
+            f"model {ref.id}@{ref.revision}: its snapshot in the Hugging Face cache lacks a file ({lacking}) and {error}"
+        ) from None
+    with hub_offline():
+        return load(source)
+
+
+def hub_dependency(
+    repo: str, needs: Sequence[Sequence[str]], what: str, role: str, patterns: Sequence[str] | None = None
+) -> Path:
+    """A Hub model a library loads by its id alone (at `main`) inside another model: M-CLIP's text model
+    (config.json modelBase), an OpenCLIP text tower. Its folder in the cache (at `main` as the cache's
+    refs name it: what the library reads without the network) when it holds one file of each group of
+    `needs`; else, when the Hub can be asked, its files at `main` (those matching `patterns`; None: all
+    a library reads) fetched first; else one line naming the repo and the file, as `what` (`model X:
+    its text model`) and its `role` (where the id is written) name it."""
+    folder = cached_snapshot(repo, None, needs[0][0])
+    missing = next(
+        (group[0] for group in needs if folder is None or not any((folder / name).is_file() for name in group)), None
+    )
+    if missing is None:
+        return folder
+    subject = f"{what} {repo} ({role}): its {missing} is not in the Hugging Face cache"
+    if not hub_reachable():
+        raise BabelforgeError(
+            f"{subject} and {hub_host()} is unreachable (or HF_HUB_OFFLINE is set); pre-fill the cache "
+            f"(huggingface-cli download {repo}) or name a local folder there"
+        )
+    try:
+        return fetch(repo, "main", patterns)
+    except BabelforgeError as error:
+        raise BabelforgeError(f"{subject} and {error}") from None
+
+
+@contextlib.contextmanager
+def hub_offline() -> Iterator[None]:
+    """The Hugging Face libraries without the network for the duration of a load: huggingface_hub's
+    sessions answer every request with OfflineModeIsEnabled at once (no retries: a cached file is used,
+    a missing one is an error) and transformers reads its cache only (`local_files_only`), whether or
+    not HF_HUB_OFFLINE is set. What a load from pinned folders and cached repos needs. Everything is
+    restored on the way out, whatever happened (a process-wide switch: one load at a time)."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import reset_sessions
+
+    before = constants.HF_HUB_OFFLINE
+    transformers_hub = sys.modules.get("transformers.utils.hub")
+    transformers_before = getattr(transformers_hub, "_is_offline_mode", before)
+    constants.HF_HUB_OFFLINE = True
+    if transformers_hub is not None:
+        transformers_hub._is_offline_mode = True
+    reset_sessions()  # the next sessions read HF_HUB_OFFLINE: a request fails at once
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = before
+        transformers_hub = sys.modules.get("transformers.utils.hub")  # perhaps imported during the load
+        if transformers_hub is not None:
+            transformers_hub._is_offline_mode = transformers_before
+        reset_sessions()
 
 
 def hub_reachable() -> bool:
-    """Whether the Hugging Face Hub may be asked: HF_HUB_OFFLINE is not set and its host answers on
-    443 within 5 s (offline, a clear error at once instead of the libraries' minutes of retries)."""
+    """Whether the Hugging Face Hub may be asked: HF_HUB_OFFLINE is not set and its endpoint's host
+    answers on its port within 5 s (offline, a clear error at once instead of the libraries' minutes
+    of retries)."""
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE:
         return False
-    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    endpoint = urlparse(constants.ENDPOINT)
     try:
-        socket.create_connection((host, 443), timeout=5).close()
-    except OSError:
+        port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+        socket.create_connection((endpoint.hostname or "huggingface.co", port), timeout=5).close()
+    except (OSError, ValueError):
         return False
     return True
 
 
 def hub_snapshot(spec: str, revision: str, filename: str, patterns: Sequence[str]) -> Path:
-    """A local folder of the Hub repo `spec` at `revision` (the files matching `patterns`), from
-    the cache when it has them, else downloaded: what a family whose library takes no revision
-    loads from (its folder is the pinned commit)."""
-    from huggingface_hub import snapshot_download
-
-    access = hub_access(spec, revision, filename)
-    return Path(snapshot_download(spec, allow_patterns=list(patterns), **access))
+    """A local folder of the Hub repo `spec` at `revision` with the files matching `patterns`: the
+    cache's snapshot of the commit when it holds `filename` and a file matching `patterns` (no
+    network), else fetched first: what a family whose library takes no revision loads from (its
+    folder is the pinned commit). Offline, one line."""
+    folder = cached_snapshot(spec, revision, filename)
+    if folder is not None and any(any(folder.glob(pattern)) for pattern in patterns):
+        return folder
+    subject = f"model {spec}@{revision}" + (f" ({', '.join(patterns)})" if folder is not None else "")
+    if not hub_reachable():
+        raise BabelforgeError(not_cached_line(subject))
+    try:
+        return fetch(spec, revision, patterns)
+    except BabelforgeError as error:
+        raise BabelforgeError(f"{subject}: not in the Hugging Face cache and {error}") from None
 
 
 def text_length_limit(*limits) -> int | None:

@@ -16,6 +16,7 @@ from babelforge.eval.models import (
     checkpoint_source,
     dtype_for,
     first_line,
+    load_pinned,
     position_limit,
     text_length_limit,
 )
@@ -82,24 +83,28 @@ def load(ref, device: str) -> TransformersEncoder:
     """A local directory, or a Hub id at `ref.revision`."""
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoTokenizer
 
-    source, revision, hub_args = checkpoint_source(ref)
+    def from_folder(folder: str):
+        config = AutoConfig.from_pretrained(folder)
+        if config.model_type not in SUPPORTED_TYPES:
+            raise BabelforgeError(
+                f"model {ref.id}: transformers type {config.model_type!r} is not a dual encoder this family loads "
+                f"({', '.join(SUPPORTED_TYPES)}); another family's checkpoint? name it as FAMILY:ID "
+                "(babelforge eval_zeroshot --help lists the families)"
+            )
+        model = AutoModel.from_pretrained(folder, dtype=dtype_for(device)).to(device).eval()
+        # The fast processors need torchvision; the PIL ones give the reference preprocessing.
+        image_processor = AutoImageProcessor.from_pretrained(folder, use_fast=False)
+        return config, model, AutoTokenizer.from_pretrained(folder), image_processor
+
+    # A folder: the local one, or the cache's snapshot of the pinned commit (every file read at it).
+    source, revision = checkpoint_source(ref)
     try:
-        config = AutoConfig.from_pretrained(source, **hub_args)
+        config, model, tokenizer, image_processor = load_pinned(ref, source, from_folder)
     except (OSError, ValueError) as error:
         raise BabelforgeError(
-            f"model {ref.id}@{revision}: cannot load ({first_line(error)}); "
+            f"model {ref.id}@{revision}: cannot load it from {source} ({first_line(error)}); "
             "offline, use a local directory or pre-fill the Hugging Face cache"
         ) from None
-    if config.model_type not in SUPPORTED_TYPES:
-        raise BabelforgeError(
-            f"model {ref.id}: transformers type {config.model_type!r} is not a dual encoder this family loads "
-            f"({', '.join(SUPPORTED_TYPES)}); another family's checkpoint? name it as FAMILY:ID "
-            "(babelforge eval_zeroshot --help lists the families)"
-        )
-    model = AutoModel.from_pretrained(source, dtype=dtype_for(device), **hub_args).to(device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
-    # The fast processors need torchvision; the PIL ones give the reference preprocessing.
-    image_processor = AutoImageProcessor.from_pretrained(source, use_fast=False, **hub_args)
     # SigLIP was trained on texts padded to a fixed 64 tokens without an attention mask.
     siglip = config.model_type == "siglip"
     # Truncate to what both the position table and the tokenizer allow.

@@ -7,13 +7,24 @@ image tower of the spec's `+IMAGE_SPEC`, loaded by its own family (`babelforge.e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval.families.hf import config_type
 from babelforge.eval.families.paired import PairedEncoder, check_dims
-from babelforge.eval.models import checkpoint_source, dtype_for, first_line, load_ref, position_limit, text_length_limit
+from babelforge.eval.models import (
+    WEIGHTS,
+    checkpoint_source,
+    dtype_for,
+    first_line,
+    hub_dependency,
+    load_pinned,
+    load_ref,
+    position_limit,
+    text_length_limit,
+)
 
 
 def detect(folder: Path) -> bool:
@@ -63,24 +74,50 @@ class MClipEncoder(PairedEncoder):
 UNUSED_PARAMETERS = (".pooler.",)
 
 
+def model_base(folder: Path, ref) -> Path | None:
+    """The folder of the text model an M-CLIP checkpoint names (config.json `modelBase`), which
+    MultilingualCLIP.__init__ loads by that name (AutoModel.from_pretrained): itself when it is a
+    folder; a Hub id's folder in the Hugging Face cache (its config and weights at `main`, as the
+    library reads it), fetched first when the Hub can be asked; offline, one line naming it. None when
+    the config names none (the library says what is wrong)."""
+    try:
+        name = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("modelBase")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(name, str) or not name:
+        return None
+    if Path(name).is_dir():
+        return Path(name)
+    what = f"model {ref.name}: its text model"
+    return hub_dependency(name, [("config.json",), WEIGHTS], what, "config.json modelBase")
+
+
 def load(ref, device: str) -> MClipEncoder:
     """A MultilingualCLIP folder (or Hub id at `ref.revision`) plus the image tower `ref.image`."""
     from multilingual_clip.pt_multilingual_clip import MultilingualCLIP
     from transformers import AutoTokenizer
 
-    source, revision, hub_args = checkpoint_source(ref, "config.json")
+    # A folder: the local one, or the cache's snapshot of the pinned commit (every file read at it).
+    source, revision = checkpoint_source(ref, "config.json")
+    base = model_base(Path(source), ref)
     image_model = load_ref(ref.image, device)
-    try:
+
+    def from_folder(folder: str):
         # MultilingualCLIP.__init__ builds its text model with AutoModel.from_pretrained(config.modelBase)
-        # (a Hub id such as xlm-roberta-large: its cache offline); the checkpoint's weights replace
-        # those. Its `_load_state_dict_into_model` override is not called by transformers >= 4.50;
-        # transformers' own loader fills every parameter (checked below: none left random).
-        model, info = MultilingualCLIP.from_pretrained(source, output_loading_info=True, **hub_args)
-        tokenizer = AutoTokenizer.from_pretrained(source, **hub_args)
+        # (a Hub id such as xlm-roberta-large): given its folder instead (`modelBase=` overrides the
+        # config's). The checkpoint's weights replace those. Its `_load_state_dict_into_model` override
+        # is not called by transformers >= 4.50; transformers' own loader fills every parameter
+        # (checked below: none left random).
+        options = {"modelBase": str(base)} if base is not None else {}
+        loaded = MultilingualCLIP.from_pretrained(folder, output_loading_info=True, **options)
+        return loaded, AutoTokenizer.from_pretrained(folder)
+
+    try:
+        (model, info), tokenizer = load_pinned(ref, source, from_folder)
     except (OSError, ValueError) as error:
         raise BabelforgeError(
-            f"model {ref.name}@{revision}: multilingual-clip cannot load it ({first_line(error)}); "
-            "its text model (config.json modelBase) must be a local folder or in the Hugging Face cache offline"
+            f"model {ref.name}@{revision}: multilingual-clip cannot load it from {source} ({first_line(error)}); "
+            "offline, use a local folder or pre-fill the Hugging Face cache"
         ) from None
     missing = [key for key in info.get("missing_keys", ()) if not any(part in key for part in UNUSED_PARAMETERS)]
     if missing:

@@ -18,6 +18,7 @@ Other models run in open_clip's `fp16` (OpenAI's mixed precision: layer norms in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -28,11 +29,13 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import directory_hash, sha256_file
 from babelforge.core.languages import UnknownLanguageError, registry
 from babelforge.core.progress import info
-from babelforge.eval.models import DualEncoder, first_line, hub_access, hub_snapshot
+from babelforge.eval.models import DualEncoder, first_line, hub_dependency, hub_offline, hub_reachable, hub_snapshot
 
 CONFIG = "open_clip_config.json"
 # What a published open_clip repo holds besides its weights: config, tokenizer files of HF text towers.
 HUB_FILES = (CONFIG, "*.json", "*.txt", "*.model")
+# What open_clip reads of a transformers text tower named by its Hub id: its config and tokenizer files.
+TEXT_TOWER_FILES = ("*.json", "*.txt", "*.model")
 # Its weights, as open_clip prefers them (open_clip.factory._find_checkpoint_in_dir): safetensors when
 # the repo has them, else the pickled ones; fetched in that order so that a repo with both is fetched once.
 HUB_WEIGHTS = (("*.safetensors",), ("*.bin", "*.pth"))
@@ -150,9 +153,11 @@ def builtin_source(name: str, tag: str) -> tuple[str, dict, dict]:
             f"model open_clip:{name}@{tag}: no such pretrained tag; {name} has {', '.join(tags) or 'none'}"
         )
     label = f"open_clip:{name}@{tag}"
-    weights_reachable(pretrained, label)
+    cached = weights_cached(pretrained, label)
     try:
-        weights = download_pretrained(pretrained)
+        # Cached: read there without the network (open_clip asks the Hub for `main` first, else).
+        with hub_offline() if cached else contextlib.nullcontext():
+            weights = download_pretrained(pretrained)
     except Exception as error:  # huggingface_hub / urllib raise many kinds when offline
         raise BabelforgeError(
             f"model {label}: its weights are not in the Hugging Face cache and cannot be "
@@ -164,9 +169,11 @@ def builtin_source(name: str, tag: str) -> tuple[str, dict, dict]:
     return loaded, pretrained, open_clip.get_model_config(name)
 
 
-def weights_reachable(pretrained: dict, label: str) -> None:
-    """One line at once when a pretrained tag's weights are neither cached nor downloadable (offline:
-    HF_HUB_OFFLINE set or the Hub unreachable), instead of the retries of a download."""
+def weights_cached(pretrained: dict, label: str) -> bool:
+    """Whether a pretrained tag's weights are in the Hugging Face cache (then read without the network);
+    False when they are not but can be downloaded; one line at once when neither (offline: HF_HUB_OFFLINE
+    set or the Hub unreachable), instead of the retries of a download. A URL's weights (OpenAI's own,
+    fetched by urllib, not through the Hub): True."""
     from huggingface_hub import constants, try_to_load_from_cache
 
     hub = pretrained.get("hf_hub", "")
@@ -176,7 +183,7 @@ def weights_reachable(pretrained: dict, label: str) -> None:
         cached = Path("~/.cache/clip").expanduser() / os.path.basename(url)
         if url and not cached.is_file() and constants.HF_HUB_OFFLINE:
             raise BabelforgeError(f"model {label}: its weights ({url}) are not downloaded and HF_HUB_OFFLINE is set")
-        return
+        return True
     # `org/name/` is the repo's default weights file, `org/name/file.bin` that file: each looked for
     # as safetensors first, as open_clip.pretrained.download_pretrained_from_hf does.
     repo, filename = os.path.split(hub)
@@ -187,35 +194,27 @@ def weights_reachable(pretrained: dict, label: str) -> None:
     else:
         candidates = (filename,)
     if any(isinstance(try_to_load_from_cache(repo, file), str) for file in candidates):
-        return
-    try:
-        hub_access(repo, "main", candidates[-1])
-    except BabelforgeError:
-        raise BabelforgeError(
-            f"model {label}: its weights ({repo}) are not in the Hugging Face cache and the Hub is unreachable "
-            f"(or HF_HUB_OFFLINE is set); pre-fill the cache (huggingface-cli download {repo}) or use a local folder"
-        ) from None
+        return True
+    if hub_reachable():
+        return False
+    raise BabelforgeError(
+        f"model {label}: its weights ({repo}) are not in the Hugging Face cache and the Hub is unreachable "
+        f"(or HF_HUB_OFFLINE is set); pre-fill the cache (huggingface-cli download {repo}) or use a local folder"
+    )
 
 
-def text_tower_reachable(model_config: dict, label: str, tokenizer_too: bool) -> None:
-    """One line at once when the transformers text tower a config names (`text_cfg.hf_model_name`; its
-    tokenizer, `hf_tokenizer_name`, when the tokenizer is not in the model's folder) is neither a folder
-    nor in the Hugging Face cache and the Hub cannot be reached."""
+def text_tower_ready(model_config: dict, label: str, tokenizer_too: bool) -> None:
+    """The transformers text tower a config names (`text_cfg.hf_model_name`, which open_clip reads by
+    that id at `main`: its config only, the weights are the checkpoint's; its tokenizer,
+    `hf_tokenizer_name`, when the tokenizer is not in the model's folder) a folder or in the Hugging
+    Face cache, fetched first when it is not and the Hub can be asked; offline, one line at once."""
     text_cfg = model_config.get("text_cfg", {})
-    needed = [(text_cfg.get("hf_model_name"), "config.json")]
+    needed = [(text_cfg.get("hf_model_name"), "config.json", "hf_model_name")]
     if tokenizer_too:
-        needed.append((text_cfg.get("hf_tokenizer_name"), "tokenizer_config.json"))
-    for name, filename in needed:
-        if not name or Path(name).is_dir():
-            continue
-        try:
-            hub_access(name, "main", filename)
-        except BabelforgeError:
-            raise BabelforgeError(
-                f"model {label}: its text tower {name} (text_cfg.hf_model_name) is not in the Hugging Face "
-                f"cache and the Hub is unreachable (or HF_HUB_OFFLINE is set); pre-fill the cache "
-                f"(huggingface-cli download {name}) or name a local folder there"
-            ) from None
+        needed.append((text_cfg.get("hf_tokenizer_name"), "tokenizer_config.json", "hf_tokenizer_name"))
+    for name, filename, key in needed:
+        if name and not Path(name).is_dir():
+            hub_dependency(name, [(filename,)], f"model {label}: its text tower", f"text_cfg.{key}", TEXT_TOWER_FILES)
 
 
 def hub_folder(repo: str, revision: str) -> Path:
@@ -254,19 +253,20 @@ def load(ref, device: str) -> OpenClipEncoder:
         model_config = config.get("model_cfg") if isinstance(config, dict) else None
         if not isinstance(model_config, dict):
             raise BabelforgeError(f"model {ref.name}: its {CONFIG} has no model_cfg (not saved by open_clip?)")
-        text_tower_reachable(model_config, ref.name, tokenizer_too=False)  # the folder holds the tokenizer
+        text_tower_ready(model_config, ref.name, tokenizer_too=False)  # the folder holds the tokenizer
     else:
         revision, pretrained, model_config = builtin_source(ref.id, ref.revision)
-        text_tower_reachable(model_config, ref.name, tokenizer_too=True)
+        text_tower_ready(model_config, ref.name, tokenizer_too=True)
         name = ref.id
         options["pretrained"] = ref.revision
         # open_clip does not apply a tag's QuickGELU itself (it warns): OpenAI's weights need it.
         options["force_quick_gelu"] = bool(pretrained.get("quick_gelu"))
     try:
-        model, _, preprocess = open_clip.create_model_and_transforms(
-            name, precision=precision_for(device, model_config), device=device, **options
-        )
-        tokenizer = open_clip.get_tokenizer(name)
+        with hub_offline():  # every input is a folder or in the cache now
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                name, precision=precision_for(device, model_config), device=device, **options
+            )
+            tokenizer = open_clip.get_tokenizer(name)
     except (OSError, RuntimeError, ValueError, KeyError) as error:
         raise BabelforgeError(f"model {ref.name}@{revision}: open_clip cannot load it ({first_line(error)})") from None
     model.eval()

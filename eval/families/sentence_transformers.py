@@ -12,7 +12,15 @@ from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval.families.paired import PairedEncoder, check_dims
-from babelforge.eval.models import checkpoint_source, dtype_for, first_line, load_ref, position_limit, text_length_limit
+from babelforge.eval.models import (
+    checkpoint_source,
+    dtype_for,
+    first_line,
+    load_pinned,
+    load_ref,
+    position_limit,
+    text_length_limit,
+)
 
 
 def detect(folder: Path) -> bool:
@@ -54,13 +62,15 @@ def load(ref, device: str) -> SentenceTransformerEncoder:
     """A sentence-transformers folder (or Hub id at `ref.revision`) plus the image tower `ref.image`."""
     from sentence_transformers import SentenceTransformer
 
-    source, revision, hub_args = checkpoint_source(ref, "modules.json")
+    # A folder: the local one, or the cache's snapshot of the pinned commit. Given a Hub id and a
+    # revision, sentence-transformers (through transformers' AutoProcessor) reads some files at `main`.
+    source, revision = checkpoint_source(ref, "modules.json")
     image_model = load_ref(ref.image, device)
     try:
-        model = SentenceTransformer(source, device=device, **hub_args)
+        model = load_pinned(ref, source, lambda folder: SentenceTransformer(folder, device=device))
     except (OSError, ValueError) as error:
         raise BabelforgeError(
-            f"model {ref.name}@{revision}: sentence-transformers cannot load it ({first_line(error)}); "
+            f"model {ref.name}@{revision}: sentence-transformers cannot load it from {source} ({first_line(error)}); "
             "offline, use a local folder or pre-fill the Hugging Face cache"
         ) from None
     model = model.to(dtype=dtype_for(device)).eval()
