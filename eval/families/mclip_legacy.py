@@ -40,7 +40,15 @@ import numpy as np
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import directory_hash, sha256_file
 from babelforge.eval.families.paired import PairedEncoder, check_dims
-from babelforge.eval.models import dtype_for, first_line, hub_snapshot, load_ref, position_limit, text_length_limit
+from babelforge.eval.models import (
+    dtype_for,
+    first_line,
+    hub_offline,
+    hub_snapshot,
+    load_ref,
+    position_limit,
+    text_length_limit,
+)
 
 HEAD_PATTERN = "*Linear Weights.pkl"  # every legacy head's file name ends so (AVAILABLE_MODELS head_name)
 HEADS_ENV = "BABELFORGE_MCLIP_HEADS"  # the folder of the heads of Hub ids whose repo lacks them
@@ -223,8 +231,9 @@ def load(ref, device: str) -> LegacyMClipEncoder:
     weight, bias = read_head(head_path)
     image_model = load_ref(ref.image, device)
     try:
-        model, info = AutoModel.from_pretrained(folder, output_loading_info=True)
-        tokenizer = AutoTokenizer.from_pretrained(folder)
+        with hub_offline():  # a pinned folder: nothing is asked of the Hub, whatever HF_HUB_OFFLINE says
+            model, info = AutoModel.from_pretrained(folder, output_loading_info=True)
+            tokenizer = AutoTokenizer.from_pretrained(folder)
     except (OSError, ValueError) as error:
         raise BabelforgeError(
             f"model {ref.name}@{revision}: transformers cannot load its text model ({first_line(error)})"
