@@ -265,3 +265,113 @@ def test_the_report_counts_every_input_and_names_each_unpinned_one_on_one_line(p
         "pins (sample profile): 0 remote inputs, 0 UNPINNED",
         "  kind             pinned        tag   unpinned unpinnable",
     ]
+
+
+# ------------------------------------------------------------------ the inventory, pure
+
+
+@pytest.fixture(scope="module")
+def full_inventory():
+    from babelforge.core.sources import read_sources
+    from babelforge.eval.paper.tables import PAPERS, read_models
+    from babelforge.eval.pins import inventory
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    models = [model for paper in PAPERS for model in read_models(paper)]
+    rows = [{"topic": "travel", "image_id": "t1", "url": "https://x/t1.jpg", "sha256": "a" * 64}]
+    items = inventory(params, "full", list(read_sources().values()), rows, models, lambda path: False)
+    return {(item.name, item.home.where): item for item in items}
+
+
+def named(inventory: dict, name: str) -> list:
+    return [item for (item_name, _), item in inventory.items() if item_name == name]
+
+
+def test_only_a_verbatim_file_source_is_asked_upstream(full_inventory):
+    [licence] = named(full_inventory, "source:sib-200-license")
+    [folder] = named(full_inventory, "source:sib-200")
+    [derived] = named(full_inventory, "source:clip-templates")
+    assert licence.ask.startswith("https://raw.githubusercontent.com/dadelani/sib-200/")
+    assert folder.ask == "" and derived.ask == ""
+    assert licence.home.where == "resources/sources.tsv (row sib-200-license, sha256)"
+
+
+def test_build_models_eval_models_and_the_service_of_the_full_profile(full_inventory):
+    [nllb] = [item for item in named(full_inventory, "hub:facebook/nllb-200-distilled-1.3B") if item.reads == ("nllb",)]
+    assert (nllb.home.where, nllb.target, nllb.state) == (
+        "params.yaml nllb.revision",
+        ("params", "nllb.revision"),
+        "pinned",
+    )
+    [kiwi] = named(full_inventory, "hub:Unbabel/wmt22-cometkiwi-da")
+    assert kiwi.target == ("params", "captions.tag.kiwi_revision") and kiwi.reads == ("captions_tag",)
+    [service] = named(full_inventory, "service:babelnet")
+    assert service.state == "unpinnable" and "https://babelnet.io/v9" in service.note
+    clip = [item for item in named(full_inventory, "hub:openai/clip-vit-base-patch32") if "eval_zeroshot" in item.reads]
+    assert [item.pin for item in clip] == ["3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268"]
+    [tag] = named(full_inventory, "open_clip:xlm-roberta-base-ViT-B-32")[:1]
+    assert (tag.pin, tag.state) == ("laion5b_s13b_b90k", "tag")
+    [image] = [item for (name, _), item in full_inventory.items() if name == "mvl-sib-image:t1"]
+    assert image.home.where == "resources/mvl_sib_images.tsv (line 2, sha256)" and image.ask == "https://x/t1.jpg"
+
+
+def test_a_paper_models_other_repos_are_listed_as_read_by_name(full_inventory):
+    oc = [item for item in named(full_inventory, "hub:xlm-roberta-base") if "OC B-32" in item.reads[0]]
+    assert [item.state for item in oc] == ["unpinnable"]
+    mc = [item for item in named(full_inventory, "hub:xlm-roberta-large") if item.reads[0].endswith("MC B-32)")]
+    assert [item.state for item in mc] == ["unpinnable"]
+    main = [item for item in named(full_inventory, "hub:M-CLIP/XLM-Roberta-Large-Vit-B-32") if "babel" in item.reads[0]]
+    assert [item.target for item in main] == [("tsv", "resources/papers/models.tsv", "short", "MC B-32", "revision")]
+    assert not [item for item in named(full_inventory, "hub:M-CLIP/XLM-Roberta-Large-Vit-B-32") if not item.repo_type]
+
+
+def test_the_sample_profile_reads_no_babelnet_xm3600_or_manifest():
+    from babelforge.eval.pins import build_model_inputs, mvl_sib_inputs, xm3600_inputs
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    assert build_model_inputs(params, "sample", lambda path: path.startswith("models/")) == []
+    assert xm3600_inputs(params, "sample") == [] and mvl_sib_inputs(params, "sample", [{"image_id": "x"}]) == []
+    del params["mvl_sib"]["images"]["manifest"]
+    [release] = mvl_sib_inputs(params, "full", [])
+    assert release.home.where.startswith("resources/mvl_sib_images.tsv") and release.state == "unpinned"
+
+
+def test_image_folders_leave_out_what_the_pipeline_writes():
+    from babelforge.eval.pins import image_folders
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    folders = image_folders(params, "full")
+    assert folders["data/raw/coco/train2014"] == ["eval_retrieval", "eval_clipscore"]
+    assert not [folder for folder in folders if folder.startswith("data/xm3600_release")]
+    assert image_folders(params, "sample") == {}  # the sample sets are built (paths.eval_images)
+
+
+def test_readiness_merges_a_repo_named_twice_and_asks_the_cache_for_the_right_repo():
+    from babelforge.core.pins import PinHome, RemoteInput
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    commit = "f" * 40
+
+    def model(reads, repo="org/m", pin=commit):
+        return RemoteInput(
+            f"hub:{repo}", "hub-model", pin, PinHome(f"hub:{repo}", "w"), reads, ask=repo, repo_type="model"
+        )
+
+    inputs = [
+        model(("eval_zeroshot",)),
+        model(("eval_retrieval", "eval_zeroshot")),
+        model(("eval_paper (p: X)",), "org/p", None),
+    ]
+    asked = []
+
+    def cached(repo, pin, kind):
+        asked.append(repo)
+        return repo != "org/m"
+
+    needs = readiness(params, "sample", inputs, cached, {}, lambda f: True, {}, TOPICS)
+    assert [need.group for need in needs] == ["pins", "caches"]
+    assert needs[0].what.startswith("1 paper models") and needs[0].blocks == "eval_paper for X"
+    assert (
+        needs[1].what.startswith(f"org/m@{commit[:12]} not in") and needs[1].blocks == "eval_zeroshot, eval_retrieval"
+    )
+    assert asked == ["org/m"]
