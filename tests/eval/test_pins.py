@@ -231,6 +231,8 @@ def test_readiness_sees_a_key_set_and_a_commit_cached():
     assert needs == []
     needs = readiness(params, "full", [], lambda *a: True, {}, lambda f: True, {t: 10 for t in TOPICS}, TOPICS)
     assert [need.group for need in needs] == ["keys"]
+    needs = readiness(params, "full", [], lambda *a: True, {"BABELNET_KEY": "k"}, lambda f: True, {}, TOPICS)
+    assert "(entertainment 0, geography 0, health 0 …)" in needs[0].what
     nine = {**{t: 10 for t in TOPICS}, "travel": 9}
     needs = readiness(params, "full", [], lambda *a: True, {"BABELNET_KEY": "k"}, lambda f: True, nine, TOPICS)
     assert [need.group for need in needs] == ["curated manifests"] and "travel 9" in needs[0].what
@@ -261,6 +263,11 @@ def test_the_report_counts_every_input_and_names_each_unpinned_one_on_one_line(p
     table = [line.split() for line in lines[2:] if re.match(r"  [a-z-]+ +\d", line)]
     assert sum(sum(map(int, row[1:])) for row in table) == total
     assert sum(int(row[3]) for row in table) == unpinned == len(unpinned_names(full))
+    from babelforge.core.pins import PinHome, RemoteInput
+
+    noted = RemoteInput("hub:a/b", "hub-model", None, PinHome("hub:a/b", "w"), ("r",), note="why")
+    assert report_lines([noted], "full")[3] == "UNPINNED   hub:a/b  (pin: w; read by r)"
+    assert report_lines([noted], "full", every=True)[3].endswith("(pin: w; read by r)\n           why")
     assert report_lines([], "sample") == [
         "pins (sample profile): 0 remote inputs, 0 UNPINNED",
         "  kind             pinned        tag   unpinned unpinnable",
@@ -331,6 +338,12 @@ def test_the_sample_profile_reads_no_babelnet_xm3600_or_manifest():
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     assert build_model_inputs(params, "sample", lambda path: path.startswith("models/")) == []
     assert xm3600_inputs(params, "sample") == [] and mvl_sib_inputs(params, "sample", [{"image_id": "x"}]) == []
+    hub_nllb = {**params, "nllb": {**params["nllb"], "local_path": "/data/nllb-1.3b"}}
+    listed = {item.name for item in build_model_inputs(hub_nllb, "full", lambda path: False)}
+    assert "hub:facebook/nllb-200-distilled-1.3B" not in listed  # a local copy of the full model is read instead
+    del params["senses"]["babelnet"]["base_url"]
+    [service] = [item for item in build_model_inputs(params, "full", lambda path: False) if item.kind == "service"]
+    assert "https://babelnet.io/v9" in service.note
     del params["mvl_sib"]["images"]["manifest"]
     [release] = mvl_sib_inputs(params, "full", [])
     assert release.home.where.startswith("resources/mvl_sib_images.tsv") and release.state == "unpinned"
