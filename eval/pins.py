@@ -372,7 +372,7 @@ def readiness(
             needs.append(Need("pins", f"{item.name} ({item.home.where})", ", ".join(item.reads), update))
     unpinned_papers = [item for item in papers if item.state == "unpinned"]
     if unpinned_papers:
-        shorts = sorted({item.reads[0].rpartition(": ")[2].rstrip(")") for item in unpinned_papers})
+        shorts = list(dict.fromkeys(item.reads[0].rpartition(": ")[2].rstrip(")") for item in unpinned_papers))
         needs.append(
             Need(
                 "pins",
