@@ -20,7 +20,7 @@ Other places::
     paper/       the papers' tables, a run beside them, the suite's plan        (eval_paper: tools/paper_stage.py)
     sample/      the sample profile's tiny CLIPs and drawn image sets           eval_tiny_clip, eval_images
     tools/       argparse tools over files, each beside its metric              eval_cider, eval_correlate,
-                                                                                eval_clipscore_pairs, eval_paper
+                                                                                eval_clipscore_pairs, eval_paper, pins
 
 Shared run machinery (imports no task)::
 
@@ -42,6 +42,8 @@ Shared run machinery (imports no task)::
     documents    the run document: ROW_KEYS, dataset versions, rows + provenance
     results      a run written (results_path, write_run) and printed (the results table)
     plots        paper figure style, byte-stable PNG / SVG / PDF
+    pins         every remote input of a profile, its pin and the pin's home; what the profile still needs
+                 (the command: tools/pins_stage.py, `babelforge pins`)
 
 Direction: tasks, places and tools import the shared modules; shared modules import no task; a
 task imports no other task (`tools.clipscore_pairs` uses `clipscore.metric`).

@@ -27,7 +27,6 @@ from babelforge.core.params import for_profile
 from babelforge.core.pins import STRENGTHS, PinHome, RemoteInput, counts_by_kind, is_commit
 from babelforge.core.sources import Source
 from babelforge.eval.families import parse_spec
-from babelforge.eval.paper.tables import PaperModel
 from babelforge.mvl_sib.images import topic_slug
 
 MODELS_TSV = "resources/papers/models.tsv"
@@ -253,9 +252,11 @@ def eval_model_inputs(params: Mapping, profile: str) -> list[RemoteInput]:
     return inputs
 
 
-def paper_model_inputs(models: Sequence[PaperModel]) -> list[RemoteInput]:
+def paper_model_inputs(models: Sequence) -> list[RemoteInput]:
     """Each paper model's main Hub repo, pinned in its models.tsv row (column revision); the repos its
-    library then reads by name (a text model's base, an open_clip tower) are listed, not pinnable."""
+    library then reads by name (a text model's base, an open_clip tower) are listed, not pinnable.
+    `models`: babelforge.eval.paper.tables.PaperModel rows (read by the command: this shared module
+    imports no place)."""
     inputs = []
     for model in models:
         where = f"{MODELS_TSV} (row {model.short}, revision)"
@@ -286,7 +287,7 @@ def inventory(
     profile: str,
     sources: Sequence[Source],
     manifest_rows: Sequence[Mapping[str, str]],
-    paper_models: Sequence[PaperModel],
+    paper_models: Sequence,
     exists: Callable[[str], bool],
 ) -> list[RemoteInput]:
     """Every remote input of `profile`, in pipeline order (fetch, builds, eval, the papers)."""
