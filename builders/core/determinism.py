@@ -11,7 +11,10 @@ timing here; the figures are in docs/reproducibility.md):
 - `ONEDNN_MAX_CPU_ISA`: oneDNN (inside CTranslate2 and torch) dispatches on its own; capping
   it at SSE41 or AVX changed NLLB scores and the CLIP/COMETKiwi floats. oneDNN reads it before
   the older `DNNL_MAX_CPU_ISA`, so that one need not be set (checked: the ONEDNN_ value wins).
-- `MKL_CBWR`: torch's MKL calls (COMETKiwi) gave other scores unset than with AVX2 pinned.
+- `MKL_CBWR`: torch's MKL calls (COMETKiwi) gave other scores unset than with AVX2 pinned. `,STRICT`
+  too: without it MKL's results depend on its thread count, and a Ray actor runs with one thread
+  (Ray sets OMP_NUM_THREADS=1): on an AVX-512 Xeon (2026-11-28) the tiny COMETKiwi's scores in a
+  process with MKL_NUM_THREADS=1 or OMP_NUM_THREADS=1 differed from a 2-thread one; with STRICT none did.
 - `ATEN_CPU_CAPABILITY`: torch's own kernels (default vs avx2) changed every torch float, the
   random initialisation of the tiny models included.
 - `OPENBLAS_CORETYPE`: numpy's matrix products differ per OpenBLAS core type (Sandybridge vs
@@ -26,7 +29,8 @@ CT2_FORCE_CPU_ISA 7 files differ, CT2_USE_MKL 4, ONEDNN_MAX_CPU_ISA 2, MKL_CBWR 
 ATEN_CPU_CAPABILITY 10, OPENBLAS_CORETYPE 0 (CLIPScore does no matrix product), NPY_DISABLE_CPU_FEATURES 0.
 Not set because they decided nothing: `MKL_ENABLE_INSTRUCTIONS` (MKL_CBWR covers it), and the
 thread counts (CTranslate2 intra_threads 1/2/4, torch 1..16 threads: same bytes for these
-models' row-wise work; only whole-tensor reductions change, which the stages do not run).
+models' row-wise work; only whole-tensor reductions change, which the stages do not run; MKL's
+own thread count is made irrelevant by MKL_CBWR's STRICT).
 
 The variables are read when a library loads: `pin_cpu` must run before ctranslate2, torch or
 numpy are imported (the CLI does it before importing a stage module). GPUs cannot be pinned
@@ -82,7 +86,7 @@ def cpu_environment(cpu_isa: str) -> dict[str, str]:
         "CT2_FORCE_CPU_ISA": isa,
         "CT2_USE_MKL": "0",
         "ONEDNN_MAX_CPU_ISA": {"GENERIC": "SSE41", "AVX": "AVX", "AVX2": "AVX2"}[isa],
-        "MKL_CBWR": {"GENERIC": "COMPATIBLE", "AVX": "AVX", "AVX2": "AVX2"}[isa],
+        "MKL_CBWR": {"GENERIC": "COMPATIBLE", "AVX": "AVX", "AVX2": "AVX2"}[isa] + ",STRICT",
         "ATEN_CPU_CAPABILITY": "avx2" if isa == "AVX2" else "default",
         "OPENBLAS_CORETYPE": {"GENERIC": "Prescott", "AVX": "Sandybridge", "AVX2": "Haswell"}[isa],
         "NPY_DISABLE_CPU_FEATURES": " ".join(_NPY_ABOVE[isa]),

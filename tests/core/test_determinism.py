@@ -27,6 +27,8 @@ def test_every_level_sets_every_variable_and_turns_mkl_off_in_ctranslate2(isa):
     assert env["CT2_FORCE_CPU_ISA"] == isa
     assert env["CT2_USE_MKL"] == "0"
     assert "AVX512F" in env["NPY_DISABLE_CPU_FEATURES"].split()
+    # STRICT: MKL's results do not depend on its thread count (a Ray actor runs with one thread)
+    assert env["MKL_CBWR"].endswith(",STRICT")
 
 
 def test_levels_differ_where_the_libraries_do():
