@@ -162,14 +162,11 @@ def build_model_inputs(params: Mapping, profile: str, exists: Callable[[str], bo
         key = "captions.tag.kiwi_revision"
         inputs.append(hub_input(kiwi, revision, key, ("captions_tag",), ("params", key)))
         inputs.append(
-            RemoteInput(
-                name=f"hub:{KIWI_ENCODER}",
-                kind="hub-model",
-                pin=None,
-                home=PinHome(f"hub:{KIWI_ENCODER}", f"{kiwi}'s hparams.yaml (pretrained_model, a name)"),
-                reads=("captions_tag",),
-                strength="unpinnable",
-                note="COMET loads its encoder's tokenizer and config by name; the weights come from the checkpoint",
+            read_by_name(
+                KIWI_ENCODER,
+                f"{kiwi}'s hparams.yaml (pretrained_model, a name)",
+                ("captions_tag",),
+                "COMET loads its encoder's tokenizer and config by name; the weights come from the checkpoint",
             )
         )
     if value(params, "senses.source", profile) == "babelnet":
@@ -187,6 +184,19 @@ def build_model_inputs(params: Mapping, profile: str, exists: Callable[[str], bo
             )
         )
     return inputs
+
+
+def read_by_name(repo: str, where: str, reads: tuple[str, ...], note: str) -> RemoteInput:
+    """A Hub repo a library loads by its name (at the repo's main branch): listed, not pinnable here."""
+    return RemoteInput(
+        name=f"hub:{repo}",
+        kind="hub-model",
+        pin=None,
+        home=PinHome(f"hub:{repo}", where),
+        reads=reads,
+        strength="unpinnable",
+        note=note,
+    )
 
 
 def hub_input(
@@ -269,14 +279,11 @@ def paper_model_inputs(models: Sequence) -> list[RemoteInput]:
             if repo in named:
                 continue
             inputs.append(
-                RemoteInput(
-                    name=f"hub:{repo}",
-                    kind="hub-model",
-                    pin=None,
-                    home=PinHome(f"hub:{repo}", f"{MODELS_TSV} (row {model.short}, hub_repos: a name)"),
-                    reads=reads,
-                    strength="unpinnable",
-                    note="read by name by the model's library (its text model's base or its image tower)",
+                read_by_name(
+                    repo,
+                    f"{MODELS_TSV} (row {model.short}, hub_repos: a name)",
+                    reads,
+                    "read by name by the model's library (its text model's base or its image tower)",
                 )
             )
     return inputs

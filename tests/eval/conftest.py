@@ -300,3 +300,22 @@ def write_babel_imagenet_tables(root: Path) -> None:
         for t, (text, ok) in enumerate([("ein Foto von {}.", True), ("kaputt", False), ("{} im Bild.", True)])
     ]
     write_table(pd.DataFrame(prompts), base / "prompts.parquet")
+
+
+@pytest.fixture(scope="module")
+def stage_project(tmp_path_factory):
+    """A sample project with the eval image sets drawn and the Babel-ImageNet tables written, the
+    working folder inside it for the module's tests: where the eval stages run on a family's model."""
+    import os
+
+    from babelforge.cli import main
+
+    root = write_sample_project(tmp_path_factory.mktemp("stages"))
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["eval_images"]) == 0
+        write_babel_imagenet_tables(root)
+        yield root
+    finally:
+        os.chdir(cwd)

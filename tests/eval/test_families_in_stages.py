@@ -9,7 +9,6 @@ import pytest
 from babelforge.cli import main
 from babelforge.eval.families import parse_spec
 from babelforge.eval.tasks import names
-from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 
 TASKS = tuple(names())  # every registered eval task (babelforge.eval.tasks)
 # variant -> (fixture of its folder, family, paired with the tiny CLIP as its image tower)
@@ -23,18 +22,8 @@ VARIANTS = {
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    import os
-
-    root = write_sample_project(tmp_path_factory.mktemp("families"))
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        assert main(["eval_images"]) == 0
-        write_babel_imagenet_tables(root)
-        yield root
-    finally:
-        os.chdir(cwd)
+def project(stage_project):
+    return stage_project
 
 
 def spec_of(request, variant: str) -> tuple[str, str]:

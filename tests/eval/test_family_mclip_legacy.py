@@ -23,7 +23,6 @@ from babelforge.core.io import directory_hash, sha256_file
 from babelforge.eval.families import mclip_legacy, parse_spec
 from babelforge.eval.models import load_model
 from babelforge.eval.tasks import names
-from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project
 from tests.eval.tiny_text_only import (
     DIM,
     HIDDEN,
@@ -343,16 +342,8 @@ def test_a_broken_head_is_one_line(data, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    root = write_sample_project(tmp_path_factory.mktemp("legacy-family"))
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        assert main(["eval_images"]) == 0
-        write_babel_imagenet_tables(root)
-        yield root
-    finally:
-        os.chdir(cwd)
+def project(stage_project):
+    return stage_project
 
 
 def test_every_eval_task_runs_on_the_family(project, legacy_dir, tiny_clip_dir):
