@@ -359,8 +359,8 @@ def readiness(
     manifest_counts: Mapping[str, int],
     topics: Sequence[str],
 ) -> list[Need]:
-    """Everything `profile` still needs, in GROUPS order. `cached(repo, commit, repo_type)`: whether the
-    Hugging Face cache holds that commit; `manifest_counts`: images per topic in the MVL-SIB manifest.
+    """Everything `profile` still needs, in GROUPS order. `cached(repo, commit, None)`: whether the
+    Hugging Face cache holds a snapshot of that commit (babelforge.eval.paper.plan.hub_cached); `manifest_counts`: images per topic in the MVL-SIB manifest.
     The paper models (read by `eval_paper`, outside `dvc repro`) are one line per kind of need."""
     needs = []
     if value(params, "senses.source", profile) == "babelnet" and not environ.get("BABELNET_KEY"):
@@ -391,7 +391,7 @@ def readiness(
         )
     for group, items in (("builds", builds), ("papers", papers)):
         pinned = [item for item in items if item.repo_type == "model" and item.state == "pinned"]
-        missing = {key: reads for key, reads in merged(pinned).items() if not cached(key[0], key[1], "model")}
+        missing = {key: reads for key, reads in merged(pinned).items() if not cached(key[0], key[1], None)}
         if group == "papers" and missing:
             needs.append(
                 Need(

@@ -48,8 +48,9 @@ FAMILY_FILES = {
 
 
 def hub_cached(cache_dir: str | Path | None = None) -> Callable[[str, str | None, str | None], bool]:
-    """(repo, commit or None, file) -> whether the Hugging Face cache holds it: that file at that commit,
-    or (no commit: a repo an open_clip tag or an image tower names) any snapshot of the repo."""
+    """(repo, commit or None, file or None) -> whether the Hugging Face cache holds it: that file at that
+    commit; with no file, a snapshot of that commit (what `pins --check` asks); with no commit (a repo an
+    open_clip tag or an image tower names), any snapshot of the repo."""
     from huggingface_hub import constants, try_to_load_from_cache
 
     root = Path(cache_dir or constants.HF_HUB_CACHE)
@@ -58,7 +59,8 @@ def hub_cached(cache_dir: str | Path | None = None) -> Callable[[str, str | None
         if commit and filename:
             return isinstance(try_to_load_from_cache(repo, filename, revision=commit, cache_dir=root), str)
         snapshots = root / f"models--{repo.replace('/', '--')}" / "snapshots"
-        return snapshots.is_dir() and any(snapshots.iterdir())
+        folder = snapshots / commit if commit else snapshots
+        return folder.is_dir() and any(folder.iterdir())
 
     return cached
 

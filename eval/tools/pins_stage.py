@@ -28,6 +28,7 @@ from babelforge.core.pins import RemoteInput, check_new_pin, set_params_value, s
 from babelforge.core.progress import info, progress
 from babelforge.core.sources import read_sources, select_sources
 from babelforge.core.stages import Stage
+from babelforge.eval.paper.plan import hub_cached
 from babelforge.eval.paper.tables import PAPERS, read_models
 from babelforge.eval.pins import (
     MVL_SIB_RELEASE,
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             params,
             profile,
             inputs,
-            hub_cached_commit(),
+            hub_cached(),
             os.environ,
             lambda folder: (root / folder).is_dir(),
             counts,
@@ -113,17 +114,6 @@ def run(args: argparse.Namespace) -> int:
     for line in report_lines(inputs, profile, every=args.all):
         print(line)
     return 0
-
-
-def hub_cached_commit():
-    """(repo, commit, repo_type) -> whether the Hugging Face cache has a snapshot of that commit."""
-    from huggingface_hub import constants
-
-    def cached(repo: str, commit: str, repo_type: str) -> bool:
-        folder = Path(constants.HF_HUB_CACHE) / f"{repo_type}s--{repo.replace('/', '--')}" / "snapshots" / commit
-        return folder.is_dir() and any(folder.iterdir())
-
-    return cached
 
 
 # ------------------------------------------------------------------ --update

@@ -9,10 +9,12 @@ from tests.layers import cycles
 EVAL = "babelforge.eval"
 # tools.clipscore_pairs scores image-caption pairs with the clipscore task's metric (pure math);
 # tools.paper_stage (`eval_paper`) is the command over the papers' tables and comparison (the paper place).
-# tools.pins_stage (`pins`) lists the papers' models among the remote inputs.
-ALLOWED_ACROSS = {("tools.clipscore_pairs_stage", "clipscore.metric"), ("tools.pins_stage", "paper.tables")} | {
-    ("tools.paper_stage", f"paper.{module}") for module in ("compare", "figure", "plan", "tables")
-}
+# tools.pins_stage (`pins`) lists the papers' models among the remote inputs and asks the plan's cache lookup.
+ALLOWED_ACROSS = {
+    ("tools.clipscore_pairs_stage", "clipscore.metric"),
+    ("tools.pins_stage", "paper.tables"),
+    ("tools.pins_stage", "paper.plan"),
+} | {("tools.paper_stage", f"paper.{module}") for module in ("compare", "figure", "plan", "tables")}
 
 
 # Folders of shared run machinery: the model families every task loads its models through.

@@ -179,6 +179,9 @@ def test_update_resolves_every_unpinned_input_once_writes_each_home_and_never_mo
         loadable = [row["short"] for row in rows_after if row["paper"] == "babel-imagenet" and row["loads"] == "yes"]
         ready = re.findall(r"^ready +(.+?): ", plan, flags=re.M)
         assert ready == loadable and len(ready) == 12, plan  # every Babel-ImageNet model, the legacy M-CLIP too
+        check = pins(project, hub.url, "--check").stdout  # the same cache, seen by --check: no paper model missing
+        assert "paper model(s) not in the Hugging Face cache" not in check
+        assert "facebook/nllb-200-distilled-1.3B@7be3e24664b3 not in the Hugging Face cache" in check
 
         # upstream moves: a set pin stays until it is accepted, then old -> new is printed
         moved = hub.add("BAAI/AltCLIP", {"config.json": b'{"v": 2}'})
@@ -377,7 +380,8 @@ def test_readiness_merges_a_repo_named_twice_and_asks_the_cache_for_the_right_re
     ]
     asked = []
 
-    def cached(repo, pin, kind):
+    def cached(repo, pin, filename):
+        assert (pin, filename) == (commit, None)
         asked.append(repo)
         return repo != "org/m"
 
@@ -388,3 +392,17 @@ def test_readiness_merges_a_repo_named_twice_and_asks_the_cache_for_the_right_re
         needs[1].what.startswith(f"org/m@{commit[:12]} not in") and needs[1].blocks == "eval_zeroshot, eval_retrieval"
     )
     assert asked == ["org/m"]
+
+
+def test_the_cache_lookup_asks_for_the_pinned_commits_snapshot(tmp_path: Path):
+    from babelforge.eval.paper.plan import hub_cached
+
+    snapshots = tmp_path / "models--org--m" / "snapshots"
+    (snapshots / ("a" * 40)).mkdir(parents=True)
+    (snapshots / ("a" * 40) / "config.json").write_text("{}")
+    cached = hub_cached(tmp_path)
+    assert cached("org/m", "a" * 40, None) and cached("org/m", None, None)
+    assert not cached("org/m", "b" * 40, None)  # another commit of the repo is not the pinned one
+    (snapshots / ("b" * 40)).mkdir()
+    assert not cached("org/m", "b" * 40, None)  # an empty snapshot folder holds nothing
+    assert not cached("org/other", None, None)
