@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -91,10 +92,15 @@ def run(args: argparse.Namespace) -> int:
         raise BabelforgeError("--accept takes a new pin from upstream: use it with --update")
     root, inputs, rows = project_inputs(params_path, params, profile)
     if args.update:
-        changes = update(inputs, args.accept, root, params_path, profile)
-        for line in changes or ["nothing to resolve: every input that can be pinned is"]:
+        changes, failures = update(inputs, args.accept, root, params_path, profile)
+        for line in changes or ([] if failures else ["nothing to resolve: every input that can be pinned is"]):
             print(line)
-        return 0
+        for line in failures:
+            print(f"babelforge pins: {line}", file=sys.stderr)
+        if failures:
+            # every input is tried: one missing repo does not hide the next (the others are written)
+            print(f"babelforge pins: {len(failures)} input(s) not resolved (above); the rest written", file=sys.stderr)
+        return 1 if failures else 0
     if args.check:
         counts = {topic: sum(row.get("topic") == topic for row in rows) for topic in TOPICS}
         needs = readiness(
@@ -121,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
 def update(
     inputs: Sequence[RemoteInput], accept: Sequence[str], root: Path, params_path: Path, profile: str
-) -> list[str]:
-    """Resolve every UNPINNED input (and each `accept`ed one) once, write the pins, return old -> new lines."""
+) -> tuple[list[str], list[str]]:
+    """Resolve every UNPINNED input (and each `accept`ed one) once and write the pins: (old -> new lines, one
+    line per input upstream could not resolve; the others are written all the same)."""
     names = {item.name for item in inputs}
     unknown = [name for name in accept if name not in names]
     if unknown:
@@ -132,12 +139,18 @@ def update(
     chosen = [item for item in inputs if (item.state == "unpinned" and item.ask) or item.name in accept]
     if any(item.repo_type for item in chosen) and constants.HF_HUB_OFFLINE:
         raise BabelforgeError("pins --update asks the Hugging Face Hub, and HF_HUB_OFFLINE is set; unset it first")
-    lines, resolved = [], {}
+    lines, failures, resolved = [], [], {}
     for item in progress(chosen, desc="resolving pins", unit="input"):
         key = (item.ask, item.revision, item.repo_type)
         if key not in resolved:  # a repo named by several homes is asked once
-            resolved[key] = resolve(item)
+            try:
+                resolved[key] = resolve(item)
+            except BabelforgeError as error:
+                resolved[key] = error
         new = resolved[key]
+        if isinstance(new, BabelforgeError):
+            failures.append(f"{item.name}: {new}")
+            continue
         check_new_pin(item, new)
         old = item.pin_text()
         if item.pin == new:
@@ -148,7 +161,7 @@ def update(
     skipped = [item for item in inputs if item.state == "unpinned" and not item.ask]
     for item in skipped:
         lines.append(f"{item.name}: UNPINNED, nothing to ask upstream (set it in {item.home.where})")
-    return lines
+    return lines, failures
 
 
 def resolve(item: RemoteInput) -> str:

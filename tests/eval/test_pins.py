@@ -202,6 +202,18 @@ def test_update_errors_are_one_line(project: Path):
         missing = pins(project, hub.url, "--update")  # nothing published: the first repo is not there
         assert missing.returncode != 0 and "Traceback" not in missing.stderr
         assert re.search(r"not on http://127\.0\.0\.1:\d+ .*nothing written", missing.stderr)
+        # every input is tried: one repo on the Hub is pinned though the others are not there, each named once
+        kiwi = hub.add("Unbabel/wmt22-cometkiwi-da", {"config.json": b"{}"})
+        partly = pins(project, hub.url, "--update")
+        assert partly.returncode == 1 and "Traceback" not in partly.stderr
+        assert f"hub:Unbabel/wmt22-cometkiwi-da: UNPINNED -> {kiwi} (" in partly.stdout
+        assert (
+            value(yaml.safe_load((project / "params.yaml").read_text()), "captions.tag.kiwi_revision", "full") == kiwi
+        )
+        assert partly.stderr.count("hub-dataset:WueNLP/mvl-sib: dataset WueNLP/mvl-sib: not on") == 1
+        assert re.search(
+            r"^babelforge pins: \d+ input\(s\) not resolved \(above\); the rest written$", partly.stderr, re.M
+        )
         unknown = pins(project, hub.url, "--update", "--accept", "hub:no/such")
         assert "--accept hub:no/such: no such input" in unknown.stderr
         alone = pins(project, hub.url, "--accept", "hub:BAAI/AltCLIP")
