@@ -328,7 +328,7 @@ def image_folders(params: Mapping, profile: str) -> dict[str, list[str]]:
     itself (a folder inside a `paths` output but `paths.raw`, e.g. the fetched XM3600 images); MVL-SIB's
     images are built (`eval.mvl_sib.images` is a folder name inside `paths.mvl_sib`)."""
     paths = params.get("paths") or {}
-    # data/raw holds what `fetch` writes and the image sets a user puts beside it (COCO, xFlickrCO)
+    # data/raw is `fetch`'s output, replaced whole when it reruns: images put there are a user's, and are checked
     outputs = [str(path).rstrip("/") + "/" for name, path in paths.items() if path and name != "raw"]
     found: dict[str, list[str]] = {}
     for stage in ("zeroshot", "retrieval", "clipscore"):
@@ -428,7 +428,18 @@ def readiness(
                 )
             )
         for folder, stages in sorted(image_folders(params, profile).items()):
-            if not is_dir(folder):
+            raw = str((params.get("paths") or {}).get("raw") or "").rstrip("/") + "/"
+            if raw != "/" and (folder.rstrip("/") + "/").startswith(raw):
+                # DVC removes a stage's outputs before it reruns it: images put inside `fetch`'s are deleted
+                needs.append(
+                    Need(
+                        "image folders",
+                        f"{folder} is inside {raw.rstrip('/')}, which `fetch` replaces whole when it reruns",
+                        ", ".join(stages),
+                        "move the images outside it (e.g. data/images/) and point the setting there",
+                    )
+                )
+            elif not is_dir(folder):
                 needs.append(
                     Need(
                         "image folders",

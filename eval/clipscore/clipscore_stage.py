@@ -31,7 +31,7 @@ class Config(ImageStageConfig):
     GROUP = "eval.clipscore"
     caption_sets: list[str] = setting(["data/raw/xtd/xtd.json"], "XTD-style caption-set JSON files")
     images: str | dict[str, str] = setting(
-        {"sample": "data/eval/images/captions", "full": {"xtd": "data/raw/coco/train2014"}},
+        {"sample": "data/eval/images/captions", "full": {"xtd": "data/images/coco/train2014"}},
         "the caption sets' images: one folder, or {caption set: folder}",
     )
     max_images: int | None = setting({"sample": 100, "full": None}, "first N images of each caption set (null: all)")

@@ -50,8 +50,8 @@ class Config(ImageStageConfig):
         {
             "sample": "data/eval/images/captions",
             "full": {
-                "xtd": "data/raw/coco/train2014",
-                "xflickrco": "data/raw/xflickrco/images",
+                "xtd": "data/images/coco/train2014",
+                "xflickrco": "data/images/xflickrco",
                 "xm3600": "data/xm3600_release/images",
             },
         },

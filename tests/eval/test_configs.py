@@ -93,8 +93,8 @@ def test_full_profile_resolves_nested_choices(repo_root):
     params["profile"] = "full"
     config = load_config(Config, params)
     assert config.images == {
-        "xtd": "data/raw/coco/train2014",
-        "xflickrco": "data/raw/xflickrco/images",
+        "xtd": "data/images/coco/train2014",
+        "xflickrco": "data/images/xflickrco",
         "xm3600": "data/xm3600_release/images",
     }
     assert config.caption_sets[-1] == "data/xm3600/xm3600.json"  # the full profile adds XM3600 (builders/xm3600)

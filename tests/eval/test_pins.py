@@ -230,7 +230,7 @@ def test_check_lists_what_the_full_profile_needs_grouped_and_the_sample_profile_
     for group in ("keys (1):", "pins (", "caches (", "curated manifests (1):", "image folders ("):
         assert group in out, group
     assert "BABELNET_KEY is not set" in out
-    assert "data/raw/coco/train2014 is missing" in out and "blocks eval_retrieval, eval_clipscore" in out
+    assert "data/images/coco/train2014 is missing" in out and "blocks eval_retrieval, eval_clipscore" in out
     assert "7 of 7 topics without their 10 images" in out
     assert "facebook/nllb-200-distilled-1.3B@7be3e24664b3 not in the Hugging Face cache" in out
     assert len(out.splitlines()) <= 40  # one screen
@@ -369,9 +369,24 @@ def test_image_folders_leave_out_what_the_pipeline_writes():
 
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     folders = image_folders(params, "full")
-    assert folders["data/raw/coco/train2014"] == ["eval_retrieval", "eval_clipscore"]
+    assert folders["data/images/coco/train2014"] == ["eval_retrieval", "eval_clipscore"]
     assert not [folder for folder in folders if folder.startswith("data/xm3600_release")]
     assert image_folders(params, "sample") == {}  # the sample sets are built (paths.eval_images)
+
+
+def test_an_image_folder_inside_what_fetch_replaces_is_a_need_even_when_it_exists():
+    from babelforge.eval.pins import readiness
+    from babelforge.mvl_sib.sib200 import TOPICS
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["eval"]["retrieval"]["images"]["full"]["xflickrco"] = "data/raw/xflickrco/images"
+    ready = {t: 10 for t in TOPICS}
+    needs = readiness(params, "full", [], lambda *a: True, {"BABELNET_KEY": "k"}, lambda f: True, ready, TOPICS)
+    [need] = needs
+    assert need.what == "data/raw/xflickrco/images is inside data/raw, which `fetch` replaces whole when it reruns"
+    assert need.blocks == "eval_retrieval" and need.group == "image folders"
+    params["eval"]["retrieval"]["images"]["full"]["xflickrco"] = "data/rawer/images"  # a prefix of the name only
+    assert readiness(params, "full", [], lambda *a: True, {"BABELNET_KEY": "k"}, lambda f: True, ready, TOPICS) == []
 
 
 def test_readiness_merges_a_repo_named_twice_and_asks_the_cache_for_the_right_repo():
