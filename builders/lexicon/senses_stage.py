@@ -1,7 +1,9 @@
 """`babelforge senses`: multilingual senses of the 1,000 ImageNet synsets, from OMW or BabelNet.
 
 The source comes from the profile (`senses.source.<profile>`): `omw` reads the OMW raw data
-offline; `babelnet` queries the BabelNet HTTP API with the key in the environment.
+offline; `babelnet` queries the BabelNet HTTP API with the key in the environment;
+`babelnet_index` reads a licensed local BabelNet index through BabelNet's own Python package
+(its RPC server), and writes the same senses to the same file as `babelnet`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from babelforge.core.provenance import provenance
 from babelforge.core.sources import input_record
 from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.lexicon.babelnet import BabelNetSource
+from babelforge.lexicon.babelnet_index import BabelNetIndexSource
 from babelforge.lexicon.omw import OmwSource
 from babelforge.lexicon.senses import SENSE_COLUMNS, senses_path
 
@@ -29,16 +32,30 @@ class BabelNetConfig:
 
 
 @dataclass(frozen=True)
+class BabelNetIndexConfig:
+    config_file: str = setting(
+        "babelnet_conf.yml", "the babelnet package's config file; its RPC_URL names the server over the local index"
+    )
+    cache_dir: str = setting(
+        ".cache/babelnet_index", "every answer cached here: a rebuild needs neither the package nor its server"
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     """The `senses` group of params.yaml."""
 
     GROUP = "senses"
-    source: Literal["omw", "babelnet"] = setting(
-        {"sample": "omw", "full": "babelnet"}, "the SenseSource: the open OMW wordnets or the BabelNet HTTP API"
+    source: Literal["omw", "babelnet", "babelnet_index"] = setting(
+        {"sample": "omw", "full": "babelnet"},
+        "the SenseSource: the open OMW wordnets, the BabelNet HTTP API, or a licensed BabelNet index (babelnet_index)",
     )
     omw_dir: str = setting("data/raw/omw", "OMW raw data (wns/ inside), as `fetch` lays it out")
     omw_source_order: list[str] = setting(["omw", "wikt", "cldr"], "OMW source kinds, best first")
     babelnet: BabelNetConfig = setting(BabelNetConfig(), "the BabelNet client")
+    babelnet_index: BabelNetIndexConfig = setting(
+        BabelNetIndexConfig(), "BabelNet's own Python package, in RPC mode over a licensed local index"
+    )
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
@@ -50,6 +67,12 @@ def build_source(config: Config):
         return OmwSource(config.omw_dir, source_order=config.omw_source_order)
 
     languages = [lang.key for lang in registry() if lang.babelnet and lang.in_babel_imagenet]
+    if config.source == "babelnet_index":
+        return BabelNetIndexSource(
+            config_file=config.babelnet_index.config_file,
+            cache_dir=config.babelnet_index.cache_dir,
+            languages=languages,
+        )
     return BabelNetSource(
         cache_dir=config.babelnet.cache_dir,
         languages=languages,
@@ -76,7 +99,7 @@ def run(config: Config) -> int:
     record = provenance(
         "senses", params={"profile": config.profile, "senses": as_params(config)}, sources={config.source: records}
     )
-    out = senses_path(config.paths.senses, config.source)
+    out = senses_path(config.paths.senses, source.name)  # babelnet_index: babelnet.parquet, the same senses
     write_table(frame, out, sort_by=["lang", "synset", "rank"], provenance=record)
     info(
         f"senses: {len(frame)} senses of {frame['synset'].nunique()} synsets in {frame['lang'].nunique()} "
