@@ -21,4 +21,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check "pip<26"
 .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray,models]'
+# BabelNet's own package (senses.source: babelnet_index) declares Python ==3.8.* only; its client runs on this
+# Python, so it is installed apart, without its declared dependencies (the babelnet-index extra holds them)
+.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt --no-deps --ignore-requires-python babelnet
 echo "setup: ready (.venv/bin/babelforge, .venv/bin/dvc)" >&2
