@@ -20,13 +20,15 @@ What it answers, as the Hub does:
   `RevisionNotFound`, `EntryNotFound`; the last with `X-Repo-Commit`, as huggingface_hub caches it).
 
 `fail_with = 503` makes every request answer that status (error modes); the request is still
-recorded. Commits are deterministic: the sha is a sha1 of the repo, its parent commit and the files.
+recorded. Commits are deterministic: the sha is a sha1 of the repo, its parent commit and the files, unless
+`add(..., commit=<40 hex>)` names the sha (a real repo's pinned commit: tests/standins/hub_models.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from contextlib import ExitStack
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -39,6 +41,7 @@ LFS_SUFFIXES = (
 )  # fmt: skip
 LFS_MIN_SIZE = 10 * 1024 * 1024
 REPO_PREFIXES = {"dataset": "datasets/", "space": "spaces/", "model": ""}
+COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -74,17 +77,28 @@ class HubStandIn:
             self._stack.close()
             self._stack = None
 
-    def add(self, repo_id: str, files: dict[str, bytes], repo_type: str = "model", branch: str = "main") -> str:
-        """Publish a commit of these files on `branch`; returns its 40-hex commit sha (deterministic from content)."""
+    def add(
+        self,
+        repo_id: str,
+        files: dict[str, bytes],
+        repo_type: str = "model",
+        branch: str = "main",
+        commit: str | None = None,
+    ) -> str:
+        """Publish a commit of these files on `branch`; returns its 40-hex commit sha (deterministic from content).
+
+        `commit`: the sha to publish them under instead (a real repo's pinned commit, for a stand-in of it)."""
         if repo_type not in REPO_PREFIXES:
             raise ValueError(f"repo_type {repo_type!r}: one of {', '.join(REPO_PREFIXES)}")
+        if commit is not None and not COMMIT.fullmatch(commit):
+            raise ValueError(f"commit {commit!r}: not a full commit sha (40 lowercase hex digits)")
         key = (repo_type, repo_id)
         with self.lock:
             parent = self._branches.get(key, {}).get(branch, "")
             digest = hashlib.sha1(f"{repo_type}\0{repo_id}\0{parent}\0".encode())
             for name in sorted(files):
                 digest.update(f"{name}\0{hashlib.sha256(files[name]).hexdigest()}\n".encode())
-            sha = digest.hexdigest()
+            sha = commit or digest.hexdigest()
             self._commits.setdefault(key, {})[sha] = {name: bytes(data) for name, data in files.items()}
             self._branches.setdefault(key, {})[branch] = sha
             for name, data in files.items():
