@@ -55,8 +55,8 @@ def is_lfs(filename: str, data: bytes) -> bool:
 class HubStandIn:
     """One loopback Hub per test; a context manager that serves while it is open."""
 
-    def __init__(self):
-        self.server = LoopbackServer(handler=HubHandler)
+    def __init__(self, port: int = 0):
+        self.server = LoopbackServer(handler=HubHandler, port=port)  # 0: a free port
         self.server.hub = self
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.requests: list[str] = []

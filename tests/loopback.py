@@ -107,8 +107,8 @@ class LoopbackServer(ThreadingHTTPServer):
     """`handler` answers its requests: the file server's own by default; another service's handler
     (tests/hub_standin.py) reuses the rest: a free port on 127.0.0.1, the lock, the close."""
 
-    def __init__(self, root: Path | None = None, handler: type[BaseHTTPRequestHandler] = MirrorHandler):
-        super().__init__(("127.0.0.1", 0), handler)
+    def __init__(self, root: Path | None = None, handler: type[BaseHTTPRequestHandler] = MirrorHandler, port: int = 0):
+        super().__init__(("127.0.0.1", port), handler)  # port 0: a free one (a rehearsal fixes it across runs)
         self.root = root
         self.files: dict[str, bytes] = {}
         self.failures: dict[str, list[str]] = {}

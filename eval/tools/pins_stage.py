@@ -149,7 +149,9 @@ def update(
                 resolved[key] = error
         new = resolved[key]
         if isinstance(new, BabelforgeError):
-            failures.append(f"{item.name}: {new}")
+            line = f"{item.name}: {new}"
+            if line not in failures:  # a repo named by several homes is named once
+                failures.append(line)
             continue
         check_new_pin(item, new)
         old = item.pin_text()
