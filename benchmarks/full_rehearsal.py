@@ -1,0 +1,416 @@
+"""The `full` profile rehearsed end to end against loopback stand-ins, each stage's cost measured.
+
+    python benchmarks/full_rehearsal.py --scale 1x              # about 1 % of the full build
+    python benchmarks/full_rehearsal.py --scale 10x             # about 10 %: under 30 minutes on 2 cores
+    python benchmarks/full_rehearsal.py --scale full --stages fetch,wordnet,senses,labels   # in parts
+    python benchmarks/full_rehearsal.py --report                # the table and the log-log plot, into the docs
+
+A copy of the project (tracked and untracked files, as `git ls-files` lists them) is switched to
+`profile: full` and pointed at stand-ins on 127.0.0.1 that this process serves while the stages run:
+the BabelNet HTTP API (synthetic senses for every class and language, tests/standins/babelnet.py), the
+Hugging Face Hub (`HF_ENDPOINT`: tiny models under the real ids at their pinned commits,
+tests/standins/hub_models.py; the MVL-SIB image release as the Hub dataset), and a file mirror
+(`mirror_url`: the XM3600 release in its published formats, tests/standins/files.py). Nothing is
+downloaded from elsewhere; the synthetic data is generated (into --work), never shipped.
+
+Then `babelforge pins --update` pins what the profile leaves unpinned (from the stand-ins, as a user
+would from the Hub) and every stage of dvc.yaml runs as `dvc repro --single-item <stage>`, in pipeline
+order, each in a process of its own: its wall time, its peak RSS (the largest process of the stage's
+tree, `wait4`), the bytes and files of its outputs (dvc.lock) and the requests each stand-in answered
+are recorded. `dvc status` must be clean at the end. Results go to benchmarks/results/full_rehearsal.json
+(one entry per scale, replaced when that scale is run again); `--report` writes the table and plot.
+
+What is scaled (`SIZES`): ImageNet classes, BabelNet languages, MVL-SIB languages, caption rows, XM3600
+images and ImageNet validation images (50 per class). The 80 templates, the 7 MVL-SIB topics and the ten
+caption targets are the full profile's at every scale. Two settings differ from the full profile, both
+because the stand-in models are random tiny ones: their decoding never stops by itself, so the caption
+translation decodes 2 hypotheses with beam 2 up to 16 tokens (the paper: 25 of beam 100, up to 256), and
+the evaluation runs the one Hub CLIP with a transformers stand-in (`openai/clip-vit-base-patch32`); the
+two OpenCLIP tags of `eval.common.models` build their architecture from open_clip's own configs (a
+ViT-B/32 with XLM-R base: full size whatever the weights), so no tiny stand-in exists for them. What
+the real models cost is projected from measured per-item rates (`--report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.project import command_env, copy_project  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results" / "full_rehearsal.json"
+SHARED_DATA = REPO.parent / "shared" / "data"
+BABELNET_KEY = "rehearsal-key"  # the stand-in's; not a secret
+# fixed loopback ports: the URLs land in params.yaml and the MVL-SIB manifest, so a run in parts keeps them
+PORTS = {"babelnet": 18451, "hub": 18452, "mirror": 18453}
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What one rehearsal builds: the full profile's numbers times a scale."""
+
+    classes: int
+    languages: int  # BabelNet languages (Babel-ImageNet's)
+    mvl_sib_languages: int
+    captions: int
+    xm3600_images: int
+    imagenet_per_class: int = 50
+
+
+FULL = Sizes(classes=1000, languages=298, mvl_sib_languages=205, captions=200_000, xm3600_images=3600)
+SCALES = {"1x": 0.01, "10x": 0.1, "full": 1.0}
+
+
+def sizes_for(scale: float) -> Sizes:
+    """The full sizes times `scale`, each at least what a stage needs to run (a language needs 10 classes)."""
+
+    def times(full: int, least: int) -> int:
+        return max(least, round(full * scale))
+
+    return Sizes(
+        classes=times(FULL.classes, 10),
+        languages=times(FULL.languages, 3),
+        mvl_sib_languages=times(FULL.mvl_sib_languages, 2),
+        captions=times(FULL.captions, 100),
+        xm3600_images=times(FULL.xm3600_images, 36),
+    )
+
+
+def evenly(items: list, count: int) -> list:
+    """`count` items spread evenly over `items` (first and last included), in their order."""
+    if count >= len(items):
+        return list(items)
+    if count == 1:
+        return [items[0]]
+    return [items[round(i * (len(items) - 1) / (count - 1))] for i in range(count)]
+
+
+# ------------------------------------------------------------------ the project copy
+
+
+def read_tsv(path: Path) -> tuple[list[str], list[list[str]]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return lines[0].split("\t"), [line.split("\t") for line in lines[1:] if line]
+
+
+def write_tsv(path: Path, header: list[str], rows: list[list[str]]) -> None:
+    path.write_text("\n".join("\t".join(row) for row in [header, *rows]) + "\n", encoding="utf-8")
+
+
+def scale_classes(project: Path, count: int) -> list[str]:
+    """Keep `count` of the 1,000 ImageNet classes (evenly spread) in the copy's class list; their wnids."""
+    path = project / "resources" / "imagenet1k_classes.tsv"
+    header, rows = read_tsv(path)
+    kept = evenly(rows, count)
+    index = header.index("class_idx")
+    for number, row in enumerate(kept):  # the list's indices run 0..N-1 (the wordnet stage checks it)
+        row[index] = str(number)
+    write_tsv(path, header, kept)
+    return [row[header.index("wnid")] for row in kept]
+
+
+def scale_languages(project: Path, count: int) -> list[str]:
+    """Keep `count` of the registry's Babel-ImageNet languages (evenly spread): the others leave
+    Babel-ImageNet in the copy's registry (`in_babel_imagenet` False), so senses asks BabelNet for these."""
+    path = project / "resources" / "languages.tsv"
+    header, rows = read_tsv(path)
+    flag, code = header.index("in_babel_imagenet"), header.index("babelnet")
+    babel = [row for row in rows if row[flag] == "True" and row[code]]
+    kept = {row[0] for row in evenly(babel, count)}
+    for row in rows:
+        if row[flag] == "True" and row[0] not in kept:
+            row[flag] = "False"
+    write_tsv(path, header, rows)
+    return sorted(kept)
+
+
+def mvl_sib_languages(count: int) -> list[str]:
+    """`count` SIB-200 language folders of the source mirror, evenly spread."""
+    folders = sorted(p.name for p in (SHARED_DATA / "sib-200" / "annotated").iterdir() if p.is_dir())
+    return evenly(folders, count)
+
+
+def set_key(params: dict, dotted: str, value) -> None:
+    node = params
+    *parents, last = dotted.split(".")
+    for name in parents:
+        node = node.setdefault(name, {})
+    node[last] = value
+
+
+def configure(project: Path, sizes: Sizes, stand_ins: dict, xm3600_sha256: dict[str, str], captions: Path) -> None:
+    """Switch the copy to the full profile, pointed at the stand-ins; the scaled lists written."""
+    path = project / "params.yaml"
+    params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    settings = {
+        "profile": "full",
+        "fetch.mirror": str(SHARED_DATA),
+        "senses.babelnet.base_url": stand_ins["babelnet"],
+        "xm3600_fetch.mirror_url": stand_ins["mirror"],
+        **{f"xm3600_fetch.{key}": digest for key, digest in xm3600_sha256.items()},
+        "mvl_sib.languages": mvl_sib_languages(sizes.mvl_sib_languages),
+        # a complete language has every class of the copy; the least a language keeps, scaled alike
+        "audit.total_classes": sizes.classes,
+        "labels.min_classes": max(1, round(params["labels"]["min_classes"] * sizes.classes / FULL.classes)),
+        "captions.input.format": "table",
+        "captions.input.path": str(captions),
+        # the random tiny NLLB never stops by itself: a short, narrow search (see the docstring)
+        "captions.translate.beam_size": 2,
+        "captions.translate.num_hypotheses": 2,
+        "captions.translate.max_decoding_length": 16,
+        "eval.common.models": [
+            model for model in params["eval"]["common"]["models"]["full"] if not model["id"].startswith("open_clip:")
+        ],
+    }
+    for dotted, value in settings.items():
+        set_key(params, dotted, value)
+    path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+# ------------------------------------------------------------------ running and measuring
+
+
+@dataclass
+class StageCost:
+    stage: str
+    seconds: float
+    peak_rss_mb: float
+    out_mb: float
+    out_files: int
+    requests: dict[str, int]
+    ran: bool
+    status: int
+
+
+def stage_names(project: Path, env: dict) -> list[str]:
+    """Every stage (each item of a `foreach` stage) in an order DVC can run them one by one: DVC's own graph
+    sorted topologically, ties broken by dvc.yaml's order."""
+    script = """
+import json, sys, networkx as nx
+from dvc.repo import Repo
+declared = json.loads(sys.argv[1])
+graph = Repo(".").index.graph.reverse()  # DVC's edges go from a stage to what it depends on
+rank = lambda stage: f"{declared.index(stage.addressing.split('@')[0]):04d}{stage.addressing}"
+print(json.dumps([stage.addressing for stage in nx.lexicographical_topological_sort(graph, key=rank)]))
+"""
+    declared = list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
+    command = [sys.executable, "-c", script, json.dumps(declared)]
+    return json.loads(subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, check=True).stdout)
+
+
+def outs_of(project: Path, stage: str) -> tuple[float, int]:
+    """(MB, files) of the stage's outputs, as dvc.lock records them."""
+    lock = yaml.safe_load((project / "dvc.lock").read_text()) or {}
+    outs = ((lock.get("stages") or {}).get(stage) or {}).get("outs") or []
+    return sum(out.get("size", 0) for out in outs) / 1e6, sum(out.get("nfiles", 1) for out in outs)
+
+
+def run_measured(command: list[str], cwd: Path, env: dict, log: Path) -> tuple[int, float, float]:
+    """(exit status, seconds, peak RSS in MB of the largest process of its tree)."""
+    start = time.monotonic()
+    with log.open("ab") as sink:
+        sink.write(f"\n$ {' '.join(command)}\n".encode())
+        sink.flush()
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, time.monotonic() - start, usage.ru_maxrss / 1024
+
+
+def measure_stages(project: Path, stages: list[str], env: dict, counters, log: Path) -> list[StageCost]:
+    costs = []
+    for stage in stages:
+        before = counters()
+        status, seconds, rss = run_measured(["dvc", "repro", "--single-item", stage], project, env, log)
+        after = counters()
+        out_mb, files = outs_of(project, stage)
+        ran = "Stage '" + stage + "' didn't change, skipping" not in log.read_text(errors="replace")[-4000:]
+        cost = StageCost(
+            stage, round(seconds, 1), round(rss, 1), round(out_mb, 1), files,
+            {name: after[name] - before[name] for name in after}, ran, status,
+        )  # fmt: skip
+        costs.append(cost)
+        requests = ", ".join(f"{name} {count}" for name, count in cost.requests.items() if count)
+        print(
+            f"  {stage:<20} {seconds:8.1f} s  {rss:8.0f} MB RSS  {out_mb:9.1f} MB out  {files:7d} files"
+            f"  {requests or 'no requests'}{'' if status == 0 else f'  FAILED ({status}), see {log}'}",
+            flush=True,
+        )
+        if status != 0:
+            break
+    return costs
+
+
+@contextmanager
+def stand_ins(store: Path, sizes: Sizes, work: Path) -> Iterator[dict]:
+    """The three services on 127.0.0.1, with what they hold; yields their URLs, the XM3600 pins and counters."""
+    from tests.hub_standin import HubStandIn
+    from tests.loopback import LoopbackServer, serving
+    from tests.standins import files
+    from tests.standins.babelnet import BabelNetStandIn
+    from tests.standins.hub_models import publish_full_profile_models
+
+    mirror_root = store / "mirror"
+    xm3600 = files.write_xm3600_mirror(mirror_root / f"xm3600-{sizes.xm3600_images}", n_images=sizes.xm3600_images)
+    with ExitStack() as stack:
+        babelnet = stack.enter_context(BabelNetStandIn(keys=[BABELNET_KEY], port=PORTS["babelnet"]))
+        mirror = stack.enter_context(serving(LoopbackServer(root=xm3600.folder.parent, port=PORTS["mirror"])))
+        hub = stack.enter_context(HubStandIn(port=PORTS["hub"]))
+        publish_full_profile_models(hub, work / "models")
+        hub.add("WueNLP/mvl-sib", files.mvl_sib_release_files(), repo_type="dataset")
+
+        def counters() -> dict[str, int]:
+            return {"babelnet": babelnet.requests(), "hub": len(hub.requests), "mirror": len(mirror.requests)}
+
+        yield {
+            "babelnet": babelnet.url,
+            "hub": hub.url,
+            "mirror": mirror.url,
+            "xm3600": xm3600.pins,
+            "counters": counters,
+        }
+
+
+def image_folders(project: Path, store: Path, wnids: list[str], sizes: Sizes) -> None:
+    """The image sets the full profile reads from folders a user fills: generated once per size, linked in."""
+    from tests.standins import files
+
+    imagenet = store / f"imagenet-{len(wnids)}x{sizes.imagenet_per_class}"
+    if not imagenet.is_dir():
+        files.write_imagenet_val(imagenet.with_suffix(".part"), wnids, sizes.imagenet_per_class)
+        imagenet.with_suffix(".part").rename(imagenet)
+    captions_images = store / "caption-images"
+    if not captions_images.is_dir():
+        part = captions_images.with_suffix(".part")
+        files.write_caption_set_images(SHARED_DATA / "xtd" / "xtd.json", part / "coco")
+        files.write_caption_set_images(SHARED_DATA / "xtd" / "xflickrco.json", part / "xflickrco")
+        part.rename(captions_images)
+    for link, target in {
+        "data/imagenet/val": imagenet,
+        "data/images/coco/train2014": captions_images / "coco",
+        "data/images/xflickrco": captions_images / "xflickrco",
+    }.items():
+        (project / link).parent.mkdir(parents=True, exist_ok=True)
+        (project / link).symlink_to(target, target_is_directory=True)
+
+
+def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool) -> dict:
+    from tests.standins import files
+
+    sizes = sizes_for(SCALES[scale_name])
+    run_dir = work / scale_name
+    project = run_dir / "project"
+    store = work / "store"
+    store.mkdir(parents=True, exist_ok=True)
+    log = run_dir / "rehearsal.log"
+    captions = store / f"captions-{sizes.captions}.parquet"
+    hf_home = run_dir / "hf"
+    print(f"rehearsal {scale_name}: {asdict(sizes)}", flush=True)
+    started = time.monotonic()
+    if not (resume and project.is_dir()):  # a part of a run goes on in the copy the run began
+        shutil.rmtree(project, ignore_errors=True)
+        shutil.rmtree(hf_home, ignore_errors=True)
+        project.mkdir(parents=True)
+        log.write_text("")
+        copy_project(project)
+        wnids = scale_classes(project, sizes.classes)
+        scale_languages(project, sizes.languages)
+        if not captions.exists():
+            files.write_caption_input(captions, sizes.captions)
+        image_folders(project, store, wnids, sizes)
+    with stand_ins(store, sizes, work) as served:
+        configure(project, sizes, served, served["xm3600"], captions)
+        env = {
+            **command_env(project),
+            "HF_ENDPOINT": served["hub"],
+            "HF_HOME": str(hf_home),
+            "BABELNET_KEY": BABELNET_KEY,
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "NO_PROXY": "127.0.0.1",
+        }
+        env.pop("HF_HUB_OFFLINE", None)
+        pinned, seconds, _ = run_measured(["babelforge", "pins", "--update"], project, env, log)
+        print(f"  pins --update: exit {pinned} in {seconds:.1f} s (the paper models are eval_paper's, not stood in)")
+        stages = [name for name in stage_names(project, env) if not only or name.split("@")[0] in only or name in only]
+        costs = measure_stages(project, stages, env, served["counters"], log)
+        status = subprocess.run(["dvc", "status"], cwd=project, env=env, capture_output=True, text=True)
+    clean = "Data and pipelines are up to date" in status.stdout
+    print(f"rehearsal {scale_name}: {time.monotonic() - started:.0f} s; dvc status {'clean' if clean else 'NOT clean'}")
+    if not clean:
+        print(status.stdout[-2000:])
+    return {
+        "scale": scale_name,
+        "sizes": asdict(sizes),
+        "stages": [asdict(cost) for cost in costs],
+        "dvc_status_clean": clean,
+        "seconds": round(time.monotonic() - started, 1),
+        "measured": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+    }
+
+
+def machine() -> str:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        "unknown CPU",
+    )
+    return f"{os.cpu_count()} cores, {cpu}"
+
+
+def merged(earlier: dict | None, result: dict) -> dict:
+    """A run's result with an earlier part's stages of the same scale and sizes kept (a later part's row of a
+    stage replaces the earlier one); the total is the stages' sum."""
+    stages = {row["stage"]: row for row in (earlier or {}).get("stages", []) if earlier["sizes"] == result["sizes"]}
+    stages.update({row["stage"]: row for row in result["stages"]})
+    return {**result, "stages": list(stages.values()), "seconds": round(sum(r["seconds"] for r in stages.values()), 1)}
+
+
+def save(result: dict, resume: bool) -> None:
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results[result["scale"]] = merged(results.get(result["scale"]) if resume else None, result)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", action="append", choices=list(SCALES), help="1x, 10x or full (repeatable)")
+    parser.add_argument("--stages", help="comma list: only these stages (their inputs must be built: a part)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/babelforge-rehearsal"), help="work folder")
+    parser.add_argument("--resume", action="store_true", help="go on in the copy of the last run of this scale")
+    parser.add_argument("--report", action="store_true", help="write the table and plot from the saved results")
+    args = parser.parse_args()
+    if args.report:
+        from benchmarks.rehearsal_report import write_report
+
+        write_report(RESULTS)
+        return 0
+    only = args.stages.split(",") if args.stages else None
+    failed = False
+    for scale_name in args.scale or ["1x"]:
+        result = rehearse(scale_name, args.work.resolve(), only, args.resume)
+        save(result, args.resume)
+        failed |= any(stage["status"] for stage in result["stages"]) or not result["dvc_status_clean"]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

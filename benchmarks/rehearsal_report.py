@@ -1,0 +1,136 @@
+"""The full-profile rehearsal's table, log-log plot and projection, written into docs/benchmarks.md.
+
+`python benchmarks/full_rehearsal.py --report` calls `write_report`: it reads the saved measurements
+(benchmarks/results/full_rehearsal.json, one entry per scale) and the real architectures' per-item CPU
+rates (benchmarks/results/real_size_rates.json, `benchmarks/real_size_rates.py`), and replaces the part of
+docs/benchmarks.md between the `rehearsal` markers. Pure functions build the text; `write_report` does
+the I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs" / "benchmarks.md"
+PLOT = REPO / "docs" / "full-rehearsal.png"
+RATES = REPO / "benchmarks" / "results" / "real_size_rates.json"
+START, END = "<!-- generated: rehearsal -->", "<!-- end generated: rehearsal -->"
+ORDER = ("1x", "10x", "full")
+SCALE_OF = {"1x": 0.01, "10x": 0.1, "full": 1.0}
+
+
+def by_stage(results: dict) -> dict[str, dict[str, dict]]:
+    """stage -> scale -> its measured row, stages in pipeline order (the largest run's)."""
+    table: dict[str, dict[str, dict]] = {}
+    runs = [results[name] for name in ORDER if name in results]
+    for run in sorted(runs, key=lambda run: -len(run["stages"])):
+        for row in run["stages"]:
+            table.setdefault(row["stage"], {})
+    for run in runs:
+        for row in run["stages"]:
+            table[row["stage"]][run["scale"]] = row
+    return table
+
+
+def growth(rows: dict[str, dict], key: str = "seconds") -> float | None:
+    """The exponent of the figure's growth between the two largest scales measured (1: linear, 2:
+    quadratic); none when fewer than two scales ran or a figure is too small to say (under a second)."""
+    measured = [(SCALE_OF[name], rows[name][key]) for name in ORDER if name in rows and rows[name]["status"] == 0]
+    if len(measured) < 2:
+        return None
+    (small_scale, small), (large_scale, large) = measured[-2], measured[-1]
+    if small < 1.0 or large <= 0:
+        return None
+    return math.log(large / small) / math.log(large_scale / small_scale)
+
+
+def cell(rows: dict[str, dict], scale: str, key: str, digits: int = 0) -> str:
+    row = rows.get(scale)
+    if row is None:
+        return "–"
+    if row["status"] != 0:
+        return "failed"
+    return f"{row[key]:,.{digits}f}"
+
+
+def requests_cell(rows: dict[str, dict], scale: str) -> str:
+    row = rows.get(scale)
+    if row is None:
+        return "–"
+    return ", ".join(f"{name} {count:,}" for name, count in row["requests"].items() if count) or "0"
+
+
+def stage_table(results: dict) -> list[str]:
+    scales = [name for name in ORDER if name in results]
+    head = (
+        ["stage"]
+        + [f"time s {name}" for name in scales]
+        + [f"peak RSS MB {name}" for name in scales]
+        + [f"out MB {scales[-1]}", f"files {scales[-1]}", f"requests {scales[-1]}", "time growth"]
+    )
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for stage, rows in by_stage(results).items():
+        exponent = growth(rows)
+        last = scales[-1]
+        cells = (
+            [f"`{stage}`"]
+            + [cell(rows, name, "seconds", 1) for name in scales]
+            + [cell(rows, name, "peak_rss_mb") for name in scales]
+            + [cell(rows, last, "out_mb", 1), cell(rows, last, "out_files"), requests_cell(rows, last)]
+            + [f"{exponent:.2f}" if exponent is not None else "–"]
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    totals = (
+        ["**all**"] + [f"{results[name]['seconds']:,.0f}" for name in scales] + [""] * (len(head) - 1 - len(scales))
+    )
+    lines.append("| " + " | ".join(totals) + " |")
+    return lines
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5.5), dpi=110)
+    for stage, rows in by_stage(results).items():
+        points = [
+            (SCALE_OF[name], rows[name]["seconds"]) for name in ORDER if name in rows and rows[name]["status"] == 0
+        ]
+        if len(points) >= 2 and max(seconds for _, seconds in points) >= 5:
+            axes.plot(*zip(*points), marker="o", label=stage)
+    for slope, style in ((1, ":"), (2, "--")):
+        axes.plot(
+            [0.01, 1.0], [1, 1 * 100**slope], color="grey", linestyle=style, linewidth=0.8, label=f"slope {slope}"
+        )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("scale (share of the full build)")
+    axes.set_ylabel("wall time of the stage (s)")
+    axes.set_title("Full-profile rehearsal: stage time against size (stages of 5 s or more)")
+    axes.legend(fontsize=7, ncol=2)
+    figure.tight_layout()
+    figure.savefig(path, metadata={"Software": None})
+    plt.close(figure)
+
+
+def replace_block(text: str, block: list[str]) -> str:
+    if START not in text:
+        return text.rstrip("\n") + "\n\n" + "\n".join([START, *block, END]) + "\n"
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return head + "\n".join([START, *block, END]) + tail
+
+
+def write_report(results_path: Path) -> None:
+    results = json.loads(results_path.read_text())
+    block = stage_table(results)
+    plot(results, PLOT)
+    DOCS.write_text(
+        replace_block(DOCS.read_text(), ["", *block, "", "![stage time against size](full-rehearsal.png)", ""])
+    )
+    print("\n".join(block))
