@@ -183,6 +183,20 @@ def build_model_inputs(params: Mapping, profile: str, exists: Callable[[str], bo
                 "reads the cache",
             )
         )
+    if value(params, "senses.source", profile) == "babelnet_index":
+        config = value(params, "senses.babelnet_index.config_file", profile) or "babelnet_conf.yml"
+        inputs.append(
+            RemoteInput(
+                name="service:babelnet-index",
+                kind="service",
+                pin=None,
+                home=PinHome("service:babelnet-index", f"params.yaml senses.babelnet_index.config_file ({config})"),
+                reads=("senses",),
+                strength="unpinnable",
+                note="the licensed BabelNet index behind the babelnet package's RPC server; its version is "
+                "recorded in the senses' provenance and every answer cached in senses.babelnet_index.cache_dir",
+            )
+        )
     return inputs
 
 
@@ -358,6 +372,7 @@ def readiness(
     is_dir: Callable[[str], bool],
     manifest_counts: Mapping[str, int],
     topics: Sequence[str],
+    is_file: Callable[[str], bool] = lambda path: True,
 ) -> list[Need]:
     """Everything `profile` still needs, in GROUPS order. `cached(repo, commit, None)`: whether the
     Hugging Face cache holds a snapshot of that commit (babelforge.eval.paper.plan.hub_cached); `manifest_counts`: images per topic in the MVL-SIB manifest.
@@ -370,6 +385,16 @@ def readiness(
                 "BABELNET_KEY is not set (the BabelNet API key; read from the environment only)",
                 "senses, then labels, prompts and all built on them",
                 "a key from https://babelnet.org/register, exported in your shell",
+            )
+        )
+    config = value(params, "senses.babelnet_index.config_file", profile) or "babelnet_conf.yml"
+    if value(params, "senses.source", profile) == "babelnet_index" and not is_file(config):
+        needs.append(
+            Need(
+                "keys",
+                f"{config} is missing (the babelnet package's config file: RPC_URL names the index's server)",
+                "senses, then labels, prompts and all built on them",
+                "docs/guides/full-profile.md, 'The licensed BabelNet index'",
             )
         )
     papers = [item for item in inputs if any(read.startswith("eval_paper") for read in item.reads)]

@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             lambda folder: (root / folder).is_dir(),
             counts,
             TOPICS,
+            lambda path: (root / path).is_file(),
         )
         for line in readiness_lines(needs, profile):
             print(line)

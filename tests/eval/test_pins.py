@@ -374,6 +374,26 @@ def test_image_folders_leave_out_what_the_pipeline_writes():
     assert image_folders(params, "sample") == {}  # the sample sets are built (paths.eval_images)
 
 
+def test_the_licensed_index_route_needs_its_config_file_not_a_key_and_is_listed_as_a_service():
+    from babelforge.eval.pins import build_model_inputs, readiness
+    from babelforge.mvl_sib.sib200 import TOPICS
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["senses"]["source"] = "babelnet_index"
+    params["senses"]["babelnet_index"]["config_file"] = "conf/bn.yml"
+    ready = {t: 10 for t in TOPICS}
+    needs = readiness(
+        params, "full", [], lambda *a: True, {}, lambda f: True, ready, TOPICS, lambda f: f != "conf/bn.yml"
+    )
+    assert [need.what for need in needs] == [
+        "conf/bn.yml is missing (the babelnet package's config file: RPC_URL names the index's server)"
+    ]
+    assert readiness(params, "full", [], lambda *a: True, {}, lambda f: True, ready, TOPICS, lambda f: True) == []
+    services = [item for item in build_model_inputs(params, "full", lambda path: False) if item.kind == "service"]
+    assert [(item.name, item.state) for item in services] == [("service:babelnet-index", "unpinnable")]
+    assert "conf/bn.yml" in services[0].home.where
+
+
 def test_an_image_folder_inside_what_fetch_replaces_is_a_need_even_when_it_exists():
     from babelforge.eval.pins import readiness
     from babelforge.mvl_sib.sib200 import TOPICS
