@@ -1,6 +1,8 @@
 """The full-profile rehearsal's table, log-log plot and projection, written into docs/benchmarks.md.
 
-`python benchmarks/full_rehearsal.py --report` calls `write_report`: it reads the saved measurements
+    python benchmarks/rehearsal_report.py     (or: python benchmarks/full_rehearsal.py --report)
+
+It reads the saved measurements
 (benchmarks/results/full_rehearsal.json, one entry per scale) and the real architectures' per-item CPU
 rates (benchmarks/results/real_size_rates.json, `benchmarks/real_size_rates.py`), and replaces the part of
 docs/benchmarks.md between the `rehearsal` markers. Pure functions build the text; `write_report` does
@@ -17,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "benchmarks.md"
 PLOT = REPO / "docs" / "full-rehearsal.png"
 RATES = REPO / "benchmarks" / "results" / "real_size_rates.json"
-START, END = "<!-- generated: rehearsal -->", "<!-- end generated: rehearsal -->"
+START, END = "<!-- rehearsal table (benchmarks/rehearsal_report.py) -->", "<!-- end rehearsal table -->"
 ORDER = ("1x", "10x", "full")
 SCALE_OF = {"1x": 0.01, "10x": 0.1, "full": 1.0}
 
@@ -134,3 +136,7 @@ def write_report(results_path: Path) -> None:
         replace_block(DOCS.read_text(), ["", *block, "", "![stage time against size](full-rehearsal.png)", ""])
     )
     print("\n".join(block))
+
+
+if __name__ == "__main__":
+    write_report(REPO / "benchmarks" / "results" / "full_rehearsal.json")
