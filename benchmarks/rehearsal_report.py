@@ -120,6 +120,83 @@ def plot(results: dict, path: Path) -> None:
     plt.close(figure)
 
 
+# What the full build asks of each real model (items at full size) and the real architecture's rate that
+# prices it: (stage, work, count, rate key in real_size_rates.json, models). Counts: 298 languages x 80
+# templates (prompts); 200,000 captions x 10 targets, 25 hypotheses each (captions); 298 x 1,000 x 80 texts and
+# 50,000 ImageNet images (zero-shot); 6,600 images and ~290,000 captions (XTD, xFlickrCO, XM3600: retrieval);
+# 205 x 1,004 sentences (MVL-SIB); the three models of eval.common.models for every eval stage.
+WORK = (
+    ("prompts", "template translations, beam 4", 298 * 80, "nllb.prompts.sentences_per_s", 1),
+    (
+        "captions_translate",
+        "captions x targets, beam 100, 25 hypotheses",
+        200_000 * 10,
+        "nllb.captions.sentences_per_s",
+        1,
+    ),
+    ("captions_tag", "hypotheses scored (COMETKiwi)", 200_000 * 10 * 25, "kiwi.scoring.pairs_per_s", 1),
+    ("eval_zeroshot", "prompt texts encoded", 298 * 1000 * 80, "clip.embedding.texts_per_s", 3),
+    ("eval_zeroshot", "images encoded", 50_000, "clip.embedding.images_per_s", 3),
+    ("eval_retrieval", "caption texts encoded", 290_000, "clip.embedding.texts_per_s", 3),
+    ("eval_retrieval", "images encoded", 6_600, "clip.embedding.images_per_s", 3),
+    ("eval_mvl_sib", "sentences encoded", 205 * 1004, "clip.embedding.texts_per_s", 3),
+)
+# ASSUMED rates on one H100 (no GPU was lent to measure them): round figures of the order published for these
+# model sizes (CTranslate2 int8_float16, fp16 encoders); replace them with a measurement on a GPU machine.
+GPU_ASSUMED = {
+    "nllb.prompts.sentences_per_s": 60.0,
+    "nllb.captions.sentences_per_s": 1.5,
+    "kiwi.scoring.pairs_per_s": 800.0,
+    "clip.embedding.texts_per_s": 15_000.0,
+    "clip.embedding.images_per_s": 2_500.0,
+}
+
+
+def rate(rates: dict, key: str) -> float | None:
+    """A figure of real_size_rates.json by its dotted key under `parts`; none when it was not measured."""
+    node = rates.get("parts", {})
+    for name in key.split("."):
+        node = node.get(name, {}) if isinstance(node, dict) else {}
+    return float(node) if isinstance(node, (int, float)) and node > 0 else None
+
+
+def hours(count: float, per_second: float | None) -> str:
+    if not per_second:
+        return "–"
+    value = count / per_second / 3600
+    return f"{value:,.1f}" if value < 1000 else f"{value / 24:,.0f} days"
+
+
+def projection(rates: dict) -> list[str]:
+    """The real models' cost of the full build: measured CPU rates of the real architectures (random weights,
+    benchmarks/real_size_rates.py), assumed GPU rates; the stage that dominates each."""
+    lines = [
+        "| stage | work at full size | items | CPU rate (measured, 2 cores) | CPU hours | GPU rate (assumed, 1 H100) | GPU hours |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    totals: dict[str, dict[str, float]] = {"CPU": {}, "GPU": {}}
+    for stage, work, count, key, models in WORK:
+        items = count * models
+        cpu, gpu = rate(rates, key), GPU_ASSUMED[key]
+        for name, per_second in (("CPU", cpu), ("GPU", gpu)):
+            if per_second:
+                totals[name][stage] = totals[name].get(stage, 0.0) + items / per_second / 3600
+        cpu_cell = f"{cpu:,.3g}/s" if cpu else "not measured"
+        label = f"{work}{f' x {models} models' if models > 1 else ''}"
+        lines.append(
+            f"| `{stage}` | {label} | {items:,} | {cpu_cell} | {hours(items, cpu)} | {gpu:,.4g}/s | {hours(items, gpu)} |"
+        )
+    for name, by_stage_hours in totals.items():
+        if by_stage_hours:
+            top = max(by_stage_hours, key=by_stage_hours.__getitem__)
+            share = by_stage_hours[top] / sum(by_stage_hours.values())
+            lines += [
+                "",
+                f"{name}: {sum(by_stage_hours.values()):,.0f} hours of model time in all; `{top}` dominates ({share:.0%}).",
+            ]
+    return lines
+
+
 def replace_block(text: str, block: list[str]) -> str:
     if START not in text:
         return text.rstrip("\n") + "\n\n" + "\n".join([START, *block, END]) + "\n"
@@ -130,11 +207,21 @@ def replace_block(text: str, block: list[str]) -> str:
 
 def write_report(results_path: Path) -> None:
     results = json.loads(results_path.read_text())
-    block = stage_table(results)
+    rates = json.loads(RATES.read_text()) if RATES.exists() else {}
+    block = [
+        "",
+        *stage_table(results),
+        "",
+        "![stage time against size](full-rehearsal.png)",
+        "",
+        "What the real models cost at full size, from per-item rates (the tiny stand-ins' times above say nothing "
+        "about it):",
+        "",
+        *projection(rates),
+        "",
+    ]
     plot(results, PLOT)
-    DOCS.write_text(
-        replace_block(DOCS.read_text(), ["", *block, "", "![stage time against size](full-rehearsal.png)", ""])
-    )
+    DOCS.write_text(replace_block(DOCS.read_text(), block))
     print("\n".join(block))
 
 
