@@ -61,9 +61,10 @@ class RunnerConfig:
     """How a sharded stage runs (`<stage>.runner` in params.yaml)."""
 
     runner: Literal["local", "ray"] = setting("local", "local (this process) or ray (a Ray actor pool)")
-    shard_size: int = setting(
-        {"sample": 1000, "full": 10000}, "input rows per shard: the unit written, checked and redone (and of memory)"
-    )
+    # in the full profile too: 1,000 captions x 10 targets x the paper's 25 hypotheses = 250,000 hypothesis rows a
+    # shard, and captions_select holds one shard at a time at ~3.6 KB a row (benchmarks/full_rehearsal.py: 277 MB at
+    # 40,000 rows, 846 MB at 200,000), ~1 GB; the 10,000 captions it had in full made ~9 GB
+    shard_size: int = setting(1000, "input rows per shard: the unit written, checked and redone (and of memory)")
     concurrency: int = setting(2, "ray: actors in the pool; each loads the model once")
     num_gpus: float = setting(
         {"sample": 0, "full": 1}, "ray: GPUs per actor (1 = one model per GPU; 0.5 packs two per GPU)"

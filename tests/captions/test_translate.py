@@ -50,7 +50,11 @@ def test_params_express_the_sample_default_and_the_papers_100_beams_25_hypothese
     full = load_config(translate_stage.Config, {**params, "profile": "full"})
     assert (sample.beam_size, sample.num_hypotheses) == (8, 8)
     assert (full.beam_size, full.num_hypotheses) == (100, 25)
-    assert (sample.runner.runner, sample.runner.shard_size, full.runner.shard_size) == ("local", 1000, 10000)
+    assert (sample.runner.runner, sample.runner.shard_size, full.runner.shard_size) == (
+        "local",
+        1000,
+        1000,
+    )  # memory: one shard of 25 hypotheses
     with pytest.raises(BabelforgeError, match="num_hypotheses"):
         translate_stage.Config(beam_size=4, num_hypotheses=5)
     with pytest.raises(BabelforgeError, match="beam_sise"):  # a typo is one clear line, not a TypeError
