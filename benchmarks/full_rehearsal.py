@@ -231,11 +231,15 @@ def run_measured(command: list[str], cwd: Path, env: dict, log: Path) -> tuple[i
     return process.returncode, time.monotonic() - start, usage.ru_maxrss / 1024
 
 
-def measure_stages(project: Path, stages: list[str], env: dict, counters, log: Path) -> list[StageCost]:
+def measure_stages(
+    project: Path, stages: list[str], env: dict, counters, log: Path, force: bool, saved
+) -> list[StageCost]:
+    """Each stage alone, measured; `saved(costs)` after each, so a run cut off keeps what it measured."""
     costs = []
     for stage in stages:
         before = counters()
-        status, seconds, rss = run_measured(["dvc", "repro", "--single-item", stage], project, env, log)
+        command = ["dvc", "repro", "--single-item", *(["--force"] if force else []), stage]
+        status, seconds, rss = run_measured(command, project, env, log)
         after = counters()
         out_mb, files = outs_of(project, stage)
         ran = "Stage '" + stage + "' didn't change, skipping" not in log.read_text(errors="replace")[-4000:]
@@ -244,6 +248,7 @@ def measure_stages(project: Path, stages: list[str], env: dict, counters, log: P
             {name: after[name] - before[name] for name in after}, ran, status,
         )  # fmt: skip
         costs.append(cost)
+        saved(costs)
         requests = ", ".join(f"{name} {count}" for name, count in cost.requests.items() if count)
         print(
             f"  {stage:<20} {seconds:8.1f} s  {rss:8.0f} MB RSS  {out_mb:9.1f} MB out  {files:7d} files"
@@ -308,7 +313,7 @@ def image_folders(project: Path, store: Path, wnids: list[str], sizes: Sizes) ->
         (project / link).symlink_to(target, target_is_directory=True)
 
 
-def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool) -> dict:
+def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool, force: bool = False) -> dict:
     from tests.standins import files
 
     sizes = sizes_for(SCALES[scale_name])
@@ -346,21 +351,30 @@ def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool) 
         pinned, seconds, _ = run_measured(["babelforge", "pins", "--update"], project, env, log)
         print(f"  pins --update: exit {pinned} in {seconds:.1f} s (the paper models are eval_paper's, not stood in)")
         stages = [name for name in stage_names(project, env) if not only or name.split("@")[0] in only or name in only]
-        costs = measure_stages(project, stages, env, served["counters"], log)
+
+        def result(costs: list[StageCost], clean: bool | None = None) -> dict:
+            return {
+                "scale": scale_name,
+                "sizes": asdict(sizes),
+                "stages": [asdict(cost) for cost in costs],
+                "dvc_status_clean": clean,
+                "measured": time.strftime("%Y-%m-%d"),
+                "machine": machine(),
+            }
+
+        # the first save of a new run replaces the scale's entry; every later one adds to it
+        costs = measure_stages(
+            project, stages, env, served["counters"], log, force,
+            lambda costs: save(result(costs), merge=resume or len(costs) > 1),
+        )  # fmt: skip
         status = subprocess.run(["dvc", "status"], cwd=project, env=env, capture_output=True, text=True)
     clean = "Data and pipelines are up to date" in status.stdout
     print(f"rehearsal {scale_name}: {time.monotonic() - started:.0f} s; dvc status {'clean' if clean else 'NOT clean'}")
     if not clean:
         print(status.stdout[-2000:])
-    return {
-        "scale": scale_name,
-        "sizes": asdict(sizes),
-        "stages": [asdict(cost) for cost in costs],
-        "dvc_status_clean": clean,
-        "seconds": round(time.monotonic() - started, 1),
-        "measured": time.strftime("%Y-%m-%d"),
-        "machine": machine(),
-    }
+    final = result(costs, clean)
+    save(final, merge=True)
+    return final
 
 
 def machine() -> str:
@@ -379,13 +393,14 @@ def merged(earlier: dict | None, result: dict) -> dict:
     """A run's result with an earlier part's stages of the same scale and sizes kept (a later part's row of a
     stage replaces the earlier one); the total is the stages' sum."""
     stages = {row["stage"]: row for row in (earlier or {}).get("stages", []) if earlier["sizes"] == result["sizes"]}
-    stages.update({row["stage"]: row for row in result["stages"]})
+    # a stage a later part found up to date keeps the row of the part that ran it
+    stages.update({row["stage"]: row for row in result["stages"] if row["ran"] or row["stage"] not in stages})
     return {**result, "stages": list(stages.values()), "seconds": round(sum(r["seconds"] for r in stages.values()), 1)}
 
 
-def save(result: dict, resume: bool) -> None:
+def save(result: dict, merge: bool) -> None:
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results[result["scale"]] = merged(results.get(result["scale"]) if resume else None, result)
+    results[result["scale"]] = merged(results.get(result["scale"]) if merge else None, result)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
 
@@ -396,6 +411,7 @@ def main() -> int:
     parser.add_argument("--stages", help="comma list: only these stages (their inputs must be built: a part)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/babelforge-rehearsal"), help="work folder")
     parser.add_argument("--resume", action="store_true", help="go on in the copy of the last run of this scale")
+    parser.add_argument("--force", action="store_true", help="run the stages even when DVC finds them up to date")
     parser.add_argument("--report", action="store_true", help="write the table and plot from the saved results")
     args = parser.parse_args()
     if args.report:
@@ -406,8 +422,7 @@ def main() -> int:
     only = args.stages.split(",") if args.stages else None
     failed = False
     for scale_name in args.scale or ["1x"]:
-        result = rehearse(scale_name, args.work.resolve(), only, args.resume)
-        save(result, args.resume)
+        result = rehearse(scale_name, args.work.resolve(), only, args.resume, args.force)
         failed |= any(stage["status"] for stage in result["stages"]) or not result["dvc_status_clean"]
     return 1 if failed else 0
 

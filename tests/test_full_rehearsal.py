@@ -56,6 +56,9 @@ def test_a_later_part_replaces_its_stages_and_keeps_the_earlier_parts():
     other = full_rehearsal.merged({"sizes": {"classes": 10}, "stages": [row("fetch", 4.0)]}, later)
     assert [r["stage"] for r in other["stages"]] == ["senses", "labels"]  # another size is not merged
     assert full_rehearsal.merged(None, later)["seconds"] == 320.0
+    skipped = {**row("fetch", 1.5), "ran": False}  # up to date when the later part began: the first run's row stays
+    kept = full_rehearsal.merged(earlier, {**later, "stages": [skipped, row("labels", 20.0)]})
+    assert [(r["stage"], r["seconds"]) for r in kept["stages"]] == [("fetch", 4.0), ("senses", 100.0), ("labels", 20.0)]
 
 
 def test_growth_is_the_exponent_between_the_two_largest_scales():

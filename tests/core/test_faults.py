@@ -22,22 +22,37 @@ def dead_pid() -> int:
 
 def test_temp_names_carry_the_pid_and_a_dead_writers_temps_are_cleared(tmp_path):
     target = tmp_path / "a.parquet"
-    with atomic_path(target) as tmp:
-        assert tmp.name.startswith(f".a.parquet.{os.getpid()}.") and tmp.name.endswith(".tmp")
-        tmp.write_text("x")
+    # what a killed earlier process left: cleared by this process's first write into the folder
     stale_file = tmp_path / f".a.parquet.{dead_pid()}.k2j4h5g6.tmp"
+    stale_other = tmp_path / f".b.json.{dead_pid()}.k2j4h5g6.tmp"  # another file's: the folder is cleared whole
     stale_dir = tmp_path / f".out.{dead_pid()}.k2j4h5g6.old"
     live = tmp_path / f".a.parquet.{os.getppid()}.k2j4h5g6.tmp"  # a running process: not ours to remove
-    for path in (stale_file, live):
+    for path in (stale_file, stale_other, live):
         path.write_text("half")
     stale_dir.mkdir()
     with atomic_path(target) as tmp:
+        assert tmp.name.startswith(f".a.parquet.{os.getpid()}.") and tmp.name.endswith(".tmp")
         tmp.write_text("y")
-    assert not stale_file.exists() and live.exists() and target.read_text() == "y"
+    assert not stale_file.exists() and not stale_other.exists() and not stale_dir.exists()
+    assert live.exists() and target.read_text() == "y"
     with atomic_directory(tmp_path / "out") as folder:
         (folder / "f").write_text("z")
-    assert not stale_dir.exists() and (tmp_path / "out" / "f").read_text() == "z"
+    assert (tmp_path / "out" / "f").read_text() == "z"
     assert clear_leftovers(target) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "a.parquet", "out"])
+
+
+def test_a_folder_is_scanned_for_leftovers_once_per_process_not_at_every_write(tmp_path, monkeypatch):
+    import babelforge.core.io as io
+
+    scans = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(io.os, "scandir", lambda path: scans.append(path) or real_scandir(path))
+    for index in range(50):  # a cache of many small files in one folder (the BabelNet answers)
+        with atomic_path(tmp_path / "cache" / f"{index}.json") as tmp:
+            tmp.write_text("{}")
+    assert len(scans) == 1  # was a scan of the whole folder at every write: quadratic in its files
+    assert len(list((tmp_path / "cache").iterdir())) == 50
 
 
 def test_a_failed_write_is_one_line_and_replaces_nothing(tmp_path):
