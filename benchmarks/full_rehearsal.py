@@ -156,6 +156,8 @@ def configure(project: Path, sizes: Sizes, stand_ins: dict, xm3600_sha256: dict[
     """Switch the copy to the full profile, pointed at the stand-ins; the scaled lists written."""
     path = project / "params.yaml"
     params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    models = params["eval"]["common"]["models"]
+    models = models["full"] if isinstance(models, dict) else models  # a resumed part: configured already
     settings = {
         "profile": "full",
         "fetch.mirror": str(SHARED_DATA),
@@ -172,9 +174,7 @@ def configure(project: Path, sizes: Sizes, stand_ins: dict, xm3600_sha256: dict[
         "captions.translate.beam_size": 2,
         "captions.translate.num_hypotheses": 2,
         "captions.translate.max_decoding_length": 16,
-        "eval.common.models": [
-            model for model in params["eval"]["common"]["models"]["full"] if not model["id"].startswith("open_clip:")
-        ],
+        "eval.common.models": [model for model in models if not model["id"].startswith("open_clip:")],
     }
     for dotted, value in settings.items():
         set_key(params, dotted, value)
