@@ -116,6 +116,33 @@ KNOWN_SOURCES = TRANSLATION_SOURCES | frozenset(
 )
 
 
+def sense_warnings(
+    without_code, unknown_codes: Counter, unknown_sources: Counter, unmapped: list[str], unmapped_what: str
+) -> list[str]:
+    """A BabelNet run's skipped and unusual cases, one line each (the counts, not every case): languages
+    without a code, senses in codes the registry lacks, sources BabelNet does not document, synsets
+    without a BabelNet `unmapped_what`. Both routes (HTTP, the licensed index) say them alike."""
+    lines = []
+    if without_code:
+        lines.append(f"{len(without_code)} languages have no BabelNet code, skipped: {', '.join(sorted(without_code))}")
+    if unknown_codes:
+        lines.append(
+            f"{sum(unknown_codes.values())} senses skipped, BabelNet language code not in "
+            f"resources/languages.tsv: " + ", ".join(f"{c} ({n})" for c, n in sorted(unknown_codes.items()))
+        )
+    if unknown_sources:
+        lines.append(
+            "senses from sources not known to be manual or translated (kept, is_translation=False): "
+            + ", ".join(f"{s} ({n})" for s, n in sorted(unknown_sources.items()))
+        )
+    if unmapped:
+        lines.append(
+            f"{len(unmapped)} synsets have no BabelNet {unmapped_what}: {', '.join(unmapped[:10])}"
+            + (" ..." if len(unmapped) > 10 else "")
+        )
+    return lines
+
+
 class BabelNetQuotaError(BabelforgeError):
     """BabelNet refused the key: daily request limit reached, or the key is invalid."""
 
@@ -242,28 +269,7 @@ class BabelNetSource:
 
     def warnings(self) -> list[str]:
         """What was skipped or unusual in this run, one line each (the counts, not every case)."""
-        lines = []
-        if self.without_code:
-            lines.append(
-                f"{len(self.without_code)} languages have no BabelNet code, skipped: "
-                f"{', '.join(sorted(self.without_code))}"
-            )
-        if self.unknown_codes:
-            lines.append(
-                f"{sum(self.unknown_codes.values())} senses skipped, BabelNet language code not in "
-                f"resources/languages.tsv: " + ", ".join(f"{c} ({n})" for c, n in sorted(self.unknown_codes.items()))
-            )
-        if self.unknown_sources:
-            lines.append(
-                "senses from sources not known to be manual or translated (kept, is_translation=False): "
-                + ", ".join(f"{s} ({n})" for s, n in sorted(self.unknown_sources.items()))
-            )
-        if self.unmapped:
-            lines.append(
-                f"{len(self.unmapped)} synsets have no BabelNet id: {', '.join(self.unmapped[:10])}"
-                + (" ..." if len(self.unmapped) > 10 else "")
-            )
-        return lines
+        return sense_warnings(self.without_code, self.unknown_codes, self.unknown_sources, self.unmapped, "id")
 
     def cached_synsets(self, synsets: Iterable[str], langs: Iterable[str] | None = None) -> int:
         """How many of `synsets` are answered completely from the cache (no request, no key)."""

@@ -60,7 +60,7 @@ from babelforge.core.io import canonical_json, read_json, sha256_text, write_jso
 from babelforge.core.languages import UnknownLanguageError
 from babelforge.core.languages import registry as project_registry
 from babelforge.core.progress import info, progress
-from babelforge.lexicon.babelnet import KNOWN_SOURCES, is_translation, wordnet_resource_id
+from babelforge.lexicon.babelnet import KNOWN_SOURCES, is_translation, sense_warnings, wordnet_resource_id
 from babelforge.lexicon.senses import Sense
 
 PACKAGE = "babelnet"
@@ -314,30 +314,12 @@ class BabelNetIndexSource:
 
     def warnings(self) -> list[str]:
         """What was skipped or unusual in this run, one line each (the counts, not every case)."""
-        lines = []
-        if self.without_code:
-            lines.append(
-                f"{len(self.without_code)} languages have no BabelNet code, skipped: {', '.join(sorted(self.without_code))}"
-            )
+        lines = sense_warnings(self.without_code, self.unknown_codes, self.unknown_sources, self.unmapped, "synset")
         if self.not_in_package:
-            lines.append(
+            lines.insert(
+                1 if self.without_code else 0,
                 f"{len(self.not_in_package)} BabelNet codes have no Language in the babelnet package, not asked: "
-                + ", ".join(sorted(self.not_in_package))
-            )
-        if self.unknown_codes:
-            lines.append(
-                f"{sum(self.unknown_codes.values())} senses skipped, BabelNet language code not in "
-                f"resources/languages.tsv: " + ", ".join(f"{c} ({n})" for c, n in sorted(self.unknown_codes.items()))
-            )
-        if self.unknown_sources:
-            lines.append(
-                "senses from sources not known to be manual or translated (kept, is_translation=False): "
-                + ", ".join(f"{s} ({n})" for s, n in sorted(self.unknown_sources.items()))
-            )
-        if self.unmapped:
-            lines.append(
-                f"{len(self.unmapped)} synsets have no BabelNet synset: {', '.join(self.unmapped[:10])}"
-                + (" ..." if len(self.unmapped) > 10 else "")
+                + ", ".join(sorted(self.not_in_package)),
             )
         return lines
 

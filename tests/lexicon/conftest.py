@@ -113,6 +113,25 @@ def sense_json(bn_id: str, number: int, language: str, lemma: str, source: str) 
     }
 
 
+def synset_body(senses: list[dict], targets: list[str]) -> dict:
+    """getSynset's answer as BabelNet v9 shapes it, with these senses (tests/standins/babelnet.py too)."""
+    return {
+        "senses": senses,
+        "wnOffsets": [],
+        "glosses": [],
+        "examples": [],
+        "images": [],
+        "synsetType": "CONCEPT",
+        "categories": [],
+        "translations": {},
+        "domains": {},
+        "lnToCompound": {},
+        "lnToOtherForm": {},
+        "filterLangs": targets,
+        "bkeyConcepts": False,
+    }
+
+
 class BabelNetHandler(QuietHandler):
     server: FakeBabelNet
 
@@ -152,24 +171,7 @@ class BabelNetHandler(QuietHandler):
                 for i, (lang, lemma, source) in enumerate(server.senses.get(bn_id, []))
                 if lang in shown
             ]
-            return self._json(
-                200,
-                {
-                    "senses": senses,
-                    "wnOffsets": [],
-                    "glosses": [],
-                    "examples": [],
-                    "images": [],
-                    "synsetType": "CONCEPT",
-                    "categories": [],
-                    "translations": {},
-                    "domains": {},
-                    "lnToCompound": {},
-                    "lnToOtherForm": {},
-                    "filterLangs": targets,
-                    "bkeyConcepts": False,
-                },
-            )
+            return self._json(200, synset_body(senses, targets))
         return self._json(404, {"message": "Unknown method."})
 
     def _json(self, status: int, payload, headers: dict | None = None):

@@ -57,7 +57,7 @@ from babelforge.core.languages import Language, LanguageRegistry, UnknownLanguag
 from babelforge.core.languages import registry as project_registry
 from babelforge.core.scripts import SIMPLIFIED_ONLY, TRADITIONAL_ONLY, expand_script, script_of
 from babelforge.lexicon.babelnet import KNOWN_SOURCES
-from tests.lexicon.conftest import REFUSAL, sense_json
+from tests.lexicon.conftest import REFUSAL, sense_json, synset_body
 from tests.loopback import LoopbackServer, QuietHandler, serving
 
 WORDNET_DIR = Path("/usr/share/wordnet")
@@ -343,24 +343,6 @@ class BabelNetStandIn:
             translated = [(made_up_lemma(rng, main), rng.choice(TRANSLATED))]
             senses = translated + (senses if rng.random() < 0.6 else [])
         return tuple(senses)
-
-
-def synset_body(senses: list[dict], targets: list[str]) -> dict:
-    return {
-        "senses": senses,
-        "wnOffsets": [],
-        "glosses": [],
-        "examples": [],
-        "images": [],
-        "synsetType": "CONCEPT",
-        "categories": [],
-        "translations": {},
-        "domains": {},
-        "lnToCompound": {},
-        "lnToOtherForm": {},
-        "filterLangs": targets,
-        "bkeyConcepts": False,
-    }
 
 
 class BabelNetHandler(QuietHandler):
