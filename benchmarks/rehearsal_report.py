@@ -55,6 +55,8 @@ def cell(rows: dict[str, dict], scale: str, key: str, digits: int = 0) -> str:
         return "–"
     if row["status"] != 0:
         return "failed"
+    if not row.get("ran", True):
+        return "up to date"  # DVC skipped it: its time is DVC's check, not the stage's
     return f"{row[key]:,.{digits}f}"
 
 
