@@ -26,20 +26,27 @@ def test_temp_names_carry_the_pid_and_a_dead_writers_temps_are_cleared(tmp_path)
     stale_file = tmp_path / f".a.parquet.{dead_pid()}.k2j4h5g6.tmp"
     stale_other = tmp_path / f".b.json.{dead_pid()}.k2j4h5g6.tmp"  # another file's: the folder is cleared whole
     stale_dir = tmp_path / f".out.{dead_pid()}.k2j4h5g6.old"
-    live = tmp_path / f".a.parquet.{os.getppid()}.k2j4h5g6.tmp"  # a running process: not ours to remove
+    # a running writer's temp is not ours to remove (its own process: a signal sent to it by a bug hits nothing else)
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    live = tmp_path / f".a.parquet.{writer.pid}.k2j4h5g6.tmp"
     for path in (stale_file, stale_other, live):
         path.write_text("half")
     stale_dir.mkdir()
-    with atomic_path(target) as tmp:
-        assert tmp.name.startswith(f".a.parquet.{os.getpid()}.") and tmp.name.endswith(".tmp")
-        tmp.write_text("y")
-    assert not stale_file.exists() and not stale_other.exists() and not stale_dir.exists()
-    assert live.exists() and target.read_text() == "y"
-    with atomic_directory(tmp_path / "out") as folder:
-        (folder / "f").write_text("z")
-    assert (tmp_path / "out" / "f").read_text() == "z"
-    assert clear_leftovers(target) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "a.parquet", "out"])
+    try:
+        with atomic_path(target) as tmp:
+            assert tmp.name.startswith(f".a.parquet.{os.getpid()}.") and tmp.name.endswith(".tmp")
+            tmp.write_text("y")
+        assert not stale_file.exists() and not stale_other.exists() and not stale_dir.exists()
+        assert live.exists() and target.read_text() == "y"
+        with atomic_directory(tmp_path / "out") as folder:
+            (folder / "f").write_text("z")
+        assert (tmp_path / "out" / "f").read_text() == "z"
+        assert clear_leftovers(target) == 0  # the live writer's temp stays
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "a.parquet", "out"])
+    finally:
+        writer.kill()
+        writer.wait()
+    assert clear_leftovers(target) == 1 and not live.exists()  # its writer gone, its temp is a leftover
 
 
 def test_a_folder_is_scanned_for_leftovers_once_per_process_not_at_every_write(tmp_path, monkeypatch):
