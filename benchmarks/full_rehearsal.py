@@ -57,6 +57,8 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 BABELNET_KEY = "rehearsal-key"  # the stand-in's; not a secret
 # fixed loopback ports: the URLs land in params.yaml and the MVL-SIB manifest, so a run in parts keeps them
 PORTS = {"babelnet": 18451, "hub": 18452, "mirror": 18453}
+# the project's own least classes per language, scaled with the classes (read here: a resumed copy has it scaled)
+FULL_MIN_CLASSES = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))["labels"]["min_classes"]
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,7 @@ def configure(project: Path, sizes: Sizes, stand_ins: dict, xm3600_sha256: dict[
         "mvl_sib.languages": mvl_sib_languages(sizes.mvl_sib_languages),
         # a complete language has every class of the copy; the least a language keeps, scaled alike
         "audit.total_classes": sizes.classes,
-        "labels.min_classes": max(1, round(params["labels"]["min_classes"] * sizes.classes / FULL.classes)),
+        "labels.min_classes": max(1, round(FULL_MIN_CLASSES * sizes.classes / FULL.classes)),
         "captions.input.format": "table",
         "captions.input.path": str(captions),
         # the random tiny NLLB never stops by itself: a short, narrow search (see the docstring)
@@ -237,12 +239,15 @@ def measure_stages(
     """Each stage alone, measured; `saved(costs)` after each, so a run cut off keeps what it measured."""
     costs = []
     for stage in stages:
-        before = counters()
+        before, start = counters(), (log.stat().st_size if log.exists() else 0)
         command = ["dvc", "repro", "--single-item", *(["--force"] if force else []), stage]
         status, seconds, rss = run_measured(command, project, env, log)
+        with log.open("rb") as stream:
+            stream.seek(start)
+            said = stream.read().decode(errors="replace")
         after = counters()
         out_mb, files = outs_of(project, stage)
-        ran = "Stage '" + stage + "' didn't change, skipping" not in log.read_text(errors="replace")[-4000:]
+        ran = f"Stage '{stage}' didn't change, skipping" not in said
         cost = StageCost(
             stage, round(seconds, 1), round(rss, 1), round(out_mb, 1), files,
             {name: after[name] - before[name] for name in after}, ran, status,
@@ -275,7 +280,13 @@ def stand_ins(store: Path, sizes: Sizes, work: Path) -> Iterator[dict]:
         babelnet = stack.enter_context(BabelNetStandIn(keys=[BABELNET_KEY], port=PORTS["babelnet"]))
         mirror = stack.enter_context(serving(LoopbackServer(root=xm3600.folder.parent, port=PORTS["mirror"])))
         hub = stack.enter_context(HubStandIn(port=PORTS["hub"]))
-        publish_full_profile_models(hub, work / "models")
+        # built in a process of its own: torch would stay in this one, and Linux counts the RSS of the process a
+        # stage is started from in that stage's peak (exec keeps the old high-water mark)
+        build = "import sys; from pathlib import Path; from tests.standins.hub_models import build_tiny_models as b; "
+        subprocess.run(
+            [sys.executable, "-c", build + "b(Path(sys.argv[1]))", str(work / "models")], cwd=REPO, check=True
+        )
+        publish_full_profile_models(hub, work / "models")  # found built: reads the files
         hub.add("WueNLP/mvl-sib", files.mvl_sib_release_files(), repo_type="dataset")
 
         def counters() -> dict[str, int]:

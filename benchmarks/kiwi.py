@@ -24,7 +24,8 @@ sys.path.insert(0, str(REPO))
 XTD = REPO / ".." / "shared" / "data" / "xtd" / "xtd.json"
 
 
-def xtd_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
+def xtd_pairs(n: int | None, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
+    """The first `n` (None: all) of XTD's (English caption, human translation) pairs, shuffled; and every caption."""
     import json
 
     data = json.loads(XTD.read_text(encoding="utf-8"))

@@ -59,7 +59,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 RESULTS = REPO / "benchmarks" / "results" / "real_size_rates.json"
-XTD = REPO / ".." / "shared" / "data" / "xtd" / "xtd.json"
+from benchmarks.kiwi import xtd_pairs  # noqa: E402
+
 PARTS = ("nllb", "kiwi", "clip")
 
 # facebook/nllb-200-distilled-1.3B, config.json (dropouts are irrelevant at inference).
@@ -344,23 +345,6 @@ def _print_nllb(label: str, r: dict) -> None:
 # ---------------------------------------------------------------- COMETKiwi
 
 
-def _xtd_pairs() -> tuple[list[str], list[str], list[str]]:
-    """(English caption, human translation) pairs of XTD's ten languages, shuffled; and every caption."""
-    import random
-
-    data = json.loads(XTD.read_text(encoding="utf-8"))
-    english = [c[0] for c in data["captions"]["en"]]
-    pairs = [
-        (english[i], caps[i][0])
-        for code, caps in sorted(data["captions"].items())
-        if code != "en"
-        for i in range(len(english))
-    ]
-    random.Random(0).shuffle(pairs)
-    corpus = [c[0] for caps in data["captions"].values() for c in caps]
-    return [s for s, _ in pairs], [t for _, t in pairs], corpus
-
-
 def kiwi_time(cpu_isa: str | None, threads: int, pairs: int, side_tokens: int) -> dict:
     """A random-weight COMETKiwi with the real encoder and estimator sizes, scored by KiwiScorer."""
     import torch
@@ -370,7 +354,7 @@ def kiwi_time(cpu_isa: str | None, threads: int, pairs: int, side_tokens: int) -
     from babelforge.captions.qe import KiwiScorer, _quiet_lightning, _train_tokenizer
 
     _threads(threads)
-    sources, translations, corpus = _xtd_pairs()
+    sources, translations, corpus = xtd_pairs(n=None)  # every pair, shuffled (benchmarks/kiwi.py)
     with tempfile.TemporaryDirectory() as scratch:
         encoder_dir = Path(scratch) / "encoder"
         encoder_dir.mkdir()

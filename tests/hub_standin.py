@@ -29,10 +29,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from contextlib import ExitStack
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tests.loopback import LoopbackServer, QuietHandler, serving
+from tests.loopback import LoopbackServer, QuietHandler, ServedStandIn
 
 # What the Hub stores as large files by default (its .gitattributes), besides any file of 10 MiB or more.
 LFS_SUFFIXES = (
@@ -52,7 +51,7 @@ def is_lfs(filename: str, data: bytes) -> bool:
     return filename.endswith(LFS_SUFFIXES) or len(data) >= LFS_MIN_SIZE
 
 
-class HubStandIn:
+class HubStandIn(ServedStandIn):
     """One loopback Hub per test; a context manager that serves while it is open."""
 
     def __init__(self, port: int = 0):
@@ -65,17 +64,6 @@ class HubStandIn:
         self._branches: dict[tuple[str, str], dict[str, str]] = {}  # (type, repo) -> branch -> sha
         self._commits: dict[tuple[str, str], dict[str, dict[str, bytes]]] = {}  # (type, repo) -> sha -> files
         self._blobs: dict[str, bytes] = {}  # sha256 -> content of every large file published
-        self._stack: ExitStack | None = None
-
-    def __enter__(self) -> HubStandIn:
-        self._stack = ExitStack()
-        self._stack.enter_context(serving(self.server))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._stack is not None:
-            self._stack.close()
-            self._stack = None
 
     def add(
         self,

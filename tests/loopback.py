@@ -58,6 +58,23 @@ def serving(httpd: Server) -> Iterator[Server]:
         thread.join(timeout=5)
 
 
+class ServedStandIn:
+    """A service's stand-in that serves its `server` while it is open (`with StandIn() as service:`)."""
+
+    server: ThreadingHTTPServer
+    _stack: contextlib.ExitStack | None = None
+
+    def __enter__(self):
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(serving(self.server))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+
+
 class MirrorHandler(QuietHandler):
     server: LoopbackServer
 

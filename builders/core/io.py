@@ -67,16 +67,17 @@ def clear_leftovers(path: str | os.PathLike, recursive: bool = False) -> int:
     candidates = list(target.parent.glob(f".{_glob_escape(target.name)}.*")) if target.parent.is_dir() else []
     if recursive and target.is_dir():
         candidates += [item for item in target.rglob(".*") if item.name.endswith((".tmp", ".old"))]
-    removed = 0
-    for item in candidates:
-        if not is_stale_leftover(item):
-            continue
-        if item.is_dir() and not item.is_symlink():
-            shutil.rmtree(item, ignore_errors=True)
-        else:
-            item.unlink(missing_ok=True)
-        removed += 1
-    return removed
+    stale = [item for item in candidates if is_stale_leftover(item)]
+    for item in stale:
+        _remove_leftover(item)
+    return len(stale)
+
+
+def _remove_leftover(item: Path) -> None:
+    if item.is_dir() and not item.is_symlink():
+        shutil.rmtree(item, ignore_errors=True)
+    else:
+        item.unlink(missing_ok=True)
 
 
 _CLEARED_FOLDERS: set[str] = set()  # folders this process has cleared of dead writers' leftovers
@@ -94,10 +95,7 @@ def clear_folder_leftovers_once(folder: Path) -> None:
             Path(entry.path) for entry in entries if entry.name.startswith(".") and is_stale_leftover(Path(entry.path))
         ]
     for item in stale:
-        if item.is_dir() and not item.is_symlink():
-            shutil.rmtree(item, ignore_errors=True)
-        else:
-            item.unlink(missing_ok=True)
+        _remove_leftover(item)
     _CLEARED_FOLDERS.add(key)
 
 

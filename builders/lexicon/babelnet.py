@@ -143,6 +143,34 @@ def sense_warnings(
     return lines
 
 
+def babelnet_sense(
+    counts, synset: str, code: str, lemma: str, source: str, wanted: set[str], rank: Counter
+) -> Sense | None:
+    """One BabelNet sense as a `Sense` of a wanted language, ranked in its language's order; None for a code
+    the registry lacks (counted in `counts.unknown_codes`) or a language not wanted. A source BabelNet does not
+    document is kept and counted (`counts.unknown_sources`). Both routes (HTTP, the licensed index) read
+    senses through it; `counts` is the source, with its `registry`."""
+    try:
+        lang = counts.registry.from_babelnet(code).key
+    except UnknownLanguageError:
+        counts.unknown_codes[code] += 1
+        return None
+    if lang not in wanted:
+        return None
+    if source.upper() not in KNOWN_SOURCES:
+        counts.unknown_sources[source] += 1
+    made = Sense(
+        synset=synset,
+        lang=lang,
+        lemma=lemma,
+        source=source,
+        is_translation=is_translation(source, code),
+        rank=rank[lang],
+    )
+    rank[lang] += 1
+    return made
+
+
 class BabelNetQuotaError(BabelforgeError):
     """BabelNet refused the key: daily request limit reached, or the key is invalid."""
 
@@ -356,25 +384,10 @@ class BabelNetSource:
                             f"BabelNet getSynset for synset {synset} ({bn_id}): a sense lacks fullLemma, "
                             f"language or source; request {self._shown('getSynset', params)}"
                         )
-                    try:
-                        lang = self.registry.from_babelnet(code).key
-                    except UnknownLanguageError:
-                        self.unknown_codes[code] += 1
-                        continue
                     # Answers also carry the default language; keep each language from its own batch.
-                    if lang not in in_batch:
-                        continue
-                    if source.upper() not in KNOWN_SOURCES:
-                        self.unknown_sources[source] += 1
-                    yield Sense(
-                        synset=synset,
-                        lang=lang,
-                        lemma=lemma,
-                        source=source,
-                        is_translation=is_translation(source, code),
-                        rank=rank[lang],
-                    )
-                    rank[lang] += 1
+                    made = babelnet_sense(self, synset, code, lemma, source, in_batch, rank)
+                    if made is not None:
+                        yield made
 
     def _cache_path(self, endpoint: str, params: dict[str, Any]) -> Path:
 

@@ -57,10 +57,9 @@ import yaml
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import canonical_json, read_json, sha256_text, write_json
-from babelforge.core.languages import UnknownLanguageError
 from babelforge.core.languages import registry as project_registry
 from babelforge.core.progress import info, progress
-from babelforge.lexicon.babelnet import KNOWN_SOURCES, is_translation, sense_warnings, wordnet_resource_id
+from babelforge.lexicon.babelnet import babelnet_sense, sense_warnings, wordnet_resource_id
 from babelforge.lexicon.senses import Sense
 
 PACKAGE = "babelnet"
@@ -380,21 +379,6 @@ class BabelNetIndexSource:
         rank: Counter[str] = Counter()
         for babel_synset in entry["response"]:
             for code, lemma, source in babel_synset["senses"]:
-                try:
-                    lang = self.registry.from_babelnet(code).key
-                except UnknownLanguageError:
-                    self.unknown_codes[code] += 1
-                    continue
-                if lang not in keys:
-                    continue
-                if source.upper() not in KNOWN_SOURCES:
-                    self.unknown_sources[source] += 1
-                yield Sense(
-                    synset=synset,
-                    lang=lang,
-                    lemma=lemma,
-                    source=source,
-                    is_translation=is_translation(source, code),
-                    rank=rank[lang],
-                )
-                rank[lang] += 1
+                made = babelnet_sense(self, synset, code, lemma, source, keys, rank)
+                if made is not None:
+                    yield made

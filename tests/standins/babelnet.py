@@ -48,7 +48,6 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import ExitStack
 from functools import cache, lru_cache
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -58,7 +57,7 @@ from babelforge.core.languages import registry as project_registry
 from babelforge.core.scripts import SIMPLIFIED_ONLY, TRADITIONAL_ONLY, expand_script, script_of
 from babelforge.lexicon.babelnet import KNOWN_SOURCES
 from tests.lexicon.conftest import REFUSAL, sense_json, synset_body
-from tests.loopback import LoopbackServer, QuietHandler, serving
+from tests.loopback import LoopbackServer, QuietHandler, ServedStandIn
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 API_PATH = "/v9"
@@ -195,7 +194,7 @@ class WordNetNouns:
             self.fd = None
 
 
-class BabelNetStandIn:
+class BabelNetStandIn(ServedStandIn):
     """The stand-in, served on 127.0.0.1 while open (a context manager); `url` is the API root for `base_url`."""
 
     def __init__(
@@ -228,21 +227,13 @@ class BabelNetStandIn:
         self.server = LoopbackServer(handler=BabelNetHandler, **({"port": port} if port else {}))
         self.server.standin = self
         self.lock = threading.Lock()
-        self._stack: ExitStack | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}{API_PATH}"
 
-    def __enter__(self) -> BabelNetStandIn:
-        self._stack = ExitStack()
-        self._stack.enter_context(serving(self.server))
-        return self
-
     def __exit__(self, *exc) -> None:
-        if self._stack is not None:
-            self._stack.close()
-            self._stack = None
+        super().__exit__(*exc)
         self.wordnet.close()
 
     # ------------------------------------------------------------ bookkeeping
