@@ -223,3 +223,38 @@ def test_api_version_comes_from_the_base_url():
     assert api_version("https://babelnet.io/v9") == "v9"
     assert api_version("https://babelnet.io/v10/") == "v10"
     assert api_version("http://127.0.0.1:8080/proxy") is None
+
+
+def test_one_sense_is_kept_ranked_or_skipped_and_counted_alike_on_both_routes(small_registry):
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from babelforge.lexicon.babelnet import babelnet_sense
+
+    counts = SimpleNamespace(registry=small_registry, unknown_codes=Counter(), unknown_sources=Counter())
+    rank: Counter = Counter()
+    first = babelnet_sense(counts, "01440764-n", "DE", "Schleie", "WIKI", {"deu_Latn"}, rank)
+    second = babelnet_sense(counts, "01440764-n", "DE", "Schlei", "NEW_SOURCE", {"deu_Latn"}, rank)
+    assert (first.lang, first.rank, first.is_translation) == ("deu_Latn", 0, False) and second.rank == 1
+    assert counts.unknown_sources == Counter({"NEW_SOURCE": 1})  # kept, and counted once
+    assert babelnet_sense(counts, "01440764-n", "XX", "x", "WIKI", {"deu_Latn"}, rank) is None
+    assert babelnet_sense(counts, "01440764-n", "FR", "tanche", "WIKI", {"deu_Latn"}, rank) is None  # not wanted
+    assert counts.unknown_codes == Counter({"XX": 1}) and rank == Counter({"deu_Latn": 2})
+
+
+def test_the_warnings_list_ten_unmapped_synsets_and_say_when_there_are_more():
+    from collections import Counter
+
+    from babelforge.lexicon.babelnet import sense_warnings
+
+    ten = [f"{n:08d}-n" for n in range(10)]
+    [line] = sense_warnings([], Counter(), Counter(), ten, "id")
+    assert line.startswith("10 synsets have no BabelNet id: ") and not line.endswith("...")
+    [line] = sense_warnings([], Counter(), Counter(), [*ten, "00000010-n"], "id")
+    assert line.startswith("11 synsets have no BabelNet id: ") and line.endswith(" ...") and "00000010-n" not in line
+    lines = sense_warnings(["kmr_Latn"], Counter({"XX": 2}), Counter({"NEW": 3}), [], "synset")
+    assert lines == [
+        "1 languages have no BabelNet code, skipped: kmr_Latn",
+        "2 senses skipped, BabelNet language code not in resources/languages.tsv: XX (2)",
+        "senses from sources not known to be manual or translated (kept, is_translation=False): NEW (3)",
+    ]
