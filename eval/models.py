@@ -30,6 +30,7 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import read_rgb
 from babelforge.core.io import directory_hash
 from babelforge.core.progress import info
+from babelforge.core.weights import check_weights
 from babelforge.eval.families import family, parse_spec
 
 
@@ -212,7 +213,24 @@ def load_ref(ref, device: str) -> DualEncoder:
         problem = unloadable(part)
         if problem:
             raise BabelforgeError(problem)
-    return resolve(family(ref.family).loader)(ref, device)
+        check_local_weights(part)
+    try:
+        return resolve(family(ref.family).loader)(ref, device)
+    except Exception as error:
+        # What the check above cannot see (a header naming an unknown dtype...): safetensors' own
+        # error names no file, so the model is named.
+        if type(error).__name__ != "SafetensorError":
+            raise
+        raise BabelforgeError(
+            f"model {ref.name}: a weights file cannot be read ({first_line(error)}); copy or fetch the model again"
+        ) from None
+
+
+def check_local_weights(ref) -> None:
+    """One line when a local folder's weights file is empty, cut short or not what its name says
+    (`babelforge.core.weights`): before a library is asked, which would say it in a traceback."""
+    if ref.local:
+        check_weights(ref.id, f"the model folder {ref.id} is damaged: copy or build it again")
 
 
 def unloadable(ref) -> str | None:
@@ -322,10 +340,21 @@ def pinned_folder(repo: str, revision: str, filename: str) -> Path:
 def checkpoint_source(ref, filename: str = "config.json") -> tuple[str, str]:
     """(the folder a library loads, the revision that pins it) of one part of a spec: a local folder,
     hashed; a Hub id, the folder of its pinned commit (`pinned_folder`; `filename` is a file the
-    checkpoint has, to look for in the cache). Load it inside `hub_offline()`, or with `load_pinned`."""
+    checkpoint has, to look for in the cache), its weights files checked (`babelforge.core.weights`:
+    `load_ref` checks a local folder's). Load it inside `hub_offline()`, or with `load_pinned`."""
     if ref.local:
         return ref.id, "sha256:" + directory_hash(ref.id)
-    return str(pinned_folder(ref.id, ref.revision, filename)), ref.revision
+    folder = pinned_folder(ref.id, ref.revision, filename)
+    check_weights(folder, cached_remedy(ref.id, ref.revision))
+    return str(folder), ref.revision
+
+
+def cached_remedy(repo: str, revision: str) -> str:
+    """What to do about a damaged file of a Hub model's snapshot in the Hugging Face cache."""
+    return (
+        f"it is in the Hugging Face cache: delete that snapshot (huggingface-cli delete-cache) and fetch it "
+        f"again (huggingface-cli download {repo} --revision {revision})"
+    )
 
 
 def load_pinned(ref, source: str, load: Callable[[str], Loaded]) -> Loaded:
@@ -425,17 +454,18 @@ def hub_snapshot(spec: str, revision: str, filename: str, patterns: Sequence[str
     """A local folder of the Hub repo `spec` at `revision` with the files matching `patterns`: the
     cache's snapshot of the commit when it holds `filename` and a file matching `patterns` (no
     network), else fetched first: what a family whose library takes no revision loads from (its
-    folder is the pinned commit). Offline, one line."""
+    folder is the pinned commit). Offline, one line; a damaged weights file there, one line too."""
     folder = cached_snapshot(spec, revision, filename)
-    if folder is not None and any(any(folder.glob(pattern)) for pattern in patterns):
-        return folder
-    subject = f"model {spec}@{revision}" + (f" ({', '.join(patterns)})" if folder is not None else "")
-    if not hub_reachable():
-        raise BabelforgeError(not_cached_line(subject))
-    try:
-        return fetch(spec, revision, patterns)
-    except BabelforgeError as error:
-        raise BabelforgeError(f"{subject}: not in the Hugging Face cache and {error}") from None
+    if folder is None or not any(any(folder.glob(pattern)) for pattern in patterns):
+        subject = f"model {spec}@{revision}" + (f" ({', '.join(patterns)})" if folder is not None else "")
+        if not hub_reachable():
+            raise BabelforgeError(not_cached_line(subject))
+        try:
+            folder = fetch(spec, revision, patterns)
+        except BabelforgeError as error:
+            raise BabelforgeError(f"{subject}: not in the Hugging Face cache and {error}") from None
+    check_weights(folder, cached_remedy(spec, revision))
+    return folder
 
 
 def text_length_limit(*limits) -> int | None:

@@ -25,6 +25,7 @@ from typing import Any
 from babelforge.core.determinism import NLLB_SCORE_DECIMALS, rounded, runtime
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, canonical_json, read_json
+from babelforge.core.weights import check_weights
 
 FULL_MODEL_ID = "facebook/nllb-200-distilled-1.3B"
 # Hub commit of FULL_MODEL_ID the project pins (the snapshot the public HF caches of this
@@ -154,6 +155,7 @@ def convert_to_ctranslate2(
 
     quantization = resolve_quantization(quantization)
     source = locate_hf_model(str(hf_dir_or_id), revision)
+    check_weights(source, f"the checkpoint {hf_dir_or_id} is damaged: copy or fetch it again")
     out = Path(out_dir)
     with atomic_directory(out) as tmp:
         converter = TransformersConverter(str(source))
@@ -219,9 +221,21 @@ class NllbTranslator:
         # legacy_behaviour=False pins the source layout `[src_lang] ... </s>` whatever the
         # checkpoint's tokenizer_config says (see module docstring).
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.model_dir), legacy_behaviour=False)
-        self._translator = ctranslate2.Translator(
-            str(self.model_dir), device=self.device, compute_type=self.compute_type, intra_threads=intra_threads
-        )
+        weights = self.model_dir / "model.bin"
+        remedy = "convert it again: babelforge nllb (dvc repro nllb)"
+        check_weights(weights, remedy)
+        try:
+            self._translator = ctranslate2.Translator(
+                str(self.model_dir), device=self.device, compute_type=self.compute_type, intra_threads=intra_threads
+            )
+        except RuntimeError as error:
+            # CTranslate2 raises RuntimeError without the file's folder for a file cut short ("File
+            # model.bin is incomplete"), a damaged one ("has an invalid payload size") or a device it lacks.
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+            raise BabelforgeError(
+                f"weights file {weights}: CTranslate2 cannot load it on {self.device} ({first}); "
+                f"a damaged file? {remedy}"
+            ) from None
 
     @property
     def model_id(self) -> str:

@@ -10,7 +10,7 @@ provenance of a run):
   anything else is a transformers (`hf`) Hub id, as before families existed.
 - `ID` is a Hub id, a local folder, or (open_clip) a built-in model name or `hf-hub:ORG/NAME`.
 - `REVISION` pins what is loaded: a Hub commit sha, or (open_clip built-in names) the pretrained
-  tag. A local folder needs none: it is hashed.
+  tag. A local folder takes none (one is refused): it is hashed.
 - `+IMAGE_SPEC` is the image tower of a family whose checkpoints are text encoders only (M-CLIP,
   multilingual sentence-transformers): the CLIP its text encoder was distilled against. The
   published checkpoints have a default (`PAIRED_IMAGE_TOWERS` of their family module).
@@ -181,6 +181,8 @@ def parse_spec(text: str, revision: str | None = None) -> ModelRef:
         raise BabelforgeError(unknown_family_line(f"model spec {text!r} is incomplete"))
     if pinned and revision and pinned != revision:
         raise BabelforgeError(f"model spec {text!r}: pinned at {pinned} and at {revision}; keep one")
+    if (pinned or revision) and Path(model_id).is_dir():
+        raise BabelforgeError(local_revision_line(text, model_id, pinned, revision))
     family_name = family_name or detect_family(model_id)
     if FAMILIES[family_name].text_only and not plus:
         image_text = PAIRED_IMAGE_TOWERS.get(model_id, "")
@@ -199,6 +201,16 @@ def parse_spec(text: str, revision: str | None = None) -> ModelRef:
     if image and image.image:
         raise BabelforgeError(f"model spec {text!r}: an image tower cannot have an image tower of its own")
     return ModelRef(family_name, model_id, pinned or revision or None, image)
+
+
+def local_revision_line(text: str, folder: str, pinned: str, revision: str | None) -> str:
+    """One line: a revision given to a local folder, which loads what it holds (a revision would pin
+    nothing; the results record the hash of its files instead)."""
+    drop = f"drop @{pinned}" if pinned else f"drop `revision: {revision}` from its params.yaml eval.common.models entry"
+    return (
+        f"model spec {text!r}: {folder} is a local folder, loaded as its files are now (results record their "
+        f"sha256) and not at a revision; {drop}, or name the Hub id to load a revision"
+    )
 
 
 def detect_family(model_id: str) -> str:

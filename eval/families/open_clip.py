@@ -29,7 +29,16 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import directory_hash, sha256_file
 from babelforge.core.languages import UnknownLanguageError, registry
 from babelforge.core.progress import info
-from babelforge.eval.models import DualEncoder, first_line, hub_dependency, hub_offline, hub_reachable, hub_snapshot
+from babelforge.core.weights import check_weights
+from babelforge.eval.models import (
+    DualEncoder,
+    cached_remedy,
+    first_line,
+    hub_dependency,
+    hub_offline,
+    hub_reachable,
+    hub_snapshot,
+)
 
 CONFIG = "open_clip_config.json"
 # What a published open_clip repo holds besides its weights: config, tokenizer files of HF text towers.
@@ -165,6 +174,8 @@ def builtin_source(name: str, tag: str) -> tuple[str, dict, dict]:
         ) from None
     commit = snapshot_commit(weights)
     where = pretrained.get("hf_hub", "").rstrip("/")
+    repo = os.path.split(pretrained.get("hf_hub", ""))[0]  # `org/name/` or `org/name/file.bin`
+    check_weights(weights, cached_remedy(repo, commit) if commit else f"delete it and load {label} again")
     loaded = f"{tag} {where}@{commit}" if commit else f"{tag} sha256:{sha256_file(weights)}"
     return loaded, pretrained, open_clip.get_model_config(name)
 

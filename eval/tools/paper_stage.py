@@ -20,12 +20,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import atomic_path, read_json, write_json
+from babelforge.core.io import atomic_path, read_json, read_table, write_json
 from babelforge.core.languages import registry
+from babelforge.core.numbers import Bounds, number_flag
 from babelforge.core.progress import info
 from babelforge.core.provenance import build_profile
 from babelforge.core.stages import Stage
 from babelforge.eval.documents import json_safe
+from babelforge.eval.flags import TEXT, flag_file, flag_table
+from babelforge.eval.models import first_line
 from babelforge.eval.paper.compare import (
     COLUMNS,
     GROUP_ROW_COLUMNS,
@@ -41,6 +44,10 @@ from babelforge.eval.paper.tables import PAPERS, TASKS, group_table, paper_score
 from babelforge.eval.results import format_results
 
 LANGUAGES_TABLE = "data/babel_imagenet/languages.parquet"
+# What tells the languages table from the labels table (also per language, one row per label).
+LANGUAGES_COLUMNS = ("lang", "n_classes")
+LANGUAGES_EXPECTED = "the languages table of babelforge labels (languages.parquet: lang, n_classes, ...)"
+RUN_EXPECTED = "a run JSON of eval_zeroshot / eval_retrieval, or eval_report's results.csv"
 PRINTED_ROWS = 60  # more per-language rows than this go to the CSV only
 
 
@@ -81,7 +88,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--images-per-second",
-        type=float,
+        type=number_flag(float, "--images-per-second", Bounds(above=0)),
         default=DEFAULT_IMAGES_PER_SECOND,
         metavar="N",
         help=f"--plan: images a GPU encodes per second (default {DEFAULT_IMAGES_PER_SECOND:g}: assumed, not measured; "
@@ -89,7 +96,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--texts-per-second",
-        type=float,
+        type=number_flag(float, "--texts-per-second", Bounds(above=0)),
         default=DEFAULT_TEXTS_PER_SECOND,
         metavar="N",
         help=f"--plan: prompts a GPU encodes per second (default {DEFAULT_TEXTS_PER_SECOND:g}: assumed, not measured)",
@@ -101,13 +108,16 @@ def read_runs(paths: Sequence[str]) -> tuple[list[dict], list[dict | None], dict
     settings the runs record: {task: eval.<task> group})."""
     rows, records, settings = [], [], {}
     for name in paths:
-        path = Path(name)
-        if not path.is_file():
-            raise BabelforgeError(f"run {path} does not exist")
+        path = flag_file("--run", name, TEXT, RUN_EXPECTED)
         if path.suffix == ".csv":
             import pandas as pd
 
-            frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+            try:
+                frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+            except ValueError as error:  # not UTF-8 further on, ragged rows (pandas' ParserError is one)
+                raise BabelforgeError(
+                    f"--run {path}: not a readable CSV ({first_line(error)}); expected {RUN_EXPECTED}"
+                ) from None
             if not {"task", "model", "lang"} <= set(frame.columns):
                 raise BabelforgeError(f"{path}: not eval_report's results.csv (needs task, model, lang columns)")
             rows += [json_safe(record) for record in frame.to_dict("records")]
@@ -164,14 +174,15 @@ def write_csv(rows: Sequence[Mapping], columns: Sequence[str], path: Path) -> Pa
 
 
 def our_languages(path: str | None) -> list[str] | None:
-    table = Path(path or LANGUAGES_TABLE)
-    if not table.is_file():
-        if path:
-            raise BabelforgeError(f"languages table {table} does not exist")
+    """The languages of our languages table: `--languages FILE` (checked to be one), else the built
+    LANGUAGES_TABLE; None when neither is there."""
+    if path:
+        table = flag_table("--languages", path, LANGUAGES_COLUMNS, LANGUAGES_EXPECTED)
+    elif Path(LANGUAGES_TABLE).is_file():
+        table = Path(LANGUAGES_TABLE)
+    else:
         return None
-    import pandas as pd
-
-    return [str(lang) for lang in pd.read_parquet(table, columns=["lang"])["lang"]]
+    return [str(lang) for lang in read_table(table, columns=["lang"])["lang"]]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -339,6 +339,29 @@ def fail_mirror_file(*plan: str) -> Setup:
     return setup
 
 
+def model_folder_with_weights(cut: Callable[[bytes], bytes]) -> Setup:
+    """CASE/clip: a transformers CLIP folder (its config.json) whose model.safetensors, written by
+    safetensors itself, is then cut by `cut` (emptied, cut short)."""
+
+    def setup(root, case, server):
+        import numpy as np
+        from safetensors.numpy import save
+
+        (case / "clip").mkdir()
+        (case / "clip" / "config.json").write_text(json.dumps({"model_type": "clip"}), encoding="utf-8")
+        whole = save({"text_projection.weight": np.ones((64, 64), np.float32)})
+        (case / "clip" / "model.safetensors").write_bytes(cut(whole))
+
+    return setup
+
+
+def nllb_model_cut(root, case, server):
+    """CASE/nllb: a copy of the built CTranslate2 NLLB model with its model.bin cut in half."""
+    shutil.copytree(root / "models" / "nllb-ct2", case / "nllb")
+    for weights in (case / "nllb").rglob("model.bin"):
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+
+
 # --- the table --------------------------------------------------------------------------
 
 # One typo per stage group of params.yaml, each through a stage that reads that group.
@@ -732,6 +755,27 @@ CASES: list[Case] = [
         "summarises another build of labels (sha256 000000000000, now ",
         audit_of_another_build,
     ),
+    Case(
+        "artifact-model-weights-empty",
+        "a model folder whose model.safetensors is empty (a 32-line SafetensorError traceback)",
+        ("eval_zeroshot", "--model", "CASE/clip"),
+        "clip/model.safetensors: empty (0 bytes); the model folder",
+        model_folder_with_weights(lambda whole: b""),
+    ),
+    Case(
+        "artifact-model-weights-cut",
+        "a model folder whose model.safetensors is cut short (a SafetensorError traceback)",
+        ("eval_retrieval", "--model", "CASE/clip"),
+        "clip/model.safetensors: cut short: its tensors need 16,384 bytes after the header",
+        model_folder_with_weights(lambda whole: whole[: len(whole) // 2]),
+    ),
+    Case(
+        "artifact-nllb-weights-cut",
+        "the CTranslate2 NLLB model.bin cut in half (a RuntimeError traceback)",
+        ("prompts", "--model", "CASE/nllb", "--out", "CASE/prompts.parquet"),
+        "model.bin: CTranslate2 cannot load it on cpu (",
+        nllb_model_cut,
+    ),
     # command line
     Case(
         "cli-unknown-language",
@@ -815,6 +859,33 @@ CASES: list[Case] = [
         ("senses",),
         "cannot write data/senses/omw.parquet",
         fsize_limit=16 << 10,
+    ),
+    Case(
+        "cli-model-revision-on-a-folder",
+        "--model FOLDER@REVISION: the revision was dropped without a word",
+        ("eval_zeroshot", "--model", "CASE/clip@deadbeef"),
+        "CASE/clip is a local folder, loaded as its files are now (results record their sha256) and not at a "
+        "revision; drop @deadbeef",
+        model_folder_with_weights(lambda whole: whole),
+    ),
+    Case(
+        "cli-paper-languages-not-parquet",
+        "eval_paper --plan --languages params.yaml (a 29-line ArrowInvalid traceback)",
+        ("eval_paper", "--plan", "--languages", "params.yaml"),
+        "--languages params.yaml: UTF-8 text, not a Parquet file; expected the languages table",
+    ),
+    Case(
+        "cli-paper-languages-labels-table",
+        "eval_paper --plan --languages labels.parquet (accepted: any Parquet file with a lang column passed)",
+        ("eval_paper", "--plan", "--languages", "data/babel_imagenet/labels.parquet"),
+        "a Parquet table without the column 'n_classes'; expected the languages table",
+    ),
+    Case(
+        "cli-paper-run-not-text",
+        "eval_paper --run with a PNG named .csv (a UnicodeDecodeError traceback)",
+        ("eval_paper", "--run", "CASE/results.csv"),
+        "results.csv: a PNG image, not UTF-8 text; expected a run JSON",
+        lambda root, case, server: (case / "results.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64)),
     ),
     # HTTP, against the loopback mirror server
     Case(
