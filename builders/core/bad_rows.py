@@ -43,6 +43,8 @@ REASONS: dict[str, str] = {
     "bad_image": "an image that is not a file name or URL (a number, a list)",
     "empty_caption": "an empty or whitespace-only caption",
     "control_characters": "NUL or other control characters in the text",
+    "typed_text": "a line break, tab, bidirectional control or invisible character, or more characters than the "
+    "field takes (the rule for typed text, babelforge.core.typed_text)",
     "url_only": "a caption that is only a URL",
     "markup_only": "a caption that is only markup",
     "missing_file": "a file that does not exist",

@@ -1,15 +1,22 @@
 """The XM3600 caption file (`captions.jsonl` of the release's captions.zip): parsing, validation, tables.
 
-One JSON object per line and image: `image/key` (the Open Images id, also the image file's name
-`<key>.jpg` in images.tgz), `image/locale` (the language whose region the image was chosen for, one of
-the 36 codes) and one entry per language code, an object of three parallel lists:
+One JSON object per line and image: `image/key` (the Open Images id, 16 lower-case hex digits, also the
+image file's name `<key>.jpg` in images.tgz), `image/locale` (the language whose region the image was
+chosen for, one of the 36 codes) and one entry per language code, an object of three parallel lists:
 `caption` (the captions as written), `caption/tokenized` and `caption/tokenized/lowercase`.
 Most images have 2 captions per language (Bengali 1, Maori about 1.3 on average).
 
-Pure: text in, records and tables out; reading the files is the stage's (`xm3600_stage`). The
-source is small and curated, so a line that does not parse stops the build naming file:line
-(babelforge.core.bad_rows is for large web dumps); what validation finds is counted, and the
-stage stops when a hard check fails.
+The captions are text other people typed, read through the bad-row policy of every caption input
+(babelforge.core.bad_rows, as the MT-captions input applies it; `read_captions`): a line that is not
+UTF-8 or not a JSON object, or whose `image/key` is missing, not the release's id pattern or given
+before, is set aside whole; a caption the caption checks refuse (empty, control characters, and the rule
+for typed text, babelforge.core.typed_text: a line break, a bidi control, an invisible character, more
+than CAPTION_CHARS) is set aside alone. Under `on_bad_row: fail` the first stops the build naming
+file:line; more than `max_bad_fraction` stops it always. A line of another shape (captions that are not a
+list of strings) is another format, not a bad row: it stops the build naming file:line. What validation
+finds is counted, and the stage stops when a hard check fails.
+
+Pure: bytes and text in, records and tables out; reading the files is the stage's (`xm3600_stage`).
 """
 
 from __future__ import annotations
@@ -19,8 +26,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from babelforge.core.bad_rows import BadRow, Quarantine, raw_text, text_problem
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.text_taggers import script_facts
+from babelforge.core.typed_text import shown, value_problem
+from babelforge.xm3600.release import IMAGE_KEY, IMAGE_SUFFIX
 
 KEY = "image/key"
 LOCALE = "image/locale"
@@ -34,7 +44,9 @@ LANGUAGES: tuple[str, ...] = (
     "pt", "quz", "ro", "ru", "sv", "sw", "te", "th", "tr", "uk", "vi", "zh",
 )  # fmt: skip
 IMAGES = 3_600  # images in the release
-IMAGE_SUFFIX = ".jpg"  # images.tgz holds <image/key>.jpg
+# The longest caption kept: the release's run to a few hundred characters; a thousand is a paste, not a caption.
+CAPTION_CHARS = 1_000
+UTF8_BOM = b"\xef\xbb\xbf"
 COLUMNS = ("image_id", "image_locale", "code", "lang", "caption_index", "caption", "caption_tokenized")
 
 
@@ -64,6 +76,12 @@ def parse_line(text: str, line: int, where: str = "captions.jsonl") -> ImageCapt
         raise BabelforgeError(f"{at}: not JSON ({error.msg})") from None
     if not isinstance(data, dict):
         raise BabelforgeError(f"{at}: not a JSON object")
+    return parse_record(data, line, where)
+
+
+def parse_record(data: dict, line: int, where: str = "captions.jsonl") -> ImageCaptions:
+    """One line's JSON object; one error naming file:line for an object of another shape."""
+    at = f"{where}:{line}"
     key, locale = data.get(KEY), data.get(LOCALE)
     if not isinstance(key, str) or not key:
         raise BabelforgeError(f"{at}: no {KEY}")
@@ -75,19 +93,99 @@ def parse_line(text: str, line: int, where: str = "captions.jsonl") -> ImageCapt
             continue
         if not isinstance(entry, dict) or CAPTION not in entry:
             raise BabelforgeError(f"{at}: image {key}, language {code!r}: not an object with a {CAPTION!r} list")
-        captions[code] = _strings(entry[CAPTION], f"image {key}, language {code!r}: {CAPTION!r}", at)
-        tokens = _strings(entry.get(TOKENIZED, list(captions[code])), f"image {key}, {code!r}: {TOKENIZED!r}", at)
-        if len(tokens) != len(captions[code]):
+        written = _strings(entry[CAPTION], f"image {key}, language {code!r}: {CAPTION!r}", at)
+        tokens = _strings(entry.get(TOKENIZED, list(written)), f"image {key}, {code!r}: {TOKENIZED!r}", at)
+        if len(tokens) != len(written):
             raise BabelforgeError(
-                f"{at}: image {key}, language {code!r}: {len(captions[code])} captions but {len(tokens)} tokenized"
+                f"{at}: image {key}, language {code!r}: {len(written)} captions but {len(tokens)} tokenized"
             )
-        tokenized[code] = tokens
+        if written:  # an empty list: no caption in that language, as if the entry were absent
+            captions[code], tokenized[code] = written, tokens
     return ImageCaptions(key, locale, captions, tokenized, line)
 
 
 def parse_lines(lines: Iterable[str], where: str = "captions.jsonl") -> list[ImageCaptions]:
-    """Every non-blank line of the caption file, in file order."""
+    """Every non-blank line of the caption file, in file order, failing at the first of another shape."""
     return [parse_line(text, number, where) for number, text in enumerate(lines, start=1) if text.strip()]
+
+
+def key_problem(value) -> str | None:
+    """Why an `image/key` cannot name an image of the release (a bad-row reason), or None."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "missing_id"
+    if not isinstance(value, str) or not IMAGE_KEY.fullmatch(value):
+        return "bad_id"  # not 16 hex digits: " ", "../../x" or a bidi control would name no image file
+    return None
+
+
+def caption_problem(caption: str, tokenized: str) -> str | None:
+    """Why a caption cannot be kept (a bad-row reason), or None: the checks of every caption input
+    (`text_problem`), then the rule for typed text, on the caption and on its tokenized form."""
+    for text in (caption, tokenized):
+        reason = text_problem(text) or ("typed_text" if value_problem(text, CAPTION_CHARS) else None)
+        if reason:
+            return reason
+    return None
+
+
+def _bad_line_reason(raw: bytes) -> tuple[str | None, dict | None]:
+    """(the bad-row reason of a whole line, or None, its JSON object when it has one)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "invalid_utf8", None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return "bad_json", None
+    if not isinstance(data, dict):
+        return "not_an_object", None
+    return key_problem(data.get(KEY)), data
+
+
+def screen_captions(record: ImageCaptions, where: str, quarantine: Quarantine) -> ImageCaptions:
+    """`record` without the captions `caption_problem` refuses, each put in `quarantine` (file:line of
+    its image); a language whose every caption was refused keeps an empty entry (it was not missing)."""
+    captions, tokenized = {}, {}
+    for code, written in record.captions.items():
+        kept = []
+        for caption, tokens in zip(written, record.tokenized[code]):
+            reason = caption_problem(caption, tokens)
+            if reason:
+                quarantine.add(BadRow(where, record.line, raw_text(caption), reason))
+            else:
+                quarantine.keep()
+                kept.append((caption, tokens))
+        captions[code] = tuple(caption for caption, _ in kept)
+        tokenized[code] = tuple(tokens for _, tokens in kept)
+    return ImageCaptions(record.key, record.locale, captions, tokenized, record.line)
+
+
+def read_captions(lines: Iterable[bytes], where: str, quarantine: Quarantine) -> list[ImageCaptions]:
+    """Every line of the caption file, as bytes, through the bad-row policy of `quarantine` (see the
+    module's docstring); the images kept, in file order. One line when no image is left: the file is
+    empty, or every line was set aside (then the policy's own line names the cause)."""
+    records: list[ImageCaptions] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(lines, start=1):
+        raw = raw.removeprefix(UTF8_BOM) if number == 1 else raw
+        if not raw.strip():
+            continue
+        reason, data = _bad_line_reason(raw)
+        if reason is None and data[KEY] in seen:
+            reason = "duplicate_id"
+        if reason:
+            quarantine.add(BadRow(where, number, raw_text(raw.rstrip(b"\r\n")), reason))
+            continue
+        seen.add(data[KEY])
+        records.append(screen_captions(parse_record(data, number, where), where, quarantine))
+    quarantine.check_fraction()
+    if not records:
+        raise BabelforgeError(
+            f"{where}: no caption line (the file is empty); captions.zip is not the release's: rerun "
+            "`babelforge xm3600_fetch`"
+        )
+    return records
 
 
 @dataclass
@@ -117,8 +215,9 @@ def validate(
     languages: Sequence[str] = LANGUAGES,
     max_script_mismatch: float = 0.05,
 ) -> Validation:
-    """Check the parsed file: ids unique; every image has at least one non-empty caption in every
-    language of `languages` and none of another; each locale is one of them; each caption's
+    """Check the parsed file: ids unique; every image has captions written in every language of
+    `languages` (a language whose captions were all set aside as bad rows counts as written) and none
+    of another; no caption empty; each locale is one of them; each caption's
     dominant script is one its language is written in (`expected_scripts`: code -> ISO 15924
     scripts, from the language registry), at most `max_script_mismatch` of a language's captions not."""
     found = Validation(images=len(records), languages=list(languages))
@@ -133,7 +232,7 @@ def validate(
         for code in languages:
             texts = [text for text in record.captions.get(code, ()) if text.strip()]
             found.empty_captions += len(record.captions.get(code, ())) - len(texts)
-            if not texts:
+            if code not in record.captions:  # none written (a language whose captions were all set aside is not)
                 missing[code] += 1
             per_language[code] += len(texts)
             mismatches[code] += sum(script_facts(text, expected_scripts[code])[2] for text in texts)
@@ -150,9 +249,10 @@ def _problems(found: Validation, max_script_mismatch: float) -> list[str]:
     if found.duplicate_ids:
         problems.append(f"{len(found.duplicate_ids)} image ids appear twice (first: {found.duplicate_ids[0]})")
     if found.unknown_locales:
-        problems.append(f"image locales that are no XM3600 language: {', '.join(found.unknown_locales)}")
+        problems.append(f"image locales that are no XM3600 language: {', '.join(map(shown, found.unknown_locales))}")
     if found.unknown_languages:
-        problems.append(f"captions in languages that are no XM3600 language: {', '.join(found.unknown_languages)}")
+        languages = ", ".join(map(shown, found.unknown_languages))
+        problems.append(f"captions in languages that are no XM3600 language: {languages}")
     for code, count in found.images_missing_language.items():
         problems.append(f"{count} images have no {code} caption")
     if found.empty_captions:

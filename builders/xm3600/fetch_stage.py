@@ -24,15 +24,13 @@ line.
 from __future__ import annotations
 
 import argparse
-import shutil
-import tarfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from babelforge.core.archives import ArchiveLimits, Member, unpack, unpack_member
 from babelforge.core.config import from_group, setting
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.http import COPY_CHUNK, copy_verified, download
+from babelforge.core.http import copy_verified, download
 from babelforge.core.io import atomic_directory, atomic_path, sha256_file, write_json
 from babelforge.core.pins import is_sha256
 from babelforge.core.progress import info
@@ -42,6 +40,8 @@ from babelforge.xm3600.release import (
     CAPTIONS_FILE,
     CAPTIONS_SHA256,
     GROUP,
+    IMAGE_KEY,
+    IMAGE_SUFFIX,
     IMAGES_FOLDER,
     IMAGES_SHA256,
     MANIFEST,
@@ -83,6 +83,21 @@ class Config:
         None, "local copy with the source-mirror layout (xm3600/<file>; null: none)", metavar="DIR"
     )
     mirror_url: str | None = setting(None, "HTTP(S) server with the same layout; used instead of `mirror` when set")
+    captions_max_unpacked_bytes: int = setting(
+        512 << 20,
+        "most bytes captions.zip may expand to (its 17 MB of text, with ample room): more is a decompression "
+        "bomb or another file, refused before it is written",
+        minimum=1,
+    )
+    images_max_unpacked_bytes: int = setting(
+        1 << 30,
+        "most bytes images.tgz may expand to (302 MB of JPEGs, which do not compress, with room): more is a "
+        "decompression bomb or another file, refused before it is written",
+        minimum=1,
+    )
+    max_archive_members: int = setting(
+        10_000, "most entries (files and folders) either archive may list (images.tgz has 3,600 images)", minimum=1
+    )
     plan: bool = setting(False, "print the files, sizes, sha256 pins and origins; fetch nothing")
     profile: str = from_group(str, "profile", "the build profile (recorded in fetch.json)")
     paths: Paths = stage_paths()
@@ -121,8 +136,10 @@ def run(config: Config) -> int:
             continue
         bring(file, dest, config.mirror, config.mirror_url)
         counts["fetched"] += 1
-    captions = unpack_captions(out / "captions.zip", out / CAPTIONS_FILE)
-    images = unpack_images(out / "images.tgz", out / IMAGES_FOLDER)
+    captions = out / CAPTIONS_FILE
+    with atomic_path(captions) as unpacked:  # captions.jsonl appears only once both archives are unpacked
+        unpack_captions(out / "captions.zip", unpacked, limits(config, "captions"))
+        images, left_out = unpack_images(out / "images.tgz", out / IMAGES_FOLDER, limits(config, "images"))
     manifest = {
         "profile": config.profile,
         "files": [
@@ -135,9 +152,27 @@ def run(config: Config) -> int:
     write_json(manifest, out / MANIFEST)
     info(
         f"xm3600_fetch: {len(files)} files ({counts['fetched']} fetched, {counts['unchanged']} unchanged), "
-        f"{images} images -> {out}"
+        f"{images} images{left_out_text(left_out)} -> {out}"
     )
     return 0
+
+
+def limits(config: Config, archive: str) -> ArchiveLimits:
+    """What the `archive` ("captions" or "images") of the release may expand to, naming its settings."""
+    max_bytes = f"{archive}_max_unpacked_bytes"
+    return ArchiveLimits(
+        getattr(config, max_bytes),
+        config.max_archive_members,
+        bytes_setting=f"{GROUP}.{max_bytes}",
+        members_setting=f"{GROUP}.max_archive_members",
+    )
+
+
+def left_out_text(names: list[str]) -> str:
+    """The files of images.tgz that are no image of the release, for the log line ("" when none)."""
+    if not names:
+        return ""
+    return f" ({len(names)} other files left out, first {names[0]!r}: not named <16 hex digits>{IMAGE_SUFFIX})"
 
 
 def bring(file: ReleaseFile, dest: Path, mirror: str | None, mirror_url: str | None) -> None:
@@ -158,31 +193,33 @@ def bring(file: ReleaseFile, dest: Path, mirror: str | None, mirror_url: str | N
     )
 
 
-def unpack_captions(archive: Path, dest: Path) -> Path:
-    """captions.jsonl out of captions.zip (wherever the zip holds it)."""
-    with zipfile.ZipFile(archive) as bundle:
-        names = [name for name in bundle.namelist() if Path(name).name == CAPTIONS_FILE]
-        if len(names) != 1:
-            raise BabelforgeError(f"{archive}: expected one {CAPTIONS_FILE}, found {len(names)}")
-        with bundle.open(names[0]) as reader, atomic_path(dest) as tmp, tmp.open("wb") as writer:
-            shutil.copyfileobj(reader, writer, COPY_CHUNK)
-    return dest
+def unpack_captions(archive: Path, dest: Path, limits: ArchiveLimits) -> Path:
+    """captions.jsonl out of captions.zip (wherever the zip holds it), through the one archive reader
+    (babelforge.core.archives): one line for a zip that is damaged, cut short, a bomb or holds an unsafe member."""
+    return unpack_member(archive, CAPTIONS_FILE, dest, limits, kind="zip")
 
 
-def unpack_images(archive: Path, dest: Path) -> int:
-    """Every .jpg of images.tgz into `dest` by its file name (the archive's folders, if any, dropped:
-    names are image keys); returns how many. The folder is swapped in whole."""
-    count = 0
-    with tarfile.open(archive, "r:*") as bundle, atomic_directory(dest) as staging:
-        for member in bundle:
-            name = Path(member.name).name
-            if not member.isfile() or not name.lower().endswith(".jpg") or name.startswith("."):
-                continue
-            reader = bundle.extractfile(member)
-            with reader, (staging / name).open("wb") as writer:
-                shutil.copyfileobj(reader, writer, COPY_CHUNK)
-            count += 1
-    return count
+def image_name(member: Member, left_out: list[str]) -> str | None:
+    """The file name a member of images.tgz is unpacked as: `<image/key>.jpg` by its base name (the
+    archive's folders dropped: names are image keys); None for anything else (counted in `left_out`),
+    and for hidden files (a `._x.jpg` of macOS), which are no image."""
+    name = member.name.replace("\\", "/").rsplit("/", 1)[-1]
+    if name.startswith("."):
+        return None
+    if name.endswith(IMAGE_SUFFIX) and IMAGE_KEY.fullmatch(name.removesuffix(IMAGE_SUFFIX)):
+        return name
+    left_out.append(member.name)
+    return None
+
+
+def unpack_images(archive: Path, dest: Path, limits: ArchiveLimits) -> tuple[int, list[str]]:
+    """Every `<image/key>.jpg` of images.tgz into `dest`, through the one archive reader: (how many, the
+    names of the other files, left out). The folder is swapped in whole: a refused archive leaves the one
+    before."""
+    left_out: list[str] = []
+    with atomic_directory(dest) as staging:
+        written = unpack(archive, staging, lambda member: image_name(member, left_out), limits, kind="tar.gz")
+    return len(written), left_out
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

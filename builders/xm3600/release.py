@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -47,6 +48,8 @@ IMAGES_SHA256 = "ba57c58d7f7a35d95315157b609ca280d55ba10a107026f67d2e98371e22118
 ATTRIBUTIONS_SHA256 = "288de413d25e9c70dadfd42ee59256aa1082673e615d0eda02c3875fe2b36ecd"
 CAPTIONS_FILE = "captions.jsonl"  # inside captions.zip
 IMAGES_FOLDER = "images"  # images.tgz unpacked: images/<image/key>.jpg
+IMAGE_SUFFIX = ".jpg"  # images.tgz holds <image/key>.jpg
+IMAGE_KEY = re.compile(r"[0-9a-f]{16}")  # an Open Images id, as every image/key and image file name of the release
 ATTRIBUTIONS_FILE = "image_attributions.csv"  # kept as it is in the release folder
 MANIFEST = "fetch.json"  # in the release folder: what was fetched, or why nothing was
 MIRROR_FOLDER = "xm3600"  # a source mirror holds the release files under xm3600/

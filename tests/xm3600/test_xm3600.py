@@ -99,8 +99,8 @@ def test_validation_counts_each_kind_of_problem():
     assert (found.unknown_locales, found.unknown_languages) == (["xx"], ["yy"])
     assert found.problems == [
         f"1 image ids appear twice (first: {KEYS[2]})",
-        "image locales that are no XM3600 language: xx",
-        "captions in languages that are no XM3600 language: yy",
+        "image locales that are no XM3600 language: 'xx'",
+        "captions in languages that are no XM3600 language: 'yy'",
         "1 images have no mi caption",
         "1 captions are empty",
     ]  # 2 of 8 Russian captions (25 %) are within the allowed 30 %
