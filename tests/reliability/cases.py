@@ -362,6 +362,98 @@ def nllb_model_cut(root, case, server):
         weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
 
 
+def xm3600_release_with(name: str, data: Callable[[], bytes]) -> Setup:
+    """The XM3600 fixture release (tests/xm3600/release_fixture.py, 2 images) on a local mirror CASE/mirror with
+    `name` replaced by `data()`, and params.yaml fetching it (its files pinned as they are, as a user who
+    accepted new bytes would) into CASE/release; the fetched archives are the case's inputs."""
+
+    def setup(root, case, server):
+        import hashlib
+
+        from tests.xm3600.release_fixture import PIN_KEYS, fixture_record, write_mirror
+
+        pins = write_mirror(case / "mirror", [fixture_record(i) for i in range(2)])
+        if name:
+            (case / "mirror" / "xm3600" / name).write_bytes(data())
+            pins[name] = hashlib.sha256(data()).hexdigest()
+        params = _params(root, case)
+        params["paths"].update(xm3600_release=str(case / "release"), xm3600=str(case / "xm3600"))
+        params["xm3600_fetch"].update(build=True, mirror=str(case / "mirror"))
+        params["xm3600_fetch"].update({PIN_KEYS[file]: pin for file, pin in pins.items()})
+        _write_params(case, params)
+
+    return setup
+
+
+def xm3600_fetched_with(captions: bytes, **settings) -> Setup:
+    """The fixture release fetched into CASE/release with `captions` as its captions.jsonl (the fetch is the
+    setup's: what the case runs is `xm3600`), `settings` added to its `xm3600` group."""
+
+    def setup(root, case, server):
+        xm3600_release_with("captions.zip", lambda: _zipped({"captions.jsonl": captions}))(root, case, server)
+        params = _params(case, case)
+        params.setdefault("xm3600", {}).update(settings)
+        _write_params(case, params)
+        fetched = Workspace(root).run(["xm3600_fetch", "--params", str(case / "params.yaml")])
+        assert fetched.returncode == 0, fetched.stderr[-2000:]
+
+    return setup
+
+
+def _zipped(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for name, data in members.items():
+            bundle.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _tgz(name: str, data: bytes = b"x", declared: int | None = None) -> bytes:
+    """images.tgz of one member `name`; with `declared`, its header says that many bytes and the stream ends
+    after `data` (what a bomb's first header looks like, without gzip-ing gigabytes of zeros per run)."""
+    import gzip
+    import io
+    import tarfile
+
+    if declared is None:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+            entry = tarfile.TarInfo(name)
+            entry.size = len(data)
+            bundle.addfile(entry, io.BytesIO(data))
+        return buffer.getvalue()
+    entry = tarfile.TarInfo(name)
+    entry.size = declared
+    return gzip.compress(entry.tobuf(tarfile.GNU_FORMAT) + data, mtime=0)
+
+
+def _zip_declaring(size: int) -> bytes:
+    """captions.zip whose captions.jsonl declares `size` bytes (local header and directory): a bomb's
+    directory, without deflating gigabytes per run."""
+    import struct
+
+    data = bytearray(_zipped({"captions.jsonl": b"{}\n" * 100}))
+    local, central = data.index(b"PK\x03\x04"), data.index(b"PK\x01\x02")
+    struct.pack_into("<I", data, local + 22, size)
+    struct.pack_into("<I", data, central + 24, size)
+    return bytes(data)
+
+
+def _fixture_captions(edit: Callable[[bytes], bytes] = lambda text: text) -> bytes:
+    from tests.xm3600.release_fixture import fixture_record, fixture_text
+
+    return edit(fixture_text([fixture_record(i) for i in range(2)]).encode())
+
+
+XM3600_FETCH = ("xm3600_fetch", "--params", "CASE/params.yaml")
+XM3600_BUILD = ("xm3600", "--params", "CASE/params.yaml")
+# a fetch refused while unpacking keeps the verified downloads (the next fetch does not bring them again)
+XM3600_DOWNLOADS = ("captions.zip", "images.tgz", "image_attributions.csv")
+
+
 # --- the table --------------------------------------------------------------------------
 
 # One typo per stage group of params.yaml, each through a stage that reads that group.
@@ -698,6 +790,97 @@ CASES: list[Case] = [
         ("eval_zeroshot", "--set", "eval.zeroshot.images=CASE/list.tsv"),
         "list.tsv:2: not UTF-8 (invalid continuation byte at byte 3 of the line",
         lambda root, case, server: (case / "list.tsv").write_bytes(b"a.png\t0\ncaf\xe9.png\t1\n"),
+    ),
+    Case(
+        "source-xm3600-captions-zip-not-zip",
+        "captions.zip is an HTML error page (a BadZipFile traceback, 18 lines)",
+        XM3600_FETCH,
+        "captions.zip: not a zip archive (it starts with b'<html><h', text: an error page?); fetch it again",
+        xm3600_release_with("captions.zip", lambda: b"<html><h1>404 Not Found</h1></html>"),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-captions-zip-truncated",
+        "captions.zip cut short (a BadZipFile traceback)",
+        XM3600_FETCH,
+        "captions.zip: cut short or damaged: no zip directory at its end (File is not a zip file); fetch it again",
+        xm3600_release_with("captions.zip", lambda: _zipped({"captions.jsonl": _fixture_captions()})[:-200]),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-captions-zip-bomb",
+        "captions.zip whose captions.jsonl declares 2 GiB (a 2 MB zip wrote a 2 GiB file)",
+        XM3600_FETCH,
+        "captions.zip: at member 'captions.jsonl': expands to more than 536,870,912 bytes "
+        "(xm3600_fetch.captions_max_unpacked_bytes): a decompression bomb",
+        xm3600_release_with("captions.zip", lambda: _zip_declaring(2 << 30)),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-images-not-gzip",
+        "images.tgz is a zip, not gzip (a ReadError traceback, 20-30 lines)",
+        XM3600_FETCH,
+        "images.tgz: not gzip-compressed (it starts with b'PK\\x03\\x04\\x14\\x00\\x00\\x00', a zip), so no .tgz",
+        xm3600_release_with("images.tgz", lambda: _zipped({"000411001ff7dd4f.jpg": b"x"})),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-images-truncated",
+        "images.tgz cut short (an EOFError traceback)",
+        XM3600_FETCH,
+        "images.tgz: cut short (Compressed file ended before the end-of-stream marker was reached); fetch it again",
+        xm3600_release_with("images.tgz", lambda: _tgz("images/000411001ff7dd4f.jpg", bytes(range(256)) * 64)[:-100]),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-images-bomb",
+        "images.tgz whose one image declares 3 GiB (a 3 MB images.tgz wrote a 3 GiB images/bomb.jpg)",
+        XM3600_FETCH,
+        "images.tgz: at member 'images/bomb.jpg': expands to more than 1,073,741,824 bytes "
+        "(xm3600_fetch.images_max_unpacked_bytes): a decompression bomb",
+        xm3600_release_with("images.tgz", lambda: _tgz("images/bomb.jpg", bytes(4096), declared=3 << 30)),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-images-dotdot-member",
+        "an images.tgz member named ../../x.jpg (flattened to its base name, not refused)",
+        XM3600_FETCH,
+        "images.tgz: member '../../000411001ff7dd4f.jpg' has a `..` in its path, which would leave the folder it is unpacked "
+        "into; refused",
+        xm3600_release_with("images.tgz", lambda: _tgz("../../000411001ff7dd4f.jpg")),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-images-absolute-member",
+        "an images.tgz member named /etc/x.jpg (flattened to its base name, not refused)",
+        XM3600_FETCH,
+        "images.tgz: member '/etc/000411001ff7dd4f.jpg' has an absolute path; refused",
+        xm3600_release_with("images.tgz", lambda: _tgz("/etc/000411001ff7dd4f.jpg")),
+        keep=XM3600_DOWNLOADS,
+    ),
+    Case(
+        "source-xm3600-captions-empty",
+        "an empty captions.jsonl (an ArrowInvalid traceback: FieldRef.Name(lang))",
+        XM3600_BUILD,
+        "captions.jsonl: no caption line (the file is empty); captions.zip is not the release's",
+        xm3600_fetched_with(b""),
+    ),
+    Case(
+        "source-xm3600-captions-latin1",
+        "captions.jsonl in Latin-1, no line UTF-8 (a UnicodeDecodeError traceback)",
+        XM3600_BUILD,
+        "no row is UTF-8 (2 captions, invalid_utf8 2): the file looks like Latin-1/cp1252",
+        xm3600_fetched_with(_fixture_captions(lambda text: text.replace(b"Bild", "Bild caf\xe9".encode("latin-1")))),
+    ),
+    Case(
+        "source-xm3600-caption-bidi-fail",
+        "a caption holding U+202E under xm3600.on_bad_row fail (it was stored in captions.parquet and the card)",
+        XM3600_BUILD,
+        "captions.jsonl:2: a line break, tab, bidirectional control or invisible character",
+        xm3600_fetched_with(
+            _fixture_captions(lambda text: text.replace("фото 1 0".encode(), "фото 1 0 \u202etxt.exe".encode())),
+            on_bad_row="fail",
+        ),
     ),
     # artifacts
     Case(
