@@ -10,12 +10,15 @@ Heavy libraries are imported inside the functions that use them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from babelforge.core.bad_rows import BadRowPolicy
 from babelforge.core.config import from_group, setting
+from babelforge.core.errors import BabelforgeError
 from babelforge.core.stages import Paths, stage_paths
 from babelforge.eval.cache import EvalRunnerConfig
+from babelforge.eval.families import local_revision_line, split_family
 
 
 @dataclass(frozen=True)
@@ -31,16 +34,24 @@ class ModelSpec:
         None, "the model's Hub commit sha when `id` has no @REVISION; a local directory is hashed instead"
     )
 
+    def __post_init__(self):
+        # Refused as the settings are read, not once the images are screened and the model loads.
+        folder = split_family(self.id.strip())[1].partition("+")[0].partition("@")[0]
+        if self.revision and Path(folder).is_dir():
+            raise BabelforgeError(local_revision_line(self.id, folder, "", self.revision))
+
 
 @dataclass(frozen=True)
 class CommonConfig:
     """The `eval.common` group: settings every evaluation stage shares."""
 
     GROUP = "eval.common"
-    seed: int = setting(0, "bootstrap / control-subset seed, recorded in every result row")
+    seed: int = setting(0, "bootstrap / control-subset seed, recorded in every result row", minimum=0)
     device: str = setting("auto", "auto (cuda when present, fp16; else cpu, fp32), cpu, cuda or cuda:<n>")
     threads: int | None = setting(
-        {"sample": 1, "full": None}, "torch CPU threads (tiny models are fastest on one; null: torch's default)"
+        {"sample": 1, "full": None},
+        "torch CPU threads (tiny models are fastest on one; null: torch's default)",
+        minimum=1,
     )
     cache: str = setting(
         ".cache/eval/image_embeddings",
@@ -59,6 +70,8 @@ class CommonConfig:
         0.01,
         "stop when more than this share of an image set or caption set is bad (the wrong folder, list or file, "
         "a broken copy)",
+        minimum=0,
+        maximum=1,
     )
     models: list[ModelSpec] = setting(
         {

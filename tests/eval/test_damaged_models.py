@@ -15,7 +15,9 @@ import struct
 import pandas as pd
 import pytest
 
+from babelforge.core.config import load_config
 from babelforge.core.errors import BabelforgeError
+from babelforge.eval.config import CommonConfig
 from babelforge.eval.families import ModelRef, parse_spec
 from babelforge.eval.flags import PARQUET, TEXT, file_kind, flag_file, flag_table, model_spec
 from babelforge.eval.models import checkpoint_source, load_model
@@ -104,6 +106,14 @@ def test_a_revision_on_a_local_folder_is_refused_in_one_line(tiny_clip_dir):
         load_model(folder, revision="deadbeef", device="cpu")
     with pytest.raises(BabelforgeError, match=r"is a local folder, .* drop @deadbeef"):
         parse_spec(f"st:{folder}@deadbeef+open_clip:ViT-B-32@openai")
+
+
+def test_a_params_entry_with_a_revision_on_a_folder_is_refused_as_the_settings_are_read(tiny_clip_dir):
+    params = {"eval": {"common": {"models": [{"id": f"hf:{tiny_clip_dir}", "revision": "deadbeef"}]}}}
+    with pytest.raises(BabelforgeError, match=r"drop `revision: deadbeef` from its params.yaml eval.common.models"):
+        load_config(CommonConfig, params)
+    params["eval"]["common"]["models"] = [{"id": "openai/clip-vit-base-patch32", "revision": "deadbeef"}]
+    assert load_config(CommonConfig, params).models[0].revision == "deadbeef"
 
 
 def test_a_hub_id_keeps_its_revision_and_a_folder_without_one_loads(tiny_clip_dir):
