@@ -45,8 +45,11 @@ class EvalRunnerConfig(RunnerConfig):
         {"sample": 256, "full": 8192},
         "images per shard of the embedding cache: the unit written, resumed and redone "
         "(a multiple of batch_size keeps the model's batches whatever the shard size)",
+        minimum=1,
     )
-    batch_size: int = setting(64, "images per encoder call (the model's batch); both runners cut the same batches")
+    batch_size: int = setting(
+        64, "images per encoder call (the model's batch); both runners cut the same batches", minimum=1
+    )
 
 
 def cache_key(model_name: str, revision: str, image_set_hash: str, precision: str | None = None) -> str:

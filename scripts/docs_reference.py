@@ -135,7 +135,7 @@ def settings_page() -> str:
                 for attribute in item.attributes:
                     value = getattr(value, attribute)
                 shown.append(folded(dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value))
-            least = f" (at least {item.minimum})" if item.minimum is not None else ""
+            least = f" ({item.bounds})" if item.bounds is not None else ""
             lines.append(
                 f"| `{item.key}` | {cell(item.type)} | " + " | ".join(shown) + f" | {cell(item.help)}{least} |"
             )

@@ -41,7 +41,7 @@ class Config:
         "a release in the original JSON layout {LANG: [[class_idx...], [label...]]} to compare with",
         metavar="FILE",
     )
-    total_classes: int = setting(1000, "classes of a complete language (coverage = classes kept / this)")
+    total_classes: int = setting(1000, "classes of a complete language (coverage = classes kept / this)", minimum=1)
     langid: LangidPolicy = setting(LangidPolicy(), "langid on labels")
     severity: dict[str, str] = setting(
         {
@@ -66,6 +66,7 @@ class Config:
             "ambiguous_source": 0.1,
         },
         "quality score penalty per flagged row of each check (see docs/architecture/audit.md)",
+        minimum=0,
     )
     registry: str | None = setting(None, "language registry TSV (null: resources/languages.tsv)", metavar="FILE")
     paths: Paths = stage_paths()

@@ -39,8 +39,10 @@ AUDIT_TAGGERS = ("blank_v1", "script_v1", "english_lookalike_v1", "duplicate_v1"
 class LangidPolicy:
     """`audit.langid`: how far langid is trusted on labels, which are mostly one or two words."""
 
-    min_chars: int = setting(8, "shorter labels: a langid disagreement is reported, never counted as confident")
-    min_probability: float = setting(0.9, "a disagreement is confident from this probability on")
+    min_chars: int = setting(
+        8, "shorter labels: a langid disagreement is reported, never counted as confident", minimum=0
+    )
+    min_probability: float = setting(0.9, "a disagreement is confident from this probability on", minimum=0, maximum=1)
     enabled: bool = setting(True, "run langid.py on every label")
 
 

@@ -41,6 +41,7 @@ from babelforge.core.config import load_config
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_json, read_table, write_text
 from babelforge.core.languages import registry
+from babelforge.core.numbers import Bounds, number_flag
 from babelforge.core.params import DEFAULT_PARAMS, load_params
 from babelforge.core.stages import Paths, Stage
 
@@ -71,12 +72,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     # a reviewed random sample turns the language's estimated label precision into a measured one
     export.add_argument(
         "--sample",
-        type=int,
+        type=number_flag(int, "--sample", Bounds(minimum=1)),
         default=None,
         metavar="N",
         help="only N classes not reviewed yet, drawn at random in proportion to their sources (stratified)",
     )
-    export.add_argument("--seed", type=int, default=0, help="seed of the --sample draw (default 0)")
+    export.add_argument(
+        "--seed",
+        type=number_flag(int, "--seed", Bounds(minimum=0)),
+        default=0,
+        help="seed of the --sample draw (default 0)",
+    )
     imported = actions.add_parser("import", help="merge a filled-in sheet into resources/reviews/<lang>.tsv")
     imported.add_argument("sheet", metavar="FILE", help="the sheet (CSV; comma, semicolon or tab separated, UTF-8)")
     imported.add_argument("--reviewer", default="", help="reviewer for rows that leave the column empty")

@@ -90,8 +90,11 @@ class PrecisionFloor:
         "drop a class from a language when its label's p_correct is below this (0: keep every class; "
         "the build log prints classes kept and expected wrong labels per language it drops from)",
         minimum=0,
+        maximum=1,
     )
-    languages: dict[str, float] = setting({}, "per-language floors (registry key -> floor), replacing the default")
+    languages: dict[str, float] = setting(
+        {}, "per-language floors (registry key -> floor), replacing the default", minimum=0, maximum=1
+    )
 
     def of(self, lang: str) -> float:
         return self.languages.get(lang, self.default)

@@ -21,11 +21,11 @@ class Config:
     """The `captions.kiwi_tiny` group of params.yaml; writes `paths.kiwi_tiny`."""
 
     GROUP = "captions.kiwi_tiny"
-    seed: int = setting(0, "seed of the random weights")
-    vocab_size: int = setting(4000, "sentencepiece vocabulary size (a soft limit)")
-    hidden_size: int = setting(32, "encoder hidden size")
-    layers: int = setting(2, "encoder layers")
-    heads: int = setting(2, "attention heads")
+    seed: int = setting(0, "seed of the random weights", minimum=0)
+    vocab_size: int = setting(4000, "sentencepiece vocabulary size (a soft limit)", minimum=1)
+    hidden_size: int = setting(32, "encoder hidden size", minimum=1)
+    layers: int = setting(2, "encoder layers", minimum=1)
+    heads: int = setting(2, "attention heads", minimum=1)
     input: InputConfig = from_group(InputConfig, "captions.input", "the caption set whose text trains the tokenizer")
     paths: Paths = stage_paths()
 

@@ -41,7 +41,7 @@ class Config:
     """The `captions.plan` group of params.yaml (the stages' own groups are read as they are)."""
 
     GROUP = "captions.plan"
-    warmup: int = setting(20, "captions translated and tagged to measure rates when no run has recorded any")
+    warmup: int = setting(20, "captions translated and tagged to measure rates when no run has recorded any", minimum=1)
     translate: TranslateConfig = from_group(TranslateConfig, "captions.translate", "the translate stage's settings")
     tag: TagConfig = from_group(TagConfig, "captions.tag", "the tag stage's settings")
 

@@ -104,11 +104,13 @@ class InputConfig:
         ],
         "registry keys of the languages to translate into (XTD's ten)",
     )
-    limit: int | None = setting(None, "the first N captions only (null: all)")
+    limit: int | None = setting(None, "the first N captions only (null: all)", minimum=1)
     on_bad_row: str = setting(
         "skip", "a row that cannot be read: skip (quarantine it, see quarantine/) or fail (stop at it)"
     )
-    max_bad_fraction: float = setting(0.01, "stop when more than this share of the rows is bad (a systemic cause)")
+    max_bad_fraction: float = setting(
+        0.01, "stop when more than this share of the rows is bad (a systemic cause)", minimum=0, maximum=1
+    )
 
     @property
     def policy(self) -> BadRowPolicy:

@@ -93,7 +93,10 @@ class BadRowPolicy:
         "skip", "skip: quarantine a bad row and go on; fail: stop at the first one with file:line"
     )
     max_bad_fraction: float = setting(
-        0.01, "stop when more than this share of the rows is bad (a systemic cause: wrong column, encoding)"
+        0.01,
+        "stop when more than this share of the rows is bad (a systemic cause: wrong column, encoding)",
+        minimum=0,
+        maximum=1,
     )
 
     def __post_init__(self):

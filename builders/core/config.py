@@ -4,8 +4,9 @@ Every stage module declares `Config`, a frozen dataclass whose fields carry one 
 one type and one help text (`setting(default, "help")`), and the name of its params group
 (`GROUP`). `load_config(Config, params)` is the only reader of params.yaml groups: it
 resolves `{sample: ..., full: ...}` choices at any depth for the selected profile, rejects
-unknown keys and values of the wrong type with one line naming the key, and fills nested
-dataclasses and the shared `paths:` group. `describe(Config)` gives `--help` its text.
+unknown keys, values of the wrong type and numbers that break the number rule (`core.numbers`:
+finite, inside the range declared beside the setting) with one line naming the key, and fills
+nested dataclasses and the shared `paths:` group. `describe(Config)` gives `--help` its text.
 """
 
 from __future__ import annotations
@@ -20,18 +21,33 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import yaml
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.params import PROFILES, for_profile, profile_of
+from babelforge.core.numbers import ANY, Bounds, is_number, number_problem
+from babelforge.core.params import PROFILES, for_profile, load_yaml_text, profile_of
 
 C = TypeVar("C")
 _MISSING = dataclasses.MISSING
 
 
-def setting(default: Any, help: str, **metadata: Any) -> Any:
+def setting(
+    default: Any,
+    help: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    **metadata: Any,
+) -> Any:
     """A config field with its one default and its one help text (lists/dicts are copied per instance).
 
-    `minimum=n` makes a smaller number a one-line error naming the key (sizes, counts).
+    `minimum` / `maximum` (included) and `above` (excluded) declare the range of the setting's numbers
+    (every number inside a list or mapping setting too): a count `minimum=1`, a share `minimum=0,
+    maximum=1`, a timeout `above=0`. A number outside it, NaN or infinity is a one-line error naming
+    the key, from params.yaml, `--set`, `dvc exp run -S` and the setting's flag alike.
     """
     meta = {"help": help, **metadata}
+    bounds = Bounds(minimum, maximum, above)
+    if bounds.declared:
+        meta["bounds"] = bounds
     if has_profile_choice(default):
         # {sample: ..., full: ...} at any depth: the field's default is the sample profile's value
         # (Config() in a test), load_config takes the selected profile's, params.yaml shows both.
@@ -106,15 +122,29 @@ def build(cls: type[C], values: Mapping[str, Any], where: str, profile: str = PR
         )
     kwargs = {key: _coerce(value, hints[key], f"{where}.{key}", profile) for key, value in values.items()}
     for key, value in kwargs.items():
-        least = fields[key].metadata.get("minimum")
-        if least is not None and isinstance(value, (int, float)) and value < least:
-            raise BabelforgeError(f"params.yaml: {where}.{key} is {value!r}; it must be at least {least}")
+        check_numbers(value, fields[key].metadata.get("bounds", ANY), f"{where}.{key}")
     return cls(**kwargs)
+
+
+def check_numbers(value: Any, bounds: Bounds, where: str) -> None:
+    """Every number in `value` (itself, a list's items, a mapping's values, at any depth) kept to the
+    number rule: finite and within `bounds`; one line naming the first that is not."""
+    if is_number(value):
+        problem = number_problem(value, bounds)
+        if problem:
+            raise BabelforgeError(f"params.yaml: {where} is {value!r}; {problem}")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            check_numbers(item, bounds, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_numbers(item, bounds, f"{where}[{index}]")
 
 
 def _coerce(value: Any, kind: Any, where: str, profile: str = PROFILES[0]) -> Any:
     """`value` checked against the annotation `kind` (nested dataclasses built); one line when it is not."""
     if kind is Any:
+        check_numbers(value, ANY, where)  # free-form settings (rule tables) hold numbers too: finite ones
         return value
     origin, args = get_origin(kind), get_args(kind)
     if origin in (typing.Union, types.UnionType):
@@ -202,7 +232,7 @@ class Setting:
     attributes: tuple[str, ...]  # the path of fields from the Config to it
     type: str
     default: Any
-    minimum: Any
+    bounds: Bounds | None  # the declared range of its numbers, None when it declares none
     help: str
 
 
@@ -226,7 +256,7 @@ def settings(cls: type, prefix: str | None = None, attributes: tuple[str, ...] =
                 (*attributes, f.name),
                 shown,
                 declared_default(f),
-                f.metadata.get("minimum"),
+                f.metadata.get("bounds"),
                 f.metadata.get("help", ""),
             )
         )
@@ -237,8 +267,8 @@ def describe(cls: type, prefix: str | None = None) -> str:
     """One line per setting (`group.key  type  default  help`), nested groups flattened: `--help` text."""
     lines = []
     for item in settings(cls, prefix):
-        least = f", at least {item.minimum}" if item.minimum is not None else ""
-        lines.append(f"  {item.key} ({item.type}, default {item.default!r}{least}): {item.help}")
+        bounds = f", {item.bounds}" if item.bounds is not None else ""
+        lines.append(f"  {item.key} ({item.type}, default {item.default!r}{bounds}): {item.help}")
     return "\n".join(lines)
 
 
@@ -306,10 +336,11 @@ def override(params: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
                 raise BabelforgeError(f"--set {key}: {part} is not a group")
             node = child
         try:
-            node[parts[-1]] = yaml.safe_load(text)
+            node[parts[-1]] = load_yaml_text(text)
         except yaml.YAMLError as error:  # `a: b: c`, a backtick, a `!!python/...` tag (safe_load runs none)
             problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+            shown = text if len(text) <= 60 else text[:57] + "..."  # a line, even for a pasted document
             raise BabelforgeError(
-                f"--set {key}: {text!r} is not a YAML value ({problem}); quote a text: --set '{key}=\"...\"'"
+                f"--set {key}: {shown!r} is not a YAML value ({problem}); quote a text: --set '{key}=\"...\"'"
             ) from None
     return result

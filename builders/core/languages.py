@@ -25,7 +25,7 @@ from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.resources import resource
-from babelforge.core.tsv import BOOLEAN, Check, TsvSpec, matching, read_tsv
+from babelforge.core.tsv import BOOLEAN, Check, TsvSpec, matching, read_tsv, tsv_rows
 
 REGISTRY_PATH = resource("languages.tsv")
 ENGLISH = "eng_Latn"  # the source language of every dataset
@@ -217,8 +217,19 @@ class LanguageRegistry:
         return "; give a registry key (deu_Latn), an ISO 639-1 (de) or 639-3 (deu) code or a BabelNet code (DE)"
 
 
+def registry_of_text(text: str, where: str) -> LanguageRegistry:
+    """The registry a languages.tsv text holds, by the one rule every reader of the registry, its views
+    and the view writer apply (columns, forms, typed-text rule, a key or a code system's code once);
+    one line `where:line: ...` at the first problem."""
+    return _registry_of_rows(tsv_rows(text, TABLE, where))
+
+
 def read_registry(path: str | Path = REGISTRY_PATH) -> LanguageRegistry:
-    return LanguageRegistry([parse_row(row) for _, row in read_tsv(path, TABLE)])
+    return _registry_of_rows(read_tsv(path, TABLE))
+
+
+def _registry_of_rows(rows: list[tuple[int, dict[str, str]]]) -> LanguageRegistry:
+    return LanguageRegistry([parse_row(row) for _, row in rows])
 
 
 def registry() -> LanguageRegistry:
@@ -263,11 +274,14 @@ def language_views(paths: Iterable[str | Path]):
             os.environ[VIEWS_ENVIRONMENT] = before
 
 
-def view_text(registry_text: str, keys: Iterable[str]) -> str:
+def view_text(text: str, keys: Iterable[str], where: str = "resources/languages.tsv") -> str:
     """The view of `keys`: the registry file's header and its rows for those keys, byte for byte,
-    in the registry's order (a key it does not have is an error naming it)."""
+    in the registry's order (a key it does not have is an error naming it). The whole registry text
+    is checked first, by the rule `registry()` reads it with: a view is never written from a
+    registry the stages reading the view would refuse."""
+    registry_of_text(text, where)
     wanted = set(keys)
-    lines = registry_text.splitlines(keepends=True)
+    lines = text.splitlines(keepends=True)
     rows = [line for line in lines[1:] if line.split("\t", 1)[0] in wanted]
     unknown = wanted - {line.split("\t", 1)[0] for line in rows}
     if unknown:

@@ -1,4 +1,14 @@
-"""params.yaml access: one file, grouped by stage (DVC tracks each group)."""
+"""params.yaml access: one file, grouped by stage (DVC tracks each group).
+
+Every read of params.yaml (and every `--set` value) goes through one YAML loader, `ParamsLoader`:
+PyYAML's safe loader that also refuses what it would take silently or at any cost. A key written
+twice in one mapping (PyYAML keeps the last: `min_classes: 10` a screen above `min_classes: 500`
+is lost without a word) is an error naming both lines. Aliases are bounded: the document's nodes,
+counted with every alias expanded, may be at most `MAX_NODES`, and it may nest at most
+`MAX_DEPTH` deep. PyYAML shares an aliased node instead of copying it, so a "billion laughs" bomb
+loads in a moment and small, then every walk of the settings (profile choices, type checks, DVC's
+own) copies it out to gigabytes; counting at compose time refuses it before anything walks it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +20,11 @@ import yaml
 from babelforge.core.errors import BabelforgeError
 
 DEFAULT_PARAMS = "params.yaml"
+# Bounds of a params document. The project's params.yaml has 875 nodes and nests 8 deep;
+# the bounds leave a hundredfold room and stop a bomb (and PyYAML's own recursion) long before
+# memory or Python's stack would.
+MAX_NODES = 100_000
+MAX_DEPTH = 50
 # The one-line switch at the top of params.yaml; any setting may be a {sample: ..., full: ...} map.
 PROFILES = ("sample", "full")
 
@@ -82,12 +97,114 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
     return data
 
 
+class RefusedYAML(yaml.MarkedYAMLError):
+    """YAML that parses but that ParamsLoader refuses (a key twice, an alias bomb, deep nesting)."""
+
+    label = "YAML refused"
+
+
+class ParamsLoader(yaml.SafeLoader):
+    """The safe loader, refusing duplicate keys, alias expansion past MAX_NODES and nesting past MAX_DEPTH."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        # PyYAML composes recursively: a thousand `[` would end in a RecursionError, not a line
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise RefusedYAML(
+                    problem=f"nested more than {MAX_DEPTH} deep", problem_mark=self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        if node is not None:
+            check_node(node)
+        return node
+
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def check_node(root: yaml.Node) -> None:
+    """Refuse a duplicate key (naming both lines), an alias inside its own anchor and a document
+    whose aliases expand past MAX_NODES. Each distinct node is visited once (its expanded size
+    remembered), so a bomb is measured in the time of its text, not of its expansion."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:  # iterative post-order: the depth is bounded, but a wide document stays cheap
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if done:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = size = 1 + sum(sizes[id(child)] for child in children)
+            if size > MAX_NODES:
+                raise RefusedYAML(
+                    problem=f"its aliases expand to more than {MAX_NODES:,} values (an alias bomb); "
+                    "write the values out instead of nesting aliases",
+                    problem_mark=node.start_mark,
+                )
+            continue
+        if id(node) in open_nodes:
+            raise RefusedYAML(problem="an alias inside its own anchor (a cycle)", problem_mark=node.start_mark)
+        open_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            _check_keys(node)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise RefusedYAML(problem="an alias inside its own anchor (a cycle)", problem_mark=child.start_mark)
+            stack.append((child, False))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_keys(node: yaml.MappingNode) -> None:
+    first: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == MERGE_TAG:
+            continue
+        line = key.start_mark.line + 1
+        name = (key.tag, key.value)
+        if name in first:  # a flow mapping `{a: 1, a: 2}` repeats it on the same line
+            raise RefusedYAML(
+                problem=f"key {key.value!r} appears twice (lines {first[name]} and {line}); keep one",
+                problem_mark=key.start_mark,
+            )
+        first[name] = line
+
+
+def load_yaml_text(text: str) -> Any:
+    """YAML text (a `--set` value) through ParamsLoader; its errors are yaml.YAMLError."""
+    loader = ParamsLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def read_yaml(path: str | Path) -> Any:
-    """A YAML file's content; a syntax error or bytes that are not UTF-8 are one line naming the file."""
+    """A YAML file's content (ParamsLoader); a syntax error, a refused document or bytes that are
+    not UTF-8 are one line naming the file."""
     path = Path(path)
     try:
         with path.open(encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+            return load_yaml_text(handle)
     except yaml.YAMLError as error:
         raise BabelforgeError(yaml_error_line(path, error)) from None
     except UnicodeDecodeError as error:
@@ -100,7 +217,8 @@ def yaml_error_line(path: Path, error: Exception) -> str:
     where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     context = getattr(error, "context", None)
-    return f"{where}: YAML syntax error: {problem}" + (f" ({context})" if context else "")
+    label = getattr(error, "label", "YAML syntax error")
+    return f"{where}: {label}: {problem}" + (f" ({context})" if context else "")
 
 
 def profile_of(params: dict[str, Any]) -> str:

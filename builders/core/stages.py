@@ -30,6 +30,7 @@ from typing import Any
 from babelforge.core.config import declared_default, from_group, has_profile_choice, setting
 from babelforge.core.determinism import BuildSettings
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.numbers import ANY, number_flag
 
 _DECLARATION = re.compile(r"^STAGE = Stage\(", re.MULTILINE)
 _INTERPOLATION = re.compile(r"\$\{([^}]+)\}")
@@ -509,7 +510,9 @@ def flag_argument(stage: Stage, flag: str) -> tuple[str, dict[str, Any]]:
     elif typing.get_origin(base) in (list, tuple):
         words["type"] = _comma_list
         metavar = metavar or "A[,B...]"
-    elif base in (int, float, str):
+    elif base in (int, float):  # the setting's declared range, checked as the flag is read
+        words["type"] = number_flag(base, flag, field.metadata.get("bounds", ANY))
+    elif base is str:
         words["type"] = base
         metavar = metavar or {int: "N", float: "X", str: "VALUE"}[base]
     else:

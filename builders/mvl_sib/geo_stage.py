@@ -35,8 +35,8 @@ class Config:
         None, "candidate images CSV (image_id, region, country, continent)", metavar="FILE"
     )
     areas: str | None = setting(None, "language -> region/country/continent CSV", metavar="FILE")
-    per_language: int | None = setting(None, "images to select per language")
-    seed: int = setting(0, "tie-break seed within a back-off level")
+    per_language: int | None = setting(None, "images to select per language", minimum=1)
+    seed: int = setting(0, "tie-break seed within a back-off level", minimum=0)
     out: str | None = setting(None, "output Parquet", metavar="FILE")
     paths: Paths = stage_paths()
 

@@ -69,7 +69,7 @@ class Config:
     languages: str | list[str] = setting(
         "all", "`all` folders under sib_dir, or SIB-200 codes (a list or a comma list)", metavar="CODES"
     )
-    seed: int = setting(42, "seed of the instance sampling (the same instances in every language)")
+    seed: int = setting(42, "seed of the instance sampling (the same instances in every language)", minimum=0)
     instances_per_sentence: int = setting(
         3, "instances per SIB-200 sentence (3 x 1,004 = 3,012 rows per task config)", minimum=1
     )
@@ -80,6 +80,7 @@ class Config:
     tasks: dict[str, list[int]] = setting(
         {"i2s": [1, 3, 5], "s2i": [1, 3, 5], "t2s": [1], "s2t": [1, 3, 5]},
         "task -> k values (i2s images->sentence, s2i sentences->image, t2s topic->sentence, s2t sentences->topic)",
+        minimum=1,
     )
     images: ImagesSettings = subgroup(ImagesSettings, "the mvl_sib_images stage's settings (its own group)")
     check: CheckSettings = subgroup(CheckSettings, "the mvl_sib_check stage's settings (its own group)")

@@ -21,9 +21,9 @@ class ImagesSettings:
         "full profile: topic, image_id, url, licence, attribution, sha256 per image",
         metavar="FILE",
     )
-    per_topic: int = setting(10, "images per SIB-200 topic")
-    thumbnail_px: int = setting(640, "long side of the thumbnails (LANCZOS)")
-    sample_seed: int = setting(0, "seed of the generated offline set of the sample profile")
+    per_topic: int = setting(10, "images per SIB-200 topic", minimum=1)
+    thumbnail_px: int = setting(640, "long side of the thumbnails (LANCZOS)", minimum=1)
+    sample_seed: int = setting(0, "seed of the generated offline set of the sample profile", minimum=0)
 
 
 @dataclass(frozen=True)

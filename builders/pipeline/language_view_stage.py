@@ -8,7 +8,8 @@ view) and the stages whose views it enters, not every stage that maps a language
 declared where their data is made (`LanguageView` in `builders/<area>/dataset.py`: every dataset has
 the view of its name; the captions area adds the raw caption sets). A view whose languages depend on
 settings (the MT-caption targets) reads them from params.yaml, as DVC runs it; they are the stage's
-DVC params, so changing them rewrites the view.
+DVC params, so changing them rewrites the view. A registry that `registry()` would refuse (a key
+twice, a bidi control in any column) writes no view: the same rule checks it first.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from babelforge.core.config import setting
 from babelforge.core.datasets import LANGUAGE_VIEWS, language_view, resolve
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_text
-from babelforge.core.languages import ENGLISH, REGISTRY_PATH, view_text
+from babelforge.core.languages import ENGLISH, REGISTRY_PATH, read_registry, view_text
 from babelforge.core.params import DEFAULT_PARAMS, load_params
 from babelforge.core.progress import info
 from babelforge.core.runs import filled
@@ -59,7 +60,8 @@ def run(config: Config) -> int:
     if config.view is None:
         raise BabelforgeError("language_view: name the view, e.g. `babelforge language_view babel-imagenet`")
     _, keys = view_keys(config.view, load_params(DEFAULT_PARAMS))
-    text = view_text(REGISTRY_PATH.read_text(encoding="utf-8"), keys)
+    read_registry(REGISTRY_PATH)  # bytes that are not UTF-8: one line naming the file, as registry() says it
+    text = view_text(REGISTRY_PATH.read_text(encoding="utf-8"), keys, str(REGISTRY_PATH))
     write_text(text, Path(config.paths.language_views) / f"{config.view}.tsv")
     info(f"language_view {config.view}: {len(keys)} languages")
     return 0

@@ -33,7 +33,7 @@ class Config:
     quantization: str = setting(
         {"sample": "int8", "full": "auto"}, "weights as stored; auto = int8_float16 with a GPU, int8 without"
     )
-    tiny_seed: int = setting(0, "seed of the tiny model's random weights")
+    tiny_seed: int = setting(0, "seed of the tiny model's random weights", minimum=0)
     sib_dir: str = setting(
         "data/raw/sib-200/annotated", "the tiny model's vocabulary text: SIB-200, as `fetch` lays it out"
     )

@@ -34,7 +34,9 @@ class Config(ImageStageConfig):
         {"sample": "data/eval/images/captions", "full": {"xtd": "data/images/coco/train2014"}},
         "the caption sets' images: one folder, or {caption set: folder}",
     )
-    max_images: int | None = setting({"sample": 100, "full": None}, "first N images of each caption set (null: all)")
+    max_images: int | None = setting(
+        {"sample": 100, "full": None}, "first N images of each caption set (null: all)", minimum=1
+    )
     languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
     reference_lang: str | None = setting(
         "en", "RefCLIPScore reference: this caption-set language's captions of the same image (null: no RefCLIPScore)"

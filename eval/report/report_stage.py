@@ -41,7 +41,9 @@ class Config:
         "run JSONs merged from <paths.eval_reports>/<task>.json (a missing one is left out); "
         "the eval tasks of eval/tasks.py: " + ", ".join(names()),
     )
-    min_languages: int = setting(3, "a model's zero-shot vs retrieval correlation needs this many shared languages")
+    min_languages: int = setting(
+        3, "a model's zero-shot vs retrieval correlation needs this many shared languages", minimum=1
+    )
     out: str | None = setting(
         None, "folder for results.csv and plots/ (null: <paths.eval_reports>, beside the run JSONs)"
     )

@@ -57,9 +57,11 @@ class Config(ImageStageConfig):
         },
         "the caption sets' images: one folder, or {caption set: folder}",
     )
-    max_images: int | None = setting({"sample": 100, "full": None}, "first N images of each caption set (null: all)")
+    max_images: int | None = setting(
+        {"sample": 100, "full": None}, "first N images of each caption set (null: all)", minimum=1
+    )
     languages: list[str] | None = setting(None, "only these languages (null: every language of the caption sets)")
-    chunk: int = setting(1024, "queries scored at a time (bounds memory)")
+    chunk: int = setting(1024, "queries scored at a time (bounds memory)", minimum=1)
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/retrieval.json)")
     dataset: str | None = setting(
         None, f"the captions from a published mt-captions instead of caption_sets: {SYNTAX} (null: caption_sets)"

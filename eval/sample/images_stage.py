@@ -31,13 +31,13 @@ class Config:
     """The `eval.images` group of params.yaml."""
 
     GROUP = "eval.images"
-    n_classes: int = setting(1000, "evenly spaced ImageNet classes, one folder each (1000 = all)")
-    per_class: int = setting(1, "images drawn per class")
+    n_classes: int = setting(1000, "evenly spaced ImageNet classes, one folder each (1000 = all)", minimum=1)
+    per_class: int = setting(1, "images drawn per class", minimum=1)
     caption_sets: list[str] = setting(
         ["data/raw/xtd/xtd.json", "data/raw/xtd/xflickrco.json"], "caption sets whose images are drawn"
     )
-    caption_images: int = setting(100, "the first N images of each caption set")
-    size: int = setting(64, "image side in pixels")
+    caption_images: int = setting(100, "the first N images of each caption set", minimum=1)
+    size: int = setting(64, "image side in pixels", minimum=1)
     paths: Paths = stage_paths()
 
 

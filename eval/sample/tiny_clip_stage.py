@@ -27,8 +27,8 @@ class Config:
     """The `eval.tiny_clip` group of params.yaml."""
 
     GROUP = "eval.tiny_clip"
-    seeds: list[int] = setting([0, 1, 2], "one model per seed, written to <paths.tiny_clip>/s<seed>")
-    image_size: int = setting(32, "input image size in pixels (patch size 8)")
+    seeds: list[int] = setting([0, 1, 2], "one model per seed, written to <paths.tiny_clip>/s<seed>", minimum=0)
+    image_size: int = setting(32, "input image size in pixels (patch size 8)", minimum=8)
     paths: Paths = stage_paths()
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_json
+from babelforge.core.numbers import Bounds, number_flag
 from babelforge.core.stages import Stage
 from babelforge.eval.documents import json_safe
 from babelforge.eval.tools.correlation import correlate, format_table, join_columns
@@ -32,9 +33,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --mirror, also report scipy's p-value of the doubled sample (labelled)",
     )
-    parser.add_argument("--scale-m", type=int, help="tau-c scale size m (default: fewer distinct values)")
-    parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--scale-m",
+        type=number_flag(int, "--scale-m", Bounds(minimum=2)),
+        help="tau-c scale size m (default: fewer distinct values)",
+    )
+    parser.add_argument(
+        "--n-boot",
+        type=number_flag(int, "--n-boot", Bounds(minimum=1)),
+        default=1000,
+        help="bootstrap resamples (default 1000)",
+    )
+    parser.add_argument(
+        "--seed", type=number_flag(int, "--seed", Bounds(minimum=0)), default=0, help="bootstrap seed (default 0)"
+    )
     parser.add_argument("--json", help="write every coefficient, n and CI here")
 
 

@@ -65,10 +65,10 @@ class Config(ImageStageConfig):
         "english", "for languages without translated prompts: english | label | both (one row each)"
     )
     knowledge: bool = setting(False, "append each class's WordNet definition (ELEVATER-style)")
-    max_templates: int | None = setting({"sample": 2, "full": None}, "first N templates only (null: all 80)")
+    max_templates: int | None = setting({"sample": 2, "full": None}, "first N templates only (null: all 80)", minimum=1)
     drop_duplicate_labels: bool = setting(False, "leave out labels flagged is_duplicate")
-    control_classes: int = setting(100, "classes of the fixed-size control (top1_100)")
-    control_repeats: int = setting(10, "seeded class subsets averaged in the control")
+    control_classes: int = setting(100, "classes of the fixed-size control (top1_100)", minimum=1)
+    control_repeats: int = setting(10, "seeded class subsets averaged in the control", minimum=1)
     english_templates: str | None = setting(
         None, "English CLIP templates, one per line (null: resources/clip_templates_en.txt)"
     )
