@@ -189,6 +189,41 @@ def params_text(text: str) -> Setup:
     return setup
 
 
+def params_edited(edit: Callable[[str], str]) -> Setup:
+    """The workspace's params.yaml as text, edited (what a hand edit does that a dump cannot: a key twice, aliases)."""
+
+    def setup(root, case, server):
+        (case / "params.yaml").write_text(edit((root / "params.yaml").read_text(encoding="utf-8")), encoding="utf-8")
+
+    return setup
+
+
+def min_classes_twice(text: str) -> str:
+    """`labels.min_classes` written again below itself (PyYAML kept the last one silently)."""
+    line = next(line for line in text.splitlines(keepends=True) if line.startswith("  min_classes: "))
+    return text.replace(line, line + "  min_classes: 500\n", 1)
+
+
+def alias_bomb(levels: int, indent: str = "") -> str:
+    """A 'billion laughs': each level a list of ten aliases of the one before (10**levels values)."""
+    lines = [f"{indent}l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{indent}l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def bomb_in_group(text: str) -> str:
+    return text.replace("\nlabels:\n", "\nlabels:\n  bomb:\n" + alias_bomb(9, "    "), 1)
+
+
+def precision_floor_of(value: float) -> Setup:
+    def setup(root, case, server):
+        params = _params(root, case)
+        params["labels"]["precision_floor"]["languages"] = {"deu_Latn": value}
+        _write_params(case, params)
+
+    return setup
+
+
 def without_profile(root, case, server):
     params = _params(root, case)
     del params["profile"]
@@ -573,6 +608,65 @@ CASES: list[Case] = [
         "CASE/params.yaml: no `profile:` line",
         without_profile,
     ),
+    # the number rule: finite and in the range declared beside the setting (issue 46)
+    Case(
+        "params-nan-share-set",
+        "a share set to NaN (it switched the script check off: NaN fails every comparison)",
+        ("xm3600", "--set", "xm3600.max_script_mismatch=.nan"),
+        "xm3600.max_script_mismatch is nan; it must be a finite number between 0 and 1",
+    ),
+    Case(
+        "params-negative-share-set",
+        "a share set to -1 (it was reported as 'more than -100%')",
+        ("xm3600", "--set", "xm3600.max_script_mismatch=-1"),
+        "xm3600.max_script_mismatch is -1.0; it must be between 0 and 1",
+    ),
+    Case(
+        "params-nan-precision-floor",
+        "the precision floor set to NaN (it built 20,520 labels instead of 20,374)",
+        ("labels", "--set", "labels.precision_floor.default=.nan"),
+        "labels.precision_floor.default is nan; it must be a finite number between 0 and 1",
+    ),
+    Case(
+        "params-inf-floor-in-file",
+        "a per-language precision floor of infinity in params.yaml",
+        ("labels", "--params", "CASE/params.yaml"),
+        "labels.precision_floor.languages.deu_Latn is inf; it must be a finite number between 0 and 1",
+        precision_floor_of(float("inf")),
+    ),
+    Case(
+        "params-negative-timeout",
+        "a negative Ray connect timeout (a 32-line ValueError: Timeout value out of range)",
+        ("captions_translate", "--set", "captions.runner.connect_timeout=-5"),
+        "captions.runner.connect_timeout is -5.0; it must be above 0",
+    ),
+    Case(
+        "params-nan-timeout-eval",
+        "the evaluation runner's connect timeout set to NaN",
+        ("eval_zeroshot", "--set", "eval.runner.connect_timeout=.nan"),
+        "eval.runner.connect_timeout is nan; it must be a finite number above 0",
+    ),
+    Case(
+        "params-duplicate-key",
+        "labels.min_classes written twice in params.yaml (the last won silently: 5,961 labels in 9 languages)",
+        ("labels", "--params", "CASE/params.yaml"),
+        "YAML refused: key 'min_classes' appears twice (lines ",
+        params_edited(min_classes_twice),
+    ),
+    Case(
+        "params-alias-bomb-top",
+        "a YAML alias bomb (10**9 values) at the top level of params.yaml",
+        ("labels", "--params", "CASE/params.yaml"),
+        "its aliases expand to more than 100,000 values (an alias bomb)",
+        params_edited(lambda text: text + alias_bomb(9)),
+    ),
+    Case(
+        "params-alias-bomb-group",
+        "a YAML alias bomb inside the labels group (babelforge labels grew past 3.86 GB in for_profile)",
+        ("labels", "--params", "CASE/params.yaml"),
+        "its aliases expand to more than 100,000 values (an alias bomb)",
+        params_edited(bomb_in_group),
+    ),
     # source data
     Case(
         "source-omw-truncated",
@@ -712,6 +806,20 @@ CASES: list[Case] = [
         ("prompts", "--registry", "CASE/languages.tsv"),
         "name 'Te\\u202est' holds the bidirectional control U+202E",
         registry_with_row("zzz_Latn\tTe\u202est\tzzz\tLatn\tLatn\t\t\t\t\t\tFalse\tFalse\tFalse\tFalse"),
+    ),
+    Case(
+        "source-registry-duplicate-row",
+        "languages.tsv with a second deu_Latn row (language_view used to write a view of it)",
+        ("prompts", "--registry", "CASE/languages.tsv"),
+        "key 'deu_Latn' appears twice (first on line ",
+        registry_with_row("deu_Latn\tGerman\tdeu\tLatn\tLatn\tde\tDE\tdeu\tdeu_Latn\tde\tTrue\tTrue\tTrue\tTrue"),
+    ),
+    Case(
+        "source-registry-bidi-nllb",
+        "languages.tsv with a right-to-left mark U+200F in the nllb column",
+        ("prompts", "--registry", "CASE/languages.tsv"),
+        "nllb 'zzz_Latn\\u200f' holds the bidirectional control U+200F",
+        registry_with_row("zzz_Latn\tTest\tzzz\tLatn\tLatn\t\t\t\tzzz_Latn\u200f\t\tFalse\tFalse\tFalse\tFalse"),
     ),
     Case(
         "source-mirror-missing",
@@ -989,6 +1097,18 @@ CASES: list[Case] = [
         "the wordnet artifact does not exist",
         ("senses", "--wordnet", "CASE/none.parquet"),
         "no such artifact",
+    ),
+    Case(
+        "cli-nan-rate",
+        "eval_paper --plan with a rate of NaN images per second (it printed 'nan GPU-hours')",
+        ("eval_paper", "--plan", "--images-per-second", "nan"),
+        "--images-per-second is nan; it must be a finite number above 0",
+    ),
+    Case(
+        "cli-zero-count-flag",
+        "a flag derived from a count setting given 0 (geo_pool --per-language)",
+        ("geo_pool", "--per-language", "0"),
+        "--per-language is 0; it must be at least 1",
     ),
     Case(
         "cli-output-under-a-file",
