@@ -510,10 +510,9 @@ def flag_argument(stage: Stage, flag: str) -> tuple[str, dict[str, Any]]:
     elif typing.get_origin(base) in (list, tuple):
         words["type"] = _comma_list
         metavar = metavar or "A[,B...]"
-    elif base in (int, float):  # the setting's declared range, checked as the flag is read
-        words["type"] = number_flag(base, flag, field.metadata.get("bounds", ANY))
-    elif base is str:
-        words["type"] = base
+    elif base in (int, float, str):
+        # a number keeps the setting's declared range, checked as the flag is read
+        words["type"] = number_flag(base, flag, field.metadata.get("bounds", ANY)) if base is not str else str
         metavar = metavar or {int: "N", float: "X", str: "VALUE"}[base]
     else:
         raise TypeError(f"{stage.name} {flag}: {qualified} is {kind}; a flag for it is written in configure")
