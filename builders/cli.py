@@ -21,8 +21,18 @@ from babelforge.commands import COMMANDS, pinned_stages
 from babelforge.core.config import check_assignments, describe, load_config, override
 from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
+from babelforge.core.dvc_lock import put_back, put_back_line
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import OutputGuard, os_error_text, stage_lock
+from babelforge.core.io import (
+    OutputGuard,
+    WrittenRecords,
+    file_stats,
+    git_tracked_files,
+    not_written_by,
+    os_error_text,
+    read_written_record,
+    stage_lock,
+)
 from babelforge.core.languages import language_views
 from babelforge.core.params import DEFAULT_PARAMS, PROJECT_MARKER, find_params, load_params, project_root, read_yaml
 from babelforge.core.progress import info
@@ -30,9 +40,12 @@ from babelforge.core.runs import (
     OUT_ANYWHERE,
     RUNS,
     changed_inputs,
+    config_values,
+    filled,
     given_settings,
     out_problem,
     overlapping,
+    replace_problem,
     run_folder,
     run_name,
     run_outputs,
@@ -209,30 +222,96 @@ def refuse_tracked_out(stage: Stage, parser: argparse.ArgumentParser, given: dic
         )
 
 
-def refuse_out_elsewhere(stage: Stage, parser: argparse.ArgumentParser, args: argparse.Namespace, written) -> None:
+def refuse_out_elsewhere(
+    stage: Stage, parser: argparse.ArgumentParser, args: argparse.Namespace, config, written
+) -> WrittenRecords | None:
     """An `--out` given on the command line, and what the stage then writes, must not land (after symlinks)
     in another stage's DVC-tracked output (dvc.yaml of the project root, the working folder here) nor
-    outside the project and the system temp folder, unless `--out-anywhere` (babelforge.core.runs.out_problem)."""
+    outside the project and the system temp folder (babelforge.core.runs.out_problem), and what it replaces
+    must not be one of its inputs, hold files git tracks or files this command did not write
+    (babelforge.core.runs.replace_problem); `--out-anywhere` writes there all the same, saying what it
+    replaces in one line. Returns the records of what the run writes there (None without --out)."""
     action = parser._option_string_actions.get("--out")
-    if action is None or getattr(args, action.dest, None) is None or getattr(args, OUT_ANYWHERE, False):
-        return
+    if action is None or getattr(args, action.dest, None) is None:
+        return None
+    out = str(getattr(args, action.dest))
     tracked = {}
     if Path(PROJECT_MARKER).is_file() and Path(DEFAULT_PARAMS).is_file():
         tracked = tracked_outputs(read_yaml(PROJECT_MARKER) or {}, load_params(DEFAULT_PARAMS))
     others = {
         output: owner for owner, paths in tracked.items() if owner.split("@")[0] != stage.name for output in paths
     }
-    problem = out_problem(
-        str(getattr(args, action.dest)),
-        [str(path) for path in written],
-        others,
-        [Path.cwd(), Path(tempfile.gettempdir())],
-    )
-    if problem:
-        raise BabelforgeError(
-            f"--out {getattr(args, action.dest)}: {problem}; name another --out, "
-            "or pass --out-anywhere to write there all the same"
+    here = real(Path.cwd())
+    problem = out_problem(out, [str(path) for path in written], others, [here, Path(tempfile.gettempdir())])
+    forced = "writing there all the same"
+    own = {real(path) for path in own_outputs(stage, action.dest, tracked)}
+    # what the run replaces: its outputs (a tool that declares none: the --out itself), its own places aside
+    targets = [real(path) for path in (written or [out]) if real(path) not in own]
+    inputs = {name: real(name) for name in command_inputs(stage, parser, args, config)}
+    clean = []
+    for target in targets:
+        shown = target.relative_to(here).as_posix() if target.is_relative_to(here) else str(target)
+        fault = replace_problem(
+            stage.name,
+            target,
+            shown,
+            inputs,
+            git_tracked_files(target),
+            not_written_by(stage.name, target, read_written_record(target), file_stats(target)),
         )
+        if fault is None:
+            clean.append(target)
+        elif problem is None:
+            problem, forced = fault, "replacing it all the same"
+    if problem and getattr(args, OUT_ANYWHERE, False):
+        info(f"babelforge {stage.name}: --out-anywhere: {problem}; {forced}")
+    elif problem:
+        raise BabelforgeError(
+            f"--out {out}: {problem}; name another --out, or pass --out-anywhere to write there all the same"
+        )
+    return WrittenRecords(stage.name, targets, clean)
+
+
+def real(path: str | Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def own_outputs(stage: Stage, out_dest: str, tracked: dict[str, list[str]]) -> list[str]:
+    """Where the command writes without an --out: its DVC-tracked outputs (dvc.yaml) and the paths
+    params.yaml gives its outputs and its --out setting. An --out there needs no record to be its own."""
+    own = [path for owner, paths in tracked.items() if owner.split("@")[0] == stage.name for path in paths]
+    if Path(DEFAULT_PARAMS).is_file():
+        try:
+            config = load_config(stage.config, load_params(DEFAULT_PARAMS))
+        except BabelforgeError:  # the run's own settings were read already; these are only defaults
+            return own
+        own += outputs(stage, config)
+        default = filled(f"${{{setting_key(stage, out_dest)}}}", config_values(config, stage.config.GROUP))
+        own += [default] if default else []
+    return own
+
+
+def setting_key(stage: Stage, dest: str) -> str:
+    """A flag's dest as a dotted key from the top of params.yaml (`paths.labels`, `eval.export.out_dir`)."""
+    return dest if "." in dest else f"{stage.config.GROUP}.{dest}"
+
+
+def command_inputs(stage: Stage, parser: argparse.ArgumentParser, args: argparse.Namespace, config) -> list[str]:
+    """What a run reads, as paths: its declared deps filled from its settings, its language views, and
+    every FILE or DIR flag but --out (given, or its setting's value); Hub datasets left out."""
+    values = config_values(config, stage.config.GROUP)
+    found = [filled(dep, values) for dep in stage.deps]
+    found += [str(path) for path in stage.view_files(config)] if stage.languages else []
+    # a flag naming an output is no input (eval_report's --metrics)
+    not_inputs = {parser._option_string_actions["--out"].dest, "params", *stage.ad_hoc_outputs}
+    for action in parser._actions:
+        if action.metavar not in PATH_METAVARS or action.dest in not_inputs:
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None:
+            value = filled(f"${{{setting_key(stage, action.dest)}}}", values)
+        found += value if isinstance(value, list) else [value]
+    return sorted({str(path) for path in found if isinstance(path, str) and path and not is_hub(path)})
 
 
 # A flag whose value shows as FILE or DIR in --help names a path: given on the command line, it is
@@ -303,8 +382,60 @@ def at_project_root(parser: argparse.ArgumentParser, args: argparse.Namespace, r
         os.chdir(here)
 
 
+def dvc_stage(argv: list[str]) -> str | None:
+    """The DVC stage this command runs as, when it is this command's: DVC 3 names it in `DVC_STAGE` for a
+    stage's command (`labels`, `card@mvl-sib`, `sub/dvc.yaml:labels`); None when not under DVC, or for a
+    babelforge command run inside another stage's."""
+    stage = (os.environ.get("DVC_STAGE") or "").rpartition(":")[2]
+    return stage if argv and stage and stage.split("@")[0] == argv[0] else None
+
+
 def main(argv: list[str] | None = None) -> int:
+    """`babelforge <command> ...`. Under `dvc repro` or `dvc exp run`, DVC removed the stage's outputs before
+    running it: a stage that fails (an error, a non-zero exit, Ctrl-C, a crash) puts back the outputs
+    dvc.lock records for it, from the DVC cache (babelforge.core.dvc_lock.put_back), and says so."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    stage = dvc_stage(argv)
+    if stage is None:
+        return run_command(argv)
+    started_in, code = Path.cwd(), 1  # DVC runs a stage's command where its dvc.yaml and dvc.lock are
+    try:
+        code = run_command(argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+        raise
+    finally:
+        if code != 0:
+            put_back_after_failure(stage, started_in)
+    return code
+
+
+def put_back_after_failure(stage: str, root: Path) -> None:
+    """Put back what dvc.lock records for the failed `stage`; one line saying what (nothing when nothing was
+    recorded: a first build)."""
+    try:
+        done = put_back(stage, root)
+    except (BabelforgeError, OSError) as error:
+        print(
+            f"babelforge {stage}: could not put back the outputs dvc.lock records ({error}); "
+            f"`dvc checkout {stage}` does",
+            file=sys.stderr,
+        )
+        return
+    in_experiment = bool(os.environ.get("DVC_EXP_NAME"))  # set by `dvc exp run` only
+    if in_experiment and (root / DEFAULT_PARAMS).is_file():
+        # DVC rewrote git's index after writing `-S` into params.yaml, in the same second: git compares whole
+        # seconds and sizes, so a same-size value (`10 ` -> `abc`) looked unchanged to `git status`, `git diff`
+        # and `git checkout`. A new time makes git read the file, so the undo the line gives works.
+        with contextlib.suppress(OSError):
+            os.utime(root / DEFAULT_PARAMS)
+    line = put_back_line(stage, done, in_experiment)
+    if line:
+        print(line, file=sys.stderr)
+
+
+def run_command(argv: list[str]) -> int:
+    """Parse and run one command; an error is one line on stderr and a non-zero exit."""
     if not argv or argv[0] not in COMMANDS:
         parser = _top_parser()
         args, _ = parser.parse_known_args(argv)
@@ -335,14 +466,21 @@ def main(argv: list[str] | None = None) -> int:
                 return int(stage.run(args) or 0)
             config = config_from_args(stage, args)
             config, written, note = ad_hoc_run(stage, parser, args, config)
-            refuse_out_elsewhere(stage, parser, args, written)
+            records = refuse_out_elsewhere(stage, parser, args, config, written) or WrittenRecords(name, [], [])
             # one writer per output: a second run of the stage on the same outputs stops at once; the
-            # outputs it had are put back unless it succeeds
+            # outputs it had (and the records of an --out run) are put back unless it succeeds
             # under `dvc repro` a stage maps only the languages of its views, the dependency DVC tracks
             views = stage.view_files(config) if os.environ.get("DVC_STAGE") else []
-            with stage_lock(name, written), OutputGuard(written) as guard, language_views(views):
+            with (
+                stage_lock(name, written),
+                records,
+                OutputGuard([*written, *records.paths]) as guard,
+                language_views(views),
+            ):
+                records.start()
                 code = int(stage.run(config) or 0)
                 if code == 0:
+                    records.commit()
                     guard.commit()
             if note and code == 0:
                 info(note)

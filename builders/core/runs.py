@@ -11,6 +11,7 @@ folder, "" for the folder itself}, and names the run with `run_subject`; the CLI
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -19,6 +20,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
+
+from babelforge.core.io import listed
 
 RUNS = Path("runs")
 TIME_FORMAT = "%Y%m%d-%H%M%S"
@@ -176,3 +179,51 @@ def out_problem(
             others = f" and the temp folder ({', '.join(map(str, roots[1:]))})" if roots[1:] else ""
             return f"{target} is outside the project folder{others}"
     return None
+
+
+# --- what an --out may replace -------------------------------------------------------------------
+
+
+def replace_problem(
+    command: str,
+    target: Path,
+    shown: str,
+    inputs: Mapping[str, Path],
+    git_tracked: Sequence[str],
+    foreign: Sequence[str],
+) -> str | None:
+    """What an output `target` (a real path, `shown` as the user reads it) would destroy if the command
+    replaced it (None: nothing): one of the command's own `inputs` ({as shown: real path}) it is, holds or
+    lies in; files git tracks at or under it; files the command did not write (io.not_written_by)."""
+    for name, path in sorted(inputs.items()):
+        if target == path:
+            return f"{shown} is an input of {command} (the run would replace what it reads)"
+        if path.is_relative_to(target):
+            return f"{shown} holds {name}, an input of {command}"
+        if target.is_relative_to(path):
+            return f"{shown} lies in {name}, an input of {command}"
+    if git_tracked:
+        single = list(git_tracked) == ["."]
+        return f"{shown} is a file git tracks" if single else f"{shown} holds files git tracks ({listed(git_tracked)})"
+    if foreign:
+        if list(foreign) == ["."]:
+            return f"{shown} is a file babelforge {command} did not write"
+        files = f"{len(foreign)} file{'s' if len(foreign) > 1 else ''}"
+        return f"{shown} holds {files} babelforge {command} did not write ({listed(foreign)})"
+    return None
+
+
+def config_values(config: Any, group: str) -> dict[str, Any]:
+    """A Config's values nested as params.yaml holds them: its own fields under `group`, a field taken
+    from another group (`from_group`: `paths`, `profile`, `eval.common`) under that group, so the
+    `${paths.xm3600_release}` or `${wordnet.classes}` of a declaration's deps fill from it (`filled`)."""
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        value = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+        *parents, last = (field.metadata.get("group") or f"{group}.{field.name}").split(".")
+        node = values
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return values

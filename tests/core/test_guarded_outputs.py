@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -13,8 +14,18 @@ import pytest
 import yaml
 
 from babelforge.cli import main
-from babelforge.core.io import OutputGuard, write_text
-from babelforge.core.runs import changed_inputs, out_problem, overlapping, tracked_outputs
+from babelforge.core.io import (
+    OutputGuard,
+    WrittenRecords,
+    file_stats,
+    git_tracked_files,
+    not_written_by,
+    read_written_record,
+    record_path,
+    write_text,
+    written_record,
+)
+from babelforge.core.runs import changed_inputs, out_problem, overlapping, replace_problem, tracked_outputs
 from tests.project import tree_digests
 from tests.reliability.workspace import leftovers
 
@@ -181,8 +192,180 @@ def test_a_folder_out_through_a_link_to_a_tracked_folder_is_refused(project, cap
 
 
 def test_out_anywhere_lets_the_run_go_on(project, capsys):
-    """Past the check the stage runs: here it stops at its own first problem, not at the --out."""
+    """Past the check the stage runs, saying in one line where it writes all the same: here it stops at its
+    own first problem, not at the --out."""
     target = Path(tempfile.gettempdir()).parent / "nonexistent-folder" / "wordnet.parquet"
     assert main(["wordnet", "--out", str(target), "--out-anywhere", "--set", "wordnet.classes=none.tsv"]) == 1
-    err = capsys.readouterr().err
-    assert "--out-anywhere" not in err and "none.tsv" in err
+    notice, error = capsys.readouterr().err.splitlines()
+    assert notice == (
+        f"babelforge wordnet: --out-anywhere: {target} is outside the project folder and the temp folder "
+        f"({tempfile.gettempdir()}); writing there all the same"
+    )
+    assert error.startswith("babelforge wordnet: error: ") and "none.tsv" in error
+
+
+# --- what an --out may replace (issue 46) --------------------------------------------------------------
+
+
+def test_not_written_by_trusts_only_the_same_commands_record_of_those_files():
+    files = {"a.json": (10, 1), "sub/b.json": (20, 2)}
+    record = written_record("eval_export", "/o", files, complete=True)
+    assert not_written_by("eval_export", "/o", record, files) == []
+    assert not_written_by("eval_export", "/o", record, {**files, "notes.txt": (3, 3)}) == ["notes.txt"]
+    assert not_written_by("eval_export", "/o", record, {**files, "a.json": (11, 1)}) == ["a.json"]  # changed since
+    assert not_written_by("eval_export", "/o", record, {"a.json": (10, 1)}) == []  # a file removed: nothing lost
+    assert not_written_by("xm3600", "/o", record, files) == ["a.json", "sub/b.json"]  # another command's
+    assert not_written_by("eval_export", "/elsewhere", record, files) == ["a.json", "sub/b.json"]
+    assert not_written_by("eval_export", "/o", None, files) == ["a.json", "sub/b.json"]
+    assert not_written_by("eval_export", "/o", None, {}) == []  # nothing there
+    # a run that stopped half way left files its record could not list: its rerun resumes them
+    started = written_record("eval_export", "/o", {}, complete=False)
+    assert not_written_by("eval_export", "/o", started, {**files, "shard-1": (5, 5)}) == []
+
+
+def test_replace_problem_names_an_input_git_tracked_files_or_someone_elses(tmp_path):
+    release = tmp_path / "release"
+    inputs = {"data/release": release, "resources/languages.tsv": tmp_path / "resources" / "languages.tsv"}
+
+    def problem(target, git=(), foreign=()):
+        return replace_problem("xm3600", target, "OUT", inputs, list(git), list(foreign))
+
+    assert problem(release) == "OUT is an input of xm3600 (the run would replace what it reads)"
+    assert problem(tmp_path / "resources") == "OUT holds resources/languages.tsv, an input of xm3600"
+    assert problem(release / "images") == "OUT lies in data/release, an input of xm3600"
+    assert problem(tmp_path / "docs", git=["a.md", "b.md", "c.md", "d.md"]) == (
+        "OUT holds files git tracks (a.md, b.md, c.md and 1 more)"
+    )
+    assert problem(tmp_path / "x.json", git=["."]) == "OUT is a file git tracks"
+    assert (
+        problem(tmp_path / "out", foreign=["notes.txt"])
+        == "OUT holds 1 file babelforge xm3600 did not write (notes.txt)"
+    )
+    assert problem(tmp_path / "out.parquet", foreign=["."]) == "OUT is a file babelforge xm3600 did not write"
+    assert problem(tmp_path / "out") is None
+
+
+def git_repo(root: Path) -> Path:
+    """`root` as a git work tree with everything in it committed."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@e"
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tracked"]):
+        subprocess.run(["git", *command], cwd=root, env=env, check=True, capture_output=True)
+    return root
+
+
+def test_git_tracked_files_lists_what_git_tracks_at_or_under_a_path(tmp_path):
+    write_text("guide\n", tmp_path / "docs" / "guides" / "a.md")
+    write_text("guide\n", tmp_path / "docs" / "guides" / "deep" / "b [1].md")  # glob characters taken literally
+    write_text("*.log\n", tmp_path / ".gitignore")
+    git_repo(tmp_path)
+    write_text("not yet added\n", tmp_path / "docs" / "guides" / "draft.md")
+    write_text("ignored\n", tmp_path / "docs" / "guides" / "run.log")
+    assert git_tracked_files(tmp_path / "docs" / "guides") == ["a.md", "deep/b [1].md"]
+    assert git_tracked_files(tmp_path / "docs" / "guides" / "a.md") == ["."]
+    assert git_tracked_files(tmp_path / "docs" / "guides" / "draft.md") == []
+    assert git_tracked_files(tmp_path / "docs" / "new" / "x.json") == []  # not there yet
+    assert git_tracked_files(tmp_path.parent / "elsewhere") == []  # not in a work tree
+
+
+@pytest.fixture()
+def records(tmp_path, monkeypatch):
+    """The records of what --out runs wrote, kept in this test's own cache folder."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "babelforge" / "written"
+
+
+def test_a_failed_run_leaves_a_record_only_where_it_left_work_to_resume(tmp_path, records):
+    empty, shards = tmp_path / "empty", tmp_path / "shards"
+    with pytest.raises(RuntimeError), WrittenRecords("captions_translate", [empty, shards], [empty, shards]) as made:
+        made.start()
+        write_text("shard\n", shards / "shard-00000.json")
+        raise RuntimeError("stopped half way")
+    assert not record_path(empty, records).exists()
+    assert not_written_by("captions_translate", shards, read_written_record(shards), file_stats(shards)) == []
+    with WrittenRecords("captions_translate", [shards], [shards]) as made:
+        made.start()
+        write_text("shard\n", shards / "shard-00001.json")
+        made.commit()
+    assert read_written_record(shards)["complete"] is True
+    assert sorted(read_written_record(shards)["files"]) == ["shard-00000.json", "shard-00001.json"]
+
+
+@pytest.fixture()
+def tracked_project(project, records):
+    """The command-line project as a git work tree: its guides and a review folder tracked, a review
+    sheet not committed yet, the XM3600 release folder a user keeps elsewhere."""
+    for name in ("evaluate.md", "publish.md"):
+        write_text(f"# {name}\n", project / "docs" / "guides" / name)
+    write_text("# reviews\n", project / "reviews" / "README.md")
+    git_repo(project)
+    write_text("lang\tdecision\n", project / "reviews" / "deu_Latn.tsv")
+    write_text("{}\n", project / "release" / "fetch.json")
+    return project
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (["eval_export", "--out", "docs/guides", "--language", "de"], "docs/guides holds files git tracks"),
+        (["xm3600", "--out", "reviews"], "reviews holds files git tracks (README.md)"),
+        (
+            ["xm3600", "--set", "paths.xm3600_release=release", "--out", "release"],
+            "release is an input of xm3600",
+        ),
+    ],
+)
+def test_an_out_that_would_replace_someones_work_is_refused(tracked_project, capsys, args, problem):
+    before = tree_digests(tracked_project)
+    assert main(args) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and errors[0].startswith(f"babelforge {args[0]}: error: --out ")
+    assert problem in errors[0]
+    assert errors[0].endswith("name another --out, or pass --out-anywhere to write there all the same")
+    assert tree_digests(tracked_project) == before  # the uncommitted review sheet too
+
+
+@pytest.fixture()
+def labels_project(tmp_path, monkeypatch, records):
+    """A folder with a labels table and its registry: what eval_export reads."""
+    import pandas as pd
+
+    from babelforge.core.io import write_table
+    from tests.eval.conftest import REGISTRY_ROWS
+    from tests.registry import write_registry
+
+    write_registry(tmp_path / "resources" / "languages.tsv", REGISTRY_ROWS)
+    labels = [
+        {"class_idx": c, "lang": "eng_Latn", "label": f"thing {c}", "rank": 0, "is_duplicate": False} for c in range(3)
+    ]
+    write_table(pd.DataFrame(labels), tmp_path / "data" / "babel_imagenet" / "labels.parquet")
+    (tmp_path / "params.yaml").write_text(
+        yaml.safe_dump({"profile": "sample", "eval": {"common": {"registry": "resources/languages.tsv"}}})
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_rerun_into_its_own_out_works_and_someone_elses_file_stops_it(labels_project, capsys):
+    out = labels_project / "cb"
+    assert main(["eval_export", "--out", "cb"]) == 0
+    assert main(["eval_export", "--out", "cb"]) == 0  # its own files: replaced without a word
+    assert "--out-anywhere" not in capsys.readouterr().err
+    write_text("my notes\n", out / "notes.txt")
+    assert main(["eval_export", "--out", "cb"]) == 1
+    assert "cb holds 1 file babelforge eval_export did not write (notes.txt)" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "my notes\n"
+    (out / "notes.txt").unlink()
+    write_text("edited by hand\n", out / "export.json")  # one of its files, changed since
+    assert main(["eval_export", "--out", "cb"]) == 1
+    assert "(export.json)" in capsys.readouterr().err
+    assert (out / "export.json").read_text() == "edited by hand\n"
+    # --out-anywhere replaces it, saying what in one line, and the files are the command's own again
+    assert main(["eval_export", "--out", "cb", "--out-anywhere"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "--out-anywhere" in line]
+    assert lines == [
+        "babelforge eval_export: --out-anywhere: cb holds 1 file babelforge eval_export did not write "
+        "(export.json); replacing it all the same"
+    ]
+    assert main(["eval_export", "--out", "cb"]) == 0
+    assert os.listdir(labels_project / "cb") and not any(name.startswith(".") for name in os.listdir(out))
