@@ -17,6 +17,7 @@ import argparse
 import json
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -293,6 +294,38 @@ def link_to_built(folder: str) -> Setup:
         (case / "link").symlink_to(root / folder)
 
     return setup
+
+
+def git_tracked(files: dict[str, str], uncommitted: dict[str, str] | None = None) -> Setup:
+    """CASE/ as a git work tree: `files` committed (a folder git tracks and DVC does not), then
+    `uncommitted` written (work a user has not committed yet)."""
+
+    def setup(root, case, server):
+        for name, text in files.items():
+            (case / name).parent.mkdir(parents=True, exist_ok=True)
+            (case / name).write_text(text, encoding="utf-8")
+        identity = ["-c", "user.name=case", "-c", "user.email=case@example.org"]
+        for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tracked"]):
+            subprocess.run(["git", *identity, *command], cwd=case, check=True, capture_output=True)
+        for name, text in (uncommitted or {}).items():
+            (case / name).write_text(text, encoding="utf-8")
+
+    return setup
+
+
+def guides_in_git(root, case, server):
+    """CASE/docs/guides: the repository's guides, committed in a git work tree."""
+    guides = REPO / "docs" / "guides"
+    git_tracked({f"docs/guides/{p.name}": p.read_text(encoding="utf-8") for p in guides.glob("*.md")})(
+        root, case, server
+    )
+
+
+def xm3600_release(root, case, server):
+    """CASE/release: a fetched XM3600 release folder (its manifest and captions), the input of xm3600."""
+    (case / "release").mkdir()
+    (case / "release" / "fetch.json").write_text('{"files": []}\n', encoding="utf-8")
+    (case / "release" / "captions.jsonl").write_text('{"image/key": "x"}\n', encoding="utf-8")
 
 
 def captions_built_then_broken(root, case, server):
@@ -1135,6 +1168,27 @@ CASES: list[Case] = [
         ("captions_translate", "--out", "CASE/link"),
         "data/mvl_sib, a DVC-tracked output of mvl_sib",
         link_to_built("data/mvl_sib"),
+    ),
+    Case(
+        "cli-out-into-git-tracked-folder",
+        "--out a folder git tracks and DVC does not (it deleted all 7 guides)",
+        ("eval_export", "--out", "CASE/docs/guides", "--language", "de"),
+        "CASE/docs/guides holds files git tracks (",
+        guides_in_git,
+    ),
+    Case(
+        "cli-out-onto-reviews",
+        "--out the review folder: a tracked README.md and a review sheet not committed yet (both were lost)",
+        ("xm3600", "--out", "CASE/resources/reviews"),
+        "CASE/resources/reviews holds files git tracks (README.md)",
+        git_tracked({"resources/reviews/README.md": "# reviews\n"}, {"resources/reviews/deu_Latn.tsv": "lang\n"}),
+    ),
+    Case(
+        "cli-out-into-its-own-input",
+        "--out the release folder the command reads (it replaced the release: archives, images, fetch.json)",
+        ("xm3600", "--set", "paths.xm3600_release=CASE/release", "--out", "CASE/release"),
+        "CASE/release is an input of xm3600 (the run would replace what it reads)",
+        xm3600_release,
     ),
     Case(
         "cli-out-outside-the-project",
