@@ -125,7 +125,9 @@ def stage_parser(stage: Stage) -> argparse.ArgumentParser:
             "--out-anywhere",
             dest=OUT_ANYWHERE,
             action="store_true",
-            help="let --out lie outside the project and the temp folder, or in another stage's tracked output",
+            help="let --out write where it is refused otherwise (outside the project and the temp folder, in "
+            "another stage's tracked output, over files git tracks or the command did not write, over its inputs); "
+            "says what it replaces",
         )
     return parser
 
