@@ -202,14 +202,17 @@ def replace_problem(
             return f"{shown} holds {name}, an input of {command}"
         if target.is_relative_to(path):
             return f"{shown} lies in {name}, an input of {command}"
+    if list(git_tracked) == ["."]:
+        return f"{shown} is a file git tracks"
+    if list(foreign) == ["."]:
+        return f"{shown} is a file babelforge {command} did not write"
+    files = f"{len(foreign)} file{'s' if len(foreign) > 1 else ''} babelforge {command} did not write"
     if git_tracked:
-        single = list(git_tracked) == ["."]
-        return f"{shown} is a file git tracks" if single else f"{shown} holds files git tracks ({listed(git_tracked)})"
+        # every file that would go is named: the tracked ones first, then all (an uncommitted one among them)
+        among = f", among {files} ({listed(foreign)})" if set(foreign) - set(git_tracked) else ""
+        return f"{shown} holds files git tracks ({listed(git_tracked)}){among}"
     if foreign:
-        if list(foreign) == ["."]:
-            return f"{shown} is a file babelforge {command} did not write"
-        files = f"{len(foreign)} file{'s' if len(foreign) > 1 else ''}"
-        return f"{shown} holds {files} babelforge {command} did not write ({listed(foreign)})"
+        return f"{shown} holds {files} ({listed(foreign)})"
     return None
 
 

@@ -237,6 +237,11 @@ def test_replace_problem_names_an_input_git_tracked_files_or_someone_elses(tmp_p
         "OUT holds files git tracks (a.md, b.md, c.md and 1 more)"
     )
     assert problem(tmp_path / "x.json", git=["."]) == "OUT is a file git tracks"
+    # a review folder: its tracked README and a sheet not committed yet, both named
+    assert problem(tmp_path / "reviews", git=["README.md"], foreign=["README.md", "deu_Latn.tsv"]) == (
+        "OUT holds files git tracks (README.md), among 2 files babelforge xm3600 did not write "
+        "(README.md, deu_Latn.tsv)"
+    )
     assert (
         problem(tmp_path / "out", foreign=["notes.txt"])
         == "OUT holds 1 file babelforge xm3600 did not write (notes.txt)"
@@ -308,7 +313,11 @@ def tracked_project(project, records):
     "args, problem",
     [
         (["eval_export", "--out", "docs/guides", "--language", "de"], "docs/guides holds files git tracks"),
-        (["xm3600", "--out", "reviews"], "reviews holds files git tracks (README.md)"),
+        (
+            ["xm3600", "--out", "reviews"],
+            "reviews holds files git tracks (README.md), among 2 files babelforge xm3600 did not write "
+            "(README.md, deu_Latn.tsv)",
+        ),
         (
             ["xm3600", "--set", "paths.xm3600_release=release", "--out", "release"],
             "release is an input of xm3600",

@@ -1180,7 +1180,8 @@ CASES: list[Case] = [
         "cli-out-onto-reviews",
         "--out the review folder: a tracked README.md and a review sheet not committed yet (both were lost)",
         ("xm3600", "--out", "CASE/resources/reviews"),
-        "CASE/resources/reviews holds files git tracks (README.md)",
+        "CASE/resources/reviews holds files git tracks (README.md), among 2 files babelforge xm3600 did not write "
+        "(README.md, deu_Latn.tsv)",
         git_tracked({"resources/reviews/README.md": "# reviews\n"}, {"resources/reviews/deu_Latn.tsv": "lang\n"}),
     ),
     Case(
