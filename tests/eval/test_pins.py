@@ -129,9 +129,9 @@ def test_update_resolves_every_unpinned_input_once_writes_each_home_and_never_mo
         server.files[f"xm3600/{name}"] = data
     with HubStandIn() as hub, serving(server):
         params_path = project / "params.yaml"
-        text = params_path.read_text().replace(
-            "mirror_url: null\n  plan: false", f"mirror_url: {server.url}\n  plan: false"
-        )
+        # the xm3600_fetch group's mirror_url (the last group of the file to name one)
+        before, group, rest = params_path.read_text().rpartition("\nxm3600_fetch:\n")
+        text = before + group + re.sub(r"(?m)^  mirror_url:.*$", f"  mirror_url: {server.url}", rest, count=1)
         params_path.write_text(text)
         assert yaml.safe_load(text)["xm3600_fetch"]["mirror_url"] == server.url
 
