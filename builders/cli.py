@@ -51,7 +51,7 @@ from babelforge.core.runs import (
     run_outputs,
     tracked_outputs,
 )
-from babelforge.core.stages import Stage, flag_argument, load, outputs, setting_groups
+from babelforge.core.stages import Stage, flag_argument, load, named_settings, outputs, setting_groups
 
 # The CPU-pinned commands, from the command table (tests/test_reproducibility.py empties it to
 # measure what the pin changes).
@@ -304,10 +304,14 @@ def command_inputs(stage: Stage, parser: argparse.ArgumentParser, args: argparse
     values = config_values(config, stage.config.GROUP)
     found = [filled(dep, values) for dep in stage.deps]
     found += [str(path) for path in stage.view_files(config)] if stage.languages else []
-    # a flag naming an output is no input (eval_report's --metrics)
+    # a flag setting what the declaration writes is no input (--summary, --metrics; labels' --languages)
+    written = [*stage.outs, *stage.metrics, *(plot.path for plot in stage.plots)]
+    output_settings = {key for path in written for key in named_settings(path)}
     not_inputs = {parser._option_string_actions["--out"].dest, "params", *stage.ad_hoc_outputs}
     for action in parser._actions:
         if action.metavar not in PATH_METAVARS or action.dest in not_inputs:
+            continue
+        if setting_key(stage, action.dest) in output_settings:
             continue
         value = getattr(args, action.dest, None)
         if value is None:
