@@ -241,7 +241,9 @@ def test_hub_ids_and_folders_pass_the_model_flag(tmp_path):
     with pytest.raises(BabelforgeError, match=r"^model folder .*: no family recognises its files .*; model families: "):
         model_spec(str(tmp_path))  # a folder of no model: said while the flags are read
     (tmp_path / "config.json").write_text("{}")  # a transformers folder
-    assert model_spec(f"{tmp_path}@x") == {"id": str(tmp_path), "revision": "x"}
+    assert model_spec(str(tmp_path)) == {"id": str(tmp_path), "revision": None}
+    with pytest.raises(BabelforgeError, match=r"is a local folder, loaded as its files are now .*; drop @x"):
+        model_spec(f"{tmp_path}@x")  # a folder has no revisions: the pin is refused, not dropped
     assert model_spec("openai/clip-vit-base-patch32@3d74acf") == {
         "id": "openai/clip-vit-base-patch32",
         "revision": "3d74acf",

@@ -163,7 +163,7 @@ def test_cider_cli_empty_reference_cells_are_no_references(tmp_path):
 def test_correlate_refuses_a_one_level_scale(tmp_path, capsys):
     table = write_tsv(tmp_path / "x.tsv", ["a", "b"], [(1, 2), (2, 3), (3, 1)])
     assert main(["eval_correlate", str(table), "--x", "a", "--y", "b", "--scale-m", "1"]) == 1
-    assert "at least 2 levels" in capsys.readouterr().err
+    assert "--scale-m is 1; it must be at least 2" in capsys.readouterr().err  # the number rule of the flag
 
 
 def test_correlate_doubled_p_only_on_request_and_labelled(tmp_path, capsys):
