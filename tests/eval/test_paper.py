@@ -259,3 +259,57 @@ def test_the_command_end_to_end_on_a_run_json(tmp_path, capsys):
     assert error.count("\n") == 1 and "no paper model 'XX B-32'" in error
     assert main(["eval_paper", "--run", str(run), "--task", "retrieval"]) == 1
     assert "pair one by hand with --as" in capsys.readouterr().err
+
+
+def test_an_alias_that_names_the_specs_own_pair_pairs_it_once(zeroshot):
+    """`--as OC B-32=<its spec's model>` says what the spec already says: one pair (matched by --as),
+    so each of our rows is compared once and the group means count each language once."""
+    scores, _ = zeroshot
+    rows = [{"task": "zeroshot", **zeroshot_row(OC, lang, 0.5, 738)} for lang in ("deu_Latn", "afr_Latn")]
+    models = read_models("babel-imagenet")
+    aliases = parse_aliases([f"OC B-32={OC}"])
+    assert match_models(models, {OC}, aliases) == [(OC, "OC B-32", "--as")]
+    found = compare(rows, scores, models, "zeroshot", aliases)
+    assert sorted((r["lang"], r["matched_by"]) for r in found) == [("afr_Latn", "--as"), ("deu_Latn", "--as")]
+    groups = group_averages(found, scores, models, group_table())
+    assert {(g["group"], g["n_languages"]) for g in groups if g["n_languages"]} == {("high", 1), ("low", 1)}
+
+
+def test_the_setup_text_gives_the_median_of_ours_over_the_papers_class_counts(zeroshot):
+    """German 369 of the paper's 738 classes (0.5), Afrikaans 250 of 303 (0.825), Amharic 85 of 85 (1):
+    the median ours/paper is 0.83 (the paper's over ours would be 1.21)."""
+    scores, _ = zeroshot
+    rows = [
+        {"task": "zeroshot", **zeroshot_row(OC, lang, 0.4, n)}
+        for lang, n in (("deu_Latn", 369), ("afr_Latn", 250), ("amh_Ethi", 85))
+    ]
+    found = compare(rows, scores, read_models("babel-imagenet"), "zeroshot")
+    text = "\n".join(setup_differences(rows, found, "zeroshot", "full", {}, {}))
+    assert "of 3 languages, 1 have the paper's class count, 2 fewer, 0 more (median ours/paper 0.83)" in text
+
+
+def test_retrieval_rows_are_compared_on_text_to_image_recall_at_1():
+    """Our retrieval rows carry t2i_r@1 and i2t_r@1; the papers' Tables 10-12 print text-to-image R@1,
+    so each row is paired with the paper's number on the same caption set and language."""
+    scores, unmapped = paper_scores("babel-imagenet", "retrieval", resolve)
+    assert unmapped == [] and {s["metric"] for s in scores} == {"t2i_r@1"}
+    rows = [
+        {"task": "retrieval", "model": OC, "dataset": dataset, "lang": "deu_Latn", "t2i_r@1": 0.6, "i2t_r@1": 0.1}
+        for dataset in ("xm3600", "xtd")
+    ]
+    found = compare(rows, scores, read_models("babel-imagenet"), "retrieval")
+    by = {r["dataset"]: r for r in found}
+    assert sorted(by) == ["xm3600", "xtd"]
+    assert (by["xm3600"]["ours"], by["xm3600"]["paper"]) == (60.0, 63.68)  # Table 11, OC B-32, de
+    assert by["xtd"]["paper"] == 54.5 and by["xtd"]["diff"] == pytest.approx(5.5)  # Table 12
+    assert all(r["metric"] == "t2i_r@1" for r in found)
+
+
+def test_the_plan_counts_the_hours_of_every_paper_model_ready_or_not():
+    scores, unmapped = paper_scores("babel-imagenet", "zeroshot", resolve)
+    models = read_models("babel-imagenet")
+    nothing_cached = plan(models, scores, unmapped, "zeroshot", lambda repo, commit, name: False)
+    work = nothing_cached["work"]
+    assert len(models) == 12 and not any(e["ready"] for e in nothing_cached["models"])
+    assert work["gpu_hours_ready"] == 0
+    assert work["gpu_hours_all"] == pytest.approx(12 * work["gpu_hours_per_model"])
