@@ -215,3 +215,43 @@ def test_fp16_on_gpu(text_dirs, tiny_clip_dir):
         assert np.abs(gpu.encode_texts(texts) - cpu.encode_texts(texts)).max() < 1e-2, family
         images = [Image.new("RGB", (50, 40), (200, 10, 10))]
         assert np.abs(gpu.encode_images(images) - cpu.encode_images(images)).max() < 1e-2, family
+
+
+def with_settings(folder, copy, file, **settings):
+    """A copy of the checkpoint `folder` at `copy` with `settings` written into its JSON `file`."""
+    import json
+    import shutil
+
+    shutil.copytree(folder, copy)
+    path = copy / file
+    path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8")) | settings), encoding="utf-8")
+    return copy
+
+
+def test_mclip_counts_cut_texts_when_its_tokenizer_states_the_limit(tiny_mclip_dir, tiny_clip_dir, tmp_path):
+    """Real XLM-R tokenizers state 512 tokens (model_max_length): a text past it is still counted as
+    cut, and the vectors are the library's with the texts cut at that limit."""
+    stated = with_settings(tiny_mclip_dir, tmp_path / "mclip", "tokenizer_config.json", model_max_length=POSITIONS)
+    model = load_model(f"{stated}+{tiny_clip_dir}", device="cpu")
+    assert model.max_text_length == POSITIONS and model.tokenizer.model_max_length == POSITIONS
+    texts = ["a dog", LONG]
+    assert model.token_lengths(texts)[1] > POSITIONS
+    ours = model.encode_texts(texts)
+    assert model.truncated_texts == 1 and model.count_truncated(texts) == 1
+    assert np.abs(ours - mclip_reference(stated, texts, max_length=POSITIONS)).max() <= 1e-6
+
+
+def test_st_counts_tokens_of_the_lower_cased_text_its_model_reads(tiny_st_dir, tiny_clip_dir, tmp_path):
+    """A sentence-transformers model saved with do_lower_case reads "UNE PHOTO D'UN CHAT NOIR" as "une
+    photo d'un chat noir": 16 tokens, all it reads, so not cut (the upper-case spelling would be 18).
+    The counts are of what it reads, and the vectors are the library's own."""
+    lower = with_settings(tiny_st_dir, tmp_path / "st", "sentence_bert_config.json", do_lower_case=True)
+    model = load_model(f"{lower}+{tiny_clip_dir}", device="cpu")
+    assert model.model[0].do_lower_case
+    texts = ["UNE PHOTO D'UN CHAT NOIR", "A PHOTO OF A DOG " * POSITIONS]
+    assert model.token_lengths(texts) == model.token_lengths([text.lower() for text in texts])
+    assert model.token_lengths(texts)[0] == POSITIONS
+    ours = model.encode_texts(texts)
+    assert model.truncated_texts == 1
+    assert np.abs(ours - st_reference(lower, texts)).max() <= 1e-6
+    assert np.abs(ours - st_reference(lower, [text.lower() for text in texts])).max() <= 1e-6
