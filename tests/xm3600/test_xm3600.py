@@ -501,3 +501,17 @@ def test_a_card_made_from_captions_without_attributions_says_so(built, tmp_path)
     paths = Paths(xm3600=str(root / "xm3600"), hub=str(tmp_path / "hub2"), audit=str(tmp_path / "audit"))
     readme = (build_card(spec("xm3600"), paths, registry()) / "README.md").read_text(encoding="utf-8")
     assert "This build's rows carry no" not in readme  # the fixture's rows carry them
+
+
+def test_a_language_at_exactly_the_script_mismatch_limit_passes():
+    """2 of 8 Russian captions (25 %) in Latin letters: within a 25 % limit, past a 24 % one."""
+    records = [fixture_record(i) for i in range(4)]
+    records[2]["ru"]["caption"] = ["a photo in Latin letters", "another one"]
+    records[2]["ru"]["caption/tokenized"] = records[2]["ru"]["caption"]
+    parsed = parse_lines(fixture_text(records).splitlines())
+    at_limit = validate(parsed, scripts(), max_script_mismatch=0.25)
+    assert at_limit.script_mismatches == {"ru": 2} and at_limit.captions_per_language["ru"] == 8
+    assert at_limit.problems == []
+    assert validate(parsed, scripts(), max_script_mismatch=0.24).problems == [
+        "2 of 8 ru captions are mostly in a script the language is not written in (more than 24%)"
+    ]
