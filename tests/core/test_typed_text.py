@@ -37,6 +37,9 @@ from babelforge.core.typed_text import shown, value_problem
         ("می\u200cخواهم", None),  # Persian spelling
         ("क्\u200dष", None),  # Devanagari half form: the virama before the joiner is a Devanagari mark
         ("é\u0301\u200db", "holds a zero-width joiner"),  # a combining accent looked through: Latin before it
+        # the letter nearest before the joiner decides, not the first of the text
+        ("a می\u200cخو", None),  # a Latin word, then Persian spelling
+        ("می a\u200db", "holds a zero-width joiner (U+200D) outside a script"),  # Persian, then a Latin joiner
         ("x" * 10, None),
         ("x" * 11, "has 11 characters; at most 10"),
     ],
