@@ -20,7 +20,11 @@ whose output depends on its batch (padding in a GPU kernel) gives the same bytes
   lost node) is restarted up to `max_restarts` times and the chunks it had in flight are retried
   up to `max_task_retries` times; the stage log counts the restarts. What the actors load (models,
   an image folder) they check first (`model_paths` of the worker class): a node without it is one
-  line naming the node and the path.
+  line naming the node and the path. The driver never waits forever (the stall guard): a pool the
+  live nodes can no longer hold (an actor restarted after its node was lost, every other CPU
+  taken) stops once its chunks stop coming back, and any pool stops after `stall_floor` seconds,
+  or `stall_factor` times the slowest chunk if longer, with no chunk back; one line says what is
+  pending and what the cluster has, and the shards written are kept for the rerun.
 
 This process always does the writing, so the shard directory (a DVC output) lives where the
 stage runs, whichever machines did the work. Connecting to a cluster fails fast, in one line: the
@@ -86,6 +90,18 @@ class RunnerConfig:
     local_cpus: int | None = setting(None, "ray: CPUs of a local Ray started here (null: every core)", minimum=1)
     max_restarts: int = setting(3, "ray: restarts of an actor whose process died (-1: no limit, 0: none)", minimum=-1)
     max_task_retries: int = setting(3, "ray: retries of a chunk whose actor died (-1: no limit, 0: none)", minimum=-1)
+    # a stall is stopped, never waited out: a pool the live nodes cannot hold stops once the chunks stop coming
+    # (stall_guard); any pool stops after this long with no chunk back
+    stall_factor: float = setting(
+        20.0,
+        "ray: the stage stops when no chunk has come back for this many times the slowest chunk so far",
+        minimum=1,
+    )
+    stall_floor: float = setting(
+        900.0,
+        "ray: seconds with no chunk back the stage always allows (model loads before the first chunk included)",
+        above=0,
+    )
 
     def __post_init__(self):
         if min(self.batch_size, self.concurrency, self.shard_size) < 1:
@@ -603,6 +619,113 @@ def _actor_pool(worker, args, config) -> list:
     return [actor.remote(worker, args) for _ in range(config.concurrency)]
 
 
+# How often the driver looks up from its wait for chunks, to tell slow work from a stall.
+STALL_POLL_S = 1.0
+# A pool the live nodes cannot hold (an actor restarted after its node was lost, with every other
+# CPU taken) stops after this long with no chunk back, or twice the slowest chunk if that is longer
+# (a chunk still in progress on a live actor comes back first).
+UNPLACEABLE_GRACE_S = 10.0
+
+
+def actor_need(config: RunnerConfig) -> dict[str, float]:
+    """The resources one actor of the pool needs, as Ray names them (only those it needs)."""
+    need = {"CPU": config.num_cpus, "GPU": config.num_gpus}
+    return {name: amount for name, amount in need.items() if amount > 0}
+
+
+def actors_that_fit(nodes: list[Mapping[str, Any]], need: Mapping[str, float]) -> int | None:
+    """How many actors needing `need` each the live nodes of `nodes` (`ray.nodes()`) hold with nothing
+    else on them; an actor is placed on one node, so each node counts whole actors. None: no limit
+    (an actor that needs nothing)."""
+    if not need:
+        return None
+    return sum(
+        min(int((node.get("Resources", {}).get(name, 0.0) + 1e-9) // amount) for name, amount in need.items())
+        for node in nodes
+        if node.get("Alive")
+    )
+
+
+def stall_window(config: RunnerConfig, slowest_chunk: float) -> float:
+    """Seconds with no chunk back after which any pool is stalled: `stall_factor` times the slowest
+    chunk so far, never under `stall_floor` (before the first chunk, only the floor: model loads)."""
+    return max(config.stall_floor, config.stall_factor * slowest_chunk)
+
+
+def unplaceable_window(config: RunnerConfig, slowest_chunk: float) -> float:
+    """Seconds with no chunk back after which a pool the live nodes cannot hold is stalled."""
+    return min(max(UNPLACEABLE_GRACE_S, 2 * slowest_chunk), stall_window(config, slowest_chunk))
+
+
+def stall_kind(idle: float, slowest_chunk: float, config: RunnerConfig, fits: int | None) -> str | None:
+    """Whether `idle` seconds with no chunk back is a stall: "unplaceable" (the live nodes hold only
+    `fits` of the pool's actors), "no progress" (past stall_window), or None (wait on)."""
+    if fits is not None and fits < config.concurrency and idle >= unplaceable_window(config, slowest_chunk):
+        return "unplaceable"
+    if idle >= stall_window(config, slowest_chunk):
+        return "no progress"
+    return None
+
+
+def _amounts(resources: Mapping[str, float], names: Iterable[str]) -> str:
+    return ", ".join(f"{name} {resources.get(name, 0.0):g}" for name in names)
+
+
+def stall_message(
+    kind: str,
+    idle: float,
+    slowest_chunk: float,
+    config: RunnerConfig,
+    nodes: list[Mapping[str, Any]],
+    available: Mapping[str, float],
+    waiting: tuple[int, int],
+    written: int,
+) -> str:
+    """The one line a stalled pool stops with: what is pending (`waiting`: chunks, shards), what the
+    pool needs, what the live nodes have (in all and free now), what is kept and what to do."""
+    need = actor_need(config) or {"CPU": 0.0}
+    live = [node for node in nodes if node.get("Alive")]
+    total: dict[str, float] = {}
+    for node in live:
+        for name in need:
+            total[name] = total.get(name, 0.0) + node.get("Resources", {}).get(name, 0.0)
+    lost = len(nodes) - len(live)
+    cluster = (
+        f"the cluster has {_amounts(total, need)} on {len(live)} live node(s)"
+        + (f" ({lost} lost)" if lost else "")
+        + f", {_amounts(available, need)} free"
+    )
+    pending = (
+        f"{waiting[0]} chunk(s) of {waiting[1]} shard(s) pending on a pool of {config.concurrency} actor(s) "
+        f"needing {_amounts(need, need)} each"
+    )
+    kept = f"the {written} shard(s) written are kept and a rerun does the rest"
+    if kind == "unplaceable":
+        fits = actors_that_fit(nodes, actor_need(config))
+        return (
+            f"ray: no chunk back for {idle:.0f} s and the live nodes hold only {fits} of the pool's actors: {pending}; "
+            f"{cluster}; {kept} (add a node or lower runner.concurrency to {max(fits or 0, 1)}: "
+            "docs/guides/ray-cluster.md)"
+        )
+    return (
+        f"ray: no chunk back for {idle:.0f} s (runner.stall_floor {config.stall_floor:g} s, runner.stall_factor "
+        f"{config.stall_factor:g} x the slowest chunk {slowest_chunk:.1f} s): {pending}; {cluster}; {kept} "
+        f"(a hung worker or a cluster busy with other work: Ray's messages are in {ray_log_path()})"
+    )
+
+
+def _stall_check(idle: float, slowest_chunk: float, config: RunnerConfig) -> tuple[str, list, dict] | None:
+    """Ask the cluster (only once `idle` could be a stall) whether the pool is stalled: the kind,
+    with the nodes and free resources it was judged on, or None."""
+    if idle < unplaceable_window(config, slowest_chunk):
+        return None
+    import ray
+
+    nodes = ray.nodes()
+    kind = stall_kind(idle, slowest_chunk, config, actors_that_fit(nodes, actor_need(config)))
+    return (kind, nodes, ray.available_resources()) if kind else None
+
+
 def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
     """The driver reads each shard (here, where its files are), cuts it into chunks and sends them
     to one actor through the object store, `AHEAD_PER_ACTOR` shards per actor at most; it writes a
@@ -654,8 +777,17 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
                     load[target] -= 1
 
             feed()
+            last_back, slowest = time.monotonic(), 0.0  # the stall guard's clock and scale
             while in_flight:
-                done, _ = ray.wait(list(in_flight), num_returns=1)
+                done, _ = ray.wait(list(in_flight), num_returns=1, timeout=STALL_POLL_S)
+                if not done:
+                    idle = time.monotonic() - last_back
+                    if stalled := _stall_check(idle, slowest, config):
+                        kind, nodes, available = stalled
+                        waiting = (len(in_flight), len({index for index, _ in in_flight.values()}))
+                        line = stall_message(kind, idle, slowest, config, nodes, available, waiting, stats.shards)
+                        raise BabelforgeError(line)
+                    continue
                 try:
                     value = ray.get(done[0])
                 except Exception as error:
@@ -663,6 +795,7 @@ def _run_ray(pending: list, worker, args, config, write, progress) -> RunStats:
                     _keep_what_came_back(in_flight, accept)
                     raise _ray_failure(error, config) from None
                 accept(done[0], value)
+                last_back, slowest = time.monotonic(), max(slowest, value[1])
                 feed()
         stats.seconds = time.monotonic() - stats.started
         return stats

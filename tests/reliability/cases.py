@@ -680,6 +680,18 @@ CASES: list[Case] = [
         "eval.runner.connect_timeout is nan; it must be a finite number above 0",
     ),
     Case(
+        "params-stall-factor-below-one",
+        "a Ray stall factor under 1 (the stage would stop while a chunk as slow as the slowest so far is in progress)",
+        ("captions_translate", "--set", "captions.runner.stall_factor=0.5"),
+        "captions.runner.stall_factor is 0.5; it must be at least 1",
+    ),
+    Case(
+        "params-zero-stall-floor-eval",
+        "the evaluation runner's stall floor set to 0 (no time at all for the model loads)",
+        ("eval_zeroshot", "--set", "eval.runner.stall_floor=0"),
+        "eval.runner.stall_floor is 0.0; it must be above 0",
+    ),
+    Case(
         "params-duplicate-key",
         "labels.min_classes written twice in params.yaml (the last won silently: 5,961 labels in 9 languages)",
         ("labels", "--params", "CASE/params.yaml"),
