@@ -7,8 +7,6 @@ captions. `selected.parquet` and `quality.json` (captions_select) are single fil
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,6 @@ from typing import Any
 from babelforge.captions.readers import REFERENCES_COLUMN
 from babelforge.core import shards
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import sha256_file
 from babelforge.core.languages import read_registry, registry
 
 SOURCE_DIR = "source"
@@ -70,18 +67,6 @@ def write_side_shards(directory: Path, shard, table, sort_by: Sequence[str], par
         return False
     shards.write_shard(directory, shard, table, params_hash, "", sort_by=sort_by)
     return True
-
-
-def directory_sha256(path: str | os.PathLike) -> str:
-    """One sha256 over a model folder's files (relative name and content hash, in name order)."""
-
-    root = Path(path)
-    if root.is_file():
-        return sha256_file(root)
-    digest = hashlib.sha256()
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(f"{file.relative_to(root).as_posix()}\t{sha256_file(file)}\n".encode())
-    return digest.hexdigest()
 
 
 def flagged_by_language(directory: Path, column: str) -> dict[str, int]:

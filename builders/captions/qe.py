@@ -28,6 +28,7 @@ import yaml
 from babelforge.core.determinism import KIWI_DECIMALS, rounded
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory
+from babelforge.core.model_identity import display_name
 from babelforge.core.progress import progress
 
 KIWI_HUB_ID = "Unbabel/wmt22-cometkiwi-da"
@@ -71,8 +72,9 @@ def resolve_checkpoint(model: str, revision: str | None = None) -> tuple[Path, d
             )
         if not (checkpoint.parents[1] / "hparams.yaml").is_file():
             raise BabelforgeError(f"{checkpoint.parents[1]}: no hparams.yaml beside checkpoints/ (COMET layout)")
-        # Identified by its weights once loaded (`load_kiwi`).
-        return checkpoint, {"path": str(model)}
+        # Identified by its weights once loaded (`load_kiwi`), shown by its folder's name: never
+        # the path as spelled, so the same checkpoint at any path makes the same bytes.
+        return checkpoint, {"name": display_name(checkpoint.parents[1])}
 
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
@@ -146,7 +148,7 @@ def load_kiwi(model: str, revision: str | None = None):
             "or point captions.tag.kiwi_model at a valid checkpoint"
         ) from None
     scorer.eval()
-    if "path" in record:
+    if "name" in record:
         record = {**record, "weights_sha256": weights_sha256(scorer)}
     return scorer, record
 

@@ -113,7 +113,7 @@ def run(config: Config) -> int:
         (for_every_node(config), source_code, targets),
         config.runner,
         params_hash=shards.stable_hash(params),
-        model_hash=shards.stable_hash(model),
+        model_hash=shards.model_hash(model),
         sort_by=KEY,
         desc="captions_translate",
         provenance=record,

@@ -13,10 +13,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from babelforge.captions.layout import directory_sha256
 from babelforge.captions.translate import hypotheses_table, translate_nbest
 from babelforge.core import shards
 from babelforge.core.errors import BabelforgeError
+from babelforge.core.model_identity import content_of, local_model_record
 from babelforge.core.runners import model_path
 from babelforge.translation.nllb import NllbTranslator
 
@@ -75,21 +75,17 @@ def language_codes(config, registry) -> tuple[str, dict[str, str]]:
 
 
 def model_record(config) -> dict[str, Any]:
-    """What identifies the translator without loading it: its files' hashes and its settings
-    (no hash where the folder is missing: the translator then says so when it loads)."""
+    """What identifies the translator without loading it: its folder's name and content hash
+    (`local_model_record`, never the path as spelled) and its settings (no hash where the folder
+    is missing: the translator then says so when it loads)."""
 
-    path = config.paths.nllb_model
-    return {
-        "model": path,
-        "sha256": directory_sha256(path) if Path(path).exists() else None,
-        **config.translator_kwargs(),
-    }
+    return {**local_model_record(config.paths.nllb_model), **config.translator_kwargs()}
 
 
 def settings_key(params: dict[str, Any], model: dict[str, Any]) -> str:
     """One hash of what a translate rate depends on (`shard_params`, `model_record`: targets, beam,
     hypotheses, the model): the rate a run records holds for a plan with the same key."""
-    return shards.stable_hash({"params": params, "model": model})
+    return shards.stable_hash({"params": params, "model": content_of(model)})
 
 
 def shard_params(config, source_code: str, targets: dict[str, str]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from typing import Any
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import sha256_file, write_json, write_table
+from babelforge.core.model_identity import content_of
 
 SHARD_PATTERN = re.compile(r"^shard-(\d{5,})\.(parquet|json)$")
 
@@ -91,6 +92,12 @@ def stable_hash(value: Any) -> str:
     """sha256 of a JSON-able value's canonical text (sorted keys): params, model records."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def model_hash(record: dict[str, Any]) -> str:
+    """A manifest's `model_hash`: the model record's content (`content_of`: its hashes and settings),
+    not its display name, so the same model at any path or name keeps the shards current."""
+    return stable_hash(content_of(record))
 
 
 def table_hash(table) -> str:
