@@ -35,7 +35,7 @@ from babelforge.core.determinism import runtime
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
-from babelforge.core.runners import record_rate, run_sharded
+from babelforge.core.runners import check_ray_address, record_rate, run_sharded
 from babelforge.core.shards import read_shard
 from babelforge.core.stages import Stage
 
@@ -65,6 +65,8 @@ def tag_inputs(data, index: int):
 
 def run(config: Config) -> int:
 
+    if config.runner.runner == "ray":  # a wrong cluster address is one line in seconds, before COMETKiwi loads
+        check_ray_address(config.runner)
     # Loaded here first so a missing or gated model stops the stage before any shard; the local
     # runner's worker gets the same object back (kiwi_scorer keeps it per process).
     kiwi, kiwi_record = kiwi_scorer(
@@ -100,7 +102,7 @@ def run(config: Config) -> int:
         (for_every_node(config) if runner.runner == "ray" else config, in_play),
         runner,
         params_hash=shards.stable_hash(params),
-        model_hash=shards.stable_hash(kiwi_record),
+        model_hash=shards.model_hash(kiwi_record),
         sort_by=KEY,
         desc="captions_tag",
         provenance=record,

@@ -28,7 +28,8 @@ whose output depends on its batch (padding in a GPU kernel) gives the same bytes
 
 This process always does the writing, so the shard directory (a DVC output) lives where the
 stage runs, whichever machines did the work. Connecting to a cluster fails fast, in one line: the
-address is asked first whether it answers (`connect_timeout`) and takes the token; Ray's own
+address is asked first whether it answers (`connect_timeout`), is Ray (something else answering
+there is one line at once: check_ray_address) and takes the token; Ray's own
 messages go to a log file (ray_log_path), the terminal keeps the stage's lines.
 """
 
@@ -38,6 +39,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -450,6 +452,48 @@ def _silence(address: str, host: str, port: int, timeout: float) -> str | None:
     return f"ray: no cluster answered at {address} ({reason}){_loopback_hint(host)} (docs/guides/ray-cluster.md)"
 
 
+# What a gRPC client (Ray's GCS and client server speak gRPC) sends first: HTTP/2's connection
+# preface and an empty SETTINGS frame. A gRPC server answers with its own SETTINGS frame at once.
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+# How long the first bytes of an answer are waited for: a server that is not Ray answers at once; one
+# that answers nothing in this time is left to the Ray question (`_token_problem`, connect_timeout).
+FIRST_ANSWER_S = 1.0
+
+
+def foreign_answer(first: bytes) -> str | None:
+    """What answered an HTTP/2 preface, when it is not an HTTP/2 (gRPC) server: the start of its
+    answer as one printable line (an HTML page's text without its tags); None for an HTTP/2 SETTINGS
+    frame (its 9-byte header: length, type 4, flags, stream 0) or for no answer at all (nothing to judge)."""
+    if not first or (len(first) >= 9 and first[3] == 4 and first[5:9] == bytes(4)):
+        return None
+    text = re.sub(r"<[^>]*>", " ", first.decode("latin-1"))
+    text = " ".join("".join(char if char.isprintable() or char.isspace() else "?" for char in text).split())
+    return text[:100] or f"{len(first)} bytes that are not HTTP/2"
+
+
+def _not_ray(address: str, host: str, port: int, timeout: float) -> str | None:
+    """The one line when what listens at `address` answers a gRPC client's first bytes with
+    something else (a web server's `505`): known in milliseconds, where Ray's clients retry until
+    `connect_timeout`. Skipped under TLS (RAY_USE_TLS), where the first answer is TLS's."""
+    if os.environ.get("RAY_USE_TLS", "").lower() in ("1", "true"):
+        return None
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as connection:
+            connection.sendall(HTTP2_PREFACE)
+            connection.settimeout(min(timeout, FIRST_ANSWER_S))
+            first = connection.recv(1024)
+    except OSError:  # no answer in time, or the line dropped: the Ray question decides
+        return None
+    answer = foreign_answer(first)
+    if answer is None:
+        return None
+    return (
+        f"ray: no cluster answered at {address}: something that is not Ray answers there ({answer!r}); "
+        "check the address and port (the head's GCS, 6379 by default, or ray://<head>:10001) "
+        "(docs/guides/ray-cluster.md)"
+    )
+
+
 def _token_problem(address: str, host: str, port: int, timeout: float) -> str | None:
     """Ask the cluster once whether it takes this client's token (a second, where ray.init retries
     for 20-30 s behind a screen of warnings before it says so); the one line if it does not, or if
@@ -518,6 +562,32 @@ def _no_local_node(address: str) -> str | None:
     )
 
 
+def check_ray_address(config: RunnerConfig) -> None:
+    """Ask the cluster Ray would connect to (`config.address`, else $RAY_ADDRESS; nothing for a local
+    Ray) whether it answers, is Ray and takes the token (ray_auth_environment): one line when not.
+    connect_ray asks first; a stage that loads a model before its runner connects asks before it
+    loads, so a wrong address stops it in seconds, not after the model."""
+    address = ray_init_options(config)["address"]
+    endpoint = None if address == "local" else _endpoint(address)
+    if endpoint is None:
+        return
+    try:
+        import ray  # noqa: F401  (the token question and the node lookup use Ray's own clients)
+    except ImportError:
+        raise BabelforgeError("runner ray needs Ray: pip install -c constraints.txt '.[ray]'") from None
+    with ray_output_to_log():
+        _use_ray_auth(ray_auth_environment())
+        timeout = config.connect_timeout
+        problem = (
+            _silence(address, *endpoint, timeout)
+            or _not_ray(address, *endpoint, timeout)
+            or _token_problem(address, *endpoint, timeout)
+            or _no_local_node(address)
+        )
+    if problem:
+        raise BabelforgeError(problem)
+
+
 def connect_ray(config: RunnerConfig) -> bool:
     """`ray.init` to `config.address` or $RAY_ADDRESS (with the cluster's token, if one is at hand:
     ray_auth_environment), else a local Ray (no dashboard). True when this call started Ray (the
@@ -535,15 +605,8 @@ def connect_ray(config: RunnerConfig) -> bool:
         if options["address"] == "local":
             ray.init(**options)
             return True
-        _use_ray_auth(ray_auth_environment())
-        address, endpoint = options["address"], _endpoint(options["address"])
-        if endpoint is not None:
-            problem = _silence(address, *endpoint, config.connect_timeout) or _token_problem(
-                address, *endpoint, config.connect_timeout
-            )
-            problem = problem or _no_local_node(address)
-            if problem:
-                raise BabelforgeError(problem)
+        check_ray_address(config)
+        address = options["address"]
         for attempt in range(1, CLIENT_SERVER_TRIES + 1):
             try:
                 ray.init(**options)

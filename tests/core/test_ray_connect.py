@@ -1,0 +1,90 @@
+"""Connect checks that answer at once (issue 47 item 3): a port where something that is not Ray
+answers (a web server replying 505 to gRPC's first bytes) stops the stage in about a second with
+one line, not after `connect_timeout`; captions_tag asks the address before it loads COMETKiwi;
+a real Ray head's GCS and client server pass the check."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from babelforge.cli import main
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.runners import HTTP2_PREFACE, RunnerConfig, check_ray_address, foreign_answer
+from tests.loopback import LoopbackServer, serving
+
+from .ray_cluster import loopback_cluster
+
+SETTINGS_FRAME = bytes([0, 0, 6, 4, 0, 0, 0, 0, 0]) + bytes([0, 3, 0, 0, 0, 100])  # what a gRPC server sends first
+
+
+def test_an_http2_settings_frame_is_ray_and_anything_else_is_named():
+    assert foreign_answer(SETTINGS_FRAME) is None
+    assert foreign_answer(b"") is None  # nothing answered: the Ray question decides
+    assert foreign_answer(b"HTTP/1.0 505 HTTP Version Not Supported\r\nServer: x\r\n") == (
+        "HTTP/1.0 505 HTTP Version Not Supported Server: x"
+    )
+    page = b"<html>\n <title>Error response</title>\n <p>Error code: 505</p>\n</html>"
+    assert foreign_answer(page) == "Error response Error code: 505"  # an HTML page's text, one line
+    assert foreign_answer(b"\x15\x03\x01\x00\x02\x02\x46") == "??????F"  # a TLS alert, made printable
+    assert foreign_answer(HTTP2_PREFACE[-9:]) is None  # a SETTINGS frame of no settings
+
+
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_a_web_server_on_the_port_is_one_line_in_about_a_second(scheme):
+    pytest.importorskip("ray")
+    with serving(LoopbackServer()) as server:
+        address = f"{scheme}127.0.0.1:{server.server_address[1]}"
+        began = time.monotonic()
+        with pytest.raises(BabelforgeError) as raised:
+            check_ray_address(RunnerConfig(runner="ray", address=address, connect_timeout=20))
+        seconds = time.monotonic() - began
+    message = str(raised.value)
+    assert message.startswith(f"ray: no cluster answered at {address}: something that is not Ray answers there")
+    assert "505" in message and "\n" not in message
+    assert seconds < 2, seconds  # Ray's clients would retry for the whole connect_timeout (20 s)
+
+
+def test_captions_tag_asks_the_cluster_before_it_loads_cometkiwi(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("ray")
+    from babelforge.captions import tag_stage
+
+    loaded = []
+    monkeypatch.setattr(tag_stage, "kiwi_scorer", lambda *args: loaded.append(args))
+    with serving(LoopbackServer()) as server:
+        address = f"127.0.0.1:{server.server_address[1]}"
+        began = time.monotonic()
+        code = main(
+            ["captions_tag", "--set", "captions.runner.runner=ray", "--set", f"captions.runner.address={address}"]
+            + ["--out", str(tmp_path / "data")]
+        )
+        seconds = time.monotonic() - began
+    assert code == 1 and not loaded
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert errors == [errors[0]] and errors[0].startswith(
+        f"babelforge captions_tag: error: ray: no cluster answered at {address}"
+    )
+    assert seconds < 5, seconds
+
+
+@pytest.mark.slow
+def test_a_real_head_passes_the_check_by_both_routes(monkeypatch):
+    """The GCS (head:port) and the Ray client server (ray://) of a real head answer gRPC's first
+    bytes with HTTP/2: the check lets them through (and asks the token, which this client has)."""
+    pytest.importorskip("ray")
+    cluster = loopback_cluster()
+    try:
+        cluster.start(client=True)
+        for name, value in cluster.environment(cluster.root / "driver").items():
+            if name.startswith("RAY_") or name == "HOME":
+                monkeypatch.setenv(name, value)
+        began = time.monotonic()
+        check_ray_address(RunnerConfig(runner="ray", address=cluster.client_address, connect_timeout=20))
+        assert time.monotonic() - began < 5
+        try:  # a GCS address: the answer is Ray's; only the node check may refuse a driver on no node
+            check_ray_address(RunnerConfig(runner="ray", address=cluster.address, connect_timeout=20))
+        except BabelforgeError as error:
+            assert "this machine runs no node" in str(error)
+    finally:
+        cluster.stop()
