@@ -374,3 +374,23 @@ def calibration_table(
 def brier_score(judged: Sequence[tuple[float, bool]]) -> float:
     """Mean squared difference between p_correct and the judgement (1 right, 0 wrong): lower is better."""
     return round(sum((p - right) ** 2 for p, right in judged) / len(judged), 4)
+
+
+def auc(judged: Sequence[tuple[float, bool]]) -> float:
+    """The chance that a right label has a higher p_correct than a wrong one (ties count half):
+    how well p_correct tells right from wrong, 0.5 for none. nan without both kinds."""
+    right = sorted(p for p, ok in judged if ok)
+    wrong = sorted(p for p, ok in judged if not ok)
+    if not right or not wrong:
+        return float("nan")
+    wins = sum(1.0 if r > w else 0.5 if r == w else 0.0 for r in right for w in wrong)
+    return round(wins / (len(right) * len(wrong)), 4)
+
+
+def spearman(first: Sequence[float], second: Sequence[float]) -> float:
+    """Spearman's rank correlation of two equally long sequences (average ranks for ties)."""
+    from scipy.stats import spearmanr
+
+    if len(first) < 3:
+        return float("nan")
+    return round(float(spearmanr(first, second).statistic), 3)
