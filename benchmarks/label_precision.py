@@ -1,0 +1,257 @@
+"""Check label-quality figures on judged labels (issue 48): the rules' p_correct (issue 37) against
+the learned latent-truth model (latent_truth.py), on the two judged sets.
+
+Run from the repo root: `.venv/bin/python benchmarks/label_precision.py [--data data/babel_imagenet]
+[--judged ../shared/judged/labels_judged_2026-11-25.tsv]`. Prints, for each figure, the reliability
+table, Brier against one constant share, AUC of right vs wrong and the Spearman correlation of the
+per-language figures with the judged shares, the learned accuracy of each source in the ten largest
+languages, and the classes where the model and the rules choose different candidates, with which
+one the judged sets find right; saves it all to benchmarks/results/label_precision.json.
+
+Held out: the model never sees a judged label (it fits on candidates.parquet's agreement structure
+only), so every judged label is held out from the fit. The constant of the Brier baseline is the
+judged share right in the *other* languages (leave-one-language-out), so the baseline does not see
+the labels it predicts either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+from babelforge.babel_imagenet.latent_truth import NOT_A_LABEL, candidate_classes, fit, label_posterior
+from babelforge.babel_imagenet.precision import (
+    UNKNOWN_PRECISION,
+    auc,
+    brier_score,
+    calibration_table,
+    p_correct,
+    spearman,
+)
+
+OWN_JUDGED = Path("tests/babel_imagenet/judged_labels.tsv")
+# outcome -> (our label right, the release's label right)
+OUTCOMES = {
+    "ours_wrong": (False, True),
+    "theirs_wrong": (True, False),
+    "both_ok": (True, True),
+    "both_wrong": (False, False),
+}
+
+
+def read_tsv(path: Path) -> list[dict]:
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    return list(csv.DictReader(lines, delimiter="\t"))
+
+
+def judged_candidates(own: list[dict], shared: list[dict]) -> dict[tuple[str, str, str], bool]:
+    """(lang, wnid, label) -> judged right, from both sets (the shared set judges both labels of a pair)."""
+    judged = {(r["lang"], r["wnid"], r["label"]): r["right"] == "1" for r in own}
+    for row in shared:
+        if row["outcome"] not in OUTCOMES:  # `variant`: two spellings/forms of one name, no verdict on either
+            continue
+        ours_right, theirs_right = OUTCOMES[row["outcome"]]
+        wnid = row["id"].split(":", 1)[1]
+        judged[(row["lang"], wnid, row["ours"])] = ours_right
+        judged[(row["lang"], wnid, row["theirs"])] = theirs_right
+    return judged
+
+
+def leave_one_language_out_constant(pairs: list[tuple[str, float, bool]]) -> list[tuple[float, bool]]:
+    """Each label's constant prediction: the share judged right among the other languages' labels."""
+    right, total = defaultdict(int), defaultdict(int)
+    for lang, _p, ok in pairs:
+        right[lang] += ok
+        total[lang] += 1
+    all_right, all_total = sum(right.values()), sum(total.values())
+    return [((all_right - right[lang]) / (all_total - total[lang]), ok) for lang, _p, ok in pairs]
+
+
+def score(name: str, pairs: list[tuple[str, float, bool]]) -> dict:
+    """The checks of one figure on (lang, p, judged right) triples."""
+    judged = [(p, ok) for _, p, ok in pairs]
+    constant = leave_one_language_out_constant(pairs)
+    by_lang: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for lang, p, ok in pairs:
+        by_lang[lang].append((p, ok))
+    ranked = {lang: rows for lang, rows in by_lang.items() if len(rows) >= 5}
+    estimated = [sum(p for p, _ in rows) / len(rows) for rows in ranked.values()]
+    observed = [sum(ok for _, ok in rows) / len(rows) for rows in ranked.values()]
+    brier, base = brier_score(judged), brier_score(constant)
+    return {
+        "figure": name,
+        "labels": len(pairs),
+        "share_right": round(sum(ok for _, ok in judged) / len(judged), 3),
+        "mean_p": round(sum(p for p, _ in judged) / len(judged), 3),
+        "reliability": calibration_table(judged),
+        "brier": brier,
+        "brier_constant": base,
+        "brier_gain": round(1 - brier / base, 3),
+        "auc": auc(judged),
+        "spearman_languages": spearman(estimated, observed),
+        "languages": {
+            lang: (round(e, 3), round(o, 3), len(ranked[lang])) for lang, e, o in zip(ranked, estimated, observed)
+        },
+    }
+
+
+def compare_choices(model, chosen: list, idx_of: dict, judged: dict) -> dict:
+    """Where the learned model's most likely label of a class differs from the rules' label: how
+    many per language, and which the judged sets find right (classes with a verdict on both)."""
+    best: dict[tuple[str, int], tuple[float, str]] = {}
+    for (lang, idx, label), p in model.posterior.items():
+        if (lang, idx) not in best or (p, label) > best[(lang, idx)]:
+            best[(lang, idx)] = (p, label)
+    changed: dict[str, int] = defaultdict(int)
+    both = rules_right = learned_right = 0
+    before, after = [0, 0], [0, 0]
+    for lang, wnid, label, _p, _src in chosen:
+        top = best.get((lang, idx_of[wnid]))
+        learned_label = (
+            label if top is None or top[0] <= model.posterior.get((lang, idx_of[wnid], label), 0) else top[1]
+        )
+        if (lang, wnid, label) in judged and (lang, wnid, learned_label) in judged:
+            before[0] += judged[(lang, wnid, label)]
+            before[1] += 1
+            after[0] += judged[(lang, wnid, learned_label)]
+            after[1] += 1
+        if learned_label == label:
+            continue
+        changed[lang] += 1
+        if (lang, wnid, label) in judged and (lang, wnid, learned_label) in judged:
+            both += 1
+            rules_right += judged[(lang, wnid, label)]
+            learned_right += judged[(lang, wnid, learned_label)]
+    return {
+        "changed": sum(changed.values()),
+        "changed_by_language": dict(sorted(changed.items(), key=lambda item: (-item[1], item[0]))),
+        "judged_both": both,
+        "rules_right": rules_right,
+        "learned_right": learned_right,
+        "before": f"{before[0]}/{before[1]}",
+        "after": f"{after[0]}/{after[1]}",
+    }
+
+
+def print_score(result: dict) -> None:
+    print(f"\n== {result['figure']}: {result['labels']} judged labels, {100 * result['share_right']:.1f} % right, ")
+    print(f"   mean p {result['mean_p']:.3f}")
+    print("   p_correct bin   labels  predicted  judged right")
+    for low, high, n, predicted, observed in result["reliability"]:
+        print(f"   [{low:.2f}, {high:.2f})   {n:6d}  {predicted:9.3f}  {observed:12.3f}")
+    print(
+        f"   Brier {result['brier']:.4f} vs constant {result['brier_constant']:.4f} "
+        f"({100 * result['brier_gain']:.1f} % lower); AUC {result['auc']:.3f}; "
+        f"Spearman over {len(result['languages'])} languages {result['spearman_languages']:.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="data/babel_imagenet")
+    parser.add_argument("--judged", default="../shared/judged/labels_judged_2026-11-25.tsv")
+    parser.add_argument("--out", default="benchmarks/results/label_precision.json")
+    args = parser.parse_args()
+    data = Path(args.data)
+    candidates = pd.read_parquet(data / "candidates.parquet")
+    labels = pd.read_parquet(data / "labels.parquet")
+    judged = judged_candidates(read_tsv(OWN_JUDGED), read_tsv(Path(args.judged)))
+
+    start = time.perf_counter()
+    items = candidate_classes(candidates.to_dict("records"), skip_langs=["eng_Latn"])
+    model = fit(items)
+    seconds = round(time.perf_counter() - start, 1)
+    print(f"model: {len(items)} classes, {model.iterations} EM iterations, {seconds} s")
+    wnid_of = dict(zip(candidates["class_idx"], candidates["wnid"]))
+    idx_of = {wnid: idx for idx, wnid in wnid_of.items()}
+
+    def learned_p(lang: str, wnid: str, label: str, source: str) -> float:
+        return label_posterior(model, lang, idx_of[wnid], label, source)
+
+    # the labels the build chose (what p_correct and the figure are about)
+    chosen = list(zip(labels["lang"], labels["wnid"], labels["label"], labels["p_correct"], labels["source"]))
+    chosen = [row for row in chosen if isinstance(row[2], str) and row[0] != "eng_Latn"]
+    rules_pairs = [
+        (lang, float(p), judged[(lang, w, lab)]) for lang, w, lab, p, _ in chosen if (lang, w, lab) in judged
+    ]
+    learned_pairs = [
+        (lang, learned_p(lang, w, lab, src), judged[(lang, w, lab)])
+        for lang, w, lab, _, src in chosen
+        if (lang, w, lab) in judged
+    ]
+    # the rules' formula with the learned accuracy as each label's base (in place of trust.py's)
+    kept = candidates[~candidates["set_aside"].isin(NOT_A_LABEL)]
+    class_sources = kept.groupby(["lang", "wnid"])["source"].nunique().to_dict()
+    flags = labels[["ambiguous_source", "is_duplicate", "used_low_precision"]].sum(axis=1) + (
+        labels["rank_reason"] == "mixed_script"
+    )
+    evidence = {
+        (lang, w): (int(n) - 1, max(class_sources.get((lang, w), 1) - int(n), 0), int(f))
+        for lang, w, n, f in zip(labels["lang"], labels["wnid"], labels["n_sources"], flags)
+    }
+
+    def hybrid_p(lang: str, wnid: str, source: str) -> float:
+        rate = model.accuracy.get((lang, source))
+        agreeing, silent, n_flags = evidence[(lang, wnid)]
+        return p_correct(rate.value if rate else UNKNOWN_PRECISION, max(agreeing, 0), silent, n_flags)
+
+    hybrid_pairs = [
+        (lang, hybrid_p(lang, w, src), judged[(lang, w, lab)])
+        for lang, w, lab, _, src in chosen
+        if (lang, w, lab) in judged
+    ]
+    results = [
+        score("rules p_correct (issue 37)", rules_pairs),
+        score("learned (latent truth)", learned_pairs),
+        score("rules' formula on learned accuracies", hybrid_pairs),
+    ]
+    for result in results:
+        print_score(result)
+
+    sizes = labels.groupby("lang").size().drop("eng_Latn", errors="ignore").sort_values(ascending=False)
+    accuracies = {}
+    print("\n== learned accuracy (precision of its first forms) per source, ten largest languages")
+    for lang in sizes.index[:10]:
+        rates = {
+            source: (rate.value, rate.evidence)
+            for (where, source), rate in sorted(model.accuracy.items())
+            if where == lang
+        }
+        accuracies[lang] = rates
+        cells = ", ".join(f"{s} {100 * v:.1f} % (evidence {e:.0f})" for s, (v, e) in rates.items())
+        print(f"   {lang} ({sizes[lang]} labels): {cells}")
+
+    choices = compare_choices(model, chosen, idx_of, judged)
+    print(
+        f"\n== item 3: classes where the learned model's top label differs from the rules' label: {choices['changed']}"
+    )
+    print("   per language: " + ", ".join(f"{lang} {n}" for lang, n in choices["changed_by_language"].items()))
+    print(
+        f"   judged on both labels: {choices['judged_both']} classes; rules right {choices['rules_right']}, "
+        f"learned right {choices['learned_right']}"
+    )
+    print(
+        f"   judged labels right, chosen by the rules: {choices['before']}; "
+        f"chosen by the learned model: {choices['after']} (classes judged on the label each chooses)"
+    )
+
+    report = {
+        "seconds": seconds,
+        "choices": choices,
+        "items": len(items),
+        "iterations": model.iterations,
+        "checks": results,
+    }
+    report["accuracies"] = accuracies
+    Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nsaved {args.out}")
+
+
+if __name__ == "__main__":
+    main()
