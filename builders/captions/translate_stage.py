@@ -45,7 +45,7 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_json
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
-from babelforge.core.runners import record_rate, run_sharded
+from babelforge.core.runners import check_ray_address, record_rate, run_sharded
 from babelforge.core.stages import Stage
 from babelforge.translation.nllb import resolve_compute_type, resolve_device
 
@@ -65,6 +65,8 @@ def run(config: Config) -> int:
     source_lang = registry.get(config.input.source).key
     if not Path(config.paths.nllb_model).exists():  # before any shard is written
         raise BabelforgeError(f"{config.paths.nllb_model}: no NLLB model; run `babelforge nllb` first")
+    if config.runner.runner == "ray":  # a wrong cluster address is one line before any shard is written
+        check_ray_address(config.runner)
     data = Path(config.paths.captions)
     shard_size = config.runner.shard_size
 

@@ -680,6 +680,24 @@ CASES: list[Case] = [
         "eval.runner.connect_timeout is nan; it must be a finite number above 0",
     ),
     Case(
+        "http-ray-address-is-a-web-server",
+        "a Ray address where a web server answers (it waited the whole 20 s connect_timeout, after loading COMETKiwi)",
+        ("captions_tag", "--set", "captions.runner.runner=ray", "--set", "captions.runner.address=HOSTPORT"),
+        "ray: no cluster answered at HOSTPORT: something that is not Ray answers there ('Error response",
+    ),
+    Case(
+        "http-ray-client-address-is-a-web-server",
+        "a Ray client address (ray://) where a web server answers (it waited 20 s, after writing source/ shards)",
+        (
+            "captions_translate",
+            "--set",
+            "captions.runner.runner=ray",
+            "--set",
+            "captions.runner.address=ray://HOSTPORT",
+        ),
+        "ray: no cluster answered at ray://HOSTPORT: something that is not Ray answers there",
+    ),
+    Case(
         "params-stall-factor-below-one",
         "a Ray stall factor under 1 (the stage would stop while a chunk as slow as the slowest so far is in progress)",
         ("captions_translate", "--set", "captions.runner.stall_factor=0.5"),
@@ -1294,7 +1312,8 @@ CASES: list[Case] = [
 
 
 def _fill(text: str, case_dir: Path, url: str) -> str:
-    return text.replace("CASE/", f"{case_dir}/").replace("URL", url)
+    host_port = url.removeprefix("http://").rstrip("/")  # a server address without a scheme (a Ray address)
+    return text.replace("CASE/", f"{case_dir}/").replace("HOSTPORT", host_port).replace("URL", url)
 
 
 def _limit_file_size(limit: int):
@@ -1353,6 +1372,7 @@ def shown_message(outcome: Outcome, case_dir: Path, server) -> str:
         outcome.message.replace(f"{case_dir}/", "CASE/")
         .replace(str(case_dir), "CASE")
         .replace(server.url.rstrip("/"), "URL")
+        .replace(server.url.removeprefix("http://").rstrip("/"), "HOSTPORT")
         .replace(f"port={port}", "port=PORT")
     )
 
@@ -1369,7 +1389,7 @@ def markdown(rows: list[tuple[Case, int, str]]) -> str:
         "Each case runs one command in a small built workspace; every one must exit non-zero with one",
         "line naming the problem (no traceback), write nothing at the paths it was given and leave every",
         "built output byte for byte as it was, with no temp or lock file left. `CASE/` is the case's own",
-        "folder, `URL` a loopback HTTP server; every command runs with",
+        "folder, `URL` a loopback HTTP server (`HOSTPORT` its address without the scheme); every command runs with",
         "`BABELFORGE_HTTP_POLICY=attempts=2,base_delay=0.01,max_delay=0.05,max_retry_after=60,timeout=1`",
         "(a short retry policy). A download cut off keeps its `.part` file beside the target on purpose:",
         "the next fetch resumes it with `Range`. Interrupts, secrets and two writers at once are tested in",
