@@ -385,12 +385,16 @@ def _loopback_hint(host: str) -> str:
     )
 
 
+@functools.cache
 def ray_log_path() -> Path:
-    """Where Ray's own messages go while a stage connects to it and runs on it (appended to)."""
-    return Path(tempfile.gettempdir()) / f"babelforge-ray-{os.getuid()}.log"
+    """Where Ray's own messages go while this run (this process) connects to Ray and runs on it: a
+    file of its own (user, start time, process id), so two runs of a user never mix their lines."""
+    started = time.strftime("%Y%m%dT%H%M%S")
+    return Path(tempfile.gettempdir()) / f"babelforge-ray-{os.getuid()}-{started}-{os.getpid()}.log"
 
 
 _output_redirected = 0  # ray_output_to_log's depth: the outermost one redirects
+_log_announced: set[Path] = set()  # the Ray log this run has named on the terminal already
 
 
 @contextlib.contextmanager
@@ -940,7 +944,8 @@ def run_sharded(
         write_shard(directory, shard, table, params_hash, model_hash, sort_by=sort_by, provenance=provenance)
 
     on_ray = config.runner == "ray" and bool(todo)
-    if on_ray:
+    if on_ray and ray_log_path() not in _log_announced:  # once per run, not once per image set or model
+        _log_announced.add(ray_log_path())
         info(f"{desc}: Ray's own messages go to {ray_log_path()}")
     with ray_output_to_log() if on_ray else contextlib.nullcontext():
         progress = ShardProgress(desc, len(plan), done=len(plan) - len(todo))

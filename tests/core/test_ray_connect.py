@@ -88,3 +88,55 @@ def test_a_real_head_passes_the_check_by_both_routes(monkeypatch):
             assert "this machine runs no node" in str(error)
     finally:
         cluster.stop()
+
+
+def test_each_run_has_a_ray_log_of_its_own():
+    """Ray's messages of one run never mix with another's: a file per process (user, start, pid)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from babelforge.core.runners import ray_log_path
+
+    assert ray_log_path() == ray_log_path()  # one file for the whole run
+    other = subprocess.run(
+        [sys.executable, "-c", "from babelforge.core.runners import ray_log_path; print(ray_log_path())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert other != str(ray_log_path())
+    assert re.fullmatch(r"babelforge-ray-\d+-\d{8}T\d{6}-\d+\.log", Path(other).name), other
+
+
+@pytest.mark.slow
+@pytest.mark.local_ray
+def test_the_ray_log_is_named_once_per_run_not_once_per_image_set(tmp_path, monkeypatch, capsys):
+    """Two sharded runs in one process (an eval stage's image sets): the log line once."""
+    pytest.importorskip("ray")
+    import pyarrow as pa
+
+    from babelforge.core import runners, shards
+    from babelforge.core.runners import run_sharded, slice_reader
+
+    from .shard_workers import TextStats
+
+    monkeypatch.setattr(runners, "_log_announced", set())
+    table = pa.table({"id": [f"c{i:03d}" for i in range(20)], "text": ["a red bicycle"] * 20})
+    for image_set in ("first", "second"):
+        run_sharded(
+            tmp_path / image_set,
+            shards.plan_shards([table], 10),
+            slice_reader(table),
+            TextStats,
+            ("",),
+            RunnerConfig(runner="ray", concurrency=1, batch_size=10, local_cpus=2),
+            params_hash="p",
+            model_hash="m",
+            sort_by=["id"],
+            desc=f"image embeddings {image_set}",
+        )
+    err = capsys.readouterr().err
+    assert err.count("Ray's own messages go to") == 1, err
+    assert f"image embeddings first: Ray's own messages go to {runners.ray_log_path()}" in err
