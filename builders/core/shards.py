@@ -296,8 +296,9 @@ def iter_batches(directory: str | os.PathLike, columns: Sequence[str] | None = N
 
 
 def digest(directory: str | os.PathLike) -> dict[str, Any]:
-    """What a downstream artifact's provenance records about a shard directory: the number of
-    shards and rows, and one sha256 over the shards' manifests (which hold each file's sha256)."""
+    """What a downstream artifact's provenance records about a shard directory: its folder's name
+    (never the path as spelled: the same shards give the same record from any working folder), the
+    number of shards and rows, and one sha256 over the shards' manifests (which hold each file's sha256)."""
     files = committed_files(directory)
     hasher = hashlib.sha256()
     rows = 0
@@ -308,4 +309,4 @@ def digest(directory: str | os.PathLike) -> dict[str, Any]:
             raise BabelforgeError(f"{manifest_path(path.parent, index)}: unreadable manifest; rerun the stage")
         rows += manifest.rows
         hasher.update(f"{path.name}\t{manifest.sha256}\n".encode())
-    return {"path": str(directory), "shards": len(files), "rows": rows, "sha256": hasher.hexdigest()}
+    return {"name": Path(directory).name, "shards": len(files), "rows": rows, "sha256": hasher.hexdigest()}

@@ -152,6 +152,14 @@ def test_the_directory_reads_as_one_dataset_with_columns_and_filters(tmp_path, c
     assert shards.digest(tmp_path) == summary
 
 
+def test_a_digest_is_the_same_however_the_directory_is_spelled(tmp_path, captions, monkeypatch):
+    """A downstream record (captions_select's sources) names the folder, not the path as given."""
+    build(tmp_path / "hypotheses", captions.slice(0, 50))
+    monkeypatch.chdir(tmp_path)
+    absolute, relative = shards.digest(tmp_path / "hypotheses"), shards.digest("hypotheses")
+    assert absolute == relative and absolute["name"] == "hypotheses" and absolute["rows"] == 50
+
+
 KILLED_RUN = textwrap.dedent("""
     import json, sys
     import pyarrow as pa
