@@ -38,7 +38,7 @@ SHARD_SIZE = 40
 # The stage, as its own process: the input rows from a JSON file beside it, 40 rows a shard, each
 # read logged with the pid that read it; errors end it with the CLI's one line.
 RUN = textwrap.dedent("""
-    import json, os, sys, time
+    import importlib, json, os, sys, time
     import pyarrow as pa
     import babelforge
     from babelforge.core import shards
@@ -61,10 +61,15 @@ RUN = textwrap.dedent("""
             return slices(shard)()
         return read
 
-    config = RunnerConfig(runner="ray", concurrency=2, batch_size=16, max_restarts=2, max_task_retries=2,
-                          connect_timeout=float(os.environ.get("CONNECT_TIMEOUT", "20")))
+    config = RunnerConfig(runner="ray", concurrency=int(os.environ.get("CONCURRENCY", "2")), batch_size=16,
+                          max_restarts=2, max_task_retries=2,
+                          connect_timeout=float(os.environ.get("CONNECT_TIMEOUT", "20")),
+                          stall_floor=float(os.environ.get("STALL_FLOOR", "900")),
+                          stall_factor=float(os.environ.get("STALL_FACTOR", "20")))
+    module, _, name = worker.rpartition(".")  # a class of shard_workers, or module.Class of tests/core
+    workers = importlib.import_module("tests.core." + module) if module else shard_workers
     try:
-        run_sharded(directory, plan, reader, getattr(shard_workers, worker), tuple(json.loads(args)), config,
+        run_sharded(directory, plan, reader, getattr(workers, name), tuple(json.loads(args)), config,
                     params_hash=shards.stable_hash({"suffix": ""}), model_hash="m1", sort_by=["id"], desc="cluster")
     except BabelforgeError as error:
         print(f"babelforge cluster: error: {error}", file=sys.stderr)
