@@ -279,8 +279,38 @@ def cite_region(dataset: str) -> str:
     return "\n".join(lines).lstrip("\n")
 
 
+_DVC_NODE = re.compile(r'\s*(node\d+)\["(.+)"\]')
+_DVC_EDGE = re.compile(r"\s*(node\d+)-->(node\d+)")
+
+
+def stable_node_ids(graph: str) -> str:
+    """`dvc dag --mermaid` with each node named by its stage (`card@xm3600` -> `card_xm3600`), nodes and
+    edges sorted: dvc numbers the nodes in name order, so a new stage would renumber every node after
+    it and rewrite most of the graph; named, a new stage adds only its own lines."""
+    header, *lines = graph.strip().splitlines()
+    ids: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    edges = []
+    for line in lines:
+        if node := _DVC_NODE.fullmatch(line):
+            name = re.sub(r"\W", "_", node[2], flags=re.ASCII)
+            if name in labels:
+                raise ValueError(f"dvc dag: stages {labels[name]!r} and {node[2]!r} both get the graph id {name}")
+            ids[node[1]], labels[name] = name, node[2]
+        elif edge := _DVC_EDGE.fullmatch(line):
+            edges.append((edge[1], edge[2]))
+        elif line.strip():
+            raise ValueError(f"dvc dag --mermaid: a line this script does not know: {line.strip()!r}")
+    # spaces around the arrow: Mermaid reads `-->x...`/`-->o...` as another kind of edge
+    return "\n".join(
+        [header]
+        + [f'  {name}["{label}"]' for name, label in sorted(labels.items())]
+        + sorted(f"  {ids[source]} --> {ids[target]}" for source, target in edges)
+    )
+
+
 def dag_region(_: str) -> str:
-    """The DVC pipeline (`dvc dag --mermaid`) as a Mermaid diagram."""
+    """The DVC pipeline (`dvc dag --mermaid`) as a Mermaid diagram, its nodes named by stage."""
     import subprocess
 
     result = subprocess.run(
@@ -290,8 +320,7 @@ def dag_region(_: str) -> str:
         text=True,
         check=True,
     )
-    graph = result.stdout.strip().replace("\t", "  ")
-    return f"```mermaid\n{graph}\n```"
+    return f"```mermaid\n{stable_node_ids(result.stdout)}\n```"
 
 
 def stages_region(_: str) -> str:

@@ -398,8 +398,7 @@ def params_groups() -> dict[str, tuple[type, list[str]]]:
             groups["build"][1].append(name)
         if stage.config is None or not stage.in_params_yaml:
             continue
-        if any(f.metadata.get("group") == "paths" for f in dataclasses.fields(stage.config)):
-            groups["paths"][1].append(name)
+        # setting_groups names `paths` too (stage_paths() takes it from the group): each reader once
         for group, cls in setting_groups(stage.config).items():
             groups.setdefault(group, (cls, []))[1].append(name)
     return groups
