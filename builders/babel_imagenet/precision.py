@@ -18,6 +18,11 @@ likelihood ratios on the odds:
 A label a person accepted or set has p_correct 1. The calibration table in
 docs/datasets/babel-imagenet.md checks the result against judged labels.
 
+A language's figure says what it rests on: `estimated` (its sources' precisions learned from
+cross-source agreement or reviews), `measured` (a reviewed sample, below), `prior` (no class of the
+language has two sources or a review: every source precision is its kind's pooled prior, so the
+figure is a guess with a prior-wide interval), `reference` (English).
+
 A language's expected precision is the mean of its labels' p_correct; its interval is a Beta with
 that mean and the variance of two parts: the uncertainty of each source's precision (a Beta with
 its evidence: the comparisons and reviews behind it plus the prior's pseudo-counts) and the chance
@@ -33,7 +38,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from babelforge.babel_imagenet.trust import PRIOR_STRENGTH, REVIEW_WEIGHT, SourceTrust
 from babelforge.core.text_taggers import duplicate_flags
@@ -51,6 +56,9 @@ LEVEL = 0.95  # the intervals' coverage
 MIN_MEASURED = 10  # reviewed rule labels a language needs before its figure is measured, not estimated
 JEFFREYS = 0.5  # the Beta prior of a measured share (Jeffreys)
 ESTIMATED, MEASURED, REFERENCE = "estimated", "measured", "reference"
+# an estimated figure none of whose sources another source or a review could check (one source per
+# class everywhere): its source precisions are the pooled prior's, so say so (issue 48)
+PRIOR = "prior"
 PROBABILITY_LIMIT = 1e-4  # p_correct stays inside (0, 1), where odds are finite
 
 
@@ -156,8 +164,10 @@ class Estimate:
     expected_wrong: float = 0.0  # labels expected wrong: (1 - precision) x labels
 
     def text(self) -> str:
-        """`94.1 % [90.2-96.8] estimated` / `... measured (50 reviewed)`."""
+        """`94.1 % [90.2-96.8] estimated` / `... measured (50 reviewed)` / `... prior only (no overlap)`."""
         basis = f"{MEASURED} ({self.judged} reviewed)" if self.basis == MEASURED else self.basis
+        if self.basis == PRIOR:
+            basis = "prior only (no source overlap)"
         return f"{100 * self.precision:.1f} % [{100 * self.low:.1f}-{100 * self.high:.1f}] {basis}"
 
 
@@ -313,6 +323,8 @@ def language_figures(
             continue
         own = {source: w for (where, source), w in weights.items() if where == lang}
         estimated = estimate_language([p for p, _, _ in rows], [source for _, source, _ in rows], own)
+        if all(weight <= PRIOR_STRENGTH for weight in own.values()):  # nothing checked any of its sources
+            estimated = replace(estimated, basis=PRIOR)
         judged = judgements.get(lang, ())
         shown = estimated
         if len(judged) >= min_measured:
@@ -335,6 +347,7 @@ def headline_precision(figures: Mapping[str, LanguageFigure]) -> dict:
         "min": values[0],
         "expected_wrong_labels": round(sum(e.expected_wrong for e in shown), 1),
         "measured_languages": sum(e.basis == MEASURED for e in shown),
+        "prior_only_languages": sum(e.basis == PRIOR for e in shown),
     }
 
 

@@ -158,3 +158,18 @@ def test_precision_floor_setting_per_language_and_its_checks():
     with pytest.raises(BabelforgeError, match="above 1"):
         PrecisionFloor(1.5).check(set())
     assert Config.__dataclass_fields__["precision_floor"].default_factory().default == 0.5  # the sample default
+
+
+def test_a_language_nothing_checked_says_its_figure_is_the_prior_only():
+    from babelforge.babel_imagenet.precision import PRIOR
+    from babelforge.babel_imagenet.trust import PRIOR_STRENGTH
+
+    labels = [("afr", 0.89, "wikt", False)] * 80 + [("deu", 0.9, "wikt", False)] * 80
+    weights = {("afr", "wikt"): PRIOR_STRENGTH, ("deu", "wikt"): PRIOR_STRENGTH + 40}
+    figures = language_figures(labels, weights, {})
+    assert figures["afr"].shown.basis == PRIOR and figures["deu"].shown.basis == ESTIMATED
+    assert "prior only" in figures["afr"].shown.text() and "prior only" not in figures["deu"].shown.text()
+    # the prior's evidence is less than the learned one's: a wider interval
+    afr, deu = figures["afr"].shown, figures["deu"].shown
+    assert afr.high - afr.low > deu.high - deu.low
+    assert headline_precision(figures)["prior_only_languages"] == 1
