@@ -323,3 +323,25 @@ def test_a_name_the_reader_accepts_stays_inside_the_folder(name):
     if name_problem(name) is None:
         path = PurePosixPath(name.replace("\\", "/"))
         assert not path.is_absolute() and ".." not in path.parts
+
+
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ("a\ud800.jpg", "has a name that is not UTF-8"),  # the first and last surrogates (undecodable bytes)
+        ("a\udfff.jpg", "has a name that is not UTF-8"),
+        ("a\x1f.jpg", "has the control character U+001F in its name"),
+        ("a\x7f.jpg", "has the control character U+007F in its name"),  # DEL, then the C1 controls
+        ("a\x9f.jpg", "has the control character U+009F in its name"),
+        ("C:x.jpg", "has an absolute path"),  # a drive, even without a separator
+        ("\\x.jpg", "has an absolute path"),
+        ("C:", "has an absolute path"),  # a drive alone: two characters
+    ],
+)
+def test_the_edges_of_each_name_rule(name, problem):
+    assert name_problem(name) == problem
+
+
+@pytest.mark.parametrize("name", ["a b.jpg", "a\u00a0b.jpg", "\ud7ff.jpg", "\ue000.jpg", "ab:c.jpg", "c", "..a/b.jpg"])
+def test_the_names_just_inside_each_rule_are_kept(name):
+    assert name_problem(name) is None  # a space, a no-break space, the code points around the surrogates

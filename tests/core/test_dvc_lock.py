@@ -162,3 +162,55 @@ def test_the_put_back_line_says_what_came_back_what_did_not_and_how_to_undo_an_e
     )
     assert "\n" not in line
     assert put_back_line("labels", PutBack(in_place=["a"])) is None  # a first build, or nothing removed
+
+
+def test_put_back_replaces_what_a_failed_run_left_in_an_outputs_place_and_never_writes_through_a_link(
+    built, tmp_path_factory
+):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "keep.txt").write_text("not the project's\n")
+    (built / "data").mkdir()
+    (built / "data" / "labels.parquet").mkdir()  # a folder where the file goes
+    (built / "data" / "labels.parquet" / "part-0").write_text("half\n")
+    (built / "data" / "senses").write_text("a file where the folder goes\n")
+    (built / "metrics" / "labels.json").unlink()
+    (built / "metrics" / "labels.json").symlink_to(elsewhere)  # a link to a folder where the metric goes
+    done = put_back("labels", built)
+    assert done.restored == ["data/labels.parquet", "data/senses", "metrics/labels.json"]
+    assert (built / "data" / "labels.parquet").read_bytes() == b"labels\n"
+    assert sorted(tree_digests(built / "data" / "senses")) == ["omw.parquet", "sub/deep.parquet"]
+    metric = built / "metrics" / "labels.json"
+    assert not metric.is_symlink() and metric.read_bytes() == b'{"languages": 9}\n'
+    assert [p.name for p in elsewhere.iterdir()] == ["keep.txt"]  # the link's target is left as it was
+
+
+def test_a_listing_entry_without_a_string_hash_and_a_git_copy_of_other_bytes_are_not_put_back(built):
+    cache = built / DVC_CACHE
+    listing = cache_listing(cache, [{"md5": 12345, "relpath": "omw.parquet"}])  # a path, no usable hash
+    # git's copy of the metric is not the bytes dvc.lock records (its md5 differs): not written
+    lock = {
+        "stages": {
+            "labels": {
+                "outs": [
+                    {"path": "data/senses", "md5": listing},
+                    {"path": "metrics/labels.json", "md5": hashlib.md5(b'{"languages": 10}\n').hexdigest()},
+                ]
+            }
+        }
+    }
+    (built / "dvc.lock").write_text(yaml.safe_dump(lock))
+    (built / "metrics" / "labels.json").unlink()
+    done = put_back("labels", built)
+    assert done.missing == ["data/senses", "metrics/labels.json"] and done.restored == []
+    assert not (built / "metrics" / "labels.json").exists() and not (built / "data" / "senses").exists()
+
+
+def test_a_put_back_with_nothing_missing_is_still_said():
+    line = put_back_line("senses", PutBack(restored=["data/senses"]))
+    assert line == (
+        "babelforge senses: DVC removed the stage's outputs before running it: put back the last good ones "
+        "dvc.lock records (1: data/senses)"
+    )
+    assert put_back_line("senses", PutBack(missing=["data/senses"])).startswith(
+        "babelforge senses: not in the DVC cache nor in git, so not put back: data/senses"
+    )

@@ -224,3 +224,32 @@ def test_any_group_structure_builds_or_is_one_line_and_what_builds_keeps_the_rul
     else:
         assert 0 <= config.share <= 1 and config.count >= 1 and (config.limit is None or config.limit >= 1)
         assert all(0 <= value <= 1 for value in config.floors.values()) and config.inner.timeout > 0
+
+
+def counted_document(values: int) -> str:
+    """A YAML sequence whose expansion is exactly `values` nodes (the sequence itself counted): 99 uses of
+    one anchored list of 999 scalars (1,000 nodes each), then plain scalars up to the count."""
+    shared = "&a [" + ", ".join(["0"] * 999) + "]"
+    rest = values - 1 - 99 * 1000
+    assert rest >= 0
+    return "[" + ", ".join([shared, *["*a"] * 98, *["1"] * rest]) + "]"
+
+
+def test_the_node_bound_is_exact_counting_every_alias_use():
+    assert len(load_yaml_text(counted_document(MAX_NODES))) == 99 + (MAX_NODES - 1 - 99_000)
+    with pytest.raises(yaml.YAMLError, match=f"expand to more than {MAX_NODES:,} values"):
+        load_yaml_text(counted_document(MAX_NODES + 1))
+
+
+def test_the_depth_bound_is_exact_and_does_not_drift_over_siblings():
+    def nested(depth: int) -> str:  # the root sequence at depth 1, its innermost scalar at depth `depth`
+        return "[" * (depth - 1) + "0" + "]" * (depth - 1)
+
+    assert load_yaml_text(nested(MAX_DEPTH)) is not None
+    with pytest.raises(yaml.YAMLError, match=f"nested more than {MAX_DEPTH} deep"):
+        load_yaml_text(nested(MAX_DEPTH + 1))
+    # many shallow siblings first: the depth count must come back to where it was after each one
+    siblings = "[" + ", ".join(["[[0]]"] * 200) + ", " + nested(MAX_DEPTH)[1:-1] + "]"
+    with pytest.raises(yaml.YAMLError, match=f"nested more than {MAX_DEPTH} deep"):
+        load_yaml_text("[" + siblings + "]")
+    assert load_yaml_text(siblings) is not None
