@@ -284,13 +284,15 @@ _DVC_EDGE = re.compile(r"\s*(node\d+)-->(node\d+)")
 
 
 def stable_node_ids(graph: str) -> str:
-    """`dvc dag --mermaid` with each node named by its stage (`card@xm3600` -> `card_xm3600`), nodes and
-    edges sorted: dvc numbers the nodes in name order, so a new stage would renumber every node after
-    it and rewrite most of the graph; named, a new stage adds only its own lines."""
+    """`dvc dag --mermaid` with each node named by its stage (`card@xm3600` -> `card_xm3600`): dvc numbers
+    the nodes in name order, so a new stage renumbered every node after it and rewrote most of the graph.
+    One line per stage with inputs, `a & b --> stage`, in name order, so a new stage (a leaf: nothing
+    reads it yet) adds one line of its own; a node line only where the id is not the name or the stage
+    has no edge (the README must stay short)."""
     header, *lines = graph.strip().splitlines()
     ids: dict[str, str] = {}
     labels: dict[str, str] = {}
-    edges = []
+    inputs: dict[str, list[str]] = {}
     for line in lines:
         if node := _DVC_NODE.fullmatch(line):
             name = re.sub(r"\W", "_", node[2], flags=re.ASCII)
@@ -298,14 +300,16 @@ def stable_node_ids(graph: str) -> str:
                 raise ValueError(f"dvc dag: stages {labels[name]!r} and {node[2]!r} both get the graph id {name}")
             ids[node[1]], labels[name] = name, node[2]
         elif edge := _DVC_EDGE.fullmatch(line):
-            edges.append((edge[1], edge[2]))
+            inputs.setdefault(edge[2], []).append(edge[1])
         elif line.strip():
             raise ValueError(f"dvc dag --mermaid: a line this script does not know: {line.strip()!r}")
+    edges = {ids[target]: sorted(ids[source] for source in sources) for target, sources in inputs.items()}
+    linked = set(edges) | {source for sources in edges.values() for source in sources}
     # spaces around the arrow: Mermaid reads `-->x...`/`-->o...` as another kind of edge
     return "\n".join(
         [header]
-        + [f'  {name}["{label}"]' for name, label in sorted(labels.items())]
-        + sorted(f"  {ids[source]} --> {ids[target]}" for source, target in edges)
+        + [f'  {name}["{label}"]' for name, label in sorted(labels.items()) if name != label or name not in linked]
+        + [f"  {' & '.join(sources)} --> {target}" for target, sources in sorted(edges.items())]
     )
 
 
