@@ -13,6 +13,7 @@ import struct
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -345,3 +346,49 @@ def test_the_edges_of_each_name_rule(name, problem):
 @pytest.mark.parametrize("name", ["a b.jpg", "a\u00a0b.jpg", "\ud7ff.jpg", "\ue000.jpg", "ab:c.jpg", "c", "..a/b.jpg"])
 def test_the_names_just_inside_each_rule_are_kept(name):
     assert name_problem(name) is None  # a space, a no-break space, the code points around the surrogates
+
+
+@pytest.mark.parametrize(
+    "error, start",
+    [
+        (EOFError(), "cut short (EOFError)"),
+        (zlib.error("Error -5 while decompressing data: unexpected end of data"), "cut short"),
+        (OSError("Compressed file ended before the end-of-stream marker was reached"), "cut short"),
+        (RuntimeError("File 'a.jpg' is encrypted, password required for extraction"), "holds an encrypted member"),
+        (RuntimeError("something else"), "damaged or not the archive it claims to be (RuntimeError: something else)"),
+        (ValueError("encrypted"), "damaged or not the archive it claims to be (ValueError: encrypted)"),
+        (NotImplementedError("compression type 99"), "uses a compression babelforge cannot read"),
+    ],
+)
+def test_each_read_error_is_named_for_what_it_means(error, start):
+    from babelforge.core.archives import _read_error_text
+
+    assert _read_error_text(error).startswith(start)
+
+
+def test_the_limits_are_inclusive():
+    from babelforge.core.archives import limit_problem
+
+    limits = ArchiveLimits(max_bytes=100, max_members=3, bytes_setting="b", members_setting="m")
+    assert limit_problem(3, 100, limits) is None  # exactly at both limits: the release's own size may
+    assert "more than 3 members (m)" in limit_problem(4, 100, limits)
+    assert "expands to more than 100 bytes (b)" in limit_problem(3, 101, limits)
+
+
+@pytest.mark.parametrize("size", [-1, None, 7])
+def test_the_counting_reader_gives_exactly_its_budget_and_refuses_one_byte_more(size):
+    from babelforge.core.archives import _CountingReader
+
+    def over():
+        return BabelforgeError("over")
+
+    def read_all(data: bytes) -> bytes:
+        reader, got = _CountingReader(io.BytesIO(data), 20, over), b""
+        assert reader.read(0) == b""
+        while chunk := reader.read(size):
+            got += chunk
+        return got
+
+    assert read_all(bytes(range(20))) == bytes(range(20))
+    with pytest.raises(BabelforgeError, match="over"):
+        read_all(bytes(21))
