@@ -111,3 +111,22 @@ def test_auc_and_spearman():
     assert auc([(0.5, True), (0.5, False)]) == 0.5
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0
+
+
+def test_on_the_sample_build_a_prior_only_language_has_nothing_the_model_can_learn_from(sample_chain):
+    """Two independent counts of overlap agree on the real candidates: a language whose figure
+    says `prior` (trust.py found no class two sources share) gives the latent-truth model no
+    checked vote either, so its accuracies are the pool's with only the pool's evidence."""
+    import pandas as pd
+
+    from babelforge.babel_imagenet.precision import PRIOR
+
+    candidates = pd.read_parquet(sample_chain / "bi" / "candidates.parquet")
+    languages = pd.read_parquet(sample_chain / "bi" / "languages.parquet")
+    model = fit(candidate_classes(candidates.to_dict("records"), skip_langs=["eng_Latn"]))
+    basis = dict(zip(languages["lang"], languages["label_precision_basis"]))
+    prior_only = {lang for lang, value in basis.items() if value == PRIOR}
+    checked = {lang for (lang, _source), rate in model.accuracy.items() if rate.evidence > POOL_STRENGTH}
+    assert prior_only and checked  # the sample build has both kinds
+    assert prior_only.isdisjoint(checked)
+    assert {lang for lang, value in basis.items() if value == "estimated"} <= checked
