@@ -40,17 +40,20 @@ def info(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: str 
 
 def tar_bytes(members, compress: bool = True, fmt=tarfile.GNU_FORMAT) -> bytes:
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz" if compress else "w", format=fmt) as bundle:
+    with tarfile.open(fileobj=buffer, mode="w", format=fmt) as bundle:
         for entry, data in members:
             bundle.addfile(entry, data)
-    return buffer.getvalue()
+    # gzip's header time fixed: the bytes appear in parametrized test ids, which every xdist worker must collect alike
+    return gzip.compress(buffer.getvalue(), mtime=0) if compress else buffer.getvalue()
 
 
 def zip_bytes(members: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         for name, data in members.items():
-            bundle.writestr(name, data)
+            bundle.writestr(
+                zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED
+            )  # fixed bytes
     return buffer.getvalue()
 
 
@@ -194,7 +197,11 @@ def test_a_zip_member_that_holds_more_than_it_declares_stops_at_its_declared_siz
         ("captions.zip", zip_bytes({}), "an empty archive (no members); fetch it again"),
         ("images.tgz", zip_bytes({"a.jpg": b"x"}), "not gzip-compressed (it starts with b'PK\\x03\\x04"),
         ("images.tgz", tar_bytes([info("a.jpg", os.urandom(4000))])[:-900], "cut short (Compressed file ended"),
-        ("images.tgz", gzip.compress(b"no tar at all" * 50), "damaged or not the archive it claims to be (ReadError"),
+        (
+            "images.tgz",
+            gzip.compress(b"no tar at all" * 50, mtime=0),
+            "damaged or not the archive it claims to be (ReadError",
+        ),
         ("images.tgz", tar_bytes([]), "an empty archive (no members)"),
         ("images.tar", b"\0" * 10240, "an empty archive (no members)"),
     ],

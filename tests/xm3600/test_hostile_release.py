@@ -59,14 +59,16 @@ def zipped(members: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         for name, data in members.items():
-            bundle.writestr(name, data)
+            bundle.writestr(
+                zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED
+            )  # fixed bytes
     return buffer.getvalue()
 
 
 def tgz(members: list[tuple[str, bytes, bytes]]) -> bytes:
     """A .tgz of (name, data, tar type) members; a link's data is its target."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+    with tarfile.open(fileobj=buffer, mode="w") as bundle:
         for name, data, kind in members:
             entry = tarfile.TarInfo(name)
             entry.type = kind
@@ -76,7 +78,8 @@ def tgz(members: list[tuple[str, bytes, bytes]]) -> bytes:
             else:
                 entry.linkname = data.decode()
                 bundle.addfile(entry)
-    return buffer.getvalue()
+    # gzip's header time fixed: the bytes appear in parametrized test ids, which every xdist worker must collect alike
+    return gzip.compress(buffer.getvalue(), mtime=0)
 
 
 def fixture_captions(records: list[dict] | None = None) -> bytes:
@@ -91,7 +94,7 @@ def bomb_zip() -> bytes:
 def bomb_tgz() -> bytes:
     """images.tgz whose one image expands from about 4 KiB to 4 MiB."""
     buffer = io.BytesIO()
-    with gzip.GzipFile(fileobj=buffer, mode="wb") as packed, tarfile.open(fileobj=packed, mode="w|") as bundle:
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as packed, tarfile.open(fileobj=packed, mode="w|") as bundle:
         entry = tarfile.TarInfo(f"images/{KEYS[0]}.jpg")
         entry.size = 4 << 20
         bundle.addfile(entry, io.BytesIO(bytes(entry.size)))
@@ -122,7 +125,12 @@ SMALL_LIMITS = {"xm3600_fetch.captions_max_unpacked_bytes": 1 << 20, "xm3600_fet
             "(xm3600_fetch.captions_max_unpacked_bytes): a decompression bomb",
         ),
         ("images.tgz", zipped({"a.jpg": b"x"}), {}, "images.tgz: not gzip-compressed (it starts with b'PK\\x03\\x04"),
-        ("images.tgz", gzip.compress(b"not a tar" * 100), {}, "images.tgz: damaged or not the archive it claims"),
+        (
+            "images.tgz",
+            gzip.compress(b"not a tar" * 100, mtime=0),
+            {},
+            "images.tgz: damaged or not the archive it claims",
+        ),
         (
             "images.tgz",
             tgz([(f"images/{KEYS[0]}.jpg", bytes(range(256)) * 64, tarfile.REGTYPE)])[:-100],
