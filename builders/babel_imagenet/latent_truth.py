@@ -18,7 +18,8 @@ another source also votes inform a source's accuracy (a lone vote is its own evi
 prior is the accuracy pooled over every language of the same source kind (`wikt`, `omw`, `cldr`), with
 POOL_STRENGTH pseudo-observations: a language with little overlap leans on the pool, one with none
 keeps it, and its `evidence` (checked votes + POOL_STRENGTH) says how much stands behind the figure.
-A label a person decided is known: its class's posterior puts 1 on it (kept) or 0 (rejected).
+A label a person decided is known: its class's posterior puts 1 on it (kept) or 0 (rejected), and the
+class counts REVIEW_WEIGHT times in its sources' accuracies (as in trust.py), even with one source.
 
 Why not a library: crowd-kit's DawidSkene / OneCoinDawidSkene and Snorkel's LabelModel fit per-worker
 accuracies by maximum likelihood over a closed label set; none pools a worker's accuracy across groups
@@ -34,6 +35,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from babelforge.babel_imagenet.trust import REVIEW_WEIGHT
 
 POOL_STRENGTH = 20.0  # pseudo-observations of the pooled accuracy in each (language, source) estimate
 SHARED_ERROR = 0.05  # chance a wrong vote coincides with another source's wrong vote (issue 37's rate)
@@ -141,11 +144,13 @@ def fit(
         ]
         sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
         for c, posterior in zip(classes, posteriors):
-            if len(c.votes) < 2:  # a lone vote checks nothing
+            decided = any((c.lang, c.class_idx, label) in known for label in c.labels)
+            if len(c.votes) < 2 and not decided:  # a lone vote checks nothing
                 continue
+            weight = REVIEW_WEIGHT if decided else 1  # a verdict is a stronger witness, as in trust.py
             for source, label in c.votes:
-                sums[(c.lang, source)][0] += posterior.get(label, 0.0)
-                sums[(c.lang, source)][1] += 1
+                sums[(c.lang, source)][0] += weight * posterior.get(label, 0.0)
+                sums[(c.lang, source)][1] += weight
         kinds: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         for (_lang, source), (right, checked) in sums.items():
             kinds[source_kind(source)][0] += right

@@ -130,3 +130,18 @@ def test_on_the_sample_build_a_prior_only_language_has_nothing_the_model_can_lea
     assert prior_only and checked  # the sample build has both kinds
     assert prior_only.isdisjoint(checked)
     assert {lang for lang, value in basis.items() if value == "estimated"} <= checked
+
+
+def test_verdicts_teach_which_of_two_sources_is_wrong():
+    """Two sources fix only the product of their accuracies; verdicts on some disagreements split it."""
+    rows = simulated_rows("xxx_Latn", {"wikt": 0.95, "omw:a": 0.6}, 400, seed=5)
+    classes = candidate_classes(rows)
+    blind = fit(classes)
+    gap = blind.accuracy[("xxx_Latn", "wikt")].value - blind.accuracy[("xxx_Latn", "omw:a")].value
+    assert abs(gap) < 0.02  # symmetric without verdicts
+    known = {}
+    for votes in classes[:60]:
+        for _source, label in votes.votes:
+            known[("xxx_Latn", votes.class_idx, label)] = label.startswith("true")
+    told = fit(classes, known=known)
+    assert told.accuracy[("xxx_Latn", "wikt")].value > told.accuracy[("xxx_Latn", "omw:a")].value + 0.1
