@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.errors import BabelforgeError
@@ -22,6 +23,11 @@ from tests import schedule
 from tests.shared import built_once
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests assert what a function does with any input, not how fast: hypothesis's default 200 ms
+# deadline per example failed them on a loaded 2-core machine (the suite runs beside builds and other workers).
+settings.register_profile("babelforge", deadline=None)
+settings.load_profile("babelforge")
 SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
 
 
