@@ -120,7 +120,7 @@ def stage_parser(stage: Stage) -> argparse.ArgumentParser:
         parser.add_argument(flag, dest=dest, **words)
     if stage.configure is not None:
         stage.configure(parser)
-    if config_cls is not None and "--out" in parser._option_string_actions:
+    if "--out" in parser._option_string_actions:
         parser.add_argument(
             "--out-anywhere",
             dest=OUT_ANYWHERE,
@@ -272,6 +272,25 @@ def refuse_out_elsewhere(
             f"--out {out}: {problem}; name another --out, or pass --out-anywhere to write there all the same"
         )
     return WrittenRecords(stage.name, targets, clean)
+
+
+def refuse_out_over_tracked(stage: Stage, parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A tool without settings (eval_paper, eval_cider, ...) writes named files at its `--out` and deletes
+    nothing else; it must still not replace a file git tracks (`--out README.md`), unless `--out-anywhere`."""
+    action = parser._option_string_actions.get("--out")
+    out = getattr(args, action.dest, None) if action is not None else None
+    if out is None:
+        return
+    tracked = git_tracked_files(out) if real(out).is_file() else []
+    if not tracked:
+        return
+    problem = f"{out} is a file git tracks"
+    if getattr(args, OUT_ANYWHERE, False):
+        info(f"babelforge {stage.name}: --out-anywhere: {problem}; replacing it all the same")
+        return
+    raise BabelforgeError(
+        f"--out {out}: {problem}; name another --out, or pass --out-anywhere to write there all the same"
+    )
 
 
 def real(path: str | Path) -> Path:
@@ -469,6 +488,7 @@ def run_command(argv: list[str]) -> int:
         required = stage.config is not None and not stage.standalone
         with at_project_root(parser, args, required) if in_project else contextlib.nullcontext():
             if stage.config is None:
+                refuse_out_over_tracked(stage, parser, args)
                 return int(stage.run(args) or 0)
             config = config_from_args(stage, args)
             config, written, note = ad_hoc_run(stage, parser, args, config)

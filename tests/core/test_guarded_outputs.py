@@ -378,3 +378,26 @@ def test_a_rerun_into_its_own_out_works_and_someone_elses_file_stops_it(labels_p
     ]
     assert main(["eval_export", "--out", "cb"]) == 0
     assert os.listdir(labels_project / "cb") and not any(name.startswith(".") for name in os.listdir(out))
+
+
+def test_a_tool_without_settings_does_not_replace_a_file_git_tracks(tmp_path, monkeypatch, capsys):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "notes.txt").write_text("keep me\n")
+    subprocess.run([*git, "add", "notes.txt"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], cwd=tmp_path, check=True)
+    (tmp_path / "cand.tsv").write_text("key\tcaption\n1\ta dog\n")
+    (tmp_path / "refs.tsv").write_text("key\tcaption\n1\ta dog\n1\ta cat\n")
+    monkeypatch.chdir(tmp_path)
+    cider = ["eval_cider", "--candidates", "cand.tsv", "--references", "refs.tsv", "--on", "key"]
+    assert main([*cider, "--out", "notes.txt"]) == 1
+    assert capsys.readouterr().err == (
+        "babelforge eval_cider: error: --out notes.txt: notes.txt is a file git tracks; name another --out, "
+        "or pass --out-anywhere to write there all the same\n"
+    )
+    assert (tmp_path / "notes.txt").read_text() == "keep me\n"
+    assert main([*cider, "--out", "scores.tsv"]) == 0 and (tmp_path / "scores.tsv").read_text().startswith("key\t")
+    assert main([*cider, "--out", "scores.tsv"]) == 0  # a file git does not track: written again
+    assert main([*cider, "--out", "notes.txt", "--out-anywhere"]) == 0
+    assert "--out-anywhere: notes.txt is a file git tracks; replacing it all the same" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text().startswith("key\tcider\n")
