@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from babelforge.core.archives import MAX_METADATA, ArchiveLimits, name_problem, unpack, unpack_member
 from babelforge.core.errors import BabelforgeError
+from tests.archive_bytes import zip_bytes
 
 LIMITS = ArchiveLimits(64 << 10, 16, "test.max_bytes", "test.max_members")
 
@@ -45,16 +46,6 @@ def tar_bytes(members, compress: bool = True, fmt=tarfile.GNU_FORMAT) -> bytes:
             bundle.addfile(entry, data)
     # gzip's header time fixed: the bytes appear in parametrized test ids, which every xdist worker must collect alike
     return gzip.compress(buffer.getvalue(), mtime=0) if compress else buffer.getvalue()
-
-
-def zip_bytes(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        for name, data in members.items():
-            bundle.writestr(
-                zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED
-            )  # fixed bytes
-    return buffer.getvalue()
 
 
 def refused(archive: Path, folder: Path, limits: ArchiveLimits = LIMITS) -> str:

@@ -11,7 +11,6 @@ import gzip
 import hashlib
 import io
 import tarfile
-import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +19,7 @@ import yaml
 
 from babelforge.cli import main
 from babelforge.core.io import read_json
+from tests.archive_bytes import zip_bytes
 from tests.xm3600.release_fixture import (
     KEYS,
     fixture_record,
@@ -55,16 +55,6 @@ def one_error(stage: str, params: Path, capsys) -> str:
     return lines[0].removeprefix(f"babelforge {stage}: error: ")
 
 
-def zipped(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        for name, data in members.items():
-            bundle.writestr(
-                zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED
-            )  # fixed bytes
-    return buffer.getvalue()
-
-
 def tgz(members: list[tuple[str, bytes, bytes]]) -> bytes:
     """A .tgz of (name, data, tar type) members; a link's data is its target."""
     buffer = io.BytesIO()
@@ -83,12 +73,12 @@ def tgz(members: list[tuple[str, bytes, bytes]]) -> bytes:
 
 
 def fixture_captions(records: list[dict] | None = None) -> bytes:
-    return zipped({"captions.jsonl": fixture_text(records or [fixture_record(i) for i in range(2)]).encode()})
+    return zip_bytes({"captions.jsonl": fixture_text(records or [fixture_record(i) for i in range(2)]).encode()})
 
 
 def bomb_zip() -> bytes:
     """captions.zip whose captions.jsonl expands from about 4 KiB to 4 MiB."""
-    return zipped({"captions.jsonl": b" " * (4 << 20)})
+    return zip_bytes({"captions.jsonl": b" " * (4 << 20)})
 
 
 def bomb_tgz() -> bytes:
@@ -109,11 +99,11 @@ SMALL_LIMITS = {"xm3600_fetch.captions_max_unpacked_bytes": 1 << 20, "xm3600_fet
     [
         ("captions.zip", b"<html>Not Found</html>", {}, "captions.zip: not a zip archive (it starts with b'<html>No'"),
         ("captions.zip", fixture_captions()[:-40], {}, "captions.zip: cut short or damaged: no zip directory at its"),
-        ("captions.zip", zipped({}), {}, "captions.zip: an empty archive (no members); fetch it again"),
-        ("captions.zip", zipped({"other.txt": b"x"}), {}, "captions.zip: expected one captions.jsonl, found 0"),
+        ("captions.zip", zip_bytes({}), {}, "captions.zip: an empty archive (no members); fetch it again"),
+        ("captions.zip", zip_bytes({"other.txt": b"x"}), {}, "captions.zip: expected one captions.jsonl, found 0"),
         (
             "captions.zip",
-            zipped({"../../captions.jsonl": b"{}"}),
+            zip_bytes({"../../captions.jsonl": b"{}"}),
             {},
             "captions.zip: member '../../captions.jsonl' has a `..` in its path",
         ),
@@ -124,7 +114,12 @@ SMALL_LIMITS = {"xm3600_fetch.captions_max_unpacked_bytes": 1 << 20, "xm3600_fet
             "captions.zip: at member 'captions.jsonl': expands to more than 1,048,576 bytes "
             "(xm3600_fetch.captions_max_unpacked_bytes): a decompression bomb",
         ),
-        ("images.tgz", zipped({"a.jpg": b"x"}), {}, "images.tgz: not gzip-compressed (it starts with b'PK\\x03\\x04"),
+        (
+            "images.tgz",
+            zip_bytes({"a.jpg": b"x"}),
+            {},
+            "images.tgz: not gzip-compressed (it starts with b'PK\\x03\\x04",
+        ),
         (
             "images.tgz",
             gzip.compress(b"not a tar" * 100, mtime=0),
@@ -221,7 +216,7 @@ def built_with(tmp_path: Path, records: list[dict] | None = None, text: bytes | 
     """A release whose captions.jsonl is `text` (default: the fixture's `records`), fetched: params.yaml."""
     records = records or [fixture_record(i) for i in range(2)]
     text = fixture_text(records).encode() if text is None else text
-    zipped_text = {"captions.zip": zipped({"captions.jsonl": text})}
+    zipped_text = {"captions.zip": zip_bytes({"captions.jsonl": text})}
     params = release_with(tmp_path, zipped_text, images=len(records), **settings)
     assert main(["xm3600_fetch", "--params", str(params)]) == 0
     return params
