@@ -140,6 +140,25 @@ def driver_environment(cluster, home: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def start_fragile_stage(cluster, tmp_path: Path, captions: pa.Table):
+    """The stage a node-loss test watches, started as a Ray client of `cluster`: 640 captions (16 shards of
+    3 chunks, 0.6 s a shard on an actor) through the Fragile worker. Returns the table, the stage's folder,
+    its call log, its environment and the running process."""
+    table = captions.slice(0, 640)
+    folder = stage_folder(tmp_path / "laptop", table)
+    log = folder / "calls.log"
+    env = driver_environment(cluster, folder, RAY_ADDRESS=cluster.client_address)
+    process = subprocess.Popen(
+        stage_command(folder, "Fragile", str(log), None, 0.2),
+        cwd=folder,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return table, folder, log, env, process
+
+
 def stage_command(folder: Path, worker: str, *args) -> list[str]:
     """run.py's command line: output folder, input rows, call log, worker class and its arguments."""
     paths = [folder / "out", folder / "rows.json", folder / "calls.log"]
@@ -301,18 +320,7 @@ def test_a_node_lost_mid_run_restarts_its_actor_and_the_bytes_stay_the_same(clus
     Ray restarts its actor on the head and retries its chunks, the stage (a Ray client) finishes,
     logs the restart, and writes the local runner's bytes. Runs last: the module's cluster loses
     its node."""
-    table = captions.slice(0, 640)  # 16 shards of 3 chunks, 0.6 s a shard on an actor
-    folder = stage_folder(tmp_path / "laptop", table)
-    log = folder / "calls.log"
-    env = driver_environment(cluster, folder, RAY_ADDRESS=cluster.client_address)
-    process = subprocess.Popen(
-        stage_command(folder, "Fragile", str(log), None, 0.2),
-        cwd=folder,
-        env=env,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    table, folder, log, env, process = start_fragile_stage(cluster, tmp_path, captions)
     committed, deadline = None, time.monotonic() + 90
     while process.poll() is None and time.monotonic() < deadline:
         written = len(list((folder / "out").glob("shard-*.json")))

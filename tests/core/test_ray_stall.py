@@ -13,7 +13,6 @@ that is no node (test_ray_cluster's stage script).
 
 from __future__ import annotations
 
-import subprocess
 import time
 
 import pytest
@@ -27,8 +26,8 @@ from .test_ray_cluster import (
     driver_environment,
     local_bytes,
     run_stage,
-    stage_command,
     stage_folder,
+    start_fragile_stage,
     worked_on,
 )
 
@@ -66,18 +65,7 @@ def test_a_lost_node_whose_actor_has_nowhere_to_go_stops_in_one_line_and_the_rer
     tmp_path,
     captions,  # noqa: F811
 ):
-    table = captions.slice(0, 640)  # 16 shards of 3 chunks, 0.6 s a shard on an actor
-    folder = stage_folder(tmp_path / "laptop", table)
-    log = folder / "calls.log"
-    env = driver_environment(cluster, folder, RAY_ADDRESS=cluster.client_address)
-    process = subprocess.Popen(
-        stage_command(folder, "Fragile", str(log), None, 0.2),
-        cwd=folder,
-        env=env,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    table, folder, log, env, process = start_fragile_stage(cluster, tmp_path, captions)
     killed, committed, deadline = None, None, time.monotonic() + 120
     while process.poll() is None and time.monotonic() < deadline:
         written = len(list((folder / "out").glob("shard-*.json")))
