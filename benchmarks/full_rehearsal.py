@@ -324,6 +324,21 @@ def image_folders(project: Path, store: Path, wnids: list[str], sizes: Sizes) ->
         (project / link).symlink_to(target, target_is_directory=True)
 
 
+def freeze_package(project: Path) -> None:
+    """The copy's own `babelforge` package, as files at its root (first on its PYTHONPATH): the
+    installed package is the working tree's, and a rehearsal in parts runs for hours while that
+    tree is edited; what runs must be the code the copy's dvc.lock records."""
+    frozen = project / "babelforge"
+    frozen.mkdir()
+    for entry in sorted((project / ".static-imports" / "babelforge").iterdir()):
+        if entry.name == "resources":  # data, not code: the copy's own folder, as the installed package has it
+            (frozen / entry.name).symlink_to(Path("..") / "resources", target_is_directory=True)
+        elif entry.is_dir():
+            shutil.copytree(entry, frozen / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(entry, frozen / entry.name)
+
+
 def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool, force: bool = False) -> dict:
     from tests.standins import files
 
@@ -343,6 +358,7 @@ def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool, 
         project.mkdir(parents=True)
         log.write_text("")
         copy_project(project)
+        freeze_package(project)
         wnids = scale_classes(project, sizes.classes)
         scale_languages(project, sizes.languages)
         if not captions.exists():

@@ -45,13 +45,16 @@ def info(message: str) -> None:
 
 class ShardProgress:
     """Progress over the shards of a stage: a bar (done / total, rows/s, ETA) on a terminal and,
-    everywhere (CI logs too), one line per finished shard."""
+    everywhere (CI logs too), one line per finished shard, or per `min_interval` seconds and the
+    last one where the shards are many and quick (a log of hundreds of lines says nothing more)."""
 
-    def __init__(self, desc: str, total: int, done: int = 0):
+    def __init__(self, desc: str, total: int, done: int = 0, min_interval: float = 0.0, unit: str = "rows"):
 
         self.desc, self.total, self.done, self.initial = desc, total, done, done
         self.rows = 0
         self.started = time.monotonic()
+        self.min_interval, self.unit = min_interval, unit
+        self._last_line = float("-inf")
         self._bar = tqdm(total=total, initial=done, desc=desc, unit="shard", disable=None, file=terminal(), leave=False)
 
     def shard_done(self, name: str, rows: int, seconds: float) -> None:
@@ -62,11 +65,15 @@ class ShardProgress:
         rate = self.rows / elapsed
         # ETA from the shards this run made (the ones found current cost nothing)
         eta = elapsed / (self.done - self.initial) * (self.total - self.done)
-        self._bar.set_postfix_str(f"{rate:,.0f} rows/s", refresh=False)
+        self._bar.set_postfix_str(f"{rate:,.0f} {self.unit}/s", refresh=False)
         self._bar.update(1)
+        now = time.monotonic()
+        if self.done < self.total and now - self._last_line < self.min_interval:
+            return
+        self._last_line = now
         info(
-            f"{self.desc}: {name} done ({self.done}/{self.total}), {rows} rows in {seconds:.1f} s, "
-            f"{rate:,.0f} rows/s, ETA {format_seconds(eta)}"
+            f"{self.desc}: {name} done ({self.done}/{self.total}), {rows} {self.unit} in {seconds:.1f} s, "
+            f"{rate:,.0f} {self.unit}/s, ETA {format_seconds(eta)}"
         )
 
     def close(self) -> None:

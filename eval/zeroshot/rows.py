@@ -10,8 +10,10 @@ encoder's length), so a test can pass a fake one and count its calls. Every row 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Mapping, Sequence
 
+from babelforge.core.progress import ShardProgress
 from babelforge.eval.documents import base_row
 from babelforge.eval.zeroshot.metric import CONTROL_CLASSES, CONTROL_REPEATS, choose_templates, evaluate_language
 
@@ -36,7 +38,10 @@ def zeroshot_rows(
     """One row per language and prompt set; images encoded once per model via `cache`."""
     image_set_hash = image_set_hash or image_set.content_hash()
     rows = []
+    # the texts are most of the work at full size (languages x classes x templates): a line every half minute
+    texts_progress = ShardProgress(f"text embeddings {model.name}", len(labels), min_interval=30.0, unit="texts")
     for lang in sorted(labels):
+        started, texts = time.monotonic(), 0
         for requested in prompt_sets:
             for used, templates in choose_templates(lang, requested, translated or {}, english_templates, fallback):
                 templates = templates[:max_templates] if max_templates else templates
@@ -53,6 +58,7 @@ def zeroshot_rows(
                     control_classes=control_classes,
                     control_repeats=control_repeats,
                 )
+                texts += len(templates) * len(labels[lang])
                 prompt_set = used + ("+knowledge" if knowledge else "")
                 rows.append(
                     {
@@ -62,4 +68,6 @@ def zeroshot_rows(
                         "texts_truncated": model.truncated_texts - cut_before,
                     }
                 )
+        texts_progress.shard_done(lang, texts, time.monotonic() - started)
+    texts_progress.close()
     return rows

@@ -218,6 +218,17 @@ def test_both_fallbacks_give_two_rows(counting_encoder, digit_images, tmp_path):
     assert [(r["prompt_set"], r["n_templates"]) for r in rows] == [("english-fallback", 1), ("label-fallback", 1)]
 
 
+def test_text_encoding_reports_its_progress_in_texts(counting_encoder, digit_images, tmp_path, capsys):
+    """At full size the texts are the stage's hours: the log says how far it is (the last language always)."""
+    labels = {"aaa_Latn": {0: "c0", 1: "c1", 2: "c2"}, "bbb_Latn": {3: "c3", 4: "c4"}}
+    zeroshot_rows(
+        counting_encoder, digit_images, ImageEmbeddingCache(tmp_path), labels, ["a {}", "{}!"], fallback="both"
+    )
+    last = capsys.readouterr().err.splitlines()[-1]
+    # bbb_Latn: english fallback 2 templates x 2 classes, label fallback the label alone x 2 classes
+    assert last.startswith(f"text embeddings {counting_encoder.name}: bbb_Latn done (2/2), 6 texts in ")
+
+
 def test_cache_key_separates_half_and_full_precision(counting_encoder, digit_images, tmp_path):
     # Vectors a GPU run computed in fp16 are not what a CPU (fp32) run computes: never mixed.
     counting_encoder.precision = "float16"
