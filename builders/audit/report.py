@@ -20,7 +20,7 @@ from babelforge.audit.review_sheet import STALE, alternatives, label_agreement, 
 from babelforge.audit.sections import plots as section_plots
 from babelforge.audit.sections import titles
 from babelforge.babel_imagenet.candidates import SET_ASIDE
-from babelforge.babel_imagenet.precision import Estimate
+from babelforge.babel_imagenet.precision import MEASURED, PRIOR, Estimate
 from babelforge.core.datasets import SectionPlot
 from babelforge.core.io import atomic_directory, atomic_path, write_json, write_text
 from babelforge.core.provenance import SAMPLE_MODELS
@@ -68,6 +68,13 @@ def _cell(value: Any, numeric: bool = False, attrs: str = "") -> str:
     return f"<td{css}{attrs}>{escape(text)}</td>"
 
 
+def _clipped_cell(value: Any) -> str:
+    """A text cell cut to its column's width on screen (report.css `td.clip`), the whole text its title:
+    a long language name or source list widened the index past a 1280 px screen."""
+    text = "" if value is None else str(value)
+    return f'<td class="clip" title="{escape(text)}">{escape(text)}</td>'
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "\n".join("<tr>" + "".join(row) + "</tr>" for row in rows)
@@ -112,7 +119,7 @@ def render_index(summary: Mapping[str, Any]) -> str:
             [
                 _cell(position, numeric=True),
                 f'<td><a href="{escape(page_name(lang))}">{escape(lang)}</a></td>',
-                _cell(entry.get("name")),
+                _clipped_cell(entry.get("name")),
                 _cell(entry.get("group")),
                 _cell(entry["classes_kept"], numeric=True),
                 _cell(entry["errors"], numeric=True),
@@ -120,7 +127,7 @@ def render_index(summary: Mapping[str, Any]) -> str:
                 _cell(f"{entry['quality_score']:.2f}", numeric=True),
                 _precision_cell(entry.get("label_precision")),
                 *_review_cells(entry.get("reviews")),
-                _cell(", ".join(f"{k} {v}" for k, v in list(entry["source_mix"].items())[:3])),
+                _clipped_cell(", ".join(f"{k} {v}" for k, v in list(entry["source_mix"].items())[:3])),
             ]
         )
     inputs = "".join(f"<li>{escape(name)}: {escape(status)}</li>" for name, status in sorted(summary["inputs"].items()))
@@ -142,7 +149,7 @@ def render_index(summary: Mapping[str, Any]) -> str:
         # the language ranking is what the page is for: it opens the page; how the score is made, the
         # inputs and the datasets' overviews (MVL-SIB has a row per task and k) come after it
         "<h2>Languages</h2>\n"
-        f"<p>Score and precision are explained below the table. Click a header to sort.</p>\n"
+        "<p>Columns explained below the table; hover a cell for its whole text. Click a header to sort.</p>\n"
         + _sortable_table(
             [
                 ("#", True),
@@ -154,15 +161,16 @@ def render_index(summary: Mapping[str, Any]) -> str:
                 ("warnings", True),
                 ("score", True),
                 ("label precision", True),
+                # short headers, each row one line: 25+ languages on the first 1280 x 800 screen
                 ("reviewed", True),
-                ("changed by review", True),
-                ("stale reviews", True),
+                ("changed", True),
+                ("stale", True),
                 ("top sources", False),
             ],
             rows,
         )
         + f"\n<p>{SCORE_DOC.format(total=summary['total_classes'], weights=weights)}</p>\n"
-        + f"<p>{PRECISION_DOC}</p>\n"
+        + f"<p>{PRECISION_DOC}</p>\n<p>{REVIEW_COLUMNS_DOC}</p>\n"
         + f"<h2>Inputs</h2><ul>{inputs}</ul>\n"
         + _overviews(summary)
         + f"\n<h2>Plots</h2>\n{plots}"
@@ -176,6 +184,12 @@ PRECISION_DOC = (
     "<em>estimated</em> from each label's p_correct (its source's learned precision in the language, the "
     "class's other sources, its rule flags), or <em>measured</em> from a reviewed random sample "
     "(<code>babelforge review export LANG --sample N</code>)."
+)
+
+
+REVIEW_COLUMNS_DOC = (
+    "Reviewed: the share of a language's labels a person has reviewed; changed: the share a review "
+    "changed; stale: accepted labels the rules no longer pick (<code>resources/reviews/</code>)."
 )
 
 
@@ -196,11 +210,25 @@ def precision_text(entry: Mapping[str, Any] | None) -> str:
     return Estimate(entry["precision"], entry["low"], entry["high"], entry["basis"], entry["judged"]).text()
 
 
+# The index's short word for each basis of a precision figure (the whole statement is the cell's title).
+SHORT_BASIS = {PRIOR: "prior only"}
+
+
 def _precision_cell(entry: Mapping[str, Any] | None) -> str:
-    """The index's label precision cell, sorted by the figure itself."""
+    """The index's label precision cell on one line (`77.4 % 64.9-88.0 measured (40)`), sorted by the
+    figure itself; the whole statement (precision_text) is its title. The whole statement in the cell,
+    `89.0 % [72.0-98.5] prior only (no source overlap)`, wrapped to four lines: 6 languages a screen.
+    The interval is 95 % (PRECISION_DOC says so under the table)."""
     if not entry:
         return _cell("", numeric=True, attrs=' data-sort="-1"')
-    return _cell(precision_text(entry), numeric=True, attrs=f' data-sort="{entry["precision"]}"')
+    basis = SHORT_BASIS.get(entry["basis"], entry["basis"])
+    if entry["basis"] == MEASURED:
+        basis += f" ({entry['judged']})"
+    interval = f"{100 * entry['low']:.1f}-{100 * entry['high']:.1f}"
+    return (
+        f'<td class="num" data-sort="{entry["precision"]}" title="{escape(precision_text(entry))}">'
+        f"{100 * entry['precision']:.1f} % <small>{interval}</small> {escape(basis)}</td>"
+    )
 
 
 def _precision_line(entry: Mapping[str, Any] | None) -> str:

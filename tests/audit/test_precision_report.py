@@ -67,8 +67,15 @@ def test_index_has_a_sortable_label_precision_column():
     )
     headers = re.findall(r'<th data-key="(\d+)"( data-numeric)?[^>]*>([^<]*)</th>', html)
     assert ("8", " data-numeric", "label precision") in headers
-    assert '<td class="num" data-sort="0.7742">77.4 % [64.9-88.0] measured (40 reviewed)</td>' in html
-    assert '<td class="num" data-sort="0.6486">64.9 % [56.3-73.0] estimated</td>' in html
+    # one line in the cell (figure, interval, basis), the whole statement its title
+    assert (
+        '<td class="num" data-sort="0.7742" title="77.4 % [64.9-88.0] measured (40 reviewed)">'
+        "77.4 % <small>64.9-88.0</small> measured (40)</td>"
+    ) in html
+    assert (
+        '<td class="num" data-sort="0.6486" title="64.9 % [56.3-73.0] estimated">'
+        "64.9 % <small>56.3-73.0</small> estimated</td>"
+    ) in html
     assert '<td class="num" data-sort="-1"></td>' in html  # a languages.parquet without the figure
     assert report.asset(report.INDEX_SCRIPT_FILE) in html
 
