@@ -257,7 +257,12 @@ def setup_differences(
             "the paper's numbers are correlations of CLIPScore with human ratings; ours must be the same "
             "correlations on the same rating sets (VICR, Expert, CrowdFlower, Composite) to compare"
         )
-    return lines
+    return [sentence(line) for line in lines]
+
+
+def sentence(text: str) -> str:
+    """A statement of the setup as a sentence: it ends in a full stop (a line without one read as cut off)."""
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _label_lines(comparison: Sequence[Mapping]) -> list[str]:
@@ -271,7 +276,7 @@ def _label_lines(comparison: Sequence[Mapping]) -> list[str]:
     return [
         f"labels: our label set is not the paper's release: of {len(pairs)} languages, {same} have the paper's "
         f"class count, {len(fewer)} fewer, {len(more)} more (median ours/paper {ratio:.2f}); "
-        "the `n_classes` and `paper_classes` columns give each language's"
+        "each language's two counts are in the per-language table, `n_classes` ours and `paper_classes` the paper's"
     ]
 
 

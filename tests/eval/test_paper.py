@@ -313,3 +313,38 @@ def test_the_plan_counts_the_hours_of_every_paper_model_ready_or_not():
     assert len(models) == 12 and not any(e["ready"] for e in nothing_cached["models"])
     assert work["gpu_hours_ready"] == 0
     assert work["gpu_hours_all"] == pytest.approx(12 * work["gpu_hours_per_model"])
+
+
+def retrieval_row(dataset, lang, t2i):
+    """A retrieval result row as eval/retrieval/rows.py writes one (its prompt set is `captions`)."""
+    row = {"model": OC, "revision": "r1", "dataset": dataset, "dataset_version": "sha256:0", "lang": lang}
+    return row | {"prompt_set": "captions", "seed": 0, "t2i_r@1": t2i, "i2t_r@1": t2i / 2, "texts_truncated": 0}
+
+
+def test_the_printed_retrieval_table_names_each_rows_caption_set_and_the_setup_is_sentences(tmp_path, capsys):
+    """Issue 50: German on XTD and on xFlickrCO were two rows without the caption set that tells them
+    apart, and the labels statement ended mid-sentence ("... give each language's")."""
+    rows = [retrieval_row("xtd", "deu_Latn", 0.6), retrieval_row("xflickrco", "deu_Latn", 0.4)]
+    record = provenance("eval_retrieval", params={"profile": "full"}, models={OC: "laion5b_s13b_b90k"})
+    run = write_json(run_document("retrieval", rows, record), tmp_path / "retrieval.json")
+    assert main(["eval_paper", "--run", str(run), "--task", "retrieval"]) == 0
+    printed = capsys.readouterr().out
+    setup, _, tables = printed.partition("\n\n")
+    assert all(line.endswith(".") for line in setup.splitlines()[1:]), setup
+    table = tables.split("\n\n")[-1].splitlines()
+    header = table[0].split()
+    assert header[:4] == ["model", "paper_model", "dataset", "lang"], table[0]
+    start = table[0].index("dataset")  # a fixed-width table: the column's cells start where its name does
+    german = sorted(line[start:].split()[0] for line in table[2:] if " deu_Latn " in line)
+    assert german == ["xflickrco", "xtd"], table
+
+    document = json.loads(fabricated_run(tmp_path / "zeroshot.json", profile="full").read_text())
+    zeroshot_rows = [{"task": "zeroshot", **row} for row in document["rows"]]
+    found = compare(
+        zeroshot_rows, paper_scores("babel-imagenet", "zeroshot", resolve)[0], read_models("babel-imagenet"), "zeroshot"
+    )
+    lines = setup_differences(zeroshot_rows, found, "zeroshot", "full", {}, {})
+    labels = next(line for line in lines if line.startswith("labels:"))
+    assert labels.endswith("`n_classes` ours and `paper_classes` the paper's.") and all(
+        line.endswith(".") for line in lines
+    )
