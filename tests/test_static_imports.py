@@ -1,18 +1,28 @@
-"""Static tools resolve `babelforge` to the real files in builders/ and eval/.
+"""Static tools resolve `babelforge` to the real files in builders/ and eval/, and editors answer from them.
 
 The editable install maps `babelforge` -> builders/ and `babelforge.eval` -> eval/ with an import hook
 (setuptools' `__editable___*_finder.py`), which Pylance, pyright and mypy never run. They read
-`.static-imports/babelforge/` instead: relative symlinks to each entry of builders/ and to eval/ and
-resources/ (pyproject.toml's [tool.pyright] names it as an import root). Python never imports from it.
-The checker is basedpyright (pyright with its Node.js runtime in a wheel); the rules are
-tests/static_imports.json: import resolution only, no type checking. Run the same by hand:
+`typings/babelforge/` instead (pyproject.toml's [tool.pyright] `stubPath`): one stub per module that
+re-exports the real module (`from builders.core.config import *`), written by scripts/typing_stubs.py.
+Every name then resolves to its file under builders/ or eval/: go-to-definition opens it, and
+find-references from it finds its callers (tests/language_server.py asks basedpyright's language server,
+the engine of Pylance). The checker is basedpyright (pyright with its Node.js runtime in a wheel); the
+rules are tests/static_imports.json: import resolution only, no type checking. Run the same by hand:
 `.venv/bin/basedpyright -p tests/static_imports.json builders eval`.
+
+`.static-imports/babelforge/` is the package as relative symlinks into builders/ and eval/: an import
+root for Python itself where a copy of the checkout must run its own code (PYTHONPATH of a mutation check
+in a clone, benchmarks/full_rehearsal.py's frozen package). Static tools no longer read it: through the
+links each file was a second module (`babelforge.core.config` beside `builders.core.config`), and
+references from the real file missed every caller.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -21,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from tests.imports import REPO, package_dirs
+from tests.language_server import LanguageServer, definition, references
 
 BIN = Path(sys.executable).parent
 LINKS = REPO / ".static-imports" / "babelforge"
@@ -103,3 +114,93 @@ def test_every_babelforge_import_resolves_statically(tmp_path):
     assert not project, f"{len(project)} babelforge imports static tools cannot resolve:\n" + "\n".join(project)
     probe_lines = sorted(line.removeprefix(f"{probe}:").split(":")[0] for line in found if line.startswith(str(probe)))
     assert probe_lines == ["1", "2"], found
+
+
+def typing_stubs():
+    spec = importlib.util.spec_from_file_location("typing_stubs", REPO / "scripts" / "typing_stubs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_stubs_are_current():
+    """A new module (or a new module-level `_name`) needs its stub rewritten: the message says how."""
+    stubs = typing_stubs()
+    problems = stubs.stale(stubs.expected_stubs())
+    assert not problems, "run python scripts/typing_stubs.py:\n" + "\n".join(problems)
+
+
+def test_a_stub_reexports_its_module_and_its_private_names():
+    stubs = typing_stubs()
+    source = (
+        "import os as _os\nfrom x import y as _y, z\n_A: int = 1\nB = 2\ndef _f(): ...\nclass _C: ...\n__all__ = []\n"
+    )
+    text = stubs.stub_text("builders.core.demo", "babelforge.core.demo", "builders/core/demo.py", source)
+    lines = text.splitlines()
+    assert lines[1:] == [
+        "from builders.core.demo import *",
+        "from builders.core.demo import (",
+        "    _A as _A,",
+        "    _C as _C,",
+        "    _f as _f,",
+        "    _os as _os,",
+        "    _y as _y,",
+        ")",
+    ]
+    written = stubs.expected_stubs()
+    assert written[REPO / "typings" / "babelforge" / "eval" / "__init__.pyi"].splitlines()[1] == "from eval import *"
+    config = written[REPO / "typings" / "babelforge" / "core" / "config.pyi"]
+    assert "from builders.core.config import *" in config and "    _coerce as _coerce,\n" in config
+
+
+@pytest.fixture(scope="module")
+def language_server():
+    server = BIN / "basedpyright-langserver"
+    if not server.exists():
+        pytest.fail(f"basedpyright is not installed beside {sys.executable}: run scripts/setup.sh")
+    started = LanguageServer(REPO, server)
+    yield started
+    started.close()
+
+
+def grep_callers(name: str, defined_in: Path) -> set[Path]:
+    """The project files that use the word `name`, less those that define a `name` of their own: what
+    find-references on its definition in `defined_in` should list."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    own = re.compile(rf"^(def|class) {re.escape(name)}\b", re.MULTILINE)
+    files = {
+        path
+        for folder in ("builders", "eval", "tests", "scripts", "benchmarks")
+        for path in (REPO / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    texts = {path: path.read_text("utf-8") for path in files}
+    return {path for path, text in texts.items() if word.search(text) and (path == defined_in or not own.search(text))}
+
+
+@pytest.mark.slow
+def test_go_to_definition_opens_the_real_file(language_server):
+    """`from babelforge.core.config import load_config` in builders/cli.py leads to builders/core/config.py."""
+    found = definition(language_server, REPO / "builders" / "cli.py", "load_config")
+    config = REPO / "builders" / "core" / "config.py"
+    line = next(
+        n for n, text in enumerate(config.read_text("utf-8").splitlines(), 1) if text.startswith("def load_config(")
+    )
+    assert found == [(config, line)]
+    found = definition(language_server, REPO / "eval" / "mvl_sib" / "mvl_sib_stage.py", "mvl_sib_rows")
+    assert [path for path, _ in found] == [REPO / "eval" / "mvl_sib" / "rows.py"]
+
+
+@pytest.mark.slow
+def test_find_references_from_the_real_file_finds_the_callers(language_server):
+    """From `def load_config` in builders/core/config.py: every file that calls it, as grep finds them."""
+    config = REPO / "builders" / "core" / "config.py"
+    found = references(language_server, config, "load_config")
+    files = {path for path, _ in found}
+    assert not [path for path in files if ".static-imports" in path.parts or "typings" in path.parts], files
+    expected = grep_callers("load_config", config) - {
+        REPO / "tests" / "language_server.py",
+        REPO / "tests" / "test_static_imports.py",
+    }
+    assert files == expected, sorted(str(path.relative_to(REPO)) for path in files ^ expected)
+    assert len(files) > 10 and len(found) > len(files)  # the callers across builders/, eval/ and tests/, each use
