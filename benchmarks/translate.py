@@ -85,10 +85,11 @@ def main(argv=None) -> int:
     import torch
     import transformers
 
-    from babelforge.translation.nllb import NllbTranslator, resolve_device
+    from babelforge.core.device import resolve_device
+    from babelforge.translation.nllb import NllbTranslator
     from babelforge.translation.tiny import build_tiny_nllb
 
-    device = resolve_device(args.device)
+    device = resolve_device(args.device, runtime="ctranslate2")
     torch.set_num_threads(args.threads)
     templates = [
         line.strip()

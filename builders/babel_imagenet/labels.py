@@ -789,11 +789,17 @@ def class_evidence(
     return evidence
 
 
-def resource_group(n_classes: int) -> str:
+def resource_group(n_classes: float) -> str:
+    """The resource group of a language with `n_classes` labelled classes (GROUP_BOUNDS): the one rule the
+    label tables, the card and the report's figures name groups by. A count above ImageNet-1k's is a
+    table of another dataset, refused rather than drawn as `high`."""
     for name, upper in GROUP_BOUNDS:
         if n_classes <= upper:
             return name
-    raise ValueError(f"more classes than ImageNet-1k has: {n_classes}")
+    raise BabelforgeError(
+        f"{n_classes:g} classes: more than ImageNet-1k has ({GROUP_BOUNDS[-1][1]}); resource groups are for "
+        "Babel-ImageNet's class counts (the `n_classes` of its labels)"
+    )
 
 
 # rank_reason of a class the precision floor dropped (labels.precision_floor, precision.py)

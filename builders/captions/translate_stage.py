@@ -41,13 +41,14 @@ from babelforge.captions.translate_worker import (
 from babelforge.core import shards
 from babelforge.core.bad_rows import Quarantine, quarantine_table, summary_line
 from babelforge.core.determinism import runtime
+from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_json
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
 from babelforge.core.runners import check_ray_address, record_rate, run_sharded
 from babelforge.core.stages import Stage
-from babelforge.translation.nllb import resolve_compute_type, resolve_device
+from babelforge.translation.nllb import resolve_compute_type
 
 
 def write_quarantine(data: Path, plan, quarantine: Quarantine, shard_size: int) -> None:
@@ -101,7 +102,7 @@ def run(config: Config) -> int:
     params = shard_params(config, source_code, targets)
     model = model_record(config)
 
-    device = resolve_device(config.device)
+    device = resolve_device(config.device, runtime="ctranslate2")
     record = provenance(
         "captions_translate",
         params={"profile": config.profile, "translate": params},

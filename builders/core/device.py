@@ -16,7 +16,12 @@ from typing import Literal
 from babelforge.core.errors import BabelforgeError
 
 Runtime = Literal["torch", "ctranslate2"]
-_EXPLICIT = re.compile(r"^(cpu|cuda(:\d+)?)$")
+# The explicit devices each runtime takes, and how a message names them: CTranslate2 takes a GPU's
+# index as an argument of its own, never in the device name.
+_EXPLICIT = {
+    "torch": (re.compile(r"^(cpu|cuda(:\d+)?)$"), "auto, cpu, cuda or cuda:<index>"),
+    "ctranslate2": (re.compile(r"^(cpu|cuda)$"), "auto, cpu or cuda"),
+}
 
 
 def _torch_has_cuda() -> bool:
@@ -37,12 +42,14 @@ PROBES: dict[str, Callable[[], bool]] = {"torch": _torch_has_cuda, "ctranslate2"
 def resolve_device(device: str | None = "auto", runtime: Runtime = "torch") -> str:
     """`auto` (or None) -> `cuda` when `runtime` sees a CUDA GPU, else `cpu`; explicit devices pass through.
 
-    An unknown device is one line naming the accepted values.
+    An unknown device (one `runtime` does not take: `cuda:1` for CTranslate2) is one line naming the
+    accepted values.
     """
     if device is None or device == "auto":
         if runtime not in PROBES:
             raise BabelforgeError(f"unknown runtime {runtime!r} for device auto; one of {', '.join(PROBES)}")
         return "cuda" if PROBES[runtime]() else "cpu"
-    if not _EXPLICIT.match(device):
-        raise BabelforgeError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:<index>")
+    pattern, accepted = _EXPLICIT.get(runtime, _EXPLICIT["torch"])
+    if not pattern.match(device):
+        raise BabelforgeError(f"unknown device {device!r}: use {accepted}")
     return device

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from babelforge.core.determinism import NLLB_SCORE_DECIMALS, rounded, runtime
+from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, canonical_json, read_json
 from babelforge.core.weights import check_weights
@@ -65,20 +66,6 @@ def cut_to_limit(tokens: list[str], limit: int) -> tuple[list[str], bool]:
     return tokens[: limit - 1] + tokens[-1:], True
 
 
-def cuda_available() -> bool:
-    import ctranslate2
-
-    return ctranslate2.get_cuda_device_count() > 0
-
-
-def resolve_device(device: str = "auto") -> str:
-    if device == "auto":
-        return "cuda" if cuda_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise BabelforgeError(f"unknown device {device!r}: use auto, cpu or cuda")
-    return device
-
-
 def resolve_compute_type(compute_type: str, device: str) -> str:
     """`auto` -> int8_float16 on GPU, int8 on CPU (the project's quantisation choice)."""
     if compute_type == "auto":
@@ -89,7 +76,7 @@ def resolve_compute_type(compute_type: str, device: str) -> str:
 def resolve_quantization(quantization: str) -> str:
     """The quantisation to store weights in; `auto` follows the device this machine has."""
     if quantization == "auto":
-        return resolve_compute_type("auto", resolve_device("auto"))
+        return resolve_compute_type("auto", resolve_device("auto", runtime="ctranslate2"))
     if quantization not in QUANTIZATIONS:
         raise BabelforgeError(f"unknown quantization {quantization!r}: use auto or one of {', '.join(QUANTIZATIONS)}")
     return quantization
@@ -207,7 +194,7 @@ class NllbTranslator:
         import transformers
 
         self.model_dir = resolve_model_dir(model_dir)
-        self.device = resolve_device(device)
+        self.device = resolve_device(device, runtime="ctranslate2")
         self.compute_type = resolve_compute_type(compute_type, self.device)
         if num_hypotheses > beam_size:
             raise BabelforgeError(f"num_hypotheses ({num_hypotheses}) cannot exceed beam_size ({beam_size})")

@@ -14,10 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval.families import parse_spec
-from babelforge.eval.paper.tables import GROUP_COLUMNS, PaperModel
+from babelforge.eval.paper.tables import GROUP_COLUMNS, METRICS, PaperModel
 
-# Our row's column compared with the paper's number, per task (mclipscore: the score's own metric name).
-METRICS = {"zeroshot": "top1", "retrieval": "t2i_r@1"}
 SCALE = 100.0  # our fractions -> the papers' percent
 COLUMNS = (
     "model",

@@ -29,6 +29,9 @@ RETRIEVAL_TABLES = {
     "xtd": "babel_imagenet_t12_xtd_t2i_r1.tsv",
 }
 MCLIPSCORE_TABLE = "mclipscore_t1_models.tsv"
+# The metric of each task's table (its scores' `metric`), the column of our rows compared with it
+# (babelforge.eval.paper.compare); mclipscore's table names its own metrics.
+METRICS = {"zeroshot": "top1", "retrieval": "t2i_r@1"}
 MODELS_TABLE = "models.tsv"
 # Table 2's columns, in order, and the `group_paper` value of Tables 8-9 each one averages.
 GROUP_COLUMNS = {"very_low": "very-low", "low": "low", "mid": "mid", "high": "high", "en": "en"}
@@ -138,7 +141,7 @@ def zeroshot_scores(resolve: Callable[[str], str], folder: Path = PAPERS_DIR) ->
                     "dataset": "babel_imagenet",
                     "code": row["lang"],
                     "lang": keys.get(row["lang"]),
-                    "metric": "top1",
+                    "metric": METRICS["zeroshot"],
                     "value": _number(cell),
                     "num_classes": int(row["num_classes"]),
                     "group": row["group_paper"],
@@ -166,7 +169,7 @@ def retrieval_scores(resolve: Callable[[str], str], folder: Path = PAPERS_DIR) -
                         "paper_model": model,
                         "dataset": dataset,
                         "code": code,
-                        "metric": "t2i_r@1",
+                        "metric": METRICS["retrieval"],
                         "value": _number(value),
                     }
                 )

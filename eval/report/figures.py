@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from babelforge.babel_imagenet.labels import GROUP_BOUNDS
+from babelforge.babel_imagenet.labels import resource_group
 from babelforge.core.languages import ENGLISH
 from babelforge.eval.plots import COLUMN_WIDTH, new_figure, paper, save_figure
 from babelforge.eval.report.metric import fit_line_with_band
@@ -109,13 +109,6 @@ def display_names(models: Iterable[str], names: Mapping[str, str] | None = None)
             depth += 1
         shown[model] = "/".join(parts[-depth:])
     return shown
-
-
-def _group_of(n_classes: float) -> str:
-    for name, upper in GROUP_BOUNDS:
-        if n_classes <= upper:
-            return name
-    return GROUP_BOUNDS[-1][0]
 
 
 def _language_bands(ax, groups: list[str]) -> None:
@@ -215,7 +208,7 @@ def accuracy_by_language_figure(zeroshot, languages=None, metric: str = "top1", 
     # Long entries take a row each; the figure grows with the legend so the axes keep their height.
     columns = 1 if max(len(label) for label in labels) > 24 else 2
     fig, ax = new_figure(COLUMN_WIDTH, 2.3 + 0.125 * math.ceil(len(labels) / columns))
-    _language_bands(ax, [_group_of(n) for n in order["n"]])
+    _language_bands(ax, [resource_group(n) for n in order["n"]])
     width = min(0.7, 0.25 * len(models)) if len(models) > 1 else 0.0
     for (model, prompt_set), part in frame.groupby(["model", "prompt_set"], sort=True):
         marker, filled, _ = _prompt_style(prompt_set)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.translation import nllb
 from babelforge.translation.nllb import Hypothesis, NllbTranslator
@@ -140,10 +141,16 @@ def test_device_and_compute_type_resolution(monkeypatch):
     assert nllb.resolve_compute_type("float32", "cpu") == "float32"
     import ctranslate2
 
+    # `auto` asks CTranslate2, not torch, whether a GPU is there (what the stored weights follow)
     monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 0)
-    assert nllb.resolve_device("auto") == "cpu"
+    assert resolve_device("auto", runtime="ctranslate2") == "cpu"
+    assert nllb.resolve_quantization("auto") == "int8"
     monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 1)
-    assert nllb.resolve_device("auto") == "cuda"
+    assert resolve_device("auto", runtime="ctranslate2") == "cuda"
+    assert nllb.resolve_quantization("auto") == "int8_float16"
+    # CTranslate2 takes a GPU's index apart: a `cuda:1` setting is refused in one line
+    with pytest.raises(BabelforgeError, match=r"unknown device 'cuda:1': use auto, cpu or cuda$"):
+        resolve_device("cuda:1", runtime="ctranslate2")
     with pytest.raises(BabelforgeError):
         nllb.resolve_quantization("int3")
 
@@ -159,7 +166,7 @@ def test_tiny_model_is_byte_identical_for_the_same_seed(tiny_nllb, tmp_path, sib
 
 @pytest.mark.gpu
 def test_tiny_model_on_gpu_uses_int8_float16(tiny_nllb):
-    if not nllb.cuda_available():
+    if resolve_device("auto", runtime="ctranslate2") != "cuda":
         pytest.skip("no CUDA device: the GPU path runs where a GPU is present")
     translator = NllbTranslator(tiny_nllb, max_decoding_length=12)
     assert translator.device == "cuda" and translator.compute_type == "int8_float16"
@@ -169,7 +176,7 @@ def test_tiny_model_on_gpu_uses_int8_float16(tiny_nllb):
 
 @pytest.mark.gpu
 def test_full_model_translates_on_gpu():
-    if not nllb.cuda_available():
+    if resolve_device("auto", runtime="ctranslate2") != "cuda":
         pytest.skip("no CUDA device: the real NLLB-200 check runs where a GPU is present")
     import os
 
