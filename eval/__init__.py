@@ -26,7 +26,7 @@ Shared run machinery (imports no task)::
 
     tasks        the task registry: EvalTask (a task as the report sees it), REGISTRY (every folder with a
                  task.py, as "module:object" strings found without importing; a spec imported when asked for)
-    config       CommonConfig (`eval.common`), ModelSpec, ImageStageConfig
+    config       CommonConfig (`eval.common`), ModelSpec, EvalStageConfig (every eval stage), ImageStageConfig
     flags        --model / --device / --runner, --language, --out
     languages    language codes -> registry keys
     inputs       input files and image folders checked; the class list; models loaded; the cache opened

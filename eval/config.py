@@ -1,5 +1,5 @@
-"""The settings every evaluation stage shares: the `eval.common` group and the base Config of the
-stages that encode images.
+"""The settings every evaluation stage shares: the `eval.common` group and the base Configs of the
+stages (`EvalStageConfig`; `ImageStageConfig` for those that encode images).
 
 An evaluation stage is a module `eval/<task>/stage.py` with a typed `Config` (its group
 `eval.<task>` plus `common`, the `eval.common` group, and the `paths:` group) and
@@ -98,16 +98,24 @@ class CommonConfig:
 
 
 @dataclass(frozen=True)
-class ImageStageConfig:
-    """The settings every eval stage that encodes images shares (zero-shot, retrieval, clipscore,
-    MVL-SIB); each stage's Config adds its own group's fields to these."""
+class EvalStageConfig:
+    """The settings every eval stage shares: `eval.common` (the models, the device, the registry), the
+    profile and the paths. A task that encodes texts only extends it; one that encodes images extends
+    `ImageStageConfig`."""
 
     common: CommonConfig = from_group(CommonConfig, "eval.common", "settings every eval stage shares")
-    runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
     profile: str = from_group(str, "profile", "the build profile")
     paths: Paths = stage_paths()
 
 
-def model_ids(config: ImageStageConfig) -> list[str]:
+@dataclass(frozen=True)
+class ImageStageConfig(EvalStageConfig):
+    """An eval stage that encodes images (zero-shot, retrieval, clipscore, MVL-SIB): adds `eval.runner`,
+    how the image embedding cache is computed; each stage's Config adds its own group's fields."""
+
+    runner: EvalRunnerConfig = from_group(EvalRunnerConfig, "eval.runner", "how images are encoded (eval.runner)")
+
+
+def model_ids(config: EvalStageConfig) -> list[str]:
     """The model ids an eval run encodes with: what an ad-hoc run's folder is named after."""
     return [model.id for model in config.common.models]
