@@ -23,17 +23,10 @@ from babelforge.core.datasets import is_hub
 from babelforge.core.determinism import cpu_isa_from_params, pin_cpu
 from babelforge.core.dvc_lock import put_back, put_back_line
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import (
-    OutputGuard,
-    WrittenRecords,
-    file_stats,
-    git_tracked_files,
-    not_written_by,
-    os_error_text,
-    read_written_record,
-    stage_lock,
-)
+from babelforge.core.io import os_error_text
 from babelforge.core.languages import language_views
+from babelforge.core.locks import stage_lock
+from babelforge.core.output_guard import OutputGuard
 from babelforge.core.params import DEFAULT_PARAMS, PROJECT_MARKER, find_params, load_params, project_root, read_yaml
 from babelforge.core.progress import info
 from babelforge.core.runs import (
@@ -52,6 +45,13 @@ from babelforge.core.runs import (
     tracked_outputs,
 )
 from babelforge.core.stages import Stage, flag_argument, load, named_settings, outputs, setting_groups
+from babelforge.core.written_records import (
+    WrittenRecords,
+    file_stats,
+    git_tracked_files,
+    not_written_by,
+    read_written_record,
+)
 
 # The CPU-pinned commands, from the command table (tests/test_reproducibility.py empties it to
 # measure what the pin changes).

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from babelforge.cli import main
-from babelforge.core.io import OutputGuard
+from babelforge.core.output_guard import OutputGuard
 from babelforge.core.runners import RATES_DIR
 from tests.project import tree_digests
 from tests.reliability.workspace import leftovers

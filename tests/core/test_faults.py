@@ -10,7 +10,8 @@ import pytest
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.http import RetryPolicy, policy_from_text
-from babelforge.core.io import atomic_directory, atomic_path, clear_leftovers, read_table, write_table
+from babelforge.core.io import atomic_directory, atomic_path, read_table, write_table
+from babelforge.core.leftovers import clear_leftovers
 from babelforge.core.params import load_params, read_yaml
 
 

@@ -14,18 +14,18 @@ import pytest
 import yaml
 
 from babelforge.cli import main
-from babelforge.core.io import (
-    OutputGuard,
+from babelforge.core.io import write_text
+from babelforge.core.output_guard import OutputGuard
+from babelforge.core.runs import changed_inputs, out_problem, overlapping, replace_problem, tracked_outputs
+from babelforge.core.written_records import (
     WrittenRecords,
     file_stats,
     git_tracked_files,
     not_written_by,
     read_written_record,
     record_path,
-    write_text,
     written_record,
 )
-from babelforge.core.runs import changed_inputs, out_problem, overlapping, replace_problem, tracked_outputs
 from tests.project import tree_digests
 from tests.reliability.workspace import leftovers
 

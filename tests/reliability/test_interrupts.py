@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from babelforge.core.io import lock_path
+from babelforge.core.locks import lock_path
 from tests.reliability.workspace import leftovers
 
 # stage -> its outputs, relative to the workspace (as dvc.yaml names them through `paths`)

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.io import lock_path, stage_lock
+from babelforge.core.locks import lock_path, stage_lock
 from babelforge.core.stages import load, outputs
 from tests.reliability.workspace import environment, leftovers
 
