@@ -14,18 +14,18 @@ nothing heavier, so listing the tasks imports no model library and no task's sta
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from babelforge.core.declarations import declaring_files, imported
 from babelforge.core.errors import BabelforgeError
 
 
 def _discovered() -> tuple[str, ...]:
     """ "module:object" of the EvalTask of every task folder (`eval/<name>/task.py`), by folder name."""
-    folders = sorted(path.parent.name for path in Path(__file__).resolve().parent.glob("*/task.py"))
-    return tuple(f"{__package__}.{folder}.task:TASK" for folder in folders)
+    folder = Path(__file__).resolve().parent
+    return tuple(f"{module}:TASK" for _, module in declaring_files(folder, __package__, "*/task.py"))
 
 
 # The tasks, in the order the report reads them (eval.report.tasks' default): found, never listed by hand.
@@ -72,13 +72,7 @@ class EvalTask:
 
 @functools.cache
 def _resolve(reference: str) -> EvalTask:
-    module, _, attribute = reference.partition(":")
-    try:
-        found = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as error:
-        raise BabelforgeError(
-            f"{reference}: cannot be imported ({error}); eval/tasks.py finds eval/<task>/task.py"
-        ) from None
+    found = imported(reference, "; eval/tasks.py finds eval/<task>/task.py")
     if not isinstance(found, EvalTask):
         raise BabelforgeError(f"{reference}: not an EvalTask (eval/<task>/task.py declares TASK = EvalTask(...))")
     return found

@@ -77,7 +77,7 @@ def code_files(stage: Stage) -> list[str]:
         for entry in FAMILIES.values():
             files |= set(repo_files_run_by(entry.loader.split(":")[0]))
     # the declaration mechanism, like the CLI, decides nothing a stage writes (its deps and outs are listed here)
-    files.discard(REPO / "builders" / "core" / "stages.py")
+    files -= {REPO / "builders" / "core" / name for name in ("stages.py", "declarations.py")}
     return sorted(path.relative_to(REPO).as_posix() for path in files)
 
 

@@ -268,7 +268,7 @@ def test_the_literals_of_a_declaration_and_the_settings_its_paths_name(tmp_path,
     # only *_stage.py files that declare a command are commands
     (tmp_path / "plain_stage.py").write_text("X = 1\n", encoding="utf-8")
     (tmp_path / "helper.py").write_text('STAGE = Stage("x", "y", run, tool=True)\n', encoding="utf-8")
-    monkeypatch.setattr(stages, "_roots", lambda: [(tmp_path, "pkg")])
+    monkeypatch.setattr(stages, "package_folders", lambda: [(tmp_path, "pkg")])
     assert _declaring_modules() == [(path, "pkg.odd_stage")]
     assert named_settings("${paths.hub}/${key}/${item.data}/${wordnet.classes}") == ["paths.hub", "wordnet.classes"]
 
@@ -325,7 +325,7 @@ def test_each_artifact_path_is_declared_by_the_stage_that_owns_it(tmp_path, monk
 
     plant("make", 'STAGE = Stage("make", "h", run, outs=("${paths.made}",), paths={"made": ("data/m", "made")})\n')
     plant("use", 'STAGE = Stage("use", "h", run, deps=("data/m",), outs=("x",), paths={"used": ("data/u", "used")})\n')
-    monkeypatch.setattr(stages, "_roots", lambda: [(tmp_path, "pkg")])
+    monkeypatch.setattr(stages, "package_folders", lambda: [(tmp_path, "pkg")])
     # fresh caches for the planted tree; the project's (and its Paths class) come back after the test
     for cached in (stages.table, stages.paths_class):
         monkeypatch.setattr(stages, cached.__name__, functools.cache(cached.__wrapped__))

@@ -14,15 +14,14 @@ datasets (`babelforge card --help`) imports no dataset code.
 
 from __future__ import annotations
 
-import ast
 import functools
-import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from babelforge.core.declarations import declared_calls, declaring_files, imported, keywords, literal
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import directory_hash, read_arrow, read_provenance, read_table, sha256_file, value_counts
 from babelforge.core.licences import Licence
@@ -33,21 +32,20 @@ def _discovered(kind: str) -> dict[str, str]:
     """name -> "module:attribute" of every `NAME = <kind>(name="...")` in an area's `dataset.py`
     (`builders/<area>/dataset.py`), read from the source without importing it; by area, then as written."""
     found: dict[str, str] = {}
-    for path in sorted(Path(__file__).resolve().parents[1].glob("*/dataset.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
-            call = node.value if isinstance(node, ast.Assign) else None
-            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == kind):
-                continue
-            name = next(
-                (k.value.value for k in call.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)), None
-            )
-            if not isinstance(name, str) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+    for path, module in declaring_files(Path(__file__).resolve().parents[1], "babelforge", "*/dataset.py"):
+        for target, call in declared_calls(path, kind):
+            name = literal(keywords(call).get("name"))
+            if not isinstance(name, str) or target is None:
                 raise BabelforgeError(f"{path}: a {kind} is assigned to one name and names itself with a string")
             if name in found:
                 raise BabelforgeError(f"two {kind}s named {name!r}: {found[name]} and {path}")
-            found[name] = f"babelforge.{path.parent.name}.dataset:{node.targets[0].id}"
+            found[name] = f"{module}:{target}"
     return found
 
+
+# What the card, the audit and the language_view stage call a spec's "module:function" fields with (their
+# name for babelforge.core.declarations.imported).
+resolve = imported
 
 # name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec: found, never listed by hand.
 REGISTRY: dict[str, str] = _discovered("DatasetSpec")
@@ -219,7 +217,7 @@ def _declared(found: Mapping[str, str], kind: type, name: str, what: str) -> Any
             f"{what} {name!r} is not declared in an area's dataset.py (builders/<area>/dataset.py); "
             f"known: {', '.join(found)}"
         )
-    declared = resolve(found[name])
+    declared = imported(found[name])
     if not isinstance(declared, kind) or declared.name != name:
         raise BabelforgeError(f"{found[name]}: not the {kind.__name__} of {name!r}")
     return declared
@@ -227,16 +225,6 @@ def _declared(found: Mapping[str, str], kind: type, name: str, what: str) -> Any
 
 def specs() -> list[DatasetSpec]:
     return [spec(name) for name in REGISTRY]
-
-
-def resolve(reference: str) -> Any:
-    """The object a "module:attribute" string names."""
-
-    module, _, attribute = reference.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as error:
-        raise BabelforgeError(f"{reference}: cannot be imported ({error})") from None
 
 
 def artifact_path(paths: Any, artifact: str) -> Path:

@@ -19,7 +19,6 @@ import ast
 import dataclasses
 import functools
 import importlib
-import importlib.util
 import re
 import types
 import typing
@@ -28,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from babelforge.core.config import declared_default, from_group, has_profile_choice, setting
+from babelforge.core.declarations import declared_calls, declaring_files, keywords, literal, package_folders
 from babelforge.core.determinism import BuildSettings
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.numbers import ANY, number_flag
@@ -162,26 +162,15 @@ class Entry:
     paths: tuple[tuple[str, str, str], ...] = ()  # the `paths:` settings it owns: (name, default, help)
 
 
-def _roots() -> list[tuple[Path, str]]:
-    """The package's folders and their import names: builders/ is `babelforge`, eval/ `babelforge.eval`
-    (in a wheel eval/ lies inside the first; found without importing it)."""
-    spec = importlib.util.find_spec("babelforge.eval")
-    folders = [(Path(__file__).resolve().parents[1], "babelforge")]
-    if spec and spec.submodule_search_locations:
-        folders.append((Path(next(iter(spec.submodule_search_locations))).resolve(), "babelforge.eval"))
-    return folders
-
-
 def _declaring_modules() -> list[tuple[Path, str]]:
     """(file, module name) of every command module: named `<name>_stage.py`, declaring `STAGE = Stage(`
     (tests/test_pipeline_files.py: no other module declares one)."""
     found: dict[Path, str] = {}
-    for folder, package in _roots():
-        for path in sorted(folder.rglob("*_stage.py")):  # the one name a command's module has
-            if path in found or not _DECLARATION.search(path.read_text(encoding="utf-8")):
-                continue
-            parts = path.relative_to(folder).with_suffix("").parts
-            found[path] = ".".join((package, *parts))
+    for folder, package in package_folders():
+        # the one name a command's module has
+        for path, module in declaring_files(folder, package, "*_stage.py", recursive=True):
+            if path not in found and _DECLARATION.search(path.read_text(encoding="utf-8")):
+                found[path] = module
     return list(found.items())
 
 
@@ -194,27 +183,11 @@ def _literal_strings(node: ast.AST | None) -> tuple[tuple[str, ...], bool]:
     return tuple(found), len(found) < len(items)
 
 
-def _literal(node: ast.AST | None, default: Any) -> Any:
-    if node is None:
-        return default
-    try:
-        return ast.literal_eval(node)
-    except ValueError:  # a name or a call: not needed for the table
-        return default
-
-
 def _entry(path: Path, module: str) -> Entry:
-    text = path.read_text(encoding="utf-8")
-    call = next(
-        node.value
-        for node in ast.parse(text, str(path)).body
-        if isinstance(node, ast.Assign)
-        and [getattr(t, "id", None) for t in node.targets] == ["STAGE"]
-        and isinstance(node.value, ast.Call)
-    )
-    words = {keyword.arg: keyword.value for keyword in call.keywords}
+    call = next(call for name, call in declared_calls(path, "Stage") if name == "STAGE")
+    words = keywords(call)
     positional = dict(zip(("name", "help"), call.args))
-    name, help_text = (_literal(positional.get(key) or words.get(key), None) for key in ("name", "help"))
+    name, help_text = (literal(positional.get(key) or words.get(key)) for key in ("name", "help"))
     if not isinstance(name, str) or not isinstance(help_text, str):
         raise BabelforgeError(f"{path}: STAGE = Stage(...) names its command and help as string literals")
     deps, computed = _literal_strings(words.get("deps"))
@@ -224,8 +197,8 @@ def _entry(path: Path, module: str) -> Entry:
         name,
         module,
         help_text,
-        "tool" if _literal(words.get("tool"), False) else "stage",
-        bool(_literal(words.get("pinned"), False)),
+        "tool" if literal(words.get("tool"), False) else "stage",
+        bool(literal(words.get("pinned"), False)),
         deps,
         writes,
         computed,
@@ -235,7 +208,7 @@ def _entry(path: Path, module: str) -> Entry:
 
 def _owned_paths(path: Path, node: ast.AST | None) -> tuple[tuple[str, str, str], ...]:
     """A declaration's `paths={name: (default, help)}`, which must be literal strings."""
-    value = _literal(node, None) if node is not None else {}
+    value = literal(node) if node is not None else {}
     if not isinstance(value, dict) or not all(
         isinstance(name, str)
         and name.isidentifier()
@@ -298,7 +271,7 @@ def table() -> dict[str, Entry]:
 
 
 def load(name: str) -> Stage:
-    """The declaration of command `name` (its module imported)."""
+    """The declaration of command `name` (its module imported; an error importing it keeps its traceback)."""
     entry = table()[name]
     stage = importlib.import_module(entry.module).STAGE
     if stage.name != name:
