@@ -69,6 +69,7 @@ class DualEncoder:
         self.ref = ref  # the ModelRef it was loaded from (babelforge.eval.families): what a worker loads again
         self._dtype = dtype  # None: dtype_for(device); given only to run another precision (fp16 on a CPU test)
         self.truncated_texts = 0  # texts longer than the text encoder reads, cut to max_text_length
+        self._output_dims: tuple[int, int] | None = None  # (text, image) vector sizes, measured (`output_dims`)
 
     @property
     def dtype(self):
@@ -174,13 +175,6 @@ def folder_like(spec: str) -> bool:
     )
 
 
-def in_hub_cache(spec: str) -> bool:
-    """Whether this machine's Hugging Face cache holds any revision of the Hub model `spec`."""
-    from huggingface_hub import constants
-
-    return (Path(constants.HF_HUB_CACHE) / f"models--{spec.replace('/', '--')}").is_dir()
-
-
 def missing_folder(ref) -> str | None:
     """Why one part of a parsed spec cannot be loaded, when it names a model folder that is not
     there (None when it is a folder or may be a Hub model or an open_clip name): folder-like, or a
@@ -192,11 +186,8 @@ def missing_folder(ref) -> str | None:
         return f"not a folder: {ref.id}"
     if folder_like(ref.id):
         return f"no such folder: {ref.id}"
-    if not ref.revision and ref.family != "open_clip" and not in_hub_cache(ref.id):
-        return (
-            f"no such folder: {ref.id} (a Hub model is [FAMILY:]ID@REVISION; "
-            "babelforge eval_zeroshot --help lists the model families)"
-        )
+    if not ref.revision:
+        return no_revision_line(ref)
     return None
 
 
@@ -215,7 +206,7 @@ def load_ref(ref, device: str) -> DualEncoder:
             raise BabelforgeError(problem)
         check_local_weights(part)
     try:
-        return resolve(family(ref.family).loader)(ref, device)
+        model = resolve(family(ref.family).loader)(ref, device)
     except Exception as error:
         # What the check above cannot see (a header naming an unknown dtype...): safetensors' own
         # error names no file, so the model is named.
@@ -224,6 +215,39 @@ def load_ref(ref, device: str) -> DualEncoder:
         raise BabelforgeError(
             f"model {ref.name}: a weights file cannot be read ({first_line(error)}); copy or fetch the model again"
         ) from None
+    check_output_dims(model, ref)
+    return model
+
+
+# What `output_dims` encodes: a text every tokenizer reads and a blank image every preprocessing resizes.
+PROBE_TEXT = "a photo"
+PROBE_IMAGE_SIZE = (64, 64)
+
+
+def output_dims(model: DualEncoder) -> tuple[int, int]:
+    """(text, image): the sizes of the vectors a loaded model really gives, whatever its config states
+    (SigLIP's text tower projects to `projection_size`, not its hidden size): one short text and one
+    blank image encoded, once per model."""
+    if model._output_dims is None:
+        import torch
+
+        with torch.inference_mode():
+            text = model._encode_text_batch([PROBE_TEXT])
+            image = model._encode_image_batch([Image.new("RGB", PROBE_IMAGE_SIZE, "white")])
+        model._output_dims = (int(text.shape[-1]), int(image.shape[-1]))
+    return model._output_dims
+
+
+def check_output_dims(model: DualEncoder, ref) -> None:
+    """One line at load when a model's text and image vectors differ in size (`output_dims`): they
+    could not be compared, and the scores would fail deep in a metric's matrix product instead."""
+    text, image = output_dims(model)
+    if text != image:
+        raise BabelforgeError(
+            f"model {ref.name}: its text tower gives {text}-d vectors and its image tower {image}-d; a text and "
+            "an image are compared in one embedding space, so both towers must give vectors of one size "
+            "(a checkpoint whose towers were trained together)"
+        )
 
 
 def check_local_weights(ref) -> None:
@@ -244,12 +268,20 @@ def unloadable(ref) -> str | None:
             "or fix params.yaml eval.common.models"
         )
     if not ref.revision:
-        return (
-            f"model {ref.name}: no revision pinned; write the spec as {ref.name}@<commit sha>"
-            + (" (open_clip built-in names: @<pretrained tag>)" if ref.family == "open_clip" else "")
-            + " or add `revision:` to its params.yaml eval.common.models entry"
-        )
+        return no_revision_line(ref)
     return None
+
+
+def no_revision_line(ref) -> str:
+    """One line, the same for every family: a Hub model (one part of a spec) named without the revision
+    that pins what is loaded, and how to pin it."""
+    spec = f"{ref.family}:{ref.id}"
+    if ref.family == "open_clip" and not ref.id.startswith("hf-hub:"):  # a built-in name: pinned by its tag
+        return f"model {spec}: no revision pinned; give {spec}@<pretrained tag> (open_clip.list_pretrained())"
+    return (
+        f"model {spec}: no folder {ref.id} here, and as a Hub model no revision pinned; give {spec}@<commit sha> "
+        "(`babelforge pins --update` looks up the commit of a model listed in params.yaml eval.common.models)"
+    )
 
 
 # ------------------------------------------------------------------ Hub models, read at their pinned commit

@@ -23,6 +23,7 @@ is one module and one line here (docs/guides/evaluate.md, "Model families").
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -183,6 +184,8 @@ def parse_spec(text: str, revision: str | None = None) -> ModelRef:
         raise BabelforgeError(f"model spec {text!r}: pinned at {pinned} and at {revision}; keep one")
     if (pinned or revision) and Path(model_id).is_dir():
         raise BabelforgeError(local_revision_line(text, model_id, pinned, revision))
+    if family_name and Path(model_id).is_dir():
+        check_folder_family(text, family_name, model_id)
     family_name = family_name or detect_family(model_id)
     if FAMILIES[family_name].text_only and not plus:
         image_text = PAIRED_IMAGE_TOWERS.get(model_id, "")
@@ -213,6 +216,63 @@ def local_revision_line(text: str, folder: str, pinned: str, revision: str | Non
     )
 
 
+def family_module(name: str) -> str:
+    """The module of a family (its loader's): what declares its folder's files."""
+    return family(name).loader.partition(":")[0]
+
+
+def marker_file(name: str) -> str:
+    """The file every checkpoint of a family has (its module's `MARKER_FILE`): what the Hugging Face
+    cache is asked for at a pinned commit and what its local folders are recognised by."""
+    return resolve(f"{family_module(name)}:MARKER_FILE")
+
+
+def folder_holds(name: str) -> str:
+    """What a family's folder holds, for a line saying a folder is not one (its module's `FOLDER_HOLDS`)."""
+    return resolve(f"{family_module(name)}:FOLDER_HOLDS")
+
+
+def folder_family(folder: Path) -> str | None:
+    """The first family (detection order) whose detector accepts a folder's files; None when none does."""
+    return next((entry.name for entry in FAMILIES.values() if entry.detector and resolve(entry.detector)(folder)), None)
+
+
+def check_folder_family(text: str, name: str, folder: str) -> None:
+    """One line, before any library is asked (or the Hub: a library handed a folder it does not
+    recognise looks the name up there), when a spec's family prefix names a family whose files the
+    local folder does not have: what the folder is by its files and the prefix that fits."""
+    detector = family(name).detector
+    if detector is None or resolve(detector)(Path(folder)):
+        return
+    found = folder_family(Path(folder))
+    what = (
+        f"it holds {folder_holds(found)}: write {found}:{folder}"
+        if found
+        else f"{unrecognised_files(Path(folder))}, the files of no family"
+    )
+    raise BabelforgeError(
+        f"model spec {text!r}: {folder} is not a checkpoint of the {name} family, which needs "
+        f"{folder_holds(name)}; {what}"
+    )
+
+
+def unrecognised_files(folder: Path) -> str:
+    """What a folder no family recognises holds instead: its config.json's model type, or which of the
+    families' marker files it lacks."""
+    if (folder / "config.json").is_file():
+        return f"its config.json is of model_type {config_type(folder)!r}, not a dual encoder any family loads"
+    markers = sorted({marker_file(name) for name in FAMILIES})
+    return f"it has none of {', '.join(markers)}"
+
+
+def config_type(folder: Path) -> str | None:
+    """The `model_type` of a folder's config.json (None when it has none or it is not JSON)."""
+    try:
+        return json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def detect_family(model_id: str) -> str:
     """The family of a local folder, by its files; open_clip for an `hf-hub:` id (open_clip's own
     prefix); `hf` for any other id that is not a folder (a transformers Hub id)."""
@@ -221,11 +281,9 @@ def detect_family(model_id: str) -> str:
         return "open_clip"
     if not folder.is_dir():
         return "hf"
-    for entry in FAMILIES.values():
-        if entry.detector and resolve(entry.detector)(folder):
-            return entry.name
+    found = folder_family(folder)
+    if found:
+        return found
     raise BabelforgeError(
-        unknown_family_line(
-            f"model folder {model_id}: no family recognises its files (open_clip_config.json, modules.json, config.json)"
-        )
+        unknown_family_line(f"model folder {model_id}: no family recognises its files ({unrecognised_files(folder)})")
     )

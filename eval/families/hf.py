@@ -6,35 +6,32 @@ checkpoint's own tokenizer and its PIL image processor.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
+from babelforge.eval.families import config_type
 from babelforge.eval.models import (
     DualEncoder,
     checkpoint_source,
     dtype_for,
     first_line,
     load_pinned,
+    output_dims,
     position_limit,
     text_length_limit,
 )
 
 SUPPORTED_TYPES = ("clip", "siglip", "altclip", "vision-text-dual-encoder")
+MARKER_FILE = "config.json"  # what every checkpoint of the family has (babelforge.eval.families.marker_file)
+FOLDER_HOLDS = f"a config.json of a transformers dual encoder ({', '.join(SUPPORTED_TYPES)})"
 
 
 def detect(folder: Path) -> bool:
-    """A transformers checkpoint folder: it has a config.json (its model type is checked on load)."""
-    return (folder / "config.json").is_file()
-
-
-def config_type(folder: Path) -> str | None:
-    """The `model_type` of a folder's config.json (None when it has none or it is not JSON)."""
-    try:
-        return json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
-    except (OSError, ValueError, AttributeError):
-        return None
+    """A transformers dual encoder's folder: a config.json of a supported model type, or of none (the
+    library then says what it lacks); another model type (M-CLIP, the legacy M-CLIP's BERT) is not one."""
+    model_type = config_type(folder)
+    return (folder / MARKER_FILE).is_file() and (model_type is None or model_type in SUPPORTED_TYPES)
 
 
 class TransformersEncoder(DualEncoder):
@@ -75,8 +72,9 @@ class TransformersEncoder(DualEncoder):
 
     @property
     def embedding_dim(self) -> int:
-        config = self.model.config
-        return int(getattr(config, "projection_dim", None) or config.text_config.hidden_size)
+        # Measured, not read from the config: where the vectors come out differs by architecture
+        # (CLIP's projection_dim, SigLIP's text projection_size and vision hidden_size).
+        return output_dims(self)[0]
 
 
 def load(ref, device: str) -> TransformersEncoder:

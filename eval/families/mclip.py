@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.families.hf import config_type
+from babelforge.eval.families import config_type
 from babelforge.eval.families.paired import PairedEncoder, check_dims
 from babelforge.eval.models import (
     WEIGHTS,
@@ -25,6 +25,9 @@ from babelforge.eval.models import (
     position_limit,
     text_length_limit,
 )
+
+MARKER_FILE = "config.json"  # what every checkpoint of the family has (babelforge.eval.families.marker_file)
+FOLDER_HOLDS = "a config.json of model_type M-CLIP (saved by multilingual-clip)"
 
 
 def detect(folder: Path) -> bool:
@@ -98,7 +101,7 @@ def load(ref, device: str) -> MClipEncoder:
     from transformers import AutoTokenizer
 
     # A folder: the local one, or the cache's snapshot of the pinned commit (every file read at it).
-    source, revision = checkpoint_source(ref, "config.json")
+    source, revision = checkpoint_source(ref, MARKER_FILE)
     base = model_base(Path(source), ref)
     image_model = load_ref(ref.image, device)
 

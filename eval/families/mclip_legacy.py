@@ -62,6 +62,8 @@ HUB_FILES = (  # what the BERT and its tokenizer need from the Hub repo (not its
     "model.safetensors",
     HEAD_PATTERN,
 )
+MARKER_FILE = "config.json"  # what every checkpoint of the family has (babelforge.eval.families.marker_file)
+FOLDER_HOLDS = f"a transformers config.json beside a `{HEAD_PATTERN}` head"
 # Parameters a checkpoint may lack without changing what is computed (the last hidden state is read,
 # never the pooler AutoModel adds).
 UNUSED_PARAMETERS = (".pooler.",)
@@ -69,7 +71,7 @@ UNUSED_PARAMETERS = (".pooler.",)
 
 def detect(folder: Path) -> bool:
     """A folder in the legacy layout: a transformers config.json beside a `*Linear Weights.pkl` head."""
-    return (folder / "config.json").is_file() and any(folder.glob(HEAD_PATTERN))
+    return (folder / MARKER_FILE).is_file() and any(folder.glob(HEAD_PATTERN))
 
 
 # ------------------------------------------------------------------ the head, read safely
@@ -225,7 +227,7 @@ def load(ref, device: str) -> LegacyMClipEncoder:
         revision = "sha256:" + directory_hash(folder)
         head_path = find_head(ref, folder)
     else:
-        folder = hub_snapshot(ref.id, ref.revision, "config.json", HUB_FILES)
+        folder = hub_snapshot(ref.id, ref.revision, MARKER_FILE, HUB_FILES)
         head_path = find_head(ref, folder)
         revision = f"{ref.revision};head=sha256:{sha256_file(head_path)}"
     weight, bias = read_head(head_path)

@@ -41,6 +41,8 @@ from babelforge.eval.models import (
 )
 
 CONFIG = "open_clip_config.json"
+MARKER_FILE = CONFIG  # what every checkpoint of the family has (babelforge.eval.families.marker_file)
+FOLDER_HOLDS = f"an {CONFIG} (saved by open_clip)"
 # What a published open_clip repo holds besides its weights: config, tokenizer files of HF text towers.
 HUB_FILES = (CONFIG, "*.json", "*.txt", "*.model")
 # What open_clip reads of a transformers text tower named by its Hub id: its config and tokenizer files.

@@ -22,10 +22,13 @@ from babelforge.eval.models import (
     text_length_limit,
 )
 
+MARKER_FILE = "modules.json"  # what every checkpoint of the family has (babelforge.eval.families.marker_file)
+FOLDER_HOLDS = "a modules.json (saved by sentence-transformers)"
+
 
 def detect(folder: Path) -> bool:
     """A folder sentence-transformers saved (modules.json)."""
-    return (folder / "modules.json").is_file()
+    return (folder / MARKER_FILE).is_file()
 
 
 class SentenceTransformerEncoder(PairedEncoder):
@@ -64,7 +67,7 @@ def load(ref, device: str) -> SentenceTransformerEncoder:
 
     # A folder: the local one, or the cache's snapshot of the pinned commit. Given a Hub id and a
     # revision, sentence-transformers (through transformers' AutoProcessor) reads some files at `main`.
-    source, revision = checkpoint_source(ref, "modules.json")
+    source, revision = checkpoint_source(ref, MARKER_FILE)
     image_model = load_ref(ref.image, device)
     try:
         model = load_pinned(ref, source, lambda folder: SentenceTransformer(folder, device=device))

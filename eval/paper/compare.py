@@ -70,6 +70,25 @@ def parse_aliases(pairs: Iterable[str]) -> dict[str, str]:
     return aliases
 
 
+def run_model(spec: str, ours: Sequence[str]) -> str | None:
+    """The model of the run that `spec` names (None when none): as the run names it, or written as it
+    was given to `--model` (with its family, its revisions, a folder however it is spelled), which
+    names the same model once parsed."""
+    if spec in ours:
+        return spec
+    wanted = spec_key(spec)
+    return next((model for model in ours if wanted is not None and spec_key(model) == wanted), None)
+
+
+def spec_key(spec: str) -> str | None:
+    """What a spec names, however it is written: its name (no revisions) with its folders absolute;
+    None when it does not parse."""
+    try:
+        return parse_spec(spec).absolute().name
+    except BabelforgeError:
+        return None
+
+
 def match_models(
     models: Sequence[PaperModel], our_models: Iterable[str], aliases: Mapping[str, str] | None = None
 ) -> list[tuple[str, str, str]]:
@@ -78,15 +97,14 @@ def match_models(
     ours = sorted(set(our_models))
     shorts = {model.short for model in models}
     pairs = []
-    for short, model in (aliases or {}).items():
+    for short, spec in (aliases or {}).items():
         if short not in shorts:
             raise BabelforgeError(
-                f"--as {short}={model}: no paper model {short!r}; the paper's: {', '.join(sorted(shorts))}"
+                f"--as {short}={spec}: no paper model {short!r}; the paper's: {', '.join(sorted(shorts))}"
             )
-        if model not in ours:
-            raise BabelforgeError(
-                f"--as {short}={model}: the run has no model {model!r}; its models: {', '.join(ours)}"
-            )
+        model = run_model(spec, ours)
+        if model is None:
+            raise BabelforgeError(f"--as {short}={spec}: the run has no model {spec!r}; its models: {', '.join(ours)}")
         pairs.append((model, short, "--as"))
     for model in models:
         name = our_name(model)

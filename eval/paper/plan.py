@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from babelforge.core.errors import BabelforgeError
-from babelforge.eval.families import parse_spec
+from babelforge.eval.families import marker_file, parse_spec
 from babelforge.eval.paper.tables import PaperModel
 
 # The image sets each task encodes once per model (a language reuses them: the embedding cache), and how
@@ -37,14 +37,6 @@ TEMPLATES = 80  # CLIP's prompt templates (resources/clip_templates_en.txt), one
 DEFAULT_IMAGES_PER_SECOND = 500.0
 DEFAULT_TEXTS_PER_SECOND = 2_000.0
 SHA = re.compile(r"[0-9a-f]{40}")
-# The file a family's Hub checkpoint always has: what the cache is asked for at a pinned commit.
-FAMILY_FILES = {
-    "hf": "config.json",
-    "mclip": "config.json",
-    "mclip_legacy": "config.json",
-    "st": "modules.json",
-    "open_clip": "open_clip_config.json",
-}
 
 
 def hub_cached(cache_dir: str | Path | None = None) -> Callable[[str, str | None, str | None], bool]:
@@ -82,7 +74,7 @@ def model_status(model: PaperModel, cached: Callable[[str, str | None, str | Non
     missing = []
     for i, repo in enumerate(model.hub_repos):
         commit = ref.revision if i == 0 and SHA.fullmatch(ref.revision) else None
-        if not cached(repo, commit, FAMILY_FILES.get(ref.family) if commit else None):
+        if not cached(repo, commit, marker_file(ref.family) if commit else None):
             missing.append(f"{repo}@{commit[:12]}" if commit else repo)
     if missing:
         return False, (

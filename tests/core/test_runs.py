@@ -249,6 +249,7 @@ def test_hub_ids_and_folders_pass_the_model_flag(tmp_path):
         "revision": "3d74acf",
     }
     with pytest.raises(
-        BabelforgeError, match=r"^no such folder: nobody-clip-xyz \(a Hub model is \[FAMILY:\]ID@REVISION; "
+        BabelforgeError,
+        match=r"^model hf:nobody-clip-xyz: no folder nobody-clip-xyz here, and as a Hub model no revision pinned; ",
     ):
         model_spec("nobody-clip-xyz")

@@ -85,8 +85,12 @@ def test_detected_from_its_folder_or_named(legacy_dir, tiny_clip_dir, tmp_path):
     detected = parse_spec(f"{legacy_dir}+{tiny_clip_dir}")
     assert detected == parse_spec(f"mclip_legacy:{legacy_dir}+hf:{tiny_clip_dir}")
     assert (detected.family, detected.image.family) == ("mclip_legacy", "hf")
-    # a BERT folder without a head is a transformers folder, as before
-    assert parse_spec(str(build_tiny_bert(tmp_path / "bert"))).family == "hf"
+    # a BERT folder without a head is no family's: said while the spec is read, naming its model type
+    with pytest.raises(
+        BabelforgeError,
+        match=r"no family recognises its files \(its config.json is of model_type 'bert', not a dual encoder",
+    ):
+        parse_spec(str(build_tiny_bert(tmp_path / "bert")))
     model = load_model(f"{legacy_dir}+{tiny_clip_dir}", device="cpu")
     assert model.family == "mclip_legacy" and model.ref == detected and model.embedding_dim == DIM
     assert model.revision == f"sha256:{directory_hash(legacy_dir)}+sha256:{directory_hash(tiny_clip_dir)}"

@@ -111,14 +111,18 @@ def test_the_model_flag_keeps_the_spec_as_written_with_its_revision_apart(folder
 
 
 def test_what_cannot_load_is_said_before_any_library_is_asked(tmp_path):
-    assert unloadable(parse_spec("openai/clip")).startswith("model openai/clip: no revision pinned")
+    assert unloadable(parse_spec("openai/clip")).startswith(
+        "model hf:openai/clip: no folder openai/clip here, and as a Hub model no revision pinned"
+    )
     assert "@<pretrained tag>" in unloadable(parse_spec("open_clip:ViT-B-32"))
     assert "dvc repro eval_tiny_clip" in unloadable(parse_spec("models/tiny_clip/none"))
     assert unloadable(parse_spec("openai/clip@abc")) is None
     assert missing_folder(parse_spec("./nothing/here")) == "no such folder: ./nothing/here"
     (tmp_path / "file").write_text("x")
     assert missing_folder(parse_spec(str(tmp_path / "file"))) == f"not a folder: {tmp_path / 'file'}"
-    assert missing_folder(parse_spec("open_clip:ViT-B-32")) is None  # a built-in name: its tag is checked on load
+    for spec in ("open_clip:ViT-B-32", "openai/clip", "st:org/st+open_clip:ViT-B-32@openai"):
+        # the --model flag says what loading would: a missing revision, one line for every family
+        assert missing_folder(parse_spec(spec)) == unloadable(parse_spec(spec)), spec
 
 
 def test_the_text_limit_is_the_shortest_real_one():
