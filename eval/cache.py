@@ -17,6 +17,7 @@ the missing, stale or broken ones.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import READER_VERSION
 from babelforge.core.io import read_json, write_json
-from babelforge.core.runners import RunnerConfig, connect_ray, run_sharded, slice_reader
+from babelforge.core.runners import RayPool, RunnerConfig, check_ray_address, run_sharded, slice_reader
 from babelforge.core.shards import stable_hash
 from babelforge.eval.models import load_model
 
@@ -111,6 +112,21 @@ def model_source(model, threads: int | None = None) -> ModelSource:
     )
 
 
+# The model a Ray actor loaded last, by its source: the actor builds a new ImageEncoder for each image
+# set of a stage run (runners.RayPool) and loads its model once, not once per set.
+_LOADED: dict[ModelSource, object] = {}
+
+
+def loaded_once(source: ModelSource):
+    """`source.load()`, kept for the next encoder of the same model in this process; the model kept
+    before is dropped first (one model in memory at a time)."""
+    if source not in _LOADED:
+        _LOADED.clear()
+        gc.collect()
+        _LOADED[source] = source.load()
+    return _LOADED[source]
+
+
 def embedding_table(rows, files, vectors: np.ndarray):
     """`row`, `file`, `embedding` (list<float32>, one list per image) as a pyarrow table."""
     import pyarrow as pa
@@ -131,7 +147,7 @@ class ImageEncoder:
     """
 
     def __init__(self, model, root: str):
-        self.model = model.load() if isinstance(model, ModelSource) else model
+        self.model = loaded_once(model) if isinstance(model, ModelSource) else model
         self.root = Path(root)
 
     @staticmethod
@@ -176,8 +192,10 @@ class ImageEmbeddingCache:
     """Image embeddings per key, from memory, from the shard directory, or encoded into it.
 
     `hits` / `misses` count `embeddings` calls answered without / with encoding;
-    `encoded_shards` / `encoded_images` what the misses encoded. Used as a context manager,
-    it shuts down a Ray it started (the ray runner starts one on its first miss).
+    `encoded_shards` / `encoded_images` what the misses encoded. Under the ray runner the cache is the
+    stage run's one RayPool (Ray connects and its actors start at the first miss; every model and image
+    set after it shares them); entered, it asks the cluster's address first (check_ray_address: before
+    the stage loads a model), and its end frees the actors and shuts down a Ray it started.
     """
 
     def __init__(self, root: str | Path, runner: EvalRunnerConfig | None = None, threads: int | None = None):
@@ -186,24 +204,23 @@ class ImageEmbeddingCache:
         self.shard_size = self.runner.shard_size
         self.threads = threads
         self._memory: dict[str, np.ndarray] = {}
-        self._started_ray = False
+        self.pool = RayPool(self.runner) if self.runner.runner == "ray" else None
         self.hits = 0
         self.misses = 0
         self.encoded_shards = 0
         self.encoded_images = 0
 
     def __enter__(self) -> ImageEmbeddingCache:
+        if self.pool is not None:  # a wrong address is one line in seconds, before any model loads
+            check_ray_address(self.runner)
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     def close(self) -> None:
-        if self._started_ray:
-            import ray
-
-            ray.shutdown()
-            self._started_ray = False
+        if self.pool is not None:
+            self.pool.close()
 
     def directory(self, model, image_set_hash: str) -> Path:
         return self.root / cache_key(model.name, model.revision, image_set_hash, getattr(model, "precision", None))
@@ -257,11 +274,8 @@ class ImageEmbeddingCache:
 
         params_hash, model_hash = self._hashes(model, image_set_hash)
         worker_model = model  # the local runner shares the loaded model; Ray actors load their own
-        if self.runner.runner == "ray":
+        if self.pool is not None:
             worker_model = model_source(model, self.threads)
-            # Ray starts once per cache (not per model and image set), and only for work to do
-            if not self._started_ray and shards.pending_shards(directory, plan, params_hash, model_hash):
-                self._started_ray = connect_ray(self.runner)
         stats = run_sharded(
             directory,
             plan,
@@ -274,6 +288,7 @@ class ImageEmbeddingCache:
             sort_by=["row"],
             desc=f"image embeddings {model.name}",
             provenance=described,
+            pool=self.pool,
         )
         self.encoded_shards += stats.shards
         self.encoded_images += stats.rows_in

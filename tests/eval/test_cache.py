@@ -182,7 +182,7 @@ def test_local_and_ray_write_byte_identical_embedding_shards(tiny_clip_dir, draw
         ray_runner = EvalRunnerConfig(runner="ray", shard_size=16, batch_size=8, concurrency=2, local_cpus=2)
         with ImageEmbeddingCache(tmp_path / "ray", ray_runner, threads=1) as remote:
             ray_vectors = remote.embeddings(model, drawn_images)
-            assert remote.encoded_shards == 3 and remote._started_ray
+            assert remote.encoded_shards == 3 and remote.pool.starts == 1
     finally:
         torch.set_num_threads(threads)
     import ray
