@@ -51,6 +51,7 @@ def taken_ports() -> list[int]:
     taken = []
     for port in PORTS:
         with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind: a TIME_WAIT is no owner
             try:
                 probe.bind(("0.0.0.0", port))
             except OSError:
@@ -106,6 +107,15 @@ def start_node(block: ShellBlock, project: Path, env: dict[str, str], log: Path)
 
 
 @pytest.fixture()
+def free_ports() -> list[int]:
+    """The rehearsal's ports, free (else the test skips before it copies the project)."""
+    taken = taken_ports()
+    if taken:
+        pytest.skip(f"port(s) {taken[:5]} of the guide's rehearsal are taken (another rehearsal running?)")
+    return PORTS
+
+
+@pytest.fixture()
 def checkout(tmp_path, shared_data, tiny_nllb) -> Path:
     """A copy of the project with what `captions_translate` reads: the XTD captions, the tiny NLLB at
     paths.nllb_model, the mt-captions language view."""
@@ -119,15 +129,12 @@ def checkout(tmp_path, shared_data, tiny_nllb) -> Path:
     return project
 
 
-def test_the_guides_loopback_rehearsal_runs_as_written(checkout, tmp_path):
+def test_the_guides_loopback_rehearsal_runs_as_written(free_ports, checkout, tmp_path):
     pytest.importorskip("ray")
     blocks, stop_line = rehearsal()
     starts = [block for block in blocks if "ray start" in block.text]
     assert len(starts) == 2 and all("--block" in block.text for block in starts), [b.name for b in starts]
     assert any(block.line > stop_line for block in blocks), "no block after the page's stop step"
-    taken = taken_ports()
-    if taken:
-        pytest.skip(f"port(s) {taken[:5]} of the guide's rehearsal are taken (another rehearsal running?)")
     shutil.rmtree(REHEARSAL, ignore_errors=True)  # a rehearsal's leftovers (its ports are free: none is running)
     (tmp_path / "home").mkdir()
     env = block_environment(tmp_path / "home", checkout)
