@@ -184,7 +184,7 @@ def test_comparing_runs_names_every_metric_file():
         if path.startswith("${paths.metrics}/")
     ]
     assert files and all(f"`{name}`" in text for name in files), files
-    for command in ("dvc exp run -S labels.min_classes=20", "dvc exp show --md", "dvc metrics diff"):
+    for command in ("dvc exp run -n min-classes-20 -S labels.min_classes=20", "dvc exp show --md", "dvc metrics diff"):
         assert command in text
 
 

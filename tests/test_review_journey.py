@@ -15,6 +15,7 @@ import csv
 import json
 import re
 import shutil
+import subprocess
 
 import pandas as pd
 import pytest
@@ -23,6 +24,7 @@ from dvc.utils.hydra import apply_overrides
 
 from babelforge.babel_imagenet.reviews import labels_review_coverage
 from tests.browser import CHROMIUM, chromium_page
+from tests.docs_blocks import shell_blocks
 from tests.project import command_env, copy_project, guide_block, keep_built_stages, run
 
 pytestmark = pytest.mark.slow
@@ -62,7 +64,8 @@ def project(tmp_path_factory, shared_data):
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     apply_overrides(copy / "params.yaml", [])  # in the form DVC writes it back, as the project keeps it
     env = command_env(copy)
-    assert CARD in ran(run(["dvc", "repro", CARD], copy, env, timeout=1800))
+    # with the eval stages' tiny models and images: the docs' runnable evaluation blocks use them
+    assert CARD in ran(run(["dvc", "repro", CARD, "eval_tiny_clip", "eval_images"], copy, env, timeout=1800))
     assert CARD in keep_built_stages(copy, env)
     return copy, env
 
@@ -257,3 +260,26 @@ def test_real_german_page_lists_every_class_and_filters_to_the_flagged(project, 
     assert set(ids) == {f"class-{idx}" for idx in german(copy)["class_idx"]}
     stale = {f"class-{d['class_idx']}" for d in record["reviews"]["decisions"] if d["stale"]}
     assert set(visible) == {f"class-{idx}" for idx in record["flags"]} | stale
+
+
+def test_the_docs_runnable_blocks_run_as_written_on_the_built_checkout(project):
+    """Every block README.md and docs/ mark `<!-- runnable -->`, verbatim, in page order, on this
+    built checkout (after the journey's undo steps: the committed build); each exits 0 and none
+    leaves a tracked file changed (tests/test_docs_commands.py checks the marks and placeholders)."""
+    copy, env = project
+    blocks = [block for block in shell_blocks(copy) if block.runnable and not block.context]
+    assert len(blocks) >= 10, [block.name for block in blocks]
+    failed = {}
+    for block in blocks:
+        result = subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", block.text],
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if result.returncode:
+            failed[block.name] = (result.stdout + result.stderr)[-1500:]
+    assert not failed, failed
+    assert run(["git", "status", "--porcelain", "--untracked-files=no"], copy, env) == ""
