@@ -154,22 +154,46 @@ def import_sheet(paths, sheet: Path, reviewer: str, date: str) -> int:
     lang, incoming = sheet_reviews(text, str(sheet), context, reviewer, date)
     review_file_lang(f"{lang}.tsv", context.expected_scripts)
     target = Path(paths.reviews) / f"{lang}.tsv"
-    existing = parse_review_file(target.read_bytes().decode("utf-8"), lang, str(target)) if target.exists() else []
+    if not incoming:
+        # a header-only review file would still be a new dependency state: `dvc repro` would rerun
+        # labels and everything after it for no decision at all
+        print(
+            f"review import: no row of {sheet} has a decision; nothing written to {target}, nothing to "
+            "rebuild; fill `decision` (accept, reject or replace) in the rows you judged and import again",
+            file=sys.stderr,
+        )
+        return 0
+    before = target.read_bytes().decode("utf-8") if target.exists() else None
+    existing = parse_review_file(before, lang, str(target)) if before is not None else []
     for review in existing:
         check_review(review, context)
     merged, messages = merge_reviews(existing, incoming)
     text = format_review_file(merged)  # refuses a text that would not read back as these rows
     parse_review_file(text, lang, str(target))  # and what the labels stage reads is checked here, not there
+    counts = {d: sum(r.decision == d for r in incoming) for d in ("accept", "reject", "replace")}
+    decided = f"{len(incoming)} decisions from {sheet} ({', '.join(f'{n} {d}' for d, n in counts.items())})"
+    if text == before:
+        print(f"review import: {decided} are already in {target}; nothing written, nothing to rebuild", file=sys.stderr)
+        return 0
     write_text(text, target)
     for message in messages:
         print(f"review import: {message}", file=sys.stderr)
-    counts = {d: sum(r.decision == d for r in incoming) for d in ("accept", "reject", "replace")}
     print(
-        f"review import: {len(incoming)} decisions from {sheet} ({', '.join(f'{n} {d}' for d, n in counts.items())})"
-        f" -> {target} ({len(merged)} in all); `dvc repro` applies them",
+        f"review import: {decided} -> {target} ({len(merged)} in all); {import_next_steps(target)}",
         file=sys.stderr,
     )
     return 0
+
+
+def import_next_steps(target: Path) -> str:
+    """What to check and run after an import. A language's first review file is new to git, so `git diff`
+    shows nothing of it until it is added (`git status` lists it); reviews also move the label precision
+    of the language's sources, so the precision floor may keep or drop other classes (the labels stage
+    names them and why)."""
+    return (
+        f"`git status --short {target.parent}` lists it (`??`: new to git, `git diff` shows it once added); "
+        "`dvc repro` applies them (its labels log names classes the precision floor brings back or drops)"
+    )
 
 
 STAGE = Stage(

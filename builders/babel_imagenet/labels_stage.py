@@ -24,6 +24,8 @@ from babelforge.babel_imagenet.labels import (
 )
 from babelforge.babel_imagenet.precision import (
     REVIEWED,
+    KeptLanguage,
+    floor_move_lines,
     headline_precision,
     label_precisions,
     language_figures,
@@ -247,6 +249,11 @@ def run(config: Config) -> int:
         drop_label(c, PRECISION_FLOOR) if c.label is not None and p_correct[(c.lang, c.synset)] < floors[c.lang] else c
         for c in choices
     ]
+    class_index = dict(zip(classes["synset"], classes["class_idx"]))
+    floor_dropped: dict[str, set[int]] = {}
+    for choice in choices:
+        if choice.rank_reason == PRECISION_FLOOR:
+            floor_dropped.setdefault(choice.lang, set()).add(int(class_index[choice.synset]))
     kept = kept_languages(choices, config.min_classes)
     fates = language_fates(choices)
     choices = [c for c in choices if c.lang in kept]
@@ -286,6 +293,10 @@ def run(config: Config) -> int:
     # this run, its copy is in the DVC cache
     last = Path(paths.languages) if Path(paths.languages).exists() else last_build_copy(paths.languages)
     kept_before = read_table(last, columns=["lang"])["lang"].tolist() if last is not None else None
+    # the classes and groups the last build kept, so a class the floor brings back or drops (a review
+    # moved its sources' precision) and a language changing group are named (issue 50)
+    previous = [last_build(path) for path in (paths.labels, paths.languages, paths.candidates)]
+    kept_then = kept_by_language(*(read_table(path) for path in previous)) if all(previous) else {}
 
     wanted = [language.key for language in registry() if language.in_babel_imagenet and language.key != ENGLISH]
     write_table(
@@ -314,6 +325,8 @@ def run(config: Config) -> int:
     info(precision_counts(figures))
     for line in tradeoff:
         info(f"labels: precision_floor {line}")
+    for line in floor_move_lines(kept_then, kept_by_language(labels, languages, candidates), floors, floor_dropped):
+        info(f"labels: since the last build: {line}")
     if rules.frequency:
         info(frequency_counts(choices, candidates))
     decided = sum(sum(r["decisions"].values()) for r in reviews.values())
@@ -325,6 +338,29 @@ def run(config: Config) -> int:
         f"-> {paths.labels}, {paths.languages}"
     )
     return 0
+
+
+def last_build(path: str) -> Path | None:
+    """`path` as the last build left it: in place (a direct run), else its DVC cache copy (`dvc repro`
+    removed the outputs before this run); None for a first build."""
+    return Path(path) if Path(path).exists() else last_build_copy(path)
+
+
+def kept_by_language(labels, languages, candidates) -> dict[str, KeptLanguage]:
+    """lang -> what a build kept of it (precision.KeptLanguage), from its labels, languages and
+    candidates tables (a build before candidates had `source_precision` gives no precisions)."""
+    precision: dict[str, dict[str, float]] = {}
+    if "source_precision" in candidates:
+        known = candidates.dropna(subset=["source_precision"])
+        for lang, source, p in zip(known["lang"], known["source"], known["source_precision"]):
+            precision.setdefault(lang, {})[source] = float(p)
+    classes: dict[str, dict[int, tuple[str, str]]] = {}
+    for lang, idx, label, source in zip(labels["lang"], labels["class_idx"], labels["label"], labels["source"]):
+        classes.setdefault(lang, {})[int(idx)] = (str(label), str(source))
+    return {
+        lang: KeptLanguage(classes.get(lang, {}), str(group), precision.get(lang, {}))
+        for lang, group in zip(languages["lang"], languages["group"])
+    }
 
 
 def judgements_of(labels, reviews, candidates) -> dict:

@@ -289,6 +289,68 @@ def tradeoff_lines(before: Mapping[str, Sequence[float]], floors: Mapping[str, f
     return [text for _, _, text in sorted(lines, key=lambda item: (-item[0], item[1]))]
 
 
+@dataclass(frozen=True)
+class KeptLanguage:
+    """What one build kept of a language: class_idx -> (label, source) of its labelled classes, its
+    resource group and its sources' learned precision (candidates.parquet's `source_precision`)."""
+
+    classes: Mapping[int, tuple[str, str]]
+    group: str
+    source_precision: Mapping[str, float]
+
+
+def floor_move_lines(
+    before: Mapping[str, KeptLanguage],
+    after: Mapping[str, KeptLanguage],
+    floors: Mapping[str, float],
+    floor_dropped: Mapping[str, Iterable[int]],
+    shown: int = 6,
+) -> list[str]:
+    """One line per language kept by both builds whose precision-floor classes or resource group moved:
+    the classes back above the floor and those now below it (class_idx and label, at most `shown` of
+    each), why (the sources whose learned precision moved: reviews, or new senses, move p_correct of
+    the labels nobody reviewed), and the group (from -> to). A review moving a language's figure moves
+    its classes too, so this is never silent (issue 50). `floor_dropped`: lang -> classes the floor
+    dropped in `after`; classes a review labelled or rejected are the review's, not listed here."""
+    lines = []
+    for lang in sorted(set(before) & set(after)):
+        old, new = before[lang], after[lang]
+        dropped = set(floor_dropped.get(lang, ()))
+        back = sorted(i for i in set(new.classes) - set(old.classes) if not new.classes[i][1].startswith("review"))
+        below = sorted(i for i in set(old.classes) - set(new.classes) if i in dropped)
+        if not back and not below and old.group == new.group:
+            continue
+        parts = [f"{lang} {len(old.classes)}->{len(new.classes)} classes"]
+        if back:
+            parts.append(
+                f"{len(back)} back above precision_floor {floors.get(lang, 0.0)}: {_classes(back, new, shown)}"
+            )
+        if below:
+            parts.append(
+                f"{len(below)} now below precision_floor {floors.get(lang, 0.0)}: {_classes(below, old, shown)}"
+            )
+        moved = [
+            f"{source} {old.source_precision[source]:.2f}->{p:.2f}"
+            for source, p in sorted(new.source_precision.items())
+            if source in old.source_precision and round(old.source_precision[source], 2) != round(p, 2)
+        ]
+        if back or below:
+            parts.append(
+                f"its sources' precision moved ({', '.join(moved)}), so did the labels' p_correct"
+                if moved
+                else "its labels' evidence changed (other sources, flags)"
+            )
+        if old.group != new.group:
+            parts.append(f"resource group {old.group} -> {new.group}")
+        lines.append("; ".join(parts))
+    return lines
+
+
+def _classes(indices: Sequence[int], kept: KeptLanguage, shown: int) -> str:
+    named = ", ".join(f"{i} {kept.classes[i][0]!r}" for i in indices[:shown])
+    return named + (f" and {len(indices) - shown} more" if len(indices) > shown else "")
+
+
 # --- a build's figures -------------------------------------------------------------------------------
 
 
