@@ -71,7 +71,7 @@ class EvalTask:
 
 
 @functools.cache
-def _resolve(reference: str) -> EvalTask:
+def _imported_task(reference: str) -> EvalTask:
     found = imported(reference, "; eval/tasks.py finds eval/<task>/task.py")
     if not isinstance(found, EvalTask):
         raise BabelforgeError(f"{reference}: not an EvalTask (eval/<task>/task.py declares TASK = EvalTask(...))")
@@ -80,7 +80,7 @@ def _resolve(reference: str) -> EvalTask:
 
 def tasks() -> list[EvalTask]:
     """Every registered task's spec, in REGISTRY order."""
-    found = [_resolve(reference) for reference in REGISTRY]
+    found = [_imported_task(reference) for reference in REGISTRY]
     seen: set[str] = set()
     for spec in found:
         if spec.name in seen:

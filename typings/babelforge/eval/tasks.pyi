@@ -2,5 +2,5 @@
 from eval.tasks import *
 from eval.tasks import (
     _discovered as _discovered,
-    _resolve as _resolve,
+    _imported_task as _imported_task,
 )
