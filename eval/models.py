@@ -412,14 +412,20 @@ def load_pinned(ref, source: str, load: Callable[[str], Loaded]) -> Loaded:
 
 
 def hub_dependency(
-    repo: str, needs: Sequence[Sequence[str]], what: str, role: str, patterns: Sequence[str] | None = None
+    repo: str,
+    needs: Sequence[Sequence[str]],
+    what: str,
+    role: str,
+    patterns: Sequence[str] | None = None,
+    network: bool = True,
 ) -> Path:
     """A Hub model a library loads by its id alone (at `main`) inside another model: M-CLIP's text model
     (config.json modelBase), an OpenCLIP text tower. Its folder in the cache (at `main` as the cache's
     refs name it: what the library reads without the network) when it holds one file of each group of
     `needs`; else, when the Hub can be asked, its files at `main` (those matching `patterns`; None: all
     a library reads) fetched first; else one line naming the repo and the file, as `what` (`model X:
-    its text model`) and its `role` (where the id is written) name it."""
+    its text model`) and its `role` (where the id is written) name it. Not `network` (the dependency of
+    a local folder, which loads as it is here): the Hub is never asked, one line at once."""
     folder = cached_snapshot(repo, None, needs[0][0])
     missing = next(
         (group[0] for group in needs if folder is None or not any((folder / name).is_file() for name in group)), None
@@ -427,6 +433,11 @@ def hub_dependency(
     if missing is None:
         return folder
     subject = f"{what} {repo} ({role}): its {missing} is not in the Hugging Face cache"
+    if not network:
+        raise BabelforgeError(
+            f"{subject}, and a local folder loads without the network; pre-fill the cache "
+            f"(huggingface-cli download {repo}) or name a local folder there"
+        )
     if not hub_reachable():
         raise BabelforgeError(
             f"{subject} and {hub_host()} is unreachable (or HF_HUB_OFFLINE is set); pre-fill the cache "

@@ -92,7 +92,7 @@ def model_base(folder: Path, ref) -> Path | None:
     if Path(name).is_dir():
         return Path(name)
     what = f"model {ref.name}: its text model"
-    return hub_dependency(name, [("config.json",), WEIGHTS], what, "config.json modelBase")
+    return hub_dependency(name, [("config.json",), WEIGHTS], what, "config.json modelBase", network=not ref.local)
 
 
 def load(ref, device: str) -> MClipEncoder:

@@ -216,18 +216,20 @@ def weights_cached(pretrained: dict, label: str) -> bool:
     )
 
 
-def text_tower_ready(model_config: dict, label: str, tokenizer_too: bool) -> None:
+def text_tower_ready(model_config: dict, label: str, tokenizer_too: bool, network: bool = True) -> None:
     """The transformers text tower a config names (`text_cfg.hf_model_name`, which open_clip reads by
     that id at `main`: its config only, the weights are the checkpoint's; its tokenizer,
     `hf_tokenizer_name`, when the tokenizer is not in the model's folder) a folder or in the Hugging
-    Face cache, fetched first when it is not and the Hub can be asked; offline, one line at once."""
+    Face cache, fetched first when it is not and the Hub can be asked (and `network`: not for a local
+    folder, which loads without it); otherwise one line at once."""
     text_cfg = model_config.get("text_cfg", {})
     needed = [(text_cfg.get("hf_model_name"), "config.json", "hf_model_name")]
     if tokenizer_too:
         needed.append((text_cfg.get("hf_tokenizer_name"), "tokenizer_config.json", "hf_tokenizer_name"))
     for name, filename, key in needed:
         if name and not Path(name).is_dir():
-            hub_dependency(name, [(filename,)], f"model {label}: its text tower", f"text_cfg.{key}", TEXT_TOWER_FILES)
+            what = f"model {label}: its text tower"
+            hub_dependency(name, [(filename,)], what, f"text_cfg.{key}", TEXT_TOWER_FILES, network=network)
 
 
 def hub_folder(repo: str, revision: str) -> Path:
@@ -266,7 +268,8 @@ def load(ref, device: str) -> OpenClipEncoder:
         model_config = config.get("model_cfg") if isinstance(config, dict) else None
         if not isinstance(model_config, dict):
             raise BabelforgeError(f"model {ref.name}: its {CONFIG} has no model_cfg (not saved by open_clip?)")
-        text_tower_ready(model_config, ref.name, tokenizer_too=False)  # the folder holds the tokenizer
+        # the folder holds the tokenizer; a local one loads without the network
+        text_tower_ready(model_config, ref.name, tokenizer_too=False, network=not ref.local)
     else:
         revision, pretrained, model_config = builtin_source(ref.id, ref.revision)
         text_tower_ready(model_config, ref.name, tokenizer_too=True)

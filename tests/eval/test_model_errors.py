@@ -106,6 +106,30 @@ def test_each_family_accepts_its_own_folder_and_declares_the_file_it_is_known_by
             check_folder_family(str(copy), name, str(copy))
 
 
+def test_a_local_folder_never_asks_the_hub_for_what_it_names(
+    tiny_mclip_dir, tiny_clip_dir, no_network, monkeypatch, tmp_path
+):
+    """A local M-CLIP folder whose text model (config.json modelBase) is a Hub id not in the cache: one
+    line at once, the network not even tried (HF_HUB_OFFLINE unset: the Hub would be asked otherwise)."""
+    import json
+
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    folder = shutil.copytree(tiny_mclip_dir, tmp_path / "mclip")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "modelBase": "babelforge/no-such-xlmr"}))
+    with pytest.raises(BabelforgeError) as error:
+        load_model(f"mclip:{folder}+{tiny_clip_dir}", device="cpu")
+    assert str(error.value) == (
+        f"model mclip:{folder}+{tiny_clip_dir}: its text model babelforge/no-such-xlmr (config.json modelBase): "
+        "its config.json is not in the Hugging Face cache, and a local folder loads without the network; "
+        "pre-fill the cache (huggingface-cli download babelforge/no-such-xlmr) or name a local folder there"
+    )
+
+
 HUB_PARTS = [
     ("hf", "org/clip"),
     ("mclip", "org/mclip"),

@@ -423,6 +423,12 @@ def model_folder_with_weights(cut: Callable[[bytes], bytes]) -> Setup:
     return setup
 
 
+def open_clip_folder(root, case, server):
+    """CASE/oc: a folder as open_clip saves one (its open_clip_config.json), no weights needed to be named."""
+    (case / "oc").mkdir()
+    (case / "oc" / "open_clip_config.json").write_text(json.dumps({"model_cfg": {"embed_dim": 16}}), encoding="utf-8")
+
+
 def nllb_model_cut(root, case, server):
     """CASE/nllb: a copy of the built CTranslate2 NLLB model with its model.bin cut in half."""
     shutil.copytree(root / "models" / "nllb-ct2", case / "nllb")
@@ -1254,6 +1260,27 @@ CASES: list[Case] = [
         ("eval_zeroshot", "--model", "CASE/clip@deadbeef"),
         "CASE/clip is a local folder, loaded as its files are now (results record their sha256) and not at a "
         "revision; drop @deadbeef",
+        model_folder_with_weights(lambda whole: whole),
+    ),
+    Case(
+        "cli-model-family-of-another-folder",
+        "--model mclip:<a CLIP folder>: ~55 s of Hub retries, 46 lines, then a misleading modelBase error",
+        ("eval_zeroshot", "--model", "mclip:CASE/clip+CASE/clip"),
+        "CASE/clip is not a checkpoint of the mclip family, which needs a config.json of model_type M-CLIP",
+        model_folder_with_weights(lambda whole: whole),
+    ),
+    Case(
+        "cli-model-hf-on-an-open-clip-folder",
+        "--model hf:<an open_clip folder>: a transformers type guessed from the folder's name",
+        ("eval_zeroshot", "--model", "hf:CASE/oc"),
+        "it holds an open_clip_config.json (saved by open_clip): write open_clip:CASE/oc",
+        open_clip_folder,
+    ),
+    Case(
+        "cli-model-hub-id-without-revision",
+        "--model st:ORG/NAME+IMAGE: 'no such folder' (open_clip said 'no revision pinned')",
+        ("eval_zeroshot", "--model", "st:org/st+CASE/clip"),
+        "model st:org/st: no folder org/st here, and as a Hub model no revision pinned; give st:org/st@<commit sha>",
         model_folder_with_weights(lambda whole: whole),
     ),
     Case(
