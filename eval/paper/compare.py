@@ -240,7 +240,9 @@ def setup_differences(
         lines.append("the run's profile is unknown (results.csv carries no provenance): check the runs it merged")
     else:
         lines.append(f"the run's profile: {profile}")
-    for short, model in sorted((aliases or {}).items()):
+    ours = sorted({row["model"] for row in rows})
+    for short, spec in sorted((aliases or {}).items()):
+        model = run_model(spec, ours) or spec  # the run's name of it, however --as wrote the spec
         lines.append(f"stand-in: our {model} is put beside the paper's {short} (--as); it is not the paper's model")
     if not comparison:
         lines.append("no language of the run has a paper number for a paired model")

@@ -19,7 +19,7 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.eval.families import FAMILIES, check_folder_family, marker_file, parse_spec
 from babelforge.eval.flags import model_spec
 from babelforge.eval.models import load_model
-from babelforge.eval.paper.compare import match_models, parse_aliases
+from babelforge.eval.paper.compare import match_models, parse_aliases, setup_differences
 from babelforge.eval.paper.tables import read_models
 from tests.eval.tiny_text_only import DIM, build_tiny_mclip_legacy
 from tests.shared import built_once
@@ -255,6 +255,9 @@ def test_as_takes_the_spec_given_to_model(tiny_clip_dir):
     ]
     for spec in written:
         assert match_models(models, ours, parse_aliases([f"NS-base={spec}"]))[0] == (folder, "NS-base", "--as"), spec
+    rows = [{"model": model, "task": "zeroshot"} for model in ours]
+    said = setup_differences(rows, [], "zeroshot", "full", {}, parse_aliases([f"NS-base=hf:{folder}/"]))
+    assert f"stand-in: our {folder} is put beside the paper's NS-base (--as); it is not the paper's model." in said
     pairs = match_models(models, ours, parse_aliases([f"OC B-32={open_clip}@laion5b_s13b_b90k"]))
     assert (open_clip, "OC B-32", "--as") in pairs
     with pytest.raises(BabelforgeError, match=r"the run has no model 'open_clip:ViT-B-32@openai'; its models: "):
