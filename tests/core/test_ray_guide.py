@@ -6,8 +6,9 @@ A block that starts a node (`ray start --block`) runs in a process group of its 
 its own, and the next block waits for its "Ray runtime started."; the others must exit 0. Where the page
 says to stop (Ctrl-C in the second node's terminal, then the head's), the test sends each node's process
 group SIGINT, as a terminal's Ctrl-C does, and then no process of the rehearsal may be left (found by
-the token file every one of them was started with). The shards both routes wrote must equal the local
-runner's (sha256 of every file), as the page's own `sha256sum --check` says, and the wheel must be built
+the token file every one of them was started with). Every output both routes wrote (source, references,
+hypotheses, quarantine, input.json) must equal the local runner's (sha256 of every file), as the page's
+own `sha256sum --check` says of the hypotheses, and the wheel must be built
 outside the project's `build/`.
 
 The rehearsal's ports and folder are fixed by the page (24610-24628, workers 24700-24899,
@@ -38,6 +39,8 @@ REHEARSAL = Path("/tmp/ray-rehearsal")
 TOKEN_SETTING = f"RAY_AUTH_TOKEN_PATH={REHEARSAL / 'token'}"
 PORTS = [*range(24610, 24629), *range(24700, 24900)]
 ROUTES = ("client", "job")
+# what captions_translate writes under paths.captions (its DVC outputs; `.rates/` beside them holds timings)
+OUTPUTS = ("source", "references", "hypotheses", "quarantine", "input.json")
 
 
 def rehearsal() -> tuple[list[ShellBlock], int]:
@@ -72,6 +75,11 @@ def rehearsal_processes() -> dict[int, str]:
         except OSError:
             continue
     return found
+
+
+def stage_outputs(folder: Path) -> dict[str, str]:
+    """sha256 of every file of the stage's outputs under `folder`."""
+    return {name: digest for name, digest in tree_digests(folder).items() if name.split("/")[0] in OUTPUTS}
 
 
 def block_environment(home: Path, project: Path) -> dict[str, str]:
@@ -144,7 +152,7 @@ def test_the_guides_loopback_rehearsal_runs_as_written(free_ports, checkout, tmp
     try:
         for number, block in enumerate(blocks):
             if block.line > stop_line and nodes:  # Ctrl-C in the second node's terminal, then the head's
-                digests = {name: tree_digests(REHEARSAL / name / "hypotheses") for name in ("local", *ROUTES)}
+                digests = {name: stage_outputs(REHEARSAL / name) for name in ("local", *ROUTES)}
                 began = time.monotonic()
                 for node in reversed(nodes):
                     os.killpg(node.pid, signal.SIGINT)
@@ -173,7 +181,9 @@ def test_the_guides_loopback_rehearsal_runs_as_written(free_ports, checkout, tmp
         for pid in rehearsal_processes():
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(REHEARSAL, ignore_errors=True)
-    assert len(digests["local"]) == 16, digests["local"]  # 8 shards: a Parquet and a manifest each
+    assert {name.split("/")[0] for name in digests["local"]} == set(OUTPUTS), digests["local"]
+    hypotheses = [name for name in digests["local"] if name.startswith("hypotheses/")]
+    assert len(hypotheses) == 16, digests["local"]  # 8 shards: a Parquet and a manifest each
     for route in ROUTES:
         assert digests[route] == digests["local"], route
     assert not REHEARSAL.exists()  # the page's last block removed it
