@@ -94,3 +94,26 @@ def test_a_port_that_is_not_ray_stops_an_eval_stage_before_a_model_loads(project
     assert len(errors) == 1, errors
     assert errors[0].startswith(f"babelforge {stage}: error: ray: no cluster answered at {address}: something")
     assert seconds < 5, seconds  # not connect_timeout (20 s), nor a model load first
+
+
+def test_a_port_that_is_not_ray_stops_captions_translate_before_it_runs_a_shard(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("ray")
+    from babelforge.captions import translate_stage
+
+    ran = []
+    monkeypatch.setattr(translate_stage, "run_sharded", lambda *args, **kwargs: ran.append(args))
+    (tmp_path / "nllb").mkdir()  # a model folder that exists: the stage gets as far as its runner
+    with serving(LoopbackServer()) as server:
+        address = f"127.0.0.1:{server.server_address[1]}"
+        began = time.monotonic()
+        code = main(
+            ["captions_translate", "--set", "captions.runner.runner=ray", "--set", f"captions.runner.address={address}"]
+            + ["--set", f"paths.nllb_model={tmp_path / 'nllb'}", "--out", str(tmp_path / "data")]
+        )
+        seconds = time.monotonic() - began
+    assert code == 1 and not ran
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and errors[0].startswith(
+        f"babelforge captions_translate: error: ray: no cluster answered at {address}: something"
+    ), errors
+    assert seconds < 5, seconds
