@@ -85,8 +85,10 @@ def expected_stubs() -> dict[Path, str]:
 def stale(expected: dict[Path, str]) -> list[str]:
     """What differs between the stubs on disk and `expected`: one line per file."""
     found = {path for path in ROOT.rglob("*") if not path.is_dir() or path.is_symlink()} if ROOT.exists() else set()
-    lines = [f"missing or out of date: {p.relative_to(REPO)}" for p, text in expected.items() if not _holds(p, text)]
-    lines += [f"not a module's stub: {p.relative_to(REPO)}" for p in sorted(found - expected.keys())]
+    lines = [
+        f"missing or out of date: {p.relative_to(ROOT.parent)}" for p, text in expected.items() if not _holds(p, text)
+    ]
+    lines += [f"not a module's stub: {p.relative_to(ROOT.parent)}" for p in sorted(found - expected.keys())]
     return lines
 
 
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"typing_stubs: {line}; run python scripts/typing_stubs.py", file=sys.stderr)
         return 1 if problems else 0
     write(expected)
-    print(f"typing_stubs: {len(expected)} stubs under {ROOT.relative_to(REPO)}/")
+    print(f"typing_stubs: {len(expected)} stubs under {ROOT.name}/")
     return 0
 
 

@@ -204,3 +204,26 @@ def test_find_references_from_the_real_file_finds_the_callers(language_server):
     }
     assert files == expected, sorted(str(path.relative_to(REPO)) for path in files ^ expected)
     assert len(files) > 10 and len(found) > len(files)  # the callers across builders/, eval/ and tests/, each use
+
+
+def test_the_stub_writer_checks_then_writes_then_finds_a_stray_file(tmp_path, monkeypatch, capsys):
+    """`--check` fails on a missing stub and names the command; a write makes it pass; a file that is no
+    module's stub (a stub of a removed module, a link) fails it again."""
+    stubs = typing_stubs()
+    root = tmp_path / "typings"
+    expected = {root / path.relative_to(stubs.ROOT): text for path, text in list(stubs.expected_stubs().items())[:3]}
+    monkeypatch.setattr(stubs, "ROOT", root)
+    monkeypatch.setattr(stubs, "expected_stubs", lambda: expected)
+    assert stubs.main(["--check"]) == 1
+    assert "missing or out of date" in capsys.readouterr().err
+    assert stubs.main([]) == 0 and stubs.main(["--check"]) == 0
+    first = next(iter(expected))
+    first.write_text(expected[first] + "from x import y as y\n", encoding="utf-8")
+    assert stubs.main(["--check"]) == 1
+    assert stubs.main([]) == 0 and first.read_text(encoding="utf-8") == expected[first]
+    (root / "babelforge" / "removed.pyi").write_text("", encoding="utf-8")
+    (root / "babelforge" / "link.pyi").symlink_to(first)
+    assert stubs.main(["--check"]) == 1
+    err = capsys.readouterr().err
+    assert "not a module's stub: " in err and "removed.pyi" in err and "link.pyi" in err
+    assert "run python scripts/typing_stubs.py" in err
