@@ -191,7 +191,8 @@ def import_next_steps(target: Path) -> str:
     of the language's sources, so the precision floor may keep or drop other classes (the labels stage
     names them and why)."""
     return (
-        f"`git status --short {target.parent}` lists it (`??`: new to git, `git diff` shows it once added); "
+        f"`git status --short {target.parent}` lists it (`??` while git does not track it; `git diff` shows "
+        "a tracked file's change); "
         "`dvc repro` applies them (its labels log names classes the precision floor brings back or drops)"
     )
 
