@@ -690,9 +690,9 @@ class RayPool:
     (each model and image set of an evaluation) hands its chunks to the same `concurrency` actors,
     which build that call's worker with its first chunk, so Ray and its actors start once per stage
     run, not once per call (eval_retrieval on the sample's 3 models x 2 caption sets started 6 pools:
-    297 s on a local Ray, 87 s with one, 54-61 s local, on a loaded 2-core machine). Ray connects and
-    the actors start at the first call with work to do; `close`
-    (or the `with` block's end) frees the actors and shuts down a Ray it started."""
+    297 s on a local Ray, 87 s with one, 54-61 s local; on a two-node loopback cluster 148 s, 53 s with
+    one, 29-31 s local; a loaded 2-core machine). Ray connects and the actors start at the first call
+    with work to do; `close` (or the `with` block's end) frees the actors and shuts down a Ray it started."""
 
     def __init__(self, config: RunnerConfig):
         self.config = config
