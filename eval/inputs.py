@@ -73,7 +73,8 @@ def load_models(common: CommonConfig) -> Iterator:
 
 
 def image_cache(common: CommonConfig, runner: EvalRunnerConfig):
-    """The image-embedding cache of `common.cache`, encoding on the `eval.runner` runner; use it
-    as a context manager (a Ray it starts is shut down at the end)."""
+    """The image-embedding cache of `common.cache`, encoding on the `eval.runner` runner; use it as a
+    context manager, entered before the models load: under the ray runner it asks the cluster's address
+    first and is the stage run's one actor pool, freed (and a Ray it started shut down) at the end."""
 
     return ImageEmbeddingCache(common.cache, runner, threads=common.threads)
