@@ -52,3 +52,22 @@ def test_durations_read_as_a_person_writes_them():
         "1 h 0 min",
         "2 h 10 min",
     ]
+
+
+def test_rate_and_eta_come_from_this_runs_shards(capsys, monkeypatch):
+    clock = itertools.count(100.0, 1.0)  # started at 100 s; each later reading 1 s on
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    bar = ShardProgress("image embeddings m", 4, done=1)  # one shard found current: it costs nothing
+    bar.shard_done("shard-1", 3, 1.0)
+    (line,) = lines_of(capsys)
+    # 3 rows in the 1 s since the start; the 2 shards left at the 1 s this run's one shard took
+    assert line == "image embeddings m: shard-1 done (2/4), 3 rows in 1.0 s, 3 rows/s, ETA 2 s"
+
+
+def test_a_line_is_due_once_exactly_the_interval_has_passed(capsys, monkeypatch):
+    clock = itertools.count(0.0, 10.0)  # two readings a shard: 20 s between lines' clocks
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    bar = ShardProgress("text embeddings m", 3, min_interval=20.0)
+    for index in range(3):
+        bar.shard_done(f"lang-{index}", 1, 1.0)
+    assert len(lines_of(capsys)) == 3
