@@ -18,7 +18,8 @@ provenance of a run):
 Each family is one module with a `load(ref, device) -> DualEncoder` and, when its local folders
 can be recognised, a `detect(folder) -> bool`; `FAMILIES` names them as "module:function"
 strings, imported only when used (listing the families imports no model library). A new family
-is one module and one line here (docs/guides/evaluate.md, "Model families").
+is one module and one line here (docs/adding_a_model_family.md, from a real addition; the families
+as a user names them: docs/guides/evaluate.md, "Model families").
 """
 
 from __future__ import annotations
