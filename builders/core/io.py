@@ -41,16 +41,25 @@ def os_error_text(error: OSError) -> str:
 
 
 def make_parent_folder(target: Path) -> None:
+    """The folder `target` goes in, made when missing; one line saying why it cannot be."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        blocking = next((p for p in target.parents if p.exists()), None)
+        blocking = next((p for p in target.parents if _exists(p)), None)
         reason = (
             f"{blocking} is a file, not a folder"
             if blocking is not None and not blocking.is_dir()
             else os_error_text(error)
         )
         raise BabelforgeError(f"cannot create the folder {target.parent}: {reason}") from None
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists; False where the OS cannot even look (a name too long raises in `exists`)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
