@@ -1,0 +1,82 @@
+"""The calibration layer of benchmarks/label_precision.py (issue 48): its logistic regression
+recovers what simulated verdicts were drawn from, and a language's labels are never scored by a
+fit that saw them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import label_precision  # noqa: E402
+
+
+def simulated(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Verdicts drawn from a known logistic model of two standard-normal inputs, in six languages."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2))
+    truth = 1 / (1 + np.exp(-(1.5 + 2.0 * x[:, 0] - 1.0 * x[:, 1])))
+    y = (rng.random(n) < truth).astype(float)
+    langs = np.array([f"l{i % 6}" for i in range(n)])
+    return x, y, langs
+
+
+def test_logistic_recovers_the_coefficients_verdicts_were_drawn_from():
+    x, y, _ = simulated(20_000, seed=1)
+    mean, scale, w = label_precision.fit_logistic(x, y, ridge=0.01)
+    raw = w[1:] / scale  # back from standardised columns
+    intercept = w[0] - (raw * mean).sum()
+    assert np.allclose([intercept, *raw], [1.5, 2.0, -1.0], atol=0.1)
+
+
+def test_a_larger_ridge_pulls_the_weights_toward_zero():
+    x, y, _ = simulated(300, seed=2)
+    loose = label_precision.fit_logistic(x, y, ridge=0.01)[2][1:]
+    tight = label_precision.fit_logistic(x, y, ridge=100.0)[2][1:]
+    assert np.all(np.abs(tight) < np.abs(loose))
+
+
+def test_a_languages_predictions_do_not_depend_on_its_own_verdicts():
+    x, y, langs = simulated(600, seed=3)
+    before = label_precision.leave_language_out(x, y, langs)
+    flipped = y.copy()
+    flipped[langs == "l0"] = 1 - flipped[langs == "l0"]
+    after = label_precision.leave_language_out(x, flipped, langs)
+    assert np.allclose(before[langs == "l0"], after[langs == "l0"])
+    assert not np.allclose(before[langs != "l0"], after[langs != "l0"])  # the others did see l0's
+
+
+def test_the_features_are_the_fixed_ones_and_read_a_labels_evidence():
+    import pandas as pd
+
+    labels = pd.DataFrame(
+        {
+            "lang": ["eng_Latn", "fra_Latn", "fra_Latn"],
+            "wnid": ["n1", "n1", "n2"],
+            "label": ["dog", "chien de garde", "chat"],
+            "source": ["reference", "omw:fra", "wikt"],
+            "p_correct": [1.0, 0.5, 0.9],
+            "n_senses": [1, 4, 1],
+            "is_duplicate": [False, True, False],
+            "ambiguous_source": [False, False, True],
+            "rank_reason": ["only", "frequency", "only"],
+            "rank": [0, 2, 0],
+            "n_dropped_english": [0, 1, 0],
+            "n_sources": [1, 1, 2],
+        }
+    )
+    candidates = pd.DataFrame(
+        {"lang": ["fra_Latn", "fra_Latn"], "wnid": ["n1", "n2"], "chosen": [True, True], "zipf": [np.nan, 4.2]}
+    )
+    table = label_precision.label_features(labels, candidates).set_index("label")
+    assert set(label_precision.FEATURES) <= set(table.columns)
+    guard, cat = table.loc["chien de garde"], table.loc["chat"]
+    assert (guard["omw_source"], cat["omw_source"]) == (1.0, 0.0)
+    assert (guard["multi_word"], guard["duplicate"], guard["frequency_choice"], guard["not_first_form"]) == (1, 1, 1, 1)
+    assert (guard["no_zipf"], cat["no_zipf"], cat["zipf"]) == (1.0, 0.0, 4.2)
+    assert guard["rules_logit"] == 0.0 and cat["rules_logit"] > 2
+    assert np.isclose(guard["length_ratio"], abs(np.log(14 / 3)))
+    assert (cat["agreeing"], cat["ambiguous_source"], guard["dropped_english"]) == (1.0, 1.0, 1.0)
