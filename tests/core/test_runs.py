@@ -192,7 +192,7 @@ def test_set_of_another_stages_group_is_an_error(project, capsys):
     assert main(["eval_zeroshot", "--set", "labels.min_classes=20"]) == 1
     assert capsys.readouterr().err == (
         "babelforge eval_zeroshot: error: --set labels.min_classes: not a setting of this command; it takes "
-        "eval.zeroshot.*, eval.common.*, eval.runner.*, paths.*, profile, build.cpu_isa\n"
+        "eval.zeroshot.*, eval.common.*, paths.*, eval.runner.*, profile, build.cpu_isa\n"
     )
     assert tracked(project) == before and runs(project) == folders
 
