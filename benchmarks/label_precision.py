@@ -12,7 +12,8 @@ Held out: the model never sees a judged label (it fits on candidates.parquet's a
 only), so every judged label is held out from the fit. The constant of the Brier baseline is the
 judged share right in the *other* languages (leave-one-language-out), so the baseline does not see
 the labels it predicts either. A fourth figure is the model cross-validated as reviews would feed it:
-5 folds of the judged classes, each predicted by a fit that knew the other folds' verdicts.
+5 folds of the judged classes, each predicted by a fit that knew the other folds' verdicts; and the
+same grouped by language (each language predicted by a fit that knew only the other languages' verdicts).
 
 A fifth figure is a calibration layer: an L2 logistic regression on the rules' p_correct (log-odds)
 and evidence the rules ignore (source kind, the English name's sense count, a multi-word label,
@@ -124,6 +125,20 @@ def cross_validated(classes: list, chosen: list, idx_of: dict, judged: dict, fol
         model = fit(classes, known={key: ok for key, ok in known_all.items() if key[:2] not in held_out})
         for lang, wnid, label, _p, source in chosen:
             if (lang, idx_of[wnid]) in held_out and (lang, wnid, label) in judged:
+                p = label_posterior(model, lang, idx_of[wnid], label, source)
+                pairs.append((lang, p, judged[(lang, wnid, label)]))
+    return pairs
+
+
+def cross_validated_by_language(classes: list, chosen: list, idx_of: dict, judged: dict) -> list:
+    """(lang, p, right) of each judged chosen label from a fit that knew the verdicts of every other
+    language, none of its own: the other languages' reviews teach each source kind's pooled accuracy."""
+    known_all = {(lang, idx_of[w], label): ok for (lang, w, label), ok in judged.items() if w in idx_of}
+    pairs = []
+    for held_out in sorted({key[0] for key in known_all}):
+        model = fit(classes, known={key: ok for key, ok in known_all.items() if key[0] != held_out})
+        for lang, wnid, label, _p, source in chosen:
+            if lang == held_out and (lang, wnid, label) in judged:
                 p = label_posterior(model, lang, idx_of[wnid], label, source)
                 pairs.append((lang, p, judged[(lang, wnid, label)]))
     return pairs
@@ -353,6 +368,10 @@ def main() -> None:
         score("learned (latent truth)", learned_pairs),
         score("rules' formula on learned accuracies", hybrid_pairs),
         score("learned, 5-fold CV, other folds' verdicts known", cross_validated(items, chosen, idx_of, judged)),
+        score(
+            "learned, leave-one-language-out, other languages' verdicts known",
+            cross_validated_by_language(items, chosen, idx_of, judged),
+        ),
         score(
             "calibration layer, fixed features, leave-one-language-out",
             [(lang, float(p), bool(ok)) for lang, p, ok in zip(langs, calibrated, truth)],
