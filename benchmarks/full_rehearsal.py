@@ -1,7 +1,7 @@
 """The `full` profile rehearsed end to end against loopback stand-ins, each stage's cost measured.
 
-    python benchmarks/full_rehearsal.py --scale 1x              # about 1 % of the full build
-    python benchmarks/full_rehearsal.py --scale 10x             # about 10 %: under 30 minutes on 2 cores
+    python benchmarks/full_rehearsal.py --scale 1x              # about 1 % of the full build: about 4 minutes on 2 cores
+    python benchmarks/full_rehearsal.py --scale 10x             # about 10 %: about 11 minutes on 2 cores
     python benchmarks/full_rehearsal.py --scale full --stages fetch,wordnet,senses,labels   # in parts
     python benchmarks/full_rehearsal.py --report                # the table and the log-log plot, into the docs
 
@@ -434,7 +434,12 @@ def save(result: dict, merge: bool) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", action="append", choices=list(SCALES), help="1x, 10x or full (repeatable)")
+    parser.add_argument(
+        "--scale",
+        action="append",
+        choices=list(SCALES),
+        help="1x (about 4 minutes on 2 cores), 10x (about 11) or full (hours; use --stages); repeatable, required",
+    )
     parser.add_argument("--stages", help="comma list: only these stages (their inputs must be built: a part)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/babelforge-rehearsal"), help="work folder")
     parser.add_argument("--resume", action="store_true", help="go on in the copy of the last run of this scale")
@@ -446,9 +451,15 @@ def main() -> int:
 
         write_report(RESULTS)
         return 0
+    if not args.scale:
+        # A rehearsal takes minutes to hours, so a plain run says what to choose rather than start one.
+        parser.error(
+            "choose a size: --scale 1x (about 4 minutes on 2 cores), --scale 10x (about 11 minutes), "
+            "--scale full --stages ... (hours, in parts), or --report (the table from saved results)"
+        )
     only = args.stages.split(",") if args.stages else None
     failed = False
-    for scale_name in args.scale or ["1x"]:
+    for scale_name in args.scale:
         result = rehearse(scale_name, args.work.resolve(), only, args.resume, args.force)
         failed |= any(stage["status"] for stage in result["stages"]) or not result["dvc_status_clean"]
     return 1 if failed else 0
