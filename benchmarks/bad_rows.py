@@ -97,10 +97,12 @@ def read(path: Path, repeats: int) -> tuple[float, list[tuple[str, str]], Quaran
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--captions", type=int, default=100_000)
-    parser.add_argument("--bad-share", type=float, default=0.01)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument("--captions", type=int, default=100_000, help="caption rows of the input")
+    parser.add_argument("--bad-share", type=float, default=0.01, help="share of the rows that are bad")
+    parser.add_argument("--repeats", type=int, default=3, help="timed reads; the best is kept")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         for fmt, (clean_path, messy_path, injected) in write_inputs(Path(tmp), args.captions, args.bad_share).items():

@@ -418,7 +418,9 @@ def row_sizes(seed: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--small", type=int, default=10000, help="captions of the smaller input (memory)")
     parser.add_argument("--factor", type=int, default=10, help="the larger input is this many times bigger")
     parser.add_argument("--throughput", type=int, default=128000, help="captions of the throughput run")

@@ -59,11 +59,13 @@ def run_card(dataset: str, out: Path, env: dict[str, str]) -> tuple[int, float, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default="mvl-sib", help="which dataset's card (default: mvl-sib)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument("--dataset", default="mvl-sib", help="which dataset's card")
     parser.add_argument("--out", type=Path, help="folder of the card folder (default: a temporary folder, removed)")
     parser.add_argument("--code", type=Path, help="a checkout whose builders/ to run instead of this repo's")
-    parser.add_argument("--target-mb", type=float, default=1024.0, help="peak RSS to stay under (default 1024)")
+    parser.add_argument("--target-mb", type=float, default=1024.0, help="peak RSS to stay under, in MB")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="card-memory-") as scratch:

@@ -303,7 +303,9 @@ def print_score(result: dict) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--data", default="data/babel_imagenet")
     parser.add_argument("--judged", default="../shared/judged/labels_judged_2026-11-25.tsv")
     parser.add_argument("--out", default="benchmarks/results/label_precision.json")

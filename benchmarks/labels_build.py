@@ -18,7 +18,9 @@ from babelforge.cli import main as cli
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--mirror", default="../shared/data")
     args = parser.parse_args()
     params = yaml.safe_load(Path("params.yaml").read_text())

@@ -30,7 +30,9 @@ def texts_from_mirror(mirror: Path, n: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--mirror", default="../shared/data", help="the source mirror (XTD captions, OMW forms)")
     parser.add_argument("--texts", type=int, default=4000, help="texts to rank, half captions, half label forms")
     args = parser.parse_args()

@@ -28,7 +28,9 @@ def _default_sib_dir() -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--sib-dir", type=Path, default=_default_sib_dir())
     parser.add_argument("--languages", type=int, help="only the first N languages (default: all)")
     args = parser.parse_args()

@@ -20,7 +20,9 @@ from babelforge.cli import main as cli
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--mirror", default="../shared/data", help="the source mirror (SIB-200 for the tiny model)")
     parser.add_argument("--languages", type=int, default=20, help="label languages of the first run")
     parser.add_argument("--drop", type=int, default=5, help="languages the second run no longer has")

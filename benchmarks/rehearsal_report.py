@@ -227,5 +227,14 @@ def write_report(results_path: Path) -> None:
     print("\n".join(block))
 
 
-if __name__ == "__main__":
+def main() -> None:
+    import argparse
+
+    # No options: the parser is there so that --help explains before anything is written.
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.parse_args()
     write_report(REPO / "benchmarks" / "results" / "full_rehearsal.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -76,7 +76,9 @@ async def page_load_ms(page_path: Path, profile: Path, runs: int) -> list[float]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--built", default=".", help="a checkout with the pipeline built (default: here)")
     parser.add_argument("--lang", default="deu_Latn", help="the language reviewed (its sheet is edited)")
     parser.add_argument("--runs", type=int, default=5, help="page loads to time")
