@@ -1,6 +1,7 @@
 """The sharded MT captions stages at scale: memory, Ray throughput and overhead, kill -9 and resume.
 
-    python benchmarks/captions_scale.py [--small 10000] [--factor 10] [--throughput 128000] [--skip-ray]
+    python benchmarks/captions_scale.py --only sizes        # one part (memory, throughput, overhead, kill, sizes)
+    python benchmarks/captions_scale.py --all [--skip-ray]  # every part: tens of minutes on 2 cores
 
 Needs the tiny models of the sample profile (`babelforge nllb`, `babelforge captions_kiwi_model`:
 models/nllb-ct2, models/cometkiwi-tiny). Inputs are synthetic caption ids over the real XTD
@@ -428,7 +429,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moment")
     parser.add_argument("--skip-ray", action="store_true", help="no Ray parts (2 and 3)")
     parser.add_argument("--only", choices=["memory", "throughput", "overhead", "kill", "sizes"], help="one part only")
+    parser.add_argument("--all", action="store_true", help="every part (tens of minutes on 2 cores)")
     args = parser.parse_args()
+    if not args.only and not args.all:
+        # The parts together take tens of minutes, so a plain run says what to choose rather than start them.
+        parser.error("choose --only memory|throughput|overhead|kill|sizes (one part) or --all (tens of minutes)")
     for model in ("models/nllb-ct2", "models/cometkiwi-tiny"):
         if not (REPO / model).exists():
             sys.exit(f"{model} missing: build it with `babelforge nllb` / `babelforge captions_kiwi_model`")

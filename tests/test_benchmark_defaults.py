@@ -90,10 +90,16 @@ def test_help_shows_every_size_default(name):
     assert not unstated, f"benchmarks/{name}.py --help does not show: {unstated}"
 
 
-def test_the_rehearsal_without_a_scale_says_what_to_choose():
-    result = run_script("benchmarks/full_rehearsal.py", timeout=120)
-    assert result.returncode == 2
-    assert "--scale 1x" in result.stderr and "minutes" in result.stderr and "--report" in result.stderr
+@pytest.mark.parametrize(
+    ("name", "choices"),
+    [("full_rehearsal", ["--scale 1x", "--scale 10x", "--report"]), ("captions_scale", ["--only", "--all"])],
+)
+def test_a_benchmark_of_minutes_run_plainly_says_what_to_choose(name, choices):
+    result = run_script(f"benchmarks/{name}.py", timeout=120)
+    assert result.returncode == 2, result.stderr[-2000:]
+    message = result.stderr.strip().splitlines()[-1]
+    assert message.startswith(f"{name}.py: error: choose"), message
+    assert all(choice in message for choice in choices) and "minutes" in message, message
     assert result.stdout == ""
 
 
