@@ -37,7 +37,7 @@ not reproduced: lengths are set in tokens. Rates are steady-state (a warm-up cal
 Results are printed with their settings and merged into benchmarks/results/real_size_rates.json
 (one entry per part; other parts' entries are kept).
 
-    python benchmarks/real_size_rates.py [--only nllb|kiwi|clip ...] [--threads 2] [--cpu-isa AVX2]
+    python benchmarks/real_size_rates.py --all | --only nllb|kiwi|clip ... [--threads 2] [--cpu-isa AVX2]
         [--prompt-inputs 480] [--prompt-tokens 12] [--caption-inputs 4] [--caption-tokens 20]
         [--kiwi-pairs 256] [--clip-batches 4] [--workdir DIR]   # DIR keeps the converted NLLB
 """
@@ -533,7 +533,8 @@ def main() -> int:
     # The docstring's layout kept (its example commands) and each option's default shown.
     formatter = type("Formatter", (argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter), {})
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
-    parser.add_argument("--only", action="append", choices=PARTS, help="run this part (repeatable); default all")
+    parser.add_argument("--only", action="append", choices=PARTS, help="run this part (repeatable)")
+    parser.add_argument("--all", action="store_true", help="every part (about 11 minutes on 2 cores)")
     parser.add_argument("--threads", type=int, default=2, help="torch and CTranslate2 CPU threads")
     parser.add_argument("--cpu-isa", default="AVX2", help="GENERIC, AVX, AVX2 (the project's pin) or none")
     parser.add_argument("--prompt-inputs", type=int, default=PROMPT_INPUTS, help="inputs of the prompts call")
@@ -545,6 +546,12 @@ def main() -> int:
     parser.add_argument("--clip-batches", type=int, default=4, help="timed batches of images and of texts")
     parser.add_argument("--workdir", default=None, help="keep the converted NLLB here (reused when present)")
     args = parser.parse_args()
+    if not args.only and not args.all:
+        # The parts take minutes each and replace their saved results, so a plain run says what to choose.
+        parser.error(
+            "choose --only clip (about 1.5 minutes on 2 cores), --only kiwi (about 2), --only nllb (about 8) "
+            "or --all (about 11)"
+        )
     runners = {"nllb": run_nllb, "kiwi": run_kiwi, "clip": run_clip}
     for part in args.only or PARTS:
         # The machine is shared: the load average before and after says how quiet it was.

@@ -92,7 +92,11 @@ def test_help_shows_every_size_default(name):
 
 @pytest.mark.parametrize(
     ("name", "choices"),
-    [("full_rehearsal", ["--scale 1x", "--scale 10x", "--report"]), ("captions_scale", ["--only", "--all"])],
+    [
+        ("full_rehearsal", ["--scale 1x", "--scale 10x", "--report"]),
+        ("captions_scale", ["--only", "--all"]),
+        ("real_size_rates", ["--only clip", "--only nllb", "--all"]),
+    ],
 )
 def test_a_benchmark_of_minutes_run_plainly_says_what_to_choose(name, choices):
     result = run_script(f"benchmarks/{name}.py", timeout=120)
