@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from babelforge.eval.models import load_model
-from tests.eval.test_models import _save_siglip
+from tests.eval.test_models import save_siglip
 
 
 def test_siglip_texts_are_padded_to_its_length_and_read_without_a_mask(tiny_clip_dir, tmp_path):
@@ -15,7 +15,7 @@ def test_siglip_texts_are_padded_to_its_length_and_read_without_a_mask(tiny_clip
 
     out = tmp_path / "siglip"
     torch.manual_seed(0)
-    _save_siglip(out)
+    save_siglip(out)
     AutoTokenizer.from_pretrained(tiny_clip_dir).save_pretrained(out)
     model = load_model(str(out), device="cpu")
     assert (model.text_padding, model.max_text_length) == ("max_length", 16)

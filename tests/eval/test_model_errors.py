@@ -21,6 +21,7 @@ from babelforge.eval.flags import model_spec
 from babelforge.eval.models import load_model
 from babelforge.eval.paper.compare import match_models, parse_aliases, setup_differences
 from babelforge.eval.paper.tables import read_models
+from tests.eval.test_models import save_siglip
 from tests.eval.tiny_text_only import DIM, build_tiny_mclip_legacy
 from tests.shared import built_once
 
@@ -176,33 +177,14 @@ def test_a_revision_on_a_local_folder_is_refused_for_every_family(family, family
             model_spec(f"{family}:{folder}+{tiny_clip_dir}@abc123")
 
 
-def save_siglip(folder, tokenizer_dir, text_projection: int, vision_hidden: int):
+def siglip_folder(folder, tokenizer_dir, text_projection: int, vision_hidden: int):
     """A tiny SigLIP whose text tower projects its 32-d hidden states to `text_projection` and whose
-    image tower gives `vision_hidden`-d vectors, saved by transformers with the tiny CLIP's tokenizer."""
+    image tower gives `vision_hidden`-d vectors, with the tiny CLIP's tokenizer."""
     import torch
-    from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel
+    from transformers import AutoTokenizer
 
     torch.manual_seed(0)
-    text = dict(
-        vocab_size=514,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        max_position_embeddings=16,
-        pad_token_id=513,
-        projection_size=text_projection,
-    )
-    vision = dict(
-        hidden_size=vision_hidden,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        image_size=32,
-        patch_size=8,
-    )
-    SiglipModel(SiglipConfig(text_config=text, vision_config=vision)).save_pretrained(folder)
-    SiglipImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    save_siglip(folder, text_projection=text_projection, vision_hidden=vision_hidden)
     AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(folder)
     return folder
 
@@ -210,7 +192,7 @@ def save_siglip(folder, tokenizer_dir, text_projection: int, vision_hidden: int)
 def test_siglip_gives_the_size_its_towers_output_not_its_hidden_size(tiny_clip_dir, tiny_mclip_dir, tmp_path):
     from PIL import Image
 
-    folder = save_siglip(tmp_path / "siglip16", tiny_clip_dir, text_projection=DIM, vision_hidden=DIM)
+    folder = siglip_folder(tmp_path / "siglip16", tiny_clip_dir, text_projection=DIM, vision_hidden=DIM)
     model = load_model(str(folder), device="cpu")
     assert model.embedding_dim == DIM  # its text_config.hidden_size is 32
     assert model.encode_texts(["a dog"]).shape == (1, DIM)
@@ -220,7 +202,7 @@ def test_siglip_gives_the_size_its_towers_output_not_its_hidden_size(tiny_clip_d
 
 
 def test_towers_whose_vectors_differ_in_size_are_one_line_at_load(tiny_clip_dir, tmp_path):
-    folder = save_siglip(tmp_path / "odd", tiny_clip_dir, text_projection=32, vision_hidden=DIM)
+    folder = siglip_folder(tmp_path / "odd", tiny_clip_dir, text_projection=32, vision_hidden=DIM)
     with pytest.raises(BabelforgeError) as error:
         load_model(str(folder), device="cpu")
     message = str(error.value)

@@ -34,30 +34,30 @@ def test_adapter_encodes_any_script_to_unit_vectors(tiny_clip_dir):
     assert np.allclose(model.encode_texts(texts, batch_size=1), emb, atol=1e-5)
 
 
-def _save_siglip(out):
+def save_siglip(out, text_projection: int | None = None, vision_hidden: int = 32):
+    """A tiny SigLIP: a 32-d text tower (projected to `text_projection` when given) and a
+    `vision_hidden`-d image tower, 16 text positions, 32 px images; the caller saves a tokenizer."""
     from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
 
-    SiglipModel(
-        SiglipConfig(
-            text_config=dict(
-                vocab_size=514,
-                hidden_size=32,
-                intermediate_size=64,
-                num_hidden_layers=1,
-                num_attention_heads=2,
-                max_position_embeddings=16,
-                pad_token_id=513,
-            ),
-            vision_config=dict(
-                hidden_size=32,
-                intermediate_size=64,
-                num_hidden_layers=1,
-                num_attention_heads=2,
-                image_size=32,
-                patch_size=8,
-            ),
-        )
-    ).save_pretrained(out)
+    text = dict(
+        vocab_size=514,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        max_position_embeddings=16,
+        pad_token_id=513,
+        **({"projection_size": text_projection} if text_projection else {}),
+    )
+    vision = dict(
+        hidden_size=vision_hidden,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=32,
+        patch_size=8,
+    )
+    SiglipModel(SiglipConfig(text_config=text, vision_config=vision)).save_pretrained(out)
     SiglipImageProcessor(size={"height": 32, "width": 32}).save_pretrained(out)
 
 
@@ -97,7 +97,7 @@ def _save_dual_encoder(out):
 
 @pytest.mark.parametrize(
     "save, padding, dim",
-    [(_save_siglip, "max_length", 32), (_save_dual_encoder, True, 24)],
+    [(save_siglip, "max_length", 32), (_save_dual_encoder, True, 24)],
     ids=["siglip", "vision-text-dual-encoder"],
 )
 def test_other_architectures_load_through_the_same_adapter(tiny_clip_dir, tmp_path, save, padding, dim):
