@@ -324,19 +324,24 @@ def image_folders(project: Path, store: Path, wnids: list[str], sizes: Sizes) ->
         (project / link).symlink_to(target, target_is_directory=True)
 
 
-def freeze_package(project: Path) -> None:
+def freeze_package(project: Path, repo: Path = REPO) -> None:
     """The copy's own `babelforge` package, as files at its root (first on its PYTHONPATH): the
     installed package is the working tree's, and a rehearsal in parts runs for hours while that
-    tree is edited; what runs must be the code the copy's dvc.lock records."""
+    tree is edited; what runs must be the code the copy's dvc.lock records. The package's layout is
+    the repository's `.static-imports/babelforge` (links into `builders/`, `eval/`, ...), which a
+    copy leaves out because it copies files, not links: each link is followed to its folder and that
+    folder is taken from the copy."""
     frozen = project / "babelforge"
     frozen.mkdir()
-    for entry in sorted((project / ".static-imports" / "babelforge").iterdir()):
+    package = repo / ".static-imports" / "babelforge"
+    for entry in sorted(package.iterdir()):
+        source = project / entry.resolve().relative_to(repo.resolve())
         if entry.name == "resources":  # data, not code: the copy's own folder, as the installed package has it
-            (frozen / entry.name).symlink_to(Path("..") / "resources", target_is_directory=True)
-        elif entry.is_dir():
-            shutil.copytree(entry, frozen / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+            (frozen / entry.name).symlink_to(Path("..") / source.relative_to(project), target_is_directory=True)
+        elif source.is_dir():
+            shutil.copytree(source, frozen / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
-            shutil.copy2(entry, frozen / entry.name)
+            shutil.copy2(source, frozen / entry.name)
 
 
 def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool, force: bool = False) -> dict:

@@ -93,3 +93,46 @@ def test_the_report_block_is_replaced_between_its_markers_and_nothing_else_moves
     )
     appended = rehearsal_report.replace_block("head\n", ["new"])
     assert appended == f"head\n\n{rehearsal_report.START}\nnew\n{rehearsal_report.END}\n"
+
+
+def test_the_frozen_package_is_the_copys_code_laid_out_as_the_installed_package(tmp_path):
+    # a copy holds files only (tests/project.py skips links), so the package's links are followed
+    # into the copy's own folders: what runs is the copy's code, not the working tree's
+    copy = tmp_path / "copy"
+    for folder in ("builders/core", "eval", "resources"):
+        (copy / folder).mkdir(parents=True)
+    (copy / "builders" / "__init__.py").write_text("COPY = True\n")
+    (copy / "builders" / "core" / "progress.py").write_text("FROZEN = 'copy'\n")
+    (copy / "eval" / "__init__.py").write_text("")
+    (copy / "resources" / "languages.tsv").write_text("lang\n")
+    repo = tmp_path / "repo"
+    package = repo / ".static-imports" / "babelforge"
+    package.mkdir(parents=True)
+    for name, target in {
+        "__init__.py": "builders/__init__.py",
+        "core": "builders/core",
+        "eval": "eval",
+        "resources": "resources",
+    }.items():
+        (repo / target).parent.mkdir(parents=True, exist_ok=True)
+        (repo / target).mkdir() if (copy / target).is_dir() else (repo / target).write_text("the working tree's\n")
+        (package / name).symlink_to(Path("../..") / target)
+
+    full_rehearsal.freeze_package(copy, repo)
+
+    frozen = copy / "babelforge"
+    assert sorted(path.name for path in frozen.iterdir()) == ["__init__.py", "core", "eval", "resources"]
+    assert (frozen / "__init__.py").read_text() == "COPY = True\n"
+    assert (frozen / "core" / "progress.py").read_text() == "FROZEN = 'copy'\n"
+    assert not (frozen / "core").is_symlink()  # a copy: later edits of the copy's builders/ do not reach it
+    assert (frozen / "resources").is_symlink() and (frozen / "resources" / "languages.tsv").read_text() == "lang\n"
+
+
+def test_the_repositorys_package_links_all_resolve_inside_it():
+    # freeze_package maps each link to a path of the copy: one pointing outside the repository has none
+    package = full_rehearsal.REPO / ".static-imports" / "babelforge"
+    entries = sorted(package.iterdir())
+    assert len(entries) >= 10
+    for entry in entries:
+        assert entry.is_symlink(), entry
+        entry.resolve().relative_to(full_rehearsal.REPO.resolve())
