@@ -29,7 +29,7 @@ from babelforge.audit.review_sheet import (
     sheet_reviews,
     sheet_rows,
 )
-from babelforge.babel_imagenet.labels import english_lemma_keys
+from babelforge.babel_imagenet.forms import english_lemma_keys
 from babelforge.babel_imagenet.reviews import (
     check_review,
     format_review_file,

@@ -3,9 +3,9 @@ were set aside, and how many sources give the same form.
 
 A reviewer deciding `Fliege` (fly) against `Fliege` (bow tie) needs the forms the rules passed
 over. They are derived here from the senses the labels stage read and the choices it made,
-through the rule functions of `labels.py` and `cleaning.py` themselves (nothing is
-re-implemented): each sense is cleaned (a lemma may give several forms, or be dropped), routed by
-script, and each form is then placed against the class's choice. Pure: plain data in, plain rows out.
+through the labels stage's own rule functions (`forms.clean_senses`, `script_routing`, `purity`:
+nothing is re-implemented): each sense is cleaned (a lemma may give several forms, or be dropped),
+routed by script, and each form is then placed against the class's choice. Pure: plain data in, plain rows out.
 """
 
 from __future__ import annotations
@@ -14,18 +14,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from babelforge.babel_imagenet.cleaning import DROP_KINDS, clean_lemma
+from babelforge.babel_imagenet.cleaning import DROP_KINDS
 from babelforge.babel_imagenet.confusables import repair_forms
-from babelforge.babel_imagenet.labels import (
-    ENGLISH,
-    PRECISION_FLOOR,
-    Form,
-    LabelChoice,
-    Rules,
-    ScriptRouter,
-    english_key,
-)
+from babelforge.babel_imagenet.forms import Form, clean_senses, english_key
+from babelforge.babel_imagenet.label_choice import PRECISION_FLOOR, LabelChoice
+from babelforge.babel_imagenet.label_rules import Rules
 from babelforge.babel_imagenet.purity import foreign_forms, strip_script_spans
+from babelforge.babel_imagenet.script_routing import ScriptRouter
+from babelforge.core.languages import ENGLISH
 
 # set_aside value -> what it means (the audit page and the review sheet show these).
 SET_ASIDE = {
@@ -67,26 +63,8 @@ def candidate_forms(
     """(the clean forms in the key they end up in, [(sense or form, reason)] of what cleaning,
     routing or the purity rule set aside). English senses are cleaned but never routed; spans
     in a foreign script are stripped or flagged as the labels stage does (`rules.script_span`)."""
-    forms: list[Form] = []
     dropped: list[tuple[object, str]] = []
-    for sense in senses:
-        result = clean_lemma(sense.lemma)
-        if result.dropped:
-            dropped.append((sense, f"dropped_{result.dropped}"))
-        forms.extend(
-            Form(
-                sense.synset,
-                sense.lang,
-                text,
-                sense.lemma,
-                sense.source,
-                sense.is_translation,
-                sense.rank,
-                part,
-                cleaned=result.cleaned,
-            )
-            for part, text in enumerate(result.forms)
-        )
+    forms = clean_senses(senses, Counter(), dropped)
     if router is not None and rules.script_span:
         english = [form for form in forms if form.lang == ENGLISH]
         others = [form for form in forms if form.lang != ENGLISH]

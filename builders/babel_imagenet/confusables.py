@@ -115,7 +115,7 @@ def known_words(texts: Iterable[str], frequency: Callable[[str], float | None] |
 
 
 def repair_forms(forms: Sequence, frequency: Callable[[str, str], float | None] | None, tally: Counter) -> list:
-    """labels.Form objects with the Latin look-alikes inside their Cyrillic and Greek words repaired
+    """forms.Form objects with the Latin look-alikes inside their Cyrillic and Greek words repaired
     where the language knows the result (`cleaned` gains `confusable`), the others flagged
     MIXED_SCRIPT. `frequency(lang, word)`: word frequency (None: forms alone say what is known).
     Counted in `tally[(lang, "n_cleaned_confusable")]` and `tally[(lang, "n_mixed_script")]`."""

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from babelforge.babel_imagenet.labels import resource_group
 from babelforge.babel_imagenet.precision import Estimate
+from babelforge.babel_imagenet.resource_groups import resource_group
 from babelforge.babel_imagenet.reviews import REVIEW_SOURCE, labels_review_coverage
 from babelforge.babel_imagenet.tables import PRECISION_COLUMNS
 from babelforge.core.datasets import AuditSection, DatasetSpec, DatasetTables, LanguageView, per_language, read_artifact

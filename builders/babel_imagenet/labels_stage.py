@@ -8,20 +8,12 @@ from pathlib import Path
 from typing import Literal
 
 from babelforge.babel_imagenet.candidates import candidates_frame
+from babelforge.babel_imagenet.forms import english_lemma_keys
 from babelforge.babel_imagenet.frequency import frequency_lookup, language_lean, wordfreq_version
-from babelforge.babel_imagenet.labels import (
-    ENGLISH,
-    PRECISION_FLOOR,
-    Rules,
-    ScriptRouter,
-    choose_labels,
-    drop_label,
-    english_lemma_keys,
-    english_rows,
-    fates_line,
-    kept_languages,
-    language_fates,
-)
+from babelforge.babel_imagenet.label_choice import PRECISION_FLOOR, drop_label, english_rows
+from babelforge.babel_imagenet.label_rules import Rules
+from babelforge.babel_imagenet.labels import choose_labels
+from babelforge.babel_imagenet.language_fates import fates_line, kept_languages, language_fates
 from babelforge.babel_imagenet.precision import (
     REVIEWED,
     KeptLanguage,
@@ -34,6 +26,7 @@ from babelforge.babel_imagenet.precision import (
     tradeoff_lines,
 )
 from babelforge.babel_imagenet.reviews import apply_review_folder, reviewed_labels
+from babelforge.babel_imagenet.script_routing import ScriptRouter
 from babelforge.babel_imagenet.summaries import (
     frequency_counts,
     headline,
@@ -57,7 +50,7 @@ from babelforge.core.config import as_params, from_group, setting
 from babelforge.core.dvc_lock import last_build_copy
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table, write_table
-from babelforge.core.languages import registry
+from babelforge.core.languages import ENGLISH, registry
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance

@@ -4,7 +4,7 @@ Two rules, both pure functions over the clean forms of `labels.py` (which calls 
 
 * **script spans** (`labels.rules.script_span`): a form that mixes words in its language's script
   with words in a script no key of the language uses (`τζάγκουαρ felis onca`, `οικογένεια
-  ixodoide`; the router in `labels.py` says which scripts a language uses). A leading or trailing
+  ixodoide`; the router in `script_routing.py` says which scripts a language uses). A leading or trailing
   foreign span is stripped when the rest stands alone: it is another form of the class, or, where
   the class has no form without such a span, the span is one of the class's own WordNet names
   (`Granny Smith`) and the rest names no other class of the language. Otherwise the form is

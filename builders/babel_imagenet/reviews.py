@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from babelforge.babel_imagenet.cleaning import typed_label_problem
-from babelforge.babel_imagenet.labels import english_key, normalise_lemma
+from babelforge.babel_imagenet.cleaning import normalise_lemma, typed_label_problem
+from babelforge.babel_imagenet.forms import english_key
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import read_provenance, read_table, sha256_text
 from babelforge.core.languages import ENGLISH, registry

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections import Counter
 
 from babelforge.babel_imagenet.frequency import covered_languages
-from babelforge.babel_imagenet.labels import LEARNED_PRIORITY, Rules
+from babelforge.babel_imagenet.label_rules import Rules
 from babelforge.babel_imagenet.precision import MEASURED, REFERENCE
 from babelforge.babel_imagenet.purity import MIXED_SCRIPT, uncovered_pairs
+from babelforge.babel_imagenet.ranking import LEARNED_PRIORITY
 from babelforge.babel_imagenet.trust import MIN_EVIDENCE, LearnedPriority, priority_index
 from babelforge.core.languages import ENGLISH, registry
 

@@ -5,11 +5,28 @@ here (the language names come from the registry)."""
 
 from __future__ import annotations
 
-from babelforge.babel_imagenet.labels import PRECISION_FLOOR, TALLY_COLUMNS, ClassEnglish, Rules, resource_group
+from babelforge.babel_imagenet.class_evidence import ClassEnglish
+from babelforge.babel_imagenet.cleaning import CLEAN_KINDS, DROP_KINDS
+from babelforge.babel_imagenet.label_choice import PRECISION_FLOOR
+from babelforge.babel_imagenet.label_rules import Rules
 from babelforge.babel_imagenet.precision import LanguageFigure, source_precisions, sources_text
+from babelforge.babel_imagenet.resource_groups import resource_group
 from babelforge.babel_imagenet.trust import PARAMS, LearnedPriority
 from babelforge.core.languages import registry
 from babelforge.core.text_taggers import duplicate_flags
+
+# Per-language counts of what cleaning and routing did (columns of languages.parquet).
+TALLY_COLUMNS = (
+    *(f"n_dropped_{kind}" for kind in DROP_KINDS),
+    "n_dropped_script",
+    "n_dropped_other_language",
+    *(f"n_cleaned_{kind}" for kind in CLEAN_KINDS),
+    "n_cleaned_script_span",
+    "n_cleaned_confusable",
+    "n_mixed_script",
+    "n_routed_out",
+    "n_routed_in",
+)
 
 INT_COLUMNS = (
     "class_idx",

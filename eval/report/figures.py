@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from babelforge.babel_imagenet.labels import resource_group
+from babelforge.babel_imagenet.resource_groups import resource_group
 from babelforge.core.languages import ENGLISH
 from babelforge.eval.plots import COLUMN_WIDTH, new_figure, paper, save_figure
 from babelforge.eval.report.metric import fit_line_with_band

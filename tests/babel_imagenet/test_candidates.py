@@ -1,7 +1,10 @@
 """Candidates: every sense of a class with the rule that set it aside, derived through labels.py's own rules."""
 
 from babelforge.babel_imagenet.candidates import SET_ASIDE, candidate_rows
-from babelforge.babel_imagenet.labels import Rules, choose_labels, english_lemma_keys, english_rows
+from babelforge.babel_imagenet.forms import english_lemma_keys
+from babelforge.babel_imagenet.label_choice import english_rows
+from babelforge.babel_imagenet.label_rules import Rules
+from babelforge.babel_imagenet.labels import choose_labels
 from babelforge.lexicon.senses import Sense
 
 ENGLISH = english_lemma_keys([["tench", "Tinca tinca"], ["goldfish", "Carassius auratus"]])

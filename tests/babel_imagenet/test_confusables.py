@@ -4,7 +4,7 @@ import unicodedata
 from collections import Counter
 
 from babelforge.babel_imagenet.confusables import known_words, lookalikes, repair, repair_forms, word_script
-from babelforge.babel_imagenet.labels import Form
+from babelforge.babel_imagenet.forms import Form
 from babelforge.babel_imagenet.purity import MIXED_SCRIPT
 
 

@@ -2,20 +2,16 @@
 
 import pytest
 
+from babelforge.babel_imagenet.forms import Form
 from babelforge.babel_imagenet.frequency import (
     bucketwise_frequency_dict,
     frequency_lookup,
     use_bucketwise_frequency_dict,
     wordfreq_code,
 )
-from babelforge.babel_imagenet.labels import (
-    FREQUENCY_MARGIN,
-    Form,
-    Rules,
-    choose_labels,
-    frequency_keys,
-    rank_candidates,
-)
+from babelforge.babel_imagenet.label_rules import Rules
+from babelforge.babel_imagenet.labels import choose_labels
+from babelforge.babel_imagenet.ranking import FREQUENCY_MARGIN, frequency_keys, rank_candidates
 from babelforge.core.languages import registry
 from babelforge.lexicon.senses import Sense
 
@@ -47,7 +43,7 @@ def test_frequency_keys_demote_no_recorded_use_and_the_tenfold_rarer():
     ],
 )
 def test_among_equally_supported_candidates_the_common_word_wins(zipfs, winner, reason):
-    from babelforge.babel_imagenet.labels import rank_reason
+    from babelforge.babel_imagenet.ranking import rank_reason
 
     forms = [form("Schafbock", 0, "wikt"), form("Widder", 0, "omw:deu")]
     ranked = rank_candidates(forms, "agreement", ("wikt", "omw"), zipf=zipf_of(zipfs))

@@ -4,20 +4,13 @@ then on the real OMW senses of the mirror with the classes' real WordNet knowled
 import pytest
 
 from babelforge.audit.checks import AuditPolicy, audit_language
+from babelforge.babel_imagenet.class_evidence import ClassEnglish, is_compound_name
+from babelforge.babel_imagenet.forms import Form, english_lemma_keys
 from babelforge.babel_imagenet.frequency import frequency_lookup
-from babelforge.babel_imagenet.labels import (
-    ClassEnglish,
-    ClassEvidence,
-    Form,
-    Rules,
-    choose_labels,
-    english_lemma_keys,
-    is_compound_name,
-    rank_candidates,
-    rank_reason,
-    short_form_keys,
-)
+from babelforge.babel_imagenet.label_rules import Rules
+from babelforge.babel_imagenet.labels import choose_labels
 from babelforge.babel_imagenet.labels_stage import Config, rules_of
+from babelforge.babel_imagenet.ranking import ClassEvidence, rank_candidates, rank_reason, short_form_keys
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.languages import registry
@@ -108,7 +101,7 @@ def test_class_evidence_counts_support_in_the_other_classes_of_the_language():
         form("bus", "wikt", 1, synset=synsets["school bus"], lang="pol_Latn"),
         form("autobus szkolny", "wikt", 2, synset=synsets["school bus"], lang="pol_Latn"),
     ]
-    from babelforge.babel_imagenet.labels import class_evidence
+    from babelforge.babel_imagenet.class_evidence import class_evidence
 
     grouped = {}
     for item in senses:

@@ -4,22 +4,16 @@ from collections import Counter
 
 import pytest
 
-from babelforge.babel_imagenet.labels import (
-    Form,
-    LabelChoice,
-    Rules,
-    ScriptRouter,
-    choose_label,
-    choose_labels,
-    english_lemma_keys,
-    english_rows,
-    is_scientific_name,
-    kept_languages,
-    priority_index,
-    rank_candidates,
-    resolve_duplicates,
-    resource_group,
-)
+from babelforge.babel_imagenet.duplicate_labels import resolve_duplicates
+from babelforge.babel_imagenet.forms import Form, english_lemma_keys
+from babelforge.babel_imagenet.label_choice import LabelChoice, choose_label, english_rows
+from babelforge.babel_imagenet.label_rules import Rules
+from babelforge.babel_imagenet.labels import choose_labels
+from babelforge.babel_imagenet.language_fates import kept_languages
+from babelforge.babel_imagenet.ranking import is_scientific_name, rank_candidates
+from babelforge.babel_imagenet.resource_groups import resource_group
+from babelforge.babel_imagenet.script_routing import ScriptRouter
+from babelforge.babel_imagenet.trust import priority_index
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.languages import read_registry
 from babelforge.lexicon.senses import Sense
@@ -400,7 +394,7 @@ def test_english_rows_are_clip_names():
 
 
 def test_every_language_asked_for_gets_its_fate_named():
-    from babelforge.babel_imagenet.labels import fates_line, language_fates
+    from babelforge.babel_imagenet.language_fates import fates_line, language_fates
 
     def choice(i, lang, label):
         return LabelChoice(f"{i:08d}-n", lang, label, "wikt", 0, 1, 0, 0, 0, False)

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from babelforge.babel_imagenet.labels import AGREEMENT_REASONS, LEARNED_PRIORITY
+from babelforge.babel_imagenet.ranking import AGREEMENT_REASONS, LEARNED_PRIORITY
 from babelforge.core.io import read_json, read_provenance
 from babelforge.core.languages import registry
 from babelforge.core.sources import read_sources

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from babelforge.babel_imagenet.labels import Candidate, Form, LabelChoice
+from babelforge.babel_imagenet.forms import Form
+from babelforge.babel_imagenet.label_choice import LabelChoice
 from babelforge.babel_imagenet.labels_stage import Config, PrecisionFloor
 from babelforge.babel_imagenet.precision import (
     AGREEMENT_ODDS,
@@ -28,6 +29,7 @@ from babelforge.babel_imagenet.precision import (
     review_judgements,
     tradeoff_lines,
 )
+from babelforge.babel_imagenet.ranking import Candidate
 from babelforge.babel_imagenet.trust import LearnedPriority, SourceTrust
 from babelforge.core.errors import BabelforgeError
 

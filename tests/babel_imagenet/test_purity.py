@@ -4,8 +4,10 @@ from collections import Counter
 
 import pytest
 
+from babelforge.babel_imagenet.forms import Form
 from babelforge.babel_imagenet.frequency import covered_languages, language_lean, list_floor
-from babelforge.babel_imagenet.labels import Form, Rules, ScriptRouter, choose_labels
+from babelforge.babel_imagenet.label_rules import Rules
+from babelforge.babel_imagenet.labels import choose_labels
 from babelforge.babel_imagenet.purity import (
     MIXED_SCRIPT,
     PURITY_MARGIN,
@@ -15,6 +17,7 @@ from babelforge.babel_imagenet.purity import (
     strip_script_spans,
     uncovered_pairs,
 )
+from babelforge.babel_imagenet.script_routing import ScriptRouter
 from babelforge.core.languages import registry
 from babelforge.lexicon.omw import OmwSource
 

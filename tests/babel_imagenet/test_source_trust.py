@@ -7,8 +7,11 @@ import pytest
 
 from babelforge.audit.audit_stage import source_trust_record
 from babelforge.babel_imagenet import trust
-from babelforge.babel_imagenet.labels import LEARNED_PRIORITY, Rules, choose_labels, english_lemma_keys
+from babelforge.babel_imagenet.forms import english_lemma_keys
+from babelforge.babel_imagenet.label_rules import Rules
+from babelforge.babel_imagenet.labels import choose_labels
 from babelforge.babel_imagenet.labels_stage import Config, rules_of
+from babelforge.babel_imagenet.ranking import LEARNED_PRIORITY
 from babelforge.babel_imagenet.trust import (
     MIN_EVIDENCE,
     PRIOR_STRENGTH,

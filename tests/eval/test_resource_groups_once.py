@@ -1,12 +1,12 @@
 """The report's figure names a language's resource group by the labels' one rule
-(babelforge.babel_imagenet.labels.resource_group): the same bands at the bounds, the same refusal above
+(babelforge.babel_imagenet.resource_groups.resource_group): the same bands at the bounds, the same refusal above
 ImageNet-1k's class count (the figure once drew such a language as `high` where the labels refused it)."""
 
 from __future__ import annotations
 
 import pytest
 
-from babelforge.babel_imagenet.labels import resource_group
+from babelforge.babel_imagenet.resource_groups import resource_group
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval.report.figures import accuracy_by_language_figure
 from tests.eval.test_plots import _zeroshot

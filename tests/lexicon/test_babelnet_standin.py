@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from babelforge.babel_imagenet.labels import ScriptRouter, choose_labels, english_lemma_keys
+from babelforge.babel_imagenet.forms import english_lemma_keys
+from babelforge.babel_imagenet.labels import choose_labels
+from babelforge.babel_imagenet.script_routing import ScriptRouter
 from babelforge.core.http import RetryPolicy
 from babelforge.core.languages import registry
 from babelforge.core.scripts import dominant_script, expand_script
