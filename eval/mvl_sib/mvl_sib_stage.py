@@ -40,6 +40,14 @@ class Config(ImageStageConfig):
     out: str | None = setting(None, "results JSON (null: <paths.eval_reports>/mvl_sib.json)")
 
 
+class TablesOnDemand(dict):
+    """(config, lang) -> the task table's file, read when looked up: at full size the tables of every
+    language held at once took most of the stage's 5.5 GB (mvl_sib_rows works one language at a time)."""
+
+    def __getitem__(self, key: tuple[str, str]):
+        return read_table(super().__getitem__(key))
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
     add_language_flag(parser, "eval.mvl_sib")
@@ -64,13 +72,13 @@ def run(config: Config) -> int:
             "rebuild them (dvc repro mvl_sib_images)"
         )
     wanted = requested_languages(config.languages, language_resolver(config.common))
-    tables = {}
+    tables = TablesOnDemand()
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and p != image_root):
         if config.configs is not None and folder.name not in config.configs:
             continue
         for file in sorted(folder.glob("*.parquet")):
             if wanted is None or file.stem in wanted:
-                tables[(folder.name, file.stem)] = read_table(file)
+                tables[(folder.name, file.stem)] = file
     if not tables:
         raise BabelforgeError(f"{root}: no <task>_k<k>/<lang>.parquet tables for eval.mvl_sib.configs/languages")
     missing = sorted(set(wanted or ()) - {lang for _, lang in tables})

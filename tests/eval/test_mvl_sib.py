@@ -76,3 +76,45 @@ def test_a_languages_texts_cut_by_the_text_encoder_are_counted_once_per_language
     assert model.truncated_texts == 1  # encoded once for both tasks
     document = run_document("mvl_sib", rows, {})
     assert document["text_truncation"] == {"fake": {"texts_truncated": 1, "by_language": {"mvl_sib": {"aaa_Latn": 1}}}}
+
+
+def test_languages_are_done_one_at_a_time_and_rows_keep_the_config_then_language_order(digit_images, tmp_path):
+    """At full size (205 languages) holding every language's tables and text vectors took 5.5 GB: the
+    tables are read when looked up, all of a language's before the next language's, and the rows still
+    come in (config, lang) order, as the results file has them."""
+    from babelforge.eval.mvl_sib.mvl_sib_stage import TablesOnDemand
+    from babelforge.eval.mvl_sib.rows import mvl_sib_rows
+    from tests.eval.conftest import CountingEncoder
+
+    class NoCache:
+        def embeddings(self, model, image_set, *_):
+            return model.encode_images([image_set.root / name for name in image_set.files])
+
+    looked_up = []
+
+    class RecordingTables(TablesOnDemand):
+        def __getitem__(self, key):
+            looked_up.append(key)
+            return super().__getitem__(key)
+
+    tables = RecordingTables()
+    for lang in ("bbb_Latn", "aaa_Latn", "ccc_Latn"):
+        for config in ("t2s_k1", "i2s_k1"):
+            base = {"topic": ["topic 1"], "option_topics": [["topic 0", "topic 1", "topic 2", "topic 3"]], "label": [1]}
+            frame = pd.DataFrame({**base, "ref_image_ids": [["1"]], "option_sentences": [["s 0", "s 1", "s 2", "s 3"]]})
+            path = tmp_path / config / f"{lang}.parquet"
+            path.parent.mkdir(exist_ok=True)
+            frame.to_parquet(path)
+            tables[(config, lang)] = path
+    rows = mvl_sib_rows(CountingEncoder(max_words=4), tables, digit_images, NoCache())
+
+    assert looked_up == [
+        ("i2s_k1", "aaa_Latn"), ("t2s_k1", "aaa_Latn"),
+        ("i2s_k1", "bbb_Latn"), ("t2s_k1", "bbb_Latn"),
+        ("i2s_k1", "ccc_Latn"), ("t2s_k1", "ccc_Latn"),
+    ]  # fmt: skip
+    assert [(row["mvl_task"], row["lang"]) for row in rows] == [
+        ("i2s", "aaa_Latn"), ("i2s", "bbb_Latn"), ("i2s", "ccc_Latn"),
+        ("t2s", "aaa_Latn"), ("t2s", "bbb_Latn"), ("t2s", "ccc_Latn"),
+    ]  # fmt: skip
+    assert [row["accuracy"] for row in rows] == [1.0] * 6
