@@ -1,0 +1,97 @@
+"""Draw a blind judging sheet of chosen labels (issue 48): uniformly at random, 24 per language.
+
+Run from the repo root: `.venv/bin/python benchmarks/judged_sample.py [--out judged_sheet.tsv]`.
+Writes a TSV with only lang, wnid, the class's English name and WordNet lemmas, its WordNet 3.0
+gloss and the chosen label. It reads no other column of labels.parquet (no p_correct, source,
+candidates or their count): a judge who sees them is no longer blind. The judged result is
+tests/babel_imagenet/judged_labels_blind.tsv (test data, not shipped).
+
+Pairs (lang, wnid) already in one of the judged files are skipped, so the three sets are disjoint.
+The seed and the languages are fixed here so the draw can be repeated on the same build; the
+sheet's first line names the md5 of the labels.parquet it was drawn from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import random
+from pathlib import Path
+
+import pandas as pd
+
+SEED = 4825
+PER_LANGUAGE = 24
+LANGUAGES = (
+    "deu_Latn",
+    "fra_Latn",
+    "spa_Latn",
+    "ita_Latn",
+    "por_Latn",
+    "nld_Latn",
+    "pol_Latn",
+    "rus_Cyrl",
+    "jpn_Jpan",
+    "zho_Hans",
+    "ind_Latn",
+    "tur_Latn",
+    "swe_Latn",
+    "ces_Latn",
+)
+LABELS = Path("data/babel_imagenet/labels.parquet")
+WORDNET = Path("data/wordnet/imagenet1k.parquet")
+OWN_JUDGED = Path("tests/babel_imagenet/judged_labels.tsv")
+SHARED_JUDGED = Path("../shared/judged/labels_judged_2026-11-25.tsv")
+# The only columns read from labels.parquet: the rest would unblind the judge.
+BLIND_COLUMNS = ["lang", "wnid", "label"]
+
+
+def judged_pairs(own: Path, shared: Path) -> set[tuple[str, str]]:
+    """(lang, wnid) pairs already judged: the own file has both columns, the shared one an id lang:wnid."""
+    pairs = set()
+    with own.open(encoding="utf-8") as f:
+        rows = csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t")
+        pairs |= {(r["lang"], r["wnid"]) for r in rows}
+    with shared.open(encoding="utf-8") as f:
+        rows = csv.DictReader(f, delimiter="\t")
+        pairs |= {tuple(r["id"].split(":", 1)) for r in rows}
+    return pairs
+
+
+def draw(labels: pd.DataFrame, skip: set[tuple[str, str]], languages, per_language: int, seed: int) -> pd.DataFrame:
+    """Per language, a uniform sample without replacement of the classes not in skip (sorted first,
+    so the draw depends on the seed and the rows, not on the file's row order)."""
+    rng = random.Random(seed)
+    picked = []
+    for lang in languages:
+        wnids = sorted(w for w in labels.loc[labels["lang"] == lang, "wnid"] if (lang, w) not in skip)
+        if len(wnids) < per_language:
+            raise SystemExit(f"judged_sample: {lang} has {len(wnids)} unjudged classes, fewer than {per_language}")
+        picked += [(lang, w) for w in rng.sample(wnids, per_language)]
+    order = pd.DataFrame(picked, columns=["lang", "wnid"])
+    return order.merge(labels, on=["lang", "wnid"], how="left")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--wordnet", type=Path, default=WORDNET)
+    ap.add_argument("--out", type=Path, default=Path("judged_sheet.tsv"))
+    args = ap.parse_args()
+
+    labels = pd.read_parquet(args.labels, columns=BLIND_COLUMNS)
+    synsets = pd.read_parquet(args.wordnet, columns=["wnid", "clip_name", "lemmas", "definition"])
+    sheet = draw(labels, judged_pairs(OWN_JUDGED, SHARED_JUDGED), LANGUAGES, PER_LANGUAGE, SEED)
+    sheet = sheet.merge(synsets, on="wnid", how="left")
+    sheet["lemmas"] = sheet["lemmas"].map(" | ".join)
+    sheet = sheet.rename(columns={"clip_name": "english", "definition": "gloss"})
+    md5 = hashlib.md5(args.labels.read_bytes()).hexdigest()
+    with args.out.open("w", encoding="utf-8", newline="") as f:
+        f.write(f"# drawn from {args.labels} md5 {md5}, seed {SEED}, {PER_LANGUAGE} per language\n")
+        sheet[["lang", "wnid", "english", "lemmas", "gloss", "label"]].to_csv(f, sep="\t", index=False)
+    print(f"{len(sheet)} rows -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
