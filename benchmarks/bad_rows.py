@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from babelforge.captions.readers import InputConfig, stream_captions  # noqa: E402
+from babelforge.captions.input_config import InputConfig  # noqa: E402
+from babelforge.captions.readers import stream_captions  # noqa: E402
 from babelforge.core.bad_rows import BadRowPolicy, Quarantine  # noqa: E402
 from babelforge.core.languages import registry  # noqa: E402
 

@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from babelforge.captions.readers import read_caption_document
+from babelforge.captions.formats.xtd import read_caption_document
 from babelforge.core.bad_rows import FAIL_FAST, BadRowPolicy, Quarantine, screen_caption_lists, summary_line
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info

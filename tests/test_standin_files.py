@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from babelforge.captions.readers import InputConfig, stream_captions
+from babelforge.captions.input_config import InputConfig
+from babelforge.captions.readers import stream_captions
 from babelforge.cli import main
 from babelforge.core.bad_rows import BadRowPolicy, Quarantine
 from babelforge.core.languages import registry

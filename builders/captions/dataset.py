@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from babelforge.captions.readers import XTD_LANGUAGE_KEYS, InputConfig, read_caption_document
+from babelforge.captions.formats.xtd import XTD_LANGUAGE_KEYS, read_caption_document
+from babelforge.captions.input_config import InputConfig
 from babelforge.core.config import load_config
 from babelforge.core.datasets import (
     AuditSection,

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from babelforge.captions.input_config import InputConfig
 from babelforge.captions.qe import build_tiny_kiwi
-from babelforge.captions.readers import InputConfig, read_captions
+from babelforge.captions.readers import read_captions
 from babelforge.core.config import as_params, from_group, setting
 from babelforge.core.languages import registry
 from babelforge.core.progress import info

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from babelforge.captions.readers import REFERENCES_COLUMN
+from babelforge.captions.formats.caption_set import REFERENCES_COLUMN
 from babelforge.core import shards
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.languages import read_registry, registry

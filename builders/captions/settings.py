@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from babelforge.captions.readers import InputConfig
+from babelforge.captions.input_config import InputConfig
 from babelforge.core.config import from_group, setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.runners import RunnerConfig

@@ -28,7 +28,7 @@ def registry():
 
 @pytest.fixture(scope="session")
 def xtd(xtd_path, registry):
-    from babelforge.captions.readers import read_xtd
+    from babelforge.captions.formats.xtd import read_xtd
 
     return read_xtd(xtd_path, "eng_Latn", registry)
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from babelforge.captions.readers import InputConfig, stream_captions
+from babelforge.captions.input_config import InputConfig
+from babelforge.captions.readers import stream_captions
 from babelforge.core.bad_rows import BadRow, BadRowPolicy, Quarantine, id_problem
 from babelforge.core.errors import BabelforgeError
 

@@ -15,7 +15,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from babelforge.captions.readers import InputConfig, stream_captions
+from babelforge.captions.input_config import InputConfig
+from babelforge.captions.readers import stream_captions
 from babelforge.cli import main
 from babelforge.core import shards
 from babelforge.core.bad_rows import REASONS, BadRowPolicy, Quarantine, text_problem

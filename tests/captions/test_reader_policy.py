@@ -16,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from babelforge.captions.readers import InputConfig, read_xtd, stream_captions
+from babelforge.captions.formats.xtd import read_xtd
+from babelforge.captions.input_config import InputConfig
+from babelforge.captions.readers import stream_captions
 from babelforge.core import shards
 from babelforge.core.bad_rows import BadRowPolicy, Quarantine, text_problem
 from babelforge.core.errors import BabelforgeError

@@ -2,7 +2,9 @@ import json
 
 import pytest
 
-from babelforge.captions.readers import XTD_LANGUAGE_KEYS, read_caption_table, read_captions, read_xtd
+from babelforge.captions.formats.table import read_caption_table
+from babelforge.captions.formats.xtd import XTD_LANGUAGE_KEYS, read_xtd
+from babelforge.captions.readers import read_captions
 from babelforge.core.errors import BabelforgeError
 
 
@@ -105,7 +107,7 @@ def test_seen_ids_agree_with_a_set_over_many_blocks():
     """Every repeat is found (earlier in its block or blocks before), the first of each id kept."""
     import random
 
-    from babelforge.captions.readers import SeenIds
+    from babelforge.captions.formats.seen_ids import SeenIds
 
     generator = random.Random(7)
     seen, reference = SeenIds(), set()
@@ -146,7 +148,9 @@ def test_img2dataset_parquet_folders_stream_in_batches_and_skip_failed_downloads
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from babelforge.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
+    from babelforge.captions.formats.caption_set import REFERENCES_COLUMN
+    from babelforge.captions.input_config import InputConfig
+    from babelforge.captions.readers import stream_captions
 
     texts = [row["caption"] for row in xtd.captions[:50]]
     folder = tmp_path / "cc3m"
@@ -180,7 +184,9 @@ def test_img2dataset_parquet_folders_stream_in_batches_and_skip_failed_downloads
 
 
 def test_streamed_tables_carry_their_references(tmp_path, registry, xtd, xtd_path):
-    from babelforge.captions.readers import REFERENCES_COLUMN, InputConfig, stream_captions
+    from babelforge.captions.formats.caption_set import REFERENCES_COLUMN
+    from babelforge.captions.input_config import InputConfig
+    from babelforge.captions.readers import stream_captions
 
     batches = list(stream_captions(InputConfig(path=str(xtd_path), limit=30), registry, batch_rows=16))
     assert [batch.num_rows for batch in batches] == [16, 14]

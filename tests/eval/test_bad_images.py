@@ -415,7 +415,7 @@ def test_bad_captions_of_a_caption_set_are_quarantined_as_the_captions_input_cou
     the set as the one without them, and the run JSON counts them (`quarantine.<set>.captions`)
     exactly as the captions input does for the same rows. (CLIP-S scores each image's first
     caption: an image left with none in a language still stops it, naming the language.)"""
-    from babelforge.captions.readers import read_xtd
+    from babelforge.captions.formats.xtd import read_xtd
     from babelforge.core.bad_rows import Quarantine
     from babelforge.core.languages import registry
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from babelforge.captions.readers import read_xtd
+from babelforge.captions.formats.xtd import read_xtd
 from babelforge.core.bad_rows import BadRowPolicy, Quarantine
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.languages import registry as project_registry

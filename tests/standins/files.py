@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from babelforge.captions.readers import read_caption_document
+from babelforge.captions.formats.xtd import read_caption_document
 from babelforge.core.languages import registry
 from babelforge.core.scripts import TRADITIONAL_ONLY, expand_script, script_of
 from babelforge.eval.pins import MVL_SIB_IMAGES_FOLDER
