@@ -292,7 +292,10 @@ class Passthrough:
 def overhead(texts: list[str]) -> None:
     import pyarrow as pa
 
-    from babelforge.core.runners import RunnerConfig, connect_ray, run_sharded, slice_reader
+    from babelforge.core.ray_connect import connect_ray
+    from babelforge.core.runner_config import RunnerConfig
+    from babelforge.core.runners import run_sharded
+    from babelforge.core.shard_work import slice_reader
 
     print("\n3. the runner's own cost: XTD's 1,000 captions in 100 shards, a worker that does nothing")
     table = pa.table({"id": [f"c{i:04d}" for i in range(len(texts))], "text": texts})

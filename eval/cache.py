@@ -30,7 +30,11 @@ from babelforge.core.config import setting
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import READER_VERSION
 from babelforge.core.io import read_json, write_json
-from babelforge.core.runners import RayPool, RunnerConfig, check_ray_address, run_sharded, slice_reader
+from babelforge.core.ray_connect import check_ray_address
+from babelforge.core.ray_runner import RayPool
+from babelforge.core.runner_config import RunnerConfig
+from babelforge.core.runners import run_sharded
+from babelforge.core.shard_work import slice_reader
 from babelforge.core.shards import stable_hash
 from babelforge.eval.models import load_model
 
@@ -113,7 +117,7 @@ def model_source(model, threads: int | None = None) -> ModelSource:
 
 
 # The model a Ray actor loaded last, by its source: the actor builds a new ImageEncoder for each image
-# set of a stage run (runners.RayPool) and loads its model once, not once per set.
+# set of a stage run (ray_runner.RayPool) and loads its model once, not once per set.
 _LOADED: dict[ModelSource, object] = {}
 
 
@@ -152,7 +156,7 @@ class ImageEncoder:
 
     @staticmethod
     def model_paths(model, root: str) -> list[str]:
-        """What a Ray actor checks on its node first (runners.ChunkWorker): the image folder, which
+        """What a Ray actor checks on its node first (ray_runner.ChunkWorker): the image folder, which
         actors open by its absolute path (a volume every node mounts at that path)."""
         return [root]
 

@@ -84,7 +84,8 @@ def ray_up_only_where_shared(request):
         if ray.is_initialized() and not shared:
             ray.shutdown()
         elif shared and not ray.is_initialized():
-            from babelforge.core.runners import RunnerConfig, ray_init_options
+            from babelforge.core.ray_connect import ray_init_options
+            from babelforge.core.runner_config import RunnerConfig
 
             ray.init(**ray_init_options(RunnerConfig(runner="ray", local_cpus=2)))
     yield

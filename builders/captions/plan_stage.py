@@ -32,7 +32,7 @@ from babelforge.core.bad_rows import Quarantine, summary_line
 from babelforge.core.config import from_group, setting
 from babelforge.core.io import write_table
 from babelforge.core.progress import format_seconds
-from babelforge.core.runners import measured_rate
+from babelforge.core.rates import measured_rate
 from babelforge.core.stages import Stage
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from babelforge.captions.input_config import InputConfig
 from babelforge.core.config import from_group, setting
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.runners import RunnerConfig
+from babelforge.core.runner_config import RunnerConfig
 from babelforge.core.stages import Paths, stage_paths
 
 

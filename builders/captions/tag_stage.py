@@ -35,7 +35,9 @@ from babelforge.core.determinism import runtime
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
-from babelforge.core.runners import check_ray_address, record_rate, run_sharded
+from babelforge.core.rates import record_rate
+from babelforge.core.ray_connect import check_ray_address
+from babelforge.core.runners import run_sharded
 from babelforge.core.shards import read_shard
 from babelforge.core.stages import Stage
 

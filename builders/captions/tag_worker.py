@@ -16,7 +16,7 @@ from babelforge.captions.layout import load_registry
 from babelforge.captions.qe import kiwi_scorer
 from babelforge.captions.taggers import ATTRIBUTES, TAGGERS, TagContext, run_taggers
 from babelforge.core import taggers
-from babelforge.core.runners import model_path
+from babelforge.core.ray_runner import model_path
 
 
 def languages_in_play(source_lang: str, target_langs, registry) -> dict[str, str | None]:
@@ -60,7 +60,7 @@ class TagWorker:
 
     @staticmethod
     def model_paths(config, in_play: dict[str, str | None]) -> list[str]:
-        """What a Ray actor checks on its node before loading (runners.ChunkWorker): a local
+        """What a Ray actor checks on its node before loading (ray_runner.ChunkWorker): a local
         checkpoint (absolute: for_every_node); a Hub id is fetched on the node."""
         return [config.kiwi_model] if Path(config.kiwi_model).is_absolute() else []
 

@@ -17,7 +17,7 @@ from babelforge.captions.translate import hypotheses_table, translate_nbest
 from babelforge.core import shards
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.model_identity import content_of, local_model_record
-from babelforge.core.runners import model_path
+from babelforge.core.ray_runner import model_path
 from babelforge.translation.nllb import NllbTranslator
 
 
@@ -38,7 +38,7 @@ class TranslateWorker:
 
     @staticmethod
     def model_paths(config, source_code: str, targets: dict[str, str]) -> list[str]:
-        """What a Ray actor checks on its node before loading (runners.ChunkWorker)."""
+        """What a Ray actor checks on its node before loading (ray_runner.ChunkWorker)."""
         return [config.paths.nllb_model]
 
     def __call__(self, captions):

@@ -12,7 +12,7 @@ import yaml
 
 from babelforge.cli import main
 from babelforge.core.output_guard import OutputGuard
-from babelforge.core.runners import RATES_DIR
+from babelforge.core.rates import RATES_DIR
 from tests.project import tree_digests
 from tests.reliability.workspace import leftovers
 

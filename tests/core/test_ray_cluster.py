@@ -26,7 +26,9 @@ import pyarrow as pa
 import pytest
 
 from babelforge.core import shards
-from babelforge.core.runners import RunnerConfig, run_sharded, slice_reader
+from babelforge.core.runner_config import RunnerConfig
+from babelforge.core.runners import run_sharded
+from babelforge.core.shard_work import slice_reader
 
 from .ray_cluster import RAY, REPO, free_port, loopback_cluster
 from .shard_workers import TextStats
@@ -43,7 +45,9 @@ RUN = textwrap.dedent("""
     import babelforge
     from babelforge.core import shards
     from babelforge.core.errors import BabelforgeError
-    from babelforge.core.runners import RunnerConfig, run_sharded, slice_reader
+    from babelforge.core.runner_config import RunnerConfig
+    from babelforge.core.runners import run_sharded
+    from babelforge.core.shard_work import slice_reader
     from tests.core import shard_workers
 
     directory, source, log, worker, args = sys.argv[1:]
@@ -167,7 +171,7 @@ def stage_command(folder: Path, worker: str, *args) -> list[str]:
 
 def run_stage(folder: Path, env: dict[str, str], worker: str, *args, timeout: float = 300):
     """The stage in `folder`; its result and seconds. The timeout allows Ray 2.60's client-server flake
-    its retries on a loaded machine (each try can wait ~40 s for the head's server: runners.CLIENT_SERVER_TRIES);
+    its retries on a loaded machine (each try can wait ~40 s for the head's server: ray_connect.CLIENT_SERVER_TRIES);
     a run past it fails with what the stage printed so far."""
     began = time.monotonic()
     try:

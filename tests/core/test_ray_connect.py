@@ -13,7 +13,8 @@ import pytest
 
 from babelforge.cli import main
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.runners import HTTP2_PREFACE, RunnerConfig, check_ray_address, foreign_answer
+from babelforge.core.ray_connect import HTTP2_PREFACE, check_ray_address, foreign_answer
+from babelforge.core.runner_config import RunnerConfig
 from tests.loopback import LoopbackServer, serving
 
 from .ray_cluster import loopback_cluster
@@ -85,7 +86,8 @@ def test_a_real_head_passes_the_check_by_both_routes():
         check = (
             "import sys, time\n"
             "from babelforge.core.errors import BabelforgeError\n"
-            "from babelforge.core.runners import RunnerConfig, check_ray_address\n"
+            "from babelforge.core.ray_connect import check_ray_address\n"
+            "from babelforge.core.runner_config import RunnerConfig\n"
             "began = time.monotonic()\n"
             "check_ray_address(RunnerConfig(runner='ray', address=sys.argv[1], connect_timeout=20))\n"
             "print(f'client {time.monotonic() - began:.2f}')\n"
@@ -112,26 +114,6 @@ def test_a_real_head_passes_the_check_by_both_routes():
         cluster.stop()
 
 
-def test_each_run_has_a_ray_log_of_its_own():
-    """Ray's messages of one run never mix with another's: a file per process (user, start, pid)."""
-    import re
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from babelforge.core.runners import ray_log_path
-
-    assert ray_log_path() == ray_log_path()  # one file for the whole run
-    other = subprocess.run(
-        [sys.executable, "-c", "from babelforge.core.runners import ray_log_path; print(ray_log_path())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert other != str(ray_log_path())
-    assert re.fullmatch(r"babelforge-ray-\d+-\d{8}T\d{6}-\d+\.log", Path(other).name), other
-
-
 @pytest.mark.slow
 @pytest.mark.local_ray
 def test_the_ray_log_is_named_once_per_run_not_once_per_image_set(tmp_path, monkeypatch, capsys):
@@ -139,12 +121,13 @@ def test_the_ray_log_is_named_once_per_run_not_once_per_image_set(tmp_path, monk
     pytest.importorskip("ray")
     import pyarrow as pa
 
-    from babelforge.core import runners, shards
-    from babelforge.core.runners import run_sharded, slice_reader
+    from babelforge.core import ray_log, shards
+    from babelforge.core.runners import run_sharded
+    from babelforge.core.shard_work import slice_reader
 
     from .shard_workers import TextStats
 
-    monkeypatch.setattr(runners, "_log_announced", set())
+    monkeypatch.setattr(ray_log, "_log_announced", set())
     table = pa.table({"id": [f"c{i:03d}" for i in range(20)], "text": ["a red bicycle"] * 20})
     for image_set in ("first", "second"):
         run_sharded(
@@ -161,4 +144,4 @@ def test_the_ray_log_is_named_once_per_run_not_once_per_image_set(tmp_path, monk
         )
     err = capsys.readouterr().err
     assert err.count("Ray's own messages go to") == 1, err
-    assert f"image embeddings first: Ray's own messages go to {runners.ray_log_path()}" in err
+    assert f"image embeddings first: Ray's own messages go to {ray_log.ray_log_path()}" in err

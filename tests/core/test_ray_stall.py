@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from babelforge.core.runners import UNPLACEABLE_GRACE_S
+from babelforge.core.ray_stall import UNPLACEABLE_GRACE_S
 
 from .ray_cluster import loopback_cluster
 from .test_ray_cluster import (

@@ -1,4 +1,4 @@
-"""The throughput a sharded run records for `babelforge captions_plan` (babelforge.core.runners.record_rate):
+"""The throughput a sharded run records for `babelforge captions_plan` (babelforge.core.rates.record_rate):
 rates in input rows, so a stage that writes more rows than it reads (translations: hypotheses per
 caption) is not planned as faster than it ran."""
 
@@ -7,7 +7,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from babelforge.core import shards
-from babelforge.core.runners import RATES_DIR, RunnerConfig, measured_rate, record_rate, run_sharded, slice_reader
+from babelforge.core.rates import RATES_DIR, measured_rate, record_rate
+from babelforge.core.runner_config import RunnerConfig
+from babelforge.core.runners import run_sharded
+from babelforge.core.shard_work import slice_reader
 
 
 class TwoPerRow:

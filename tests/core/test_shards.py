@@ -17,7 +17,10 @@ import pytest
 from babelforge.core import shards
 from babelforge.core.determinism import cpu_environment
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.runners import RunnerConfig, ray_init_options, run_sharded, slice_reader
+from babelforge.core.ray_connect import ray_init_options
+from babelforge.core.runner_config import RunnerConfig
+from babelforge.core.runners import run_sharded
+from babelforge.core.shard_work import slice_reader
 
 from .shard_workers import TextStats, kill_after_shards
 
@@ -164,7 +167,9 @@ KILLED_RUN = textwrap.dedent("""
     import json, sys
     import pyarrow as pa
     from babelforge.core import shards
-    from babelforge.core.runners import RunnerConfig, run_sharded, slice_reader
+    from babelforge.core.runner_config import RunnerConfig
+    from babelforge.core.runners import run_sharded
+    from babelforge.core.shard_work import slice_reader
     from tests.core.shard_workers import TextStats
 
     directory, source = sys.argv[1], sys.argv[2]
@@ -226,7 +231,7 @@ def test_a_local_ray_inherits_the_pin_and_a_cluster_gets_it_as_the_job_environme
 def test_a_cluster_client_turns_token_auth_on_when_it_has_a_token(tmp_path):
     """Ray connects to a given address without the token unless RAY_AUTH_MODE=token: the runner
     sets it when a token is at hand (variable, file, ~/.ray/auth_token), never reading it."""
-    from babelforge.core.runners import ray_auth_environment
+    from babelforge.core.ray_connect import ray_auth_environment
 
     home = tmp_path / "home"
     home.mkdir()
@@ -243,7 +248,7 @@ def test_a_cluster_client_turns_token_auth_on_when_it_has_a_token(tmp_path):
 
 
 def test_a_failed_connection_is_one_line_saying_what_to_do(monkeypatch):
-    from babelforge.core.runners import _connection_failure
+    from babelforge.core.ray_connect import _connection_failure
 
     def failure(text: str) -> ConnectionError:
         try:
@@ -272,7 +277,8 @@ def test_a_failed_connection_is_one_line_saying_what_to_do(monkeypatch):
 
 
 def test_a_cluster_address_names_the_port_asked_first_and_a_model_path_is_made_absolute(tmp_path, monkeypatch):
-    from babelforge.core.runners import _endpoint, model_path
+    from babelforge.core.ray_connect import _endpoint
+    from babelforge.core.ray_runner import model_path
 
     assert _endpoint("ray://head:10001") == ("head", 10001)
     assert _endpoint("ray://head") == ("head", 10001)  # Ray client's default port
@@ -387,7 +393,7 @@ def test_ray_reads_the_input_as_the_actors_take_it_not_all_at_once(tmp_path):
     the object store. 96 shards, 2 slow actors: at any write, at most AHEAD_PER_ACTOR shards per
     actor have been read ahead (a runner that read everything first would have read 95)."""
     pytest.importorskip("ray")
-    from babelforge.core.runners import AHEAD_PER_ACTOR
+    from babelforge.core.ray_runner import AHEAD_PER_ACTOR
 
     ahead = reads_ahead_of_writes(tmp_path, RunnerConfig(runner="ray", concurrency=2, batch_size=40, local_cpus=2), 96)
     assert max(ahead) <= 2 * AHEAD_PER_ACTOR, ahead
@@ -457,7 +463,7 @@ def test_an_actor_that_dies_beyond_its_restarts_stops_the_run_with_one_line(tmp_
     """A chunk that kills every process it meets, with no restart and no retry allowed: one error
     line naming the limits and where Ray's messages are, and the shards written before it kept."""
     pytest.importorskip("ray")
-    from babelforge.core.runners import ray_log_path
+    from babelforge.core.ray_log import ray_log_path
 
     from .shard_workers import Fragile
 
@@ -523,14 +529,14 @@ def test_a_failed_run_still_receives_the_results_already_back_in_submission_orde
     pytest.importorskip("ray")
     import ray
 
-    from babelforge.core import runners
+    from babelforge.core import ray_runner
 
     @ray.remote
     def chunk(value):
         if value == "lost":
             raise RuntimeError("its actor died")
         if value == "late":
-            time.sleep(runners.LAST_RESULTS_WAIT_S + 3)
+            time.sleep(ray_runner.LAST_RESULTS_WAIT_S + 3)
         return value
 
     sent = ["a", "lost", "b", "late", "c"]
@@ -543,7 +549,7 @@ def test_a_failed_run_still_receives_the_results_already_back_in_submission_orde
         accepted.append(value)
 
     started = time.monotonic()
-    runners._keep_what_came_back(in_flight, accept)
+    ray_runner._keep_what_came_back(in_flight, accept)
     assert accepted == ["a", "b", "c"]
     assert sorted(in_flight.values()) == ["late", "lost"]  # neither accepted: their shards stay to do
-    assert time.monotonic() - started < runners.LAST_RESULTS_WAIT_S + 2
+    assert time.monotonic() - started < ray_runner.LAST_RESULTS_WAIT_S + 2

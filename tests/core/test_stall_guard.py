@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 
 from babelforge.core.config import load_config, override
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.runners import (
+from babelforge.core.ray_stall import (
     UNPLACEABLE_GRACE_S,
-    RunnerConfig,
     actor_need,
     actors_that_fit,
     stall_kind,
@@ -23,7 +22,8 @@ from babelforge.core.runners import (
     stall_window,
     unplaceable_window,
 )
-from babelforge.core.stages import params_groups
+from babelforge.core.runner_config import RunnerConfig
+from babelforge.core.stage_settings import params_groups
 
 
 def node(cpus: float, gpus: float = 0.0, alive: bool = True) -> dict:

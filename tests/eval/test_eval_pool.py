@@ -52,13 +52,13 @@ def folder_bytes(folder: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 @pytest.mark.local_ray
 def test_eval_retrieval_on_ray_starts_one_pool_for_both_image_sets(project, monkeypatch):
-    from babelforge.core import runners
+    from babelforge.core import ray_runner
 
     local = ["--set", "eval.common.cache=.cache/pool-local", "--out", "local.json"]
     assert main(["eval_retrieval", *local]) == 0
     starts = []
-    original = runners._actor_pool
-    monkeypatch.setattr(runners, "_actor_pool", lambda config: starts.append(config) or original(config))
+    original = ray_runner._actor_pool
+    monkeypatch.setattr(ray_runner, "_actor_pool", lambda config: starts.append(config) or original(config))
     on_ray = ["--runner", "ray", "--set", "eval.runner.concurrency=2", "--set", "eval.runner.local_cpus=2"]
     assert main(["eval_retrieval", *on_ray, "--set", "eval.common.cache=.cache/pool-ray", "--out", "ray.json"]) == 0
     assert len(starts) == 1  # one pool for the stage run, not one per model and image set

@@ -1,0 +1,63 @@
+"""The run's Ray log (babelforge.core.ray_log): one file per run, Ray's stderr inside it while the
+stage talks to Ray, and no empty file left behind by a run Ray kept quiet."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from babelforge.core.ray_log import ray_log_path, remove_if_empty
+
+# A run in a process of its own (the log is removed when the process ends): enter the redirection,
+# optionally write what Ray's core would write to stderr, and say whether the file exists after it.
+RUN = """
+import os, sys
+from babelforge.core.ray_log import ray_log_path, ray_output_to_log
+with ray_output_to_log():
+    if sys.argv[1]:
+        os.write(2, sys.argv[1].encode())
+print(ray_log_path(), ray_log_path().exists())
+"""
+
+
+def run_in_process(tmp_path: Path, ray_writes: str) -> tuple[Path, bool]:
+    """The log path a run named (under `tmp_path`, its TMPDIR) and whether it existed at its end."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, ray_writes],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    path, existed = done.stdout.split()
+    assert done.stderr == "", done.stderr  # what Ray writes goes to the file, not the terminal
+    return Path(path), existed == "True"
+
+
+def test_each_run_has_a_ray_log_of_its_own(tmp_path):
+    """Ray's messages of one run never mix with another's: a file per process (user, start, pid)."""
+    assert ray_log_path() == ray_log_path()  # one file for the whole run
+    other, _ = run_in_process(tmp_path, "")
+    assert other != ray_log_path()
+    assert re.fullmatch(r"babelforge-ray-\d+-\d{8}T\d{6}-\d+\.log", other.name), other
+
+
+def test_a_run_ray_kept_quiet_leaves_no_log_and_one_ray_wrote_to_keeps_it(tmp_path):
+    quiet, existed = run_in_process(tmp_path, "")
+    # kept through the run (a local Ray's processes still hold it), removed when the process ends
+    assert existed and quiet.parent == tmp_path and not quiet.exists()
+    loud, existed = run_in_process(tmp_path, "raylet: a worker died\n")
+    assert existed and loud.read_text(encoding="utf-8") == "raylet: a worker died\n"
+    assert sorted(tmp_path.iterdir()) == [loud]
+
+
+def test_only_an_empty_log_is_removed(tmp_path):
+    empty, written, absent = tmp_path / "empty.log", tmp_path / "written.log", tmp_path / "absent.log"
+    empty.write_bytes(b"")
+    written.write_bytes(b"x")
+    for path in (empty, written, absent):
+        remove_if_empty(path)
+    assert sorted(tmp_path.iterdir()) == [written]
