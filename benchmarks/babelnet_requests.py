@@ -12,7 +12,6 @@ registry's BabelNet languages (resources/languages.tsv).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import os
@@ -23,6 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench_cli import benchmark_parser  # noqa: E402
 
 from babelforge.core.languages import registry  # noqa: E402
 from babelforge.lexicon.babelnet import BabelNetSource  # noqa: E402
@@ -63,9 +64,7 @@ def server_rate(url: str, offsets: list[int], codes: list[str], count: int) -> f
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     # The default is small so a plain run finishes in seconds: each class costs ~1 s cold against all
     # 298 languages on 2 cores, so the 1,000 classes of ImageNet are a run of their own (by flag).
     parser.add_argument(

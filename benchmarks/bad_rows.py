@@ -13,7 +13,6 @@ and JSONL. The model passes after it see the same kept rows, so their time does 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -23,6 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench_cli import benchmark_parser  # noqa: E402
 
 from babelforge.captions.input_config import InputConfig  # noqa: E402
 from babelforge.captions.readers import stream_captions  # noqa: E402
@@ -98,9 +99,7 @@ def read(path: Path, repeats: int) -> tuple[float, list[tuple[str, str]], Quaran
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--captions", type=int, default=100_000, help="caption rows of the input")
     parser.add_argument("--bad-share", type=float, default=0.01, help="share of the rows that are bad")
     parser.add_argument("--repeats", type=int, default=3, help="timed reads; the best is kept")

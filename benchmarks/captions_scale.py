@@ -25,7 +25,6 @@ minutes on a laptop the translation is cut down: one target language, beam 1, on
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import yaml
+from bench_cli import benchmark_parser
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -422,9 +422,7 @@ def row_sizes(seed: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--small", type=int, default=10000, help="captions of the smaller input (memory)")
     parser.add_argument("--factor", type=int, default=10, help="the larger input is this many times bigger")
     parser.add_argument("--throughput", type=int, default=128000, help="captions of the throughput run")

@@ -15,7 +15,6 @@ code before a change on the same data.
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
@@ -23,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_cli import benchmark_parser
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,9 +60,7 @@ def run_card(dataset: str, out: Path, env: dict[str, str]) -> tuple[int, float, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--dataset", default="mvl-sib", help="which dataset's card")
     parser.add_argument("--out", type=Path, help="folder of the card folder (default: a temporary folder, removed)")
     parser.add_argument("--code", type=Path, help="a checkout whose builders/ to run instead of this repo's")

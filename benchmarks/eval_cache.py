@@ -15,19 +15,18 @@ ways give the same accuracies.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench_cli import benchmark_parser
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:
-    # The docstring's layout kept (its example commands) and each option's default shown.
-    formatter = type("Formatter", (argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter), {})
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--languages", type=int, default=50, help="label languages evaluated")
     parser.add_argument(
         "--images",

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_cli import benchmark_parser
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -116,9 +118,7 @@ def _timed(call) -> float:
 
 
 def main() -> int:
-    # The docstring's layout kept (its example commands) and each option's default shown.
-    formatter = type("Formatter", (argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter), {})
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--images", type=int, default=256, help="drawn images encoded per repeat (64 px)")
     parser.add_argument("--texts", type=int, default=1024, help="prompts encoded per repeat")
     parser.add_argument("--repeats", type=int, default=3, help="best of this many timed passes")

@@ -13,19 +13,18 @@ Prints the times and the sharded cache's overhead, and checks every way gives th
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench_cli import benchmark_parser
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:
-    # The docstring's layout kept (its example commands) and each option's default shown.
-    formatter = type("Formatter", (argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter), {})
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--images", type=int, default=4096, help="drawn 64 px images in the set")
     parser.add_argument("--shard-sizes", default="256,1024,4096", help="comma list of eval.runner.shard_size values")
     parser.add_argument("--batch-size", type=int, default=64, help="eval.runner.batch_size")

@@ -13,13 +13,13 @@ sheet's first line names the md5 of the labels.parquet it was drawn from.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import random
 from pathlib import Path
 
 import pandas as pd
+from bench_cli import benchmark_parser
 
 SEED = 4825
 PER_LANGUAGE = 24
@@ -74,7 +74,7 @@ def draw(labels: pd.DataFrame, skip: set[tuple[str, str]], languages, per_langua
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchmark_parser(__doc__)
     ap.add_argument("--labels", type=Path, default=LABELS)
     ap.add_argument("--wordnet", type=Path, default=WORDNET)
     ap.add_argument("--out", type=Path, default=Path("judged_sheet.tsv"))

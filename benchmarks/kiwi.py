@@ -12,13 +12,14 @@ warm-up batch; the scores of both settings are compared (order restored).
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_cli import benchmark_parser
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -49,9 +50,7 @@ def timed(scorer, sources, translations) -> tuple[float, list[float]]:
 
 
 def main() -> int:
-    # The docstring's layout kept (its example commands) and each option's default shown.
-    formatter = type("Formatter", (argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter), {})
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--pairs", type=int, default=1000, help="source and MT pairs scored (4000: the docs' figures)")
     parser.add_argument("--batch-size", type=int, default=64, help="pairs per batch")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")

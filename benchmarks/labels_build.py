@@ -7,20 +7,18 @@ Builds into a temporary directory; nothing in data/ is touched.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
+from bench_cli import benchmark_parser
 
 from babelforge.cli import main as cli
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--mirror", default="../shared/data")
     args = parser.parse_args()
     params = yaml.safe_load(Path("params.yaml").read_text())

@@ -10,11 +10,12 @@ the two give the same floats).
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
+
+from bench_cli import benchmark_parser
 
 
 def texts_from_mirror(mirror: Path, n: int) -> list[str]:
@@ -30,9 +31,7 @@ def texts_from_mirror(mirror: Path, n: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--mirror", default="../shared/data", help="the source mirror (XTD captions, OMW forms)")
     parser.add_argument("--texts", type=int, default=4000, help="texts to rank, half captions, half label forms")
     args = parser.parse_args()

@@ -10,12 +10,13 @@ temporary folder. Prints the time of each phase, the output size, and the machin
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_cli import benchmark_parser
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -28,9 +29,7 @@ def _default_sib_dir() -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--sib-dir", type=Path, default=_default_sib_dir())
     parser.add_argument("--languages", type=int, help="only the first N languages (default: all)")
     args = parser.parse_args()

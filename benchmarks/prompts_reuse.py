@@ -9,20 +9,18 @@ Prints the three wall times. Nothing in data/ or .cache/ is touched.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
+from bench_cli import benchmark_parser
 
 from babelforge.cli import main as cli
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--mirror", default="../shared/data", help="the source mirror (SIB-200 for the tiny model)")
     parser.add_argument("--languages", type=int, default=20, help="label languages of the first run")
     parser.add_argument("--drop", type=int, default=5, help="languages the second run no longer has")

@@ -44,7 +44,6 @@ Results are printed with their settings and merged into benchmarks/results/real_
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
 import os
@@ -59,6 +58,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 RESULTS = REPO / "benchmarks" / "results" / "real_size_rates.json"
+from bench_cli import benchmark_parser  # noqa: E402
+
 from benchmarks.kiwi import xtd_pairs  # noqa: E402
 
 PARTS = ("nllb", "kiwi", "clip")
@@ -530,9 +531,7 @@ def write_results(parts: dict) -> None:
 
 
 def main() -> int:
-    # The docstring's layout kept (its example commands) and each option's default shown.
-    formatter = type("Formatter", (argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter), {})
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--only", action="append", choices=PARTS, help="run this part (repeatable)")
     parser.add_argument("--all", action="store_true", help="every part (about 11 minutes on 2 cores)")
     parser.add_argument("--threads", type=int, default=2, help="torch and CTranslate2 CPU threads")

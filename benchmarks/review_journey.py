@@ -14,7 +14,6 @@ checkout's code, DIR's built outputs), so nothing here is touched:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import csv
 import gzip
@@ -30,6 +29,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench_cli import benchmark_parser  # noqa: E402
 
 from tests.browser import chromium_page  # noqa: E402
 from tests.project import command_env, copy_project  # noqa: E402
@@ -76,9 +77,7 @@ async def page_load_ms(page_path: Path, profile: Path, runs: int) -> list[float]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--built", default=".", help="a checkout with the pipeline built (default: here)")
     parser.add_argument("--lang", default="deu_Latn", help="the language reviewed (its sheet is edited)")
     parser.add_argument("--runs", type=int, default=5, help="page loads to time")

@@ -16,13 +16,14 @@ Same beam size and maximum output length everywhere. Prints sentences/s and the 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_cli import benchmark_parser
 
 from babelforge.translation.placeholders import STRATEGIES, strategy_inputs  # noqa: E402
 
@@ -62,9 +63,7 @@ def timed(fn):
 
 
 def main(argv=None) -> int:
-    # The docstring's layout kept (its example commands) and each option's default shown.
-    formatter = type("Formatter", (argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter), {})
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser = benchmark_parser(__doc__)
     parser.add_argument(
         "--languages", type=int, default=1, help=f"target languages (max {len(TARGETS)}; 2: the docs' figures)"
     )

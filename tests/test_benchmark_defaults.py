@@ -7,6 +7,7 @@ slow tests only run the cheapest defaults end to end and check the outcome each 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -21,7 +22,7 @@ PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 # Run inside the benchmark's own process: the parser main() builds is read when it parses, and the
 # process exits before the benchmark starts (no work, no files written).
 READ_PARSER = """
-import argparse, json, runpy, sys
+import argparse, json, os, runpy, sys
 def read(parser, *args, **kwargs):
     formatter = parser._get_formatter()
     options = [
@@ -35,6 +36,7 @@ def read(parser, *args, **kwargs):
     sys.exit(0)
 argparse.ArgumentParser.parse_args = read
 sys.argv = [sys.argv[1]]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as `python benchmarks/<name>.py` sets it
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
@@ -69,6 +71,9 @@ def test_help_explains_and_starts_nothing(name):
     result = run_script(str(script), "--help", timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("usage: "), result.stdout[:500]
+    # the module docstring as written (benchmarks/bench_cli.py): its first paragraph, line breaks kept
+    summary = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))).split("\n\n")[0]
+    assert summary in result.stdout, result.stdout[:1000]
     assert script.parent.joinpath("results").stat().st_mtime_ns == before  # nothing measured nor saved
 
 
