@@ -1,32 +1,29 @@
 """Check label-quality figures on judged labels (issue 48): the rules' p_correct (issue 37) against
-the learned latent-truth model (latent_truth.py), on the two judged sets.
+calibration layers fitted on judged verdicts, each scored on labels of languages it was not fitted to.
 
-Run from the repo root: `.venv/bin/python benchmarks/label_precision.py [--data data/babel_imagenet]
-[--judged ../shared/judged/labels_judged_2026-11-25.tsv]`. Prints, for each figure, the reliability
-table, Brier against one constant share, AUC of right vs wrong and the Spearman correlation of the
-per-language figures with the judged shares, the learned accuracy of each source in the ten largest
-languages, and the classes where the model and the rules choose different candidates, with which
-one the judged sets find right; saves it all to benchmarks/results/label_precision.json.
+Run from the repo root: `.venv/bin/python benchmarks/label_precision.py` (about 15 s; `--select` adds a
+forward feature selection nested in the folds, about a minute; `--learned` the latent-truth model of
+latent_truth.py and its cross-validated variants, several minutes). Prints, for each figure and each
+judged set, the reliability table, Brier against one constant share, AUC of right vs wrong and the
+Spearman correlation of the per-language figures with the judged shares; saves it all to --out.
 
-Held out: the model never sees a judged label (it fits on candidates.parquet's agreement structure
-only), so every judged label is held out from the fit. The constant of the Brier baseline is the
-judged share right in the *other* languages (leave-one-language-out), so the baseline does not see
-the labels it predicts either. A fourth figure is the model cross-validated as reviews would feed it:
-5 folds of the judged classes, each predicted by a fit that knew the other folds' verdicts; and the
-same grouped by language (each language predicted by a fit that knew only the other languages' verdicts).
+Judged sets: `picked`, the build's chosen labels judged in tests/babel_imagenet/judged_labels.tsv (issue
+37: German and Spanish at random, French stratified by p_correct) and in ../shared/judged (disagreements
+with the original release); `blind`, tests/babel_imagenet/judged_labels_blind.tsv (uniform at random in 14
+languages, judged without p_correct or sources: the most honest test). Every figure is held out by
+language: a label is predicted by a fit on the other languages' verdicts of both sets, and the Brier
+constant is the judged share of the other languages.
 
-A fifth figure is a calibration layer: an L2 logistic regression on the rules' p_correct (log-odds)
-and evidence the rules ignore (source kind, the English name's sense count, a multi-word label,
-the label's length against the English name, frequency, rank, a dropped English form, a duplicate,
-agreement), fitted leave-one-language-out on the judged labels. The features and the ridge are
-fixed in advance (FEATURES, RIDGE): choosing them on these 248 labels would score the choice on
-the labels that made it. `--select` adds the honest price of choosing: a forward selection of the
-features nested inside each outer fold (minutes).
+Figures: the calibration layer, an L2 logistic regression on the rules' log-odds and the evidence the
+rules ignore (FEATURES); the lexicon layer, the same on LEXICON_FEATURES (synonyms another source lists,
+sources silent on the label, the label naming other classes of the language, the length of its source's
+list). Inputs and the ridge are fixed before scoring, or chosen inside each fold (the ridge from RIDGES;
+with --select the inputs): choosing them on the judged labels would score the choice on the labels that
+made it.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import random
@@ -36,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench_cli import benchmark_parser
 
 from babelforge.babel_imagenet.latent_truth import NOT_A_LABEL, candidate_classes, fit, label_posterior
 from babelforge.babel_imagenet.precision import (
@@ -48,6 +46,10 @@ from babelforge.babel_imagenet.precision import (
 )
 
 OWN_JUDGED = Path("tests/babel_imagenet/judged_labels.tsv")
+BLIND_JUDGED = Path("tests/babel_imagenet/judged_labels_blind.tsv")
+# the labels each figure is scored on: the first two judged sets (issue 37's and the release comparison's,
+# both picked: stratified or disagreements) and the blind one (uniform at random, issue 48)
+JUDGED_SETS = ("picked", "blind")
 # outcome -> (our label right, the release's label right)
 OUTCOMES = {
     "ours_wrong": (False, True),
@@ -230,6 +232,62 @@ def label_features(labels: pd.DataFrame, candidates: pd.DataFrame) -> pd.DataFra
     )
 
 
+# The lexicon layer's inputs (issue 48's second round), fixed before scoring like FEATURES: the rules'
+# log-odds and the evidence of FEATURES the first layer weighed most, plus what the candidates say of
+# the label's standing in its language's lexicon.
+LEXICON_FEATURES = (
+    "rules_logit",
+    "omw_source",
+    "synonym_support",
+    "silent_sources",
+    "label_polysemy",
+    "duplicate",
+    "not_first_form",
+    "source_forms",
+    "log_senses",
+    "multi_word",
+    "length_ratio",
+    "zipf",
+    "no_zipf",
+)
+RIDGES = (0.3, 1.0, 3.0, 10.0)  # the grid a fold chooses its ridge from (inner leave-one-language-out)
+
+
+def lexicon_features(features: pd.DataFrame, labels: pd.DataFrame, candidates: pd.DataFrame) -> pd.DataFrame:
+    """`features` (label_features' rows) with the lexicon evidence of each label added:
+
+    * synonym_support: other sources listing the label among any of their forms for the class, not
+      only as their first (candidates.parquet's `agreement`, less the label's own source; at most 2);
+    * silent_sources: the class's other sources that do not list it;
+    * label_polysemy: log(1 + the other classes of the language whose candidates include the label):
+      a word that names several ImageNet things in the language (botol, bottle, for the plant pot);
+    * source_forms: log of the forms the label's source gives for the class (a long list is a loose one).
+    """
+    usable = candidates[candidates["set_aside"] != "dropped_placeholder"]
+    keys = usable["label"].str.casefold()
+    classes_with = (
+        pd.DataFrame({"lang": usable["lang"], "key": keys, "wnid": usable["wnid"]})
+        .drop_duplicates()
+        .groupby(["lang", "key"])
+        .size()
+    )
+    class_sources = usable.groupby(["lang", "wnid"])["source"].nunique()
+    source_forms = usable.groupby(["lang", "wnid", "source"]).size()
+    agreement = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["agreement"]
+    label_source = labels.set_index(["lang", "wnid"])["source"]
+    where = list(zip(features["lang"], features["wnid"]))
+    agreeing = np.array([agreement.get(key, 1) for key in where])
+    out = features.copy()
+    out["synonym_support"] = np.minimum(agreeing - 1, 2).astype(float)
+    out["silent_sources"] = [float(max(class_sources.get(key, 1) - n, 0)) for key, n in zip(where, agreeing)]
+    out["label_polysemy"] = [
+        float(np.log1p(max(classes_with.get((lang, label.casefold()), 1) - 1, 0)))
+        for lang, label in zip(features["lang"], features["label"])
+    ]
+    out["source_forms"] = [float(np.log(source_forms.get((*key, label_source.get(key)), 1))) for key in where]
+    return out
+
+
 def fit_logistic(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, steps: int = 50) -> tuple:
     """(mean, scale, weights) of an L2 logistic regression by Newton steps on standardised columns."""
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
@@ -262,30 +320,50 @@ def leave_language_out(x: np.ndarray, y: np.ndarray, langs: np.ndarray, ridge: f
     return p
 
 
-def inner_brier(table: pd.DataFrame, y: np.ndarray, langs: np.ndarray, columns: list[str]) -> float:
+def inner_brier(
+    table: pd.DataFrame, y: np.ndarray, langs: np.ndarray, columns: list[str], ridge: float = RIDGE
+) -> float:
     """Brier of the leave-one-language-out predictions from these columns."""
-    return float(np.mean((leave_language_out(table[columns].to_numpy(), y, langs) - y) ** 2))
+    return float(np.mean((leave_language_out(table[columns].to_numpy(), y, langs, ridge) - y) ** 2))
 
 
-def nested_selection(table: pd.DataFrame, y: np.ndarray, langs: np.ndarray) -> tuple[np.ndarray, dict]:
-    """Leave-one-language-out predictions where each outer fold chooses its features by forward
-    selection on an inner leave-one-language-out Brier, starting from rules_logit."""
+def nested_ridge(x: np.ndarray, y: np.ndarray, langs: np.ndarray, ridges=RIDGES) -> tuple[np.ndarray, dict]:
+    """Leave-one-language-out predictions where each outer fold chooses its ridge from `ridges` by an
+    inner leave-one-language-out Brier on its own training languages."""
+    p = np.zeros(len(y))
+    chosen = {}
+    for lang in np.unique(langs):
+        train = langs != lang
+        inner = [
+            (float(np.mean((leave_language_out(x[train], y[train], langs[train], r) - y[train]) ** 2)), r)
+            for r in ridges
+        ]
+        ridge = min(inner)[1]
+        p[~train] = predict_logistic(fit_logistic(x[train], y[train], ridge), x[~train])
+        chosen[str(lang)] = ridge
+    return p, chosen
+
+
+def nested_selection(
+    table: pd.DataFrame, y: np.ndarray, langs: np.ndarray, pool: tuple[str, ...]
+) -> tuple[np.ndarray, dict]:
+    """Leave-one-language-out predictions where each outer fold chooses its features from `pool` by
+    forward selection on an inner leave-one-language-out Brier, starting from rules_logit."""
     p = np.zeros(len(y))
     chosen_by_fold = {}
     for lang in np.unique(langs):
         train = langs != lang
         xt, yt, lt = table[train].reset_index(drop=True), y[train], langs[train]
         chosen = ["rules_logit"]
-
         best = inner_brier(xt, yt, lt, chosen)
-        while len(chosen) < len(FEATURES):
-            b, feature = min((inner_brier(xt, yt, lt, [*chosen, f]), f) for f in FEATURES if f not in chosen)
+        while len(chosen) < len(pool):
+            b, feature = min((inner_brier(xt, yt, lt, [*chosen, f]), f) for f in pool if f not in chosen)
             if b >= best:
                 break
             best, chosen = b, [*chosen, feature]
         model = fit_logistic(xt[chosen].to_numpy(), yt)
         p[~train] = predict_logistic(model, table.loc[~train, chosen].to_numpy())
-        chosen_by_fold[lang] = chosen
+        chosen_by_fold[str(lang)] = chosen
     return p, chosen_by_fold
 
 
@@ -302,20 +380,31 @@ def print_score(result: dict) -> None:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    parser.add_argument("--data", default="data/babel_imagenet")
-    parser.add_argument("--judged", default="../shared/judged/labels_judged_2026-11-25.tsv")
-    parser.add_argument("--out", default="benchmarks/results/label_precision.json")
-    parser.add_argument("--select", action="store_true", help="also score a nested forward feature selection")
-    args = parser.parse_args()
-    data = Path(args.data)
-    candidates = pd.read_parquet(data / "candidates.parquet")
-    labels = pd.read_parquet(data / "labels.parquet")
-    judged = judged_candidates(read_tsv(OWN_JUDGED), read_tsv(Path(args.judged)))
+def score_parts(name: str, langs: np.ndarray, p: np.ndarray, truth: np.ndarray, part: np.ndarray) -> list[dict]:
+    """score() of one figure on each judged set (`part` names each label's set) and on all of them."""
+    results = []
+    for which in (*JUDGED_SETS, "all"):
+        keep = part == which if which != "all" else np.ones(len(truth), dtype=bool)
+        if keep.any():
+            pairs = [(lang, float(q), bool(ok)) for lang, q, ok in zip(langs[keep], p[keep], truth[keep])]
+            results.append({"set": which, **score(name, pairs)})
+    return results
 
+
+def table_line(result: dict) -> str:
+    return (
+        f"   {result['figure'][:58]:58s} {result['set']:8s} {result['labels']:4d}  {result['brier']:.4f}  "
+        f"{result['brier_constant']:.4f}  {100 * result['brier_gain']:6.1f} %  {result['auc']:.3f}  "
+        f"{result['spearman_languages']:5.2f} ({len(result['languages'])})"
+    )
+
+
+def learned_checks(candidates: pd.DataFrame, labels: pd.DataFrame, judged: dict, blind: dict) -> dict:
+    """The latent-truth model's figures (issue 48's first round; `--learned`, minutes): the model's
+    posterior, the rules' formula on its accuracies, its cross-validated variants, the learned
+    accuracies of the ten largest languages and the classes where its choice differs from the rules'.
+    Scored on the picked sets (`judged`; their verdicts feed the cross-validated fits), the posterior
+    also on the `blind` set."""
     start = time.perf_counter()
     items = candidate_classes(candidates.to_dict("records"), skip_langs=["eng_Latn"])
     model = fit(items)
@@ -323,18 +412,10 @@ def main() -> None:
     print(f"model: {len(items)} classes, {model.iterations} EM iterations, {seconds} s")
     wnid_of = dict(zip(candidates["class_idx"], candidates["wnid"]))
     idx_of = {wnid: idx for idx, wnid in wnid_of.items()}
-
-    def learned_p(lang: str, wnid: str, label: str, source: str) -> float:
-        return label_posterior(model, lang, idx_of[wnid], label, source)
-
-    # the labels the build chose (what p_correct and the figure are about)
     chosen = list(zip(labels["lang"], labels["wnid"], labels["label"], labels["p_correct"], labels["source"]))
     chosen = [row for row in chosen if isinstance(row[2], str) and row[0] != "eng_Latn"]
-    rules_pairs = [
-        (lang, float(p), judged[(lang, w, lab)]) for lang, w, lab, p, _ in chosen if (lang, w, lab) in judged
-    ]
     learned_pairs = [
-        (lang, learned_p(lang, w, lab, src), judged[(lang, w, lab)])
+        (lang, label_posterior(model, lang, idx_of[w], lab, src), judged[(lang, w, lab)])
         for lang, w, lab, _, src in chosen
         if (lang, w, lab) in judged
     ]
@@ -359,54 +440,21 @@ def main() -> None:
         for lang, w, lab, _, src in chosen
         if (lang, w, lab) in judged
     ]
-    features = label_features(labels, candidates)
-    features = features[[(k in judged) for k in zip(features["lang"], features["wnid"], features["label"])]]
-    features = features.reset_index(drop=True)
-    truth = np.array([judged[k] for k in zip(features["lang"], features["wnid"], features["label"])], dtype=float)
-    langs = features["lang"].to_numpy()
-    calibrated = leave_language_out(features[list(FEATURES)].to_numpy(), truth, langs)
-    results = [
-        score("rules p_correct (issue 37)", rules_pairs),
+    blind_pairs = [
+        (lang, label_posterior(model, lang, idx_of[w], lab, src), blind[(lang, w, lab)])
+        for lang, w, lab, _, src in chosen
+        if (lang, w, lab) in blind
+    ]
+    checks = [
         score("learned (latent truth)", learned_pairs),
+        {**score("learned (latent truth)", blind_pairs), "set": JUDGED_SETS[1]},
         score("rules' formula on learned accuracies", hybrid_pairs),
         score("learned, 5-fold CV, other folds' verdicts known", cross_validated(items, chosen, idx_of, judged)),
         score(
             "learned, leave-one-language-out, other languages' verdicts known",
             cross_validated_by_language(items, chosen, idx_of, judged),
         ),
-        score(
-            "calibration layer, fixed features, leave-one-language-out",
-            [(lang, float(p), bool(ok)) for lang, p, ok in zip(langs, calibrated, truth)],
-        ),
     ]
-    for ridge in (0.3, 3.0, 10.0):  # how much the fixed ridge matters (reported, not chosen)
-        varied = leave_language_out(features[list(FEATURES)].to_numpy(), truth, langs, ridge)
-        results.append(
-            score(
-                f"calibration layer, ridge {ridge}",
-                [(lang, float(p), bool(ok)) for lang, p, ok in zip(langs, varied, truth)],
-            )
-        )
-    selected_by_fold = {}
-    if args.select:
-        selected, selected_by_fold = nested_selection(features, truth, langs)
-        results.append(
-            score(
-                "calibration layer, features chosen inside each fold",
-                [(lang, float(p), bool(ok)) for lang, p, ok in zip(langs, selected, truth)],
-            )
-        )
-    whole = fit_logistic(features[list(FEATURES)].to_numpy(), truth)
-    weights = {name: round(float(w), 3) for name, w in zip(("intercept", *FEATURES), whole[2])}
-    for result in results:
-        print_score(result)
-    print(
-        "\n   calibration layer on all judged labels, standardised weights: "
-        + ", ".join(f"{name} {w:+.2f}" for name, w in weights.items())
-    )
-    for lang, columns in selected_by_fold.items():
-        print(f"   fold {lang}: {', '.join(columns)}")
-
     sizes = labels.groupby("lang").size().drop("eng_Latn", errors="ignore").sort_values(ascending=False)
     accuracies = {}
     print("\n== learned accuracy (precision of its first forms) per source, ten largest languages")
@@ -419,33 +467,102 @@ def main() -> None:
         accuracies[lang] = rates
         cells = ", ".join(f"{s} {100 * v:.1f} % (evidence {e:.0f})" for s, (v, e) in rates.items())
         print(f"   {lang} ({sizes[lang]} labels): {cells}")
-
     choices = compare_choices(model, chosen, idx_of, judged)
-    print(
-        f"\n== item 3: classes where the learned model's top label differs from the rules' label: {choices['changed']}"
-    )
+    print(f"\n== item 3: classes where the learned model's top label differs from the rules': {choices['changed']}")
     print("   per language: " + ", ".join(f"{lang} {n}" for lang, n in choices["changed_by_language"].items()))
     print(
         f"   judged on both labels: {choices['judged_both']} classes; rules right {choices['rules_right']}, "
-        f"learned right {choices['learned_right']}"
+        f"learned right {choices['learned_right']}; judged labels right, chosen by the rules: "
+        f"{choices['before']}, by the learned model: {choices['after']}"
     )
-    print(
-        f"   judged labels right, chosen by the rules: {choices['before']}; "
-        f"chosen by the learned model: {choices['after']} (classes judged on the label each chooses)"
-    )
-
-    report = {
+    return {
         "seconds": seconds,
-        "choices": choices,
         "items": len(items),
         "iterations": model.iterations,
-        "checks": results,
+        "checks": checks,
+        "accuracies": accuracies,
+        "choices": choices,
     }
-    report["accuracies"] = accuracies
-    report["calibration_weights"] = weights
-    report["selected_by_fold"] = selected_by_fold
+
+
+def main() -> None:
+    parser = benchmark_parser(__doc__)
+    parser.add_argument("--data", default="data/babel_imagenet", help="the labels stage's output folder")
+    parser.add_argument(
+        "--judged",
+        default="../shared/judged/labels_judged_2026-11-25.tsv",
+        help="judged disagreements with the release",
+    )
+    parser.add_argument("--blind", default=str(BLIND_JUDGED), help="judged labels drawn uniformly at random")
+    parser.add_argument("--out", default="benchmarks/results/label_precision.json", help="where the figures go")
+    parser.add_argument("--select", action="store_true", help="also score forward feature selection nested in folds")
+    parser.add_argument(
+        "--learned", action="store_true", help="also fit and score the latent-truth model (several minutes)"
+    )
+    args = parser.parse_args()
+    start = time.perf_counter()
+    data = Path(args.data)
+    candidates = pd.read_parquet(data / "candidates.parquet")
+    labels = pd.read_parquet(data / "labels.parquet")
+    old = judged_candidates(read_tsv(OWN_JUDGED), read_tsv(Path(args.judged)))
+    blind = {(r["lang"], r["wnid"], r["label"]): r["right"] == "1" for r in read_tsv(Path(args.blind))}
+    judged = {**old, **blind}
+
+    features = lexicon_features(label_features(labels, candidates), labels, candidates)
+    keys = list(zip(features["lang"], features["wnid"], features["label"]))
+    features = features[[key in judged for key in keys]].reset_index(drop=True)
+    keys = list(zip(features["lang"], features["wnid"], features["label"]))
+    truth = np.array([judged[key] for key in keys], dtype=float)
+    part = np.array([JUDGED_SETS[1] if key in blind else JUDGED_SETS[0] for key in keys])
+    langs = features["lang"].to_numpy()
+    first, lexicon = features[list(FEATURES)].to_numpy(), features[list(LEXICON_FEATURES)].to_numpy()
+    figures = {
+        "rules p_correct (issue 37, shipped)": 1 / (1 + np.exp(-features["rules_logit"].to_numpy())),
+        "calibration layer, 13 fixed inputs, ridge 1": leave_language_out(first, truth, langs),
+        "lexicon layer, 13 fixed inputs, ridge 1": leave_language_out(lexicon, truth, langs),
+    }
+    ridge_p, ridge_by_fold = nested_ridge(lexicon, truth, langs)
+    figures["lexicon layer, ridge chosen inside each fold"] = ridge_p
+    selected_by_fold = {}
+    if args.select:
+        pool = tuple(dict.fromkeys(FEATURES + LEXICON_FEATURES))
+        selected, selected_by_fold = nested_selection(features, truth, langs, pool)
+        figures["both layers' inputs, chosen inside each fold"] = selected
+    results = [r for name, p in figures.items() for r in score_parts(name, langs, p, truth, part)]
+    for result in results:
+        if result["set"] == "all" or result["set"] == JUDGED_SETS[1]:
+            print_score({**result, "figure": f"{result['figure']} [{result['set']}]"})
+    print(
+        f"\n== held out by language: {len(truth)} judged labels the build chose, {int(len(truth) - truth.sum())} wrong"
+    )
+    print(f"   {'figure':58s} {'set':8s} {'n':>4s}  Brier   const.   lower by  AUC    Spearman (languages)")
+    for result in results:
+        print(table_line(result))
+    whole = fit_logistic(lexicon, truth)
+    weights = {name: round(float(w), 3) for name, w in zip(("intercept", *LEXICON_FEATURES), whole[2])}
+    print(
+        "\n   lexicon layer on all judged labels, standardised weights: "
+        + ", ".join(f"{name} {w:+.2f}" for name, w in weights.items())
+    )
+    print("   ridge chosen per fold: " + ", ".join(f"{lang} {r}" for lang, r in ridge_by_fold.items()))
+    for lang, columns in selected_by_fold.items():
+        print(f"   fold {lang}: {', '.join(columns)}")
+    report = {
+        "judged": {name: int((part == name).sum()) for name in JUDGED_SETS},
+        "wrong": {name: int(((part == name) & (truth == 0)).sum()) for name in JUDGED_SETS},
+        "checks": results,
+        "lexicon_weights": weights,
+        "ridge_by_fold": ridge_by_fold,
+        "selected_by_fold": selected_by_fold,
+    }
+    if args.learned:
+        report["learned"] = learned_checks(candidates, labels, old, blind)
+        for result in report["learned"]["checks"]:
+            print_score(result)
+    report["seconds"] = round(time.perf_counter() - start, 1)
+    print(f"\n{report['seconds']} s")
     Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"\nsaved {args.out}")
+    print(f"saved {args.out}")
 
 
 if __name__ == "__main__":

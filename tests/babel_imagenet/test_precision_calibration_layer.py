@@ -80,3 +80,63 @@ def test_the_features_are_the_fixed_ones_and_read_a_labels_evidence():
     assert guard["rules_logit"] == 0.0 and cat["rules_logit"] > 2
     assert np.isclose(guard["length_ratio"], abs(np.log(14 / 3)))
     assert (cat["agreeing"], cat["ambiguous_source"], guard["dropped_english"]) == (1.0, 1.0, 1.0)
+
+
+def test_nested_ridge_never_scores_a_language_with_its_own_verdicts():
+    x, y, langs = simulated(600, seed=4)
+    before, _ = label_precision.nested_ridge(x, y, langs)
+    flipped = y.copy()
+    flipped[langs == "l2"] = 1 - flipped[langs == "l2"]
+    after, _ = label_precision.nested_ridge(x, flipped, langs)
+    assert np.allclose(before[langs == "l2"], after[langs == "l2"])
+    assert not np.allclose(before[langs != "l2"], after[langs != "l2"])
+
+
+def test_nested_ridge_chooses_the_strongest_ridge_for_inputs_that_carry_nothing():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(240, 8))  # eight noise columns, verdicts independent of them
+    y = (rng.random(240) < 0.85).astype(float)
+    langs = np.array([f"l{i % 6}" for i in range(240)])
+    _, chosen = label_precision.nested_ridge(x, y, langs)
+    assert set(chosen) == {f"l{i}" for i in range(6)}
+    assert sorted(chosen.values()).count(max(label_precision.RIDGES)) >= 5
+    x_signal, y_signal, _ = simulated(240, seed=6)
+    _, chosen_signal = label_precision.nested_ridge(x_signal, y_signal, langs)
+    assert min(chosen_signal.values()) < max(label_precision.RIDGES)  # real signal: a looser fit wins somewhere
+
+
+def test_lexicon_features_read_synonyms_polysemy_and_source_lists():
+    import pandas as pd
+
+    candidates = pd.DataFrame(
+        {
+            "lang": ["fra_Latn"] * 9,
+            "wnid": ["n1", "n1", "n1", "n1", "n2", "n3", "n4", "n4", "n4"],
+            "label": ["Chat", "chat", "minou", "matou", "chat", "chien", "lion", "lionne", "fauve"],
+            "source": ["wikt", "omw:fra", "omw:fra", "omw:fra", "wikt", "wikt", "omw:fra", "omw:fra", "wikt"],
+            "chosen": [True, False, False, False, True, True, True, False, False],
+            "set_aside": ["", "same_label", "not_first", "not_first", "", "", "", "not_first", "not_first"],
+            "agreement": [2, 2, 1, 1, 1, 1, 1, 1, 1],
+        }
+    )
+    labels = pd.DataFrame(
+        {
+            "lang": ["fra_Latn"] * 4,
+            "wnid": ["n1", "n2", "n3", "n4"],
+            "label": ["Chat", "chat", "chien", "lion"],
+            "source": ["wikt", "wikt", "wikt", "omw:fra"],
+        }
+    )
+    table = label_precision.lexicon_features(labels[["lang", "wnid", "label"]], labels, candidates)
+    table = table.set_index("wnid")
+    # n1: omw:fra lists the label (as its second form), so it supports it; no source is silent
+    assert (table.loc["n1", "synonym_support"], table.loc["n1", "silent_sources"]) == (1.0, 0.0)
+    # n2: one source, nobody else; "chat" is a candidate of one other class (n1): polysemy log 2
+    assert (table.loc["n2", "synonym_support"], table.loc["n2", "silent_sources"]) == (0.0, 0.0)
+    assert np.isclose(table.loc["n2", "label_polysemy"], np.log(2))
+    assert np.isclose(table.loc["n1", "label_polysemy"], np.log(2)) and table.loc["n3", "label_polysemy"] == 0.0
+    # n4: wikt lists another word only (silent), omw:fra gives two forms
+    assert (table.loc["n4", "synonym_support"], table.loc["n4", "silent_sources"]) == (0.0, 1.0)
+    assert np.isclose(table.loc["n4", "source_forms"], np.log(2))
+    assert (table.loc[["n1", "n2", "n3"], "source_forms"] == 0.0).all()  # wikt: one form each
+    assert set(label_precision.LEXICON_FEATURES) <= set(table.columns) | set(label_precision.FEATURES)
