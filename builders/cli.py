@@ -44,7 +44,9 @@ from babelforge.core.runs import (
     run_outputs,
     tracked_outputs,
 )
-from babelforge.core.stages import Stage, flag_argument, load, named_settings, outputs, setting_groups
+from babelforge.core.stage_settings import flag_argument, setting_groups
+from babelforge.core.stage_table import load
+from babelforge.core.stages import Stage, named_settings, outputs
 from babelforge.core.written_records import (
     WrittenRecords,
     file_stats,

@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 import numpy as np
 from PIL import Image
 
-from babelforge.core.datasets import resolve
+from babelforge.core.declarations import imported
 from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.images import read_rgb
@@ -206,7 +206,7 @@ def load_ref(ref, device: str) -> DualEncoder:
             raise BabelforgeError(problem)
         check_local_weights(part)
     try:
-        model = resolve(family(ref.family).loader)(ref, device)
+        model = imported(family(ref.family).loader)(ref, device)
     except Exception as error:
         # What the check above cannot see (a header naming an unknown dtype...): safetensors' own
         # error names no file, so the model is named.

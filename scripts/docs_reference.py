@@ -58,7 +58,7 @@ def code(value) -> str:
 def commands_page() -> str:
     from babelforge.cli import _top_parser, stage_parser
     from babelforge.commands import COMMANDS
-    from babelforge.core.stages import load
+    from babelforge.core.stage_table import load
 
     lines = [
         "# Commands",
@@ -120,7 +120,7 @@ def settings_page() -> str:
 
     from babelforge.core.config import load_config, settings
     from babelforge.core.params import PROFILES
-    from babelforge.core.stages import params_groups
+    from babelforge.core.stage_settings import params_groups
 
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     lines = [
@@ -379,7 +379,7 @@ def stages_region(_: str) -> str:
     """The DVC stages, from their declarations: what each does, writes, and the page about it."""
     import yaml
 
-    from babelforge.core.stages import load, table
+    from babelforge.core.stage_table import load, table
 
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
 

@@ -4,8 +4,8 @@
     python scripts/pipeline_files.py --check  # exit 1, naming what differs, when a committed file is stale
 
 dvc.yaml: one stage per declared DVC stage, in pipeline order, with the deps, outs, metrics and plots
-the declaration names, its params (derived: babelforge.core.stages.dvc_params) and its code deps: the
-files its command's module imports, and nothing else, so a change reruns exactly the stages that run
+the declaration names, its params (derived: babelforge.core.stage_settings.dvc_params) and its code
+deps: the files its command's module imports, and nothing else, so a change reruns exactly the stages that run
 the changed file. The import closure is followed through every import with `ast` (tests/imports.py),
 plus the modules a stage resolves by name (the audit and the cards run every dataset spec and its audit
 section, a stage that loads models every model family's loader, the report every eval task's spec). The
@@ -36,7 +36,9 @@ import yaml  # noqa: E402
 from babelforge.core.config import declared_default  # noqa: E402
 from babelforge.core.datasets import LANGUAGE_VIEWS, REGISTRY, specs  # noqa: E402
 from babelforge.core.params import PROFILES  # noqa: E402
-from babelforge.core.stages import Stage, dvc_params, load, params_groups, table  # noqa: E402
+from babelforge.core.stage_settings import dvc_params, params_groups  # noqa: E402
+from babelforge.core.stage_table import load, table  # noqa: E402
+from babelforge.core.stages import Stage  # noqa: E402
 from babelforge.eval.families import FAMILIES  # noqa: E402
 from babelforge.eval.tasks import REGISTRY as TASK_REGISTRY  # noqa: E402
 from tests.imports import repo_files_run_by  # noqa: E402
@@ -53,6 +55,13 @@ PARAMS_HEADER = """\
 # `full` uses the real sources and models (BabelNet key, NLLB 1.3B, COMETKiwi, CLIP). A setting written
 # {sample: ..., full: ...} takes the value of the selected profile.
 """
+# What a stage module imports to declare itself (the type, the table behind `Paths`, the source reading):
+# like the CLI, it decides nothing a stage writes (its deps and outs are listed in dvc.yaml itself).
+DECLARATION_MECHANISM = (
+    "builders/core/stages.py",
+    "builders/core/stage_table.py",
+    "builders/core/declarations.py",
+)
 # The stages that resolve code by name (not an import `ast` can see).
 READS_EVERY_SPEC = {"audit", "card"}  # every dataset spec (and its audit section reader): one card's is one of them
 LOADS_MODELS = REPO / "eval" / "models.py"  # a local folder's family is found by trying each family's detector
@@ -76,14 +85,13 @@ def code_files(stage: Stage) -> list[str]:
     if LOADS_MODELS in files:
         for entry in FAMILIES.values():
             files |= set(repo_files_run_by(entry.loader.split(":")[0]))
-    # the declaration mechanism, like the CLI, decides nothing a stage writes (its deps and outs are listed here)
-    files -= {REPO / "builders" / "core" / name for name in ("stages.py", "declarations.py")}
+    files -= {REPO / path for path in DECLARATION_MECHANISM}
     return sorted(path.relative_to(REPO).as_posix() for path in files)
 
 
 def dvc_stage(stage: Stage) -> dict:
     body: dict = {"cmd": " ".join(["babelforge", stage.name, *([stage.cmd_args] if stage.cmd_args else [])])}
-    body["deps"] = [*stage.deps, *stage.view_deps(), *code_files(stage)]
+    body["deps"] = [*stage.dvc_deps(), *code_files(stage)]
     params = dvc_params(stage)
     if params:
         body["params"] = params

@@ -10,7 +10,7 @@ Layers, top to bottom (a part imports only its own layer's modules and the layer
     areas (babelforge.<area>)            one dataset or concern each; AREA_IMPORTS lists the
                                          few area -> area imports allowed
     babelforge.core, babelforge.commands plumbing that knows no dataset; the command table (read from
-                                         the declarations, babelforge.core.stages)
+                                         the declarations, babelforge.core.stage_table)
     babelforge                           the package version
 
 Every import counts, at module level or inside a function (the heavy libraries imported inside
@@ -58,7 +58,7 @@ def layer(unit: str) -> int:
 
 def command_modules() -> set[str]:
     """The modules that declare a command (`STAGE = Stage(...)`)."""
-    from babelforge.core.stages import table
+    from babelforge.core.stage_table import table
 
     return {entry.module for entry in table().values()}
 
@@ -78,8 +78,10 @@ def breaches(edges: Mapping[str, Iterable[str]]) -> list[str]:
         if source == target:
             continue
         why = None
-        if source == "commands" and imported != "babelforge.core.stages":
-            why = "the command table is read from the declarations (babelforge.core.stages) and imports nothing else"
+        if source == "commands" and imported != "babelforge.core.stage_table":
+            why = (
+                "the command table is read from the declarations (babelforge.core.stage_table) and imports nothing else"
+            )
         elif source == "commands":
             pass
         elif layer(target) > layer(source):

@@ -113,7 +113,7 @@ def test_the_settings_reference_shows_every_help_text_whole(site, tmp_path, widt
     (unescaped, Markdown passed it on as an unknown tag and the browser showed nothing); a folded
     default's summary ends in a character, not half an HTML entity; each group names each reader once."""
     from babelforge.core.config import settings
-    from babelforge.core.stages import params_groups
+    from babelforge.core.stage_settings import params_groups
 
     async def look() -> dict:
         async with chromium_page(tmp_path / "profile", width=width, height=800) as page:

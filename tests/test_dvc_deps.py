@@ -82,7 +82,7 @@ def stage_module(cmd: str | list) -> str:
 
 
 # The declaration mechanism decides nothing a stage writes (dvc.yaml lists its deps and outs itself).
-NOT_A_DEP = {"builders/core/stages.py", "builders/core/declarations.py"}
+NOT_A_DEP = {"builders/core/stages.py", "builders/core/stage_table.py", "builders/core/declarations.py"}
 
 
 def covered(path: Path, deps: list[str]) -> bool:

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from babelforge.core.stages import load, params_groups, table
+from babelforge.core.stage_settings import params_groups
+from babelforge.core.stage_table import load, table
 from tests.imports import REPO, package_dirs
 from tests.project import command_env, copy_project, run
 

@@ -14,7 +14,9 @@ import yaml
 
 from babelforge.core.config import from_group, load_config, setting, subgroup
 from babelforge.core.errors import BabelforgeError
-from babelforge.core.stages import Paths, Stage, _entry, _pipeline_order, dvc_params, load, outputs, stage_paths, table
+from babelforge.core.stage_settings import dvc_params
+from babelforge.core.stage_table import Entry, _entry, _pipeline_order, load, table
+from babelforge.core.stages import Paths, Stage, outputs, stage_paths
 from tests.imports import REPO
 
 
@@ -134,8 +136,6 @@ def test_a_declaration_is_read_from_its_source(tmp_path):
 
 def test_the_pipeline_order_follows_the_files():
     def entry(name, reads=(), writes=(), module="babelforge.x", kind="stage"):
-        from babelforge.core.stages import Entry
-
         return Entry(name, module, "", kind, False, tuple(reads), tuple(writes))
 
     entries = [
@@ -177,9 +177,9 @@ def test_a_per_profile_default_is_the_sample_value_and_loads_per_profile():
 
 
 def test_a_stage_params_are_derived(monkeypatch):
-    import babelforge.core.stages as stages
+    import babelforge.core.stage_settings as stage_settings
 
-    monkeypatch.setattr(stages, "_declared_groups", lambda entry: ("toy", "toy.child", "toy.shared"))
+    monkeypatch.setattr(stage_settings, "_declared_groups", lambda name: ("toy", "toy.child", "toy.shared"))
     stage = Stage(
         "toy", "", lambda config: 0, config=Toy, deps=("${paths.labels}",), outs=("${paths.hub}/toy",), pinned=True
     )
@@ -257,8 +257,9 @@ def test_a_flag_takes_its_type_metavar_and_help_from_its_setting():
 
 
 def test_the_literals_of_a_declaration_and_the_settings_its_paths_name(tmp_path, monkeypatch):
-    import babelforge.core.stages as stages
-    from babelforge.core.stages import _declaring_modules, named_settings
+    import babelforge.core.stage_table as stage_table
+    from babelforge.core.stage_table import _declaring_modules
+    from babelforge.core.stages import named_settings
 
     # a tuple's string literals; a number or a computed item is no path, and marks the deps computed
     path = tmp_path / "odd_stage.py"
@@ -268,8 +269,8 @@ def test_the_literals_of_a_declaration_and_the_settings_its_paths_name(tmp_path,
     # only *_stage.py files that declare a command are commands
     (tmp_path / "plain_stage.py").write_text("X = 1\n", encoding="utf-8")
     (tmp_path / "helper.py").write_text('STAGE = Stage("x", "y", run, tool=True)\n', encoding="utf-8")
-    monkeypatch.setattr(stages, "package_folders", lambda: [(tmp_path, "pkg")])
-    assert _declaring_modules() == [(path, "pkg.odd_stage")]
+    monkeypatch.setattr(stage_table, "package_folders", lambda: [(tmp_path, "pkg")])
+    assert [(found, module) for found, module, _ in _declaring_modules()] == [(path, "pkg.odd_stage")]
     assert named_settings("${paths.hub}/${key}/${item.data}/${wordnet.classes}") == ["paths.hub", "wordnet.classes"]
 
 
@@ -284,7 +285,7 @@ def test_an_output_naming_another_setting_is_no_lock_target():
 
 
 def test_a_flag_metavar_names_its_choices_or_list():
-    from babelforge.core.stages import flag_argument
+    from babelforge.core.stage_settings import flag_argument
 
     @dataclasses.dataclass(frozen=True)
     class Choosy:
@@ -310,7 +311,7 @@ def test_each_artifact_path_is_declared_by_the_stage_that_owns_it(tmp_path, monk
     import babelforge.core.stages as stages
 
     # the repository's: every path a stage's files name is declared by one stage (or core's metrics)
-    owned = {name: entry.name for entry in table().values() for name, _, _ in entry.paths}
+    owned = {name: entry.name for entry in table().values() for name, _, _ in entry.owned_paths}
     assert (owned["labels"], owned["senses"], owned["hub"], owned["eval_reports"]) == (
         "labels",
         "senses",
@@ -325,8 +326,10 @@ def test_each_artifact_path_is_declared_by_the_stage_that_owns_it(tmp_path, monk
 
     plant("make", 'STAGE = Stage("make", "h", run, outs=("${paths.made}",), paths={"made": ("data/m", "made")})\n')
     plant("use", 'STAGE = Stage("use", "h", run, deps=("data/m",), outs=("x",), paths={"used": ("data/u", "used")})\n')
-    monkeypatch.setattr(stages, "package_folders", lambda: [(tmp_path, "pkg")])
-    # fresh caches for the planted tree; the project's (and its Paths class) come back after the test
+    import babelforge.core.stage_table as stage_table
+
+    monkeypatch.setattr(stage_table, "package_folders", lambda: [(tmp_path, "pkg")])
+    # fresh caches for the planted tree (the table as `Paths` reads it); the project's come back after the test
     for cached in (stages.table, stages.paths_class):
         monkeypatch.setattr(stages, cached.__name__, functools.cache(cached.__wrapped__))
     fields = dataclasses.fields(stages.paths_class())
@@ -359,8 +362,6 @@ def test_a_foreach_stages_key_stands_for_one_name_in_the_pipeline_order():
 
 
 def _entry_of(name, reads=(), writes=()):
-    from babelforge.core.stages import Entry
-
     return Entry(name, f"babelforge.toy.{name}_stage", "", "stage", False, tuple(reads), tuple(writes))
 
 

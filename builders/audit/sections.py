@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from babelforge.core.datasets import SectionPlot, artifact_path, input_digest, resolve, specs
+from babelforge.core.datasets import SectionPlot, artifact_path, input_digest, specs
+from babelforge.core.declarations import imported
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.sections import NOT_BUILT, Section
 
@@ -29,7 +30,7 @@ def audited():
 def read_all(path_of: Callable[[Any], Any]) -> dict[str, Section | None]:
     """{section key: Section, or None when its input is not built}; `path_of(section)` is its input's path."""
 
-    return {section.key: resolve(section.reader)(path_of(section)) for _, section in audited()}
+    return {section.key: imported(section.reader)(path_of(section)) for _, section in audited()}
 
 
 def language_records(read: Mapping[str, Section | None], lang: str) -> dict[str, Any]:

@@ -43,10 +43,6 @@ def _discovered(kind: str) -> dict[str, str]:
     return found
 
 
-# What the card, the audit and the language_view stage call a spec's "module:function" fields with (their
-# name for babelforge.core.declarations.imported).
-resolve = imported
-
 # name (the card folder and Hub dataset) -> "module:attribute" of its DatasetSpec: found, never listed by hand.
 REGISTRY: dict[str, str] = _discovered("DatasetSpec")
 CITATIONS = resource("citations.bib")

@@ -5,7 +5,7 @@ Commands (`STAGE = Stage(...)` in a `*_stage.py`), datasets and language views (
 `eval/<task>/task.py`) are each a top-level assignment in a file found by its name. Listing them reads
 those files (with `ast`), never imports one, so `babelforge --help` and the generators import no model
 library and no stage; a declaration is imported from its "module:attribute" reference when it is asked for.
-This module is that one mechanism: babelforge.core.stages, babelforge.core.datasets and
+This module is that one mechanism: babelforge.core.stage_table, babelforge.core.datasets and
 babelforge.eval.tasks each say only which files and which kind.
 """
 

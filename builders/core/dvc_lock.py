@@ -21,7 +21,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from babelforge.core.io import atomic_directory, atomic_path, listed
+from babelforge.core.errors import listed
+from babelforge.core.io import atomic_directory, atomic_path
 
 DVC_CACHE = Path(".dvc") / "cache" / "files" / "md5"  # DVC 3's default cache layout, seen from the project root
 _FOLDER = ".dir"  # a folder's hash in dvc.lock ends so; its cache file lists the folder's files

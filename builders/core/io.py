@@ -29,7 +29,6 @@ from babelforge.core.errors import BabelforgeError
 from babelforge.core.leftovers import clear_folder_leftovers_once, temp_prefix
 
 PROVENANCE_KEY = b"babelforge.provenance"
-LISTED = 3  # how many names a message lists before "and N more"
 
 
 def os_error_text(error: OSError) -> str:
@@ -300,9 +299,3 @@ def read_provenance(path: str | os.PathLike) -> dict:
     metadata = read_schema(path).metadata or {}
     raw = metadata.get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}
-
-
-def listed(names: Sequence[str], limit: int = LISTED) -> str:
-    """`a, b, c and 4 more`: the first names of a list, for a one-line message."""
-    shown = ", ".join(names[:limit])
-    return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown

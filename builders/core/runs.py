@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from babelforge.core.io import listed
+from babelforge.core.errors import listed
 
 RUNS = Path("runs")
 TIME_FORMAT = "%Y%m%d-%H%M%S"

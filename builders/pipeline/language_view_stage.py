@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from babelforge.core.config import setting
-from babelforge.core.datasets import LANGUAGE_VIEWS, language_view, resolve
+from babelforge.core.datasets import LANGUAGE_VIEWS, language_view
+from babelforge.core.declarations import imported
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import write_text
 from babelforge.core.languages import ENGLISH, REGISTRY_PATH, read_registry, view_text
@@ -53,7 +54,7 @@ def view_keys(name: str, params: dict) -> tuple[list[str], set[str]]:
         if path is None:
             raise BabelforgeError(f"language view {name}: {template} names a setting params.yaml does not have")
         reads.append(path)
-    return reads, {ENGLISH, *resolve(view.keys)(reads, params)}
+    return reads, {ENGLISH, *imported(view.keys)(reads, params)}
 
 
 def run(config: Config) -> int:

@@ -10,7 +10,8 @@ import argparse
 import json
 
 from babelforge.commands import COMMANDS
-from babelforge.core.stages import Stage, load
+from babelforge.core.stage_table import load
+from babelforge.core.stages import Stage
 from babelforge.core.taggers import REGISTRY
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from babelforge.core.config import setting
-from babelforge.core.datasets import LazySplit, artifact_path, input_digest, names, resolve, slice_path, spec, specs
+from babelforge.core.datasets import LazySplit, artifact_path, input_digest, names, slice_path, spec, specs
+from babelforge.core.declarations import imported
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory, read_json, write_json, write_table, write_text
 from babelforge.core.languages import registry
@@ -59,13 +60,13 @@ def build_card(spec, paths: Paths, languages) -> Path:
 
     started = time.monotonic()
     audit = fresh_audit(spec, paths)  # before reading the data: another build's audit is refused at once
-    data = resolve(spec.read)(paths)
+    data = imported(spec.read)(paths)
     if data.skipped:
         return skipped_card(spec, paths, data.skipped)
     if not data.tables:
         raise BabelforgeError(f"card {spec.name}: the input has no rows; build it first")
     source_infos = _source_infos(spec, paths, data)
-    notes = resolve(spec.audit_notes)(audit) if spec.audit_notes and audit else []
+    notes = imported(spec.audit_notes)(audit) if spec.audit_notes and audit else []
     limitations = notes + data.limitations
     part_licences = [*spec.licences, *data.licences]
 
@@ -178,7 +179,7 @@ def _source_infos(spec, paths: Paths, data) -> list:
             "names no source_licences function; cannot tell their licences"
         )
     try:
-        return resolve(spec.source_licences)(paths, used)
+        return imported(spec.source_licences)(paths, used)
     except ValueError as error:
         raise BabelforgeError(f"card {spec.name}: {error}") from None
 

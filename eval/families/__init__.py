@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from babelforge.core.datasets import resolve
+from babelforge.core.declarations import imported
 from babelforge.core.errors import BabelforgeError
 
 SYNTAX = "[FAMILY:]ID[@REVISION][+IMAGE_SPEC]"
@@ -225,17 +225,19 @@ def family_module(name: str) -> str:
 def marker_file(name: str) -> str:
     """The file every checkpoint of a family has (its module's `MARKER_FILE`): what the Hugging Face
     cache is asked for at a pinned commit and what its local folders are recognised by."""
-    return resolve(f"{family_module(name)}:MARKER_FILE")
+    return imported(f"{family_module(name)}:MARKER_FILE")
 
 
 def folder_holds(name: str) -> str:
     """What a family's folder holds, for a line saying a folder is not one (its module's `FOLDER_HOLDS`)."""
-    return resolve(f"{family_module(name)}:FOLDER_HOLDS")
+    return imported(f"{family_module(name)}:FOLDER_HOLDS")
 
 
 def folder_family(folder: Path) -> str | None:
     """The first family (detection order) whose detector accepts a folder's files; None when none does."""
-    return next((entry.name for entry in FAMILIES.values() if entry.detector and resolve(entry.detector)(folder)), None)
+    return next(
+        (entry.name for entry in FAMILIES.values() if entry.detector and imported(entry.detector)(folder)), None
+    )
 
 
 def check_folder_family(text: str, name: str, folder: str) -> None:
@@ -243,7 +245,7 @@ def check_folder_family(text: str, name: str, folder: str) -> None:
     recognise looks the name up there), when a spec's family prefix names a family whose files the
     local folder does not have: what the folder is by its files and the prefix that fits."""
     detector = family(name).detector
-    if detector is None or resolve(detector)(Path(folder)):
+    if detector is None or imported(detector)(Path(folder)):
         return
     found = folder_family(Path(folder))
     what = (

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from babelforge.core import datasets, stages
+from babelforge.core import datasets, stage_table
 from babelforge.core.declarations import declared_calls, declaring_files, imported, keywords, literal
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval import tasks
@@ -73,7 +73,7 @@ def test_a_reference_is_imported_when_used_and_one_that_is_not_there_is_one_line
 
 
 def test_the_three_registries_are_found_by_the_one_mechanism():
-    builders, eval_folder = (folder for folder, _ in stages.package_folders())
+    builders, eval_folder = (folder for folder, _ in stage_table.package_folders())
     views = {
         literal(keywords(call).get("name")): f"{module}:{name}"
         for path, module in declaring_files(builders, "babelforge", "*/dataset.py")
@@ -89,9 +89,9 @@ def test_the_three_registries_are_found_by_the_one_mechanism():
     )
     assert {"babelforge.eval.zeroshot.task:TASK", "babelforge.eval.retrieval.task:TASK"} <= set(tasks.REGISTRY)
     # a command's module is a *_stage.py anywhere below either folder: eval's stages beside the builders'
-    modules = {entry.module for entry in stages.table().values()}
+    modules = {entry.module for entry in stage_table.table().values()}
     assert {"babelforge.babel_imagenet.labels_stage", "babelforge.eval.zeroshot.zeroshot_stage"} <= modules
-    assert stages.load("labels").name == "labels"
+    assert stage_table.load("labels").name == "labels"
 
 
 def test_a_dataset_declaration_without_a_literal_name_is_refused_in_one_line(tmp_path, monkeypatch):

@@ -16,7 +16,6 @@ from babelforge.core.io import (
     PROVENANCE_KEY,
     atomic_directory,
     atomic_path,
-    listed,
     os_error_text,
     read_provenance,
     sha256_file,
@@ -107,9 +106,3 @@ def test_a_folder_that_cannot_be_made_says_why(tmp_path):
         with atomic_path(too_long):
             pass
     assert "is a file" not in str(refused.value)
-
-
-def test_a_message_lists_three_names_then_a_count():
-    assert listed(["a", "b", "c"]) == "a, b, c"
-    assert listed(["a", "b", "c", "d", "e"]) == "a, b, c and 2 more"
-    assert listed(["a", "b"], limit=1) == "a and 1 more"

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from babelforge.commands import COMMANDS
-from babelforge.core.datasets import LANGUAGE_VIEWS, language_view, names, resolve
+from babelforge.core.datasets import LANGUAGE_VIEWS, language_view, names
+from babelforge.core.declarations import imported
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.languages import (
     ENGLISH,
@@ -21,7 +22,7 @@ from babelforge.core.languages import (
     registry,
     view_text,
 )
-from babelforge.core.stages import load
+from babelforge.core.stage_table import load
 from babelforge.pipeline.language_view_stage import view_items, view_keys
 from tests.project import REPO
 
@@ -126,7 +127,7 @@ def test_the_caption_views_read_the_real_caption_sets(shared_data, tmp_path):
     }
     captions = language_view("caption-sets")
     files = [str(raw / "xtd.json"), str(raw / "xflickrco.json")]
-    found = set(resolve(captions.keys)(files, params))
+    found = set(imported(captions.keys)(files, params))
     assert "ind_Latn" in found and "jpn_Jpan" in found and ENGLISH in found and len(found) == 12
 
 

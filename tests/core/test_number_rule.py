@@ -16,7 +16,8 @@ from babelforge.cli import main as cli
 from babelforge.core.config import describe, load_config, override, setting, settings
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.numbers import Bounds, number_flag, number_problem
-from babelforge.core.stages import flag_argument, load, params_groups, table
+from babelforge.core.stage_settings import flag_argument, params_groups
+from babelforge.core.stage_table import load, table
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import pytest
 from babelforge.audit.audit_stage import build_audit
 from babelforge.core import datasets
 from babelforge.core.config import setting
+from babelforge.core.declarations import imported
 from babelforge.core.io import read_table, write_table
 from babelforge.core.languages import read_registry
 from babelforge.core.provenance import provenance
@@ -170,23 +171,23 @@ def toy_config(tmp: Path):
 def test_the_toy_area_imports_only_core(toy_area):
     """The spec and the audit section need the core's types, nothing of the audit or the card."""
     for module in ("dataset", "audit"):
-        imported = imported_names(toy_area / f"{module}.py", f"{PACKAGE}.{module}")
-        assert {name for name in imported if name.startswith("babelforge")} <= {
-            name for name in imported if name.startswith("babelforge.core")
+        found = imported_names(toy_area / f"{module}.py", f"{PACKAGE}.{module}")
+        assert {name for name in found if name.startswith("babelforge")} <= {
+            name for name in found if name.startswith("babelforge.core")
         }, module
 
 
 def test_the_registry_resolves_the_toy_spec(toy_area):
     toy = datasets.spec(NAME)
     assert datasets.names()[-1] == NAME and toy in datasets.specs()
-    assert callable(datasets.resolve(toy.read)) and callable(datasets.resolve(toy.audit.reader))
+    assert callable(imported(toy.read)) and callable(imported(toy.audit.reader))
 
 
 def test_the_audit_reports_the_toy_section(toy_area, built):
     config = toy_config(built)
     summary = build_audit(config, read_registry(built / "languages.tsv"), rank=stub_rank)
     out = Path(config.paths.audit)
-    toy_summary = datasets.resolve(f"{PACKAGE}.audit:toy_summary")
+    toy_summary = imported(f"{PACKAGE}.audit:toy_summary")
 
     # the section loop: the toy input's status, each language's entry, the overview
     assert summary["inputs"]["toy"] == "built"

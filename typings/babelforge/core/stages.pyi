@@ -2,16 +2,5 @@
 from builders.core.stages import *
 from builders.core.stages import (
     _CORE_PATHS as _CORE_PATHS,
-    _DECLARATION as _DECLARATION,
     _INTERPOLATION as _INTERPOLATION,
-    _chooses_by_profile as _chooses_by_profile,
-    _comma_list as _comma_list,
-    _declared_groups as _declared_groups,
-    _declared_groups_of as _declared_groups_of,
-    _declaring_modules as _declaring_modules,
-    _entry as _entry,
-    _literal_strings as _literal_strings,
-    _names as _names,
-    _owned_paths as _owned_paths,
-    _pipeline_order as _pipeline_order,
 )
