@@ -140,3 +140,25 @@ def test_lexicon_features_read_synonyms_polysemy_and_source_lists():
     assert np.isclose(table.loc["n4", "source_forms"], np.log(2))
     assert (table.loc[["n1", "n2", "n3"], "source_forms"] == 0.0).all()  # wikt: one form each
     assert set(label_precision.LEXICON_FEATURES) <= set(table.columns) | set(label_precision.FEATURES)
+
+
+def test_the_constant_and_the_scores_hold_each_language_out():
+    pairs = [("a", 0.9, True), ("a", 0.8, True), ("b", 0.2, False), ("b", 0.7, True), ("c", 0.6, False)]
+    constant = label_precision.leave_one_language_out_constant(pairs)
+    # a's labels get the share right among b and c (1 of 3), b's among a and c (2 of 3), c's among a and b (3 of 4)
+    assert [round(p, 3) for p, _ in constant] == [0.333, 0.333, 0.667, 0.667, 0.75]
+    scored = label_precision.score("toy", pairs + [("a", 0.9, True)] * 3 + [("b", 0.4, False)] * 3)
+    assert scored["labels"] == 11 and scored["languages"].keys() == {"a", "b"}  # c has under 5 labels
+    assert scored["languages"]["a"] == (0.88, 1.0, 5)
+    assert scored["brier"] < scored["brier_constant"] and scored["auc"] > 0.9
+    rows = pairs + [("a", 0.9, True)] * 3 + [("b", 0.4, False)] * 3
+    part = np.array(["picked", "blind"] * 5 + ["blind"])
+    parts = label_precision.score_parts(
+        "toy",
+        np.array([lang for lang, _, _ in rows]),
+        np.array([p for _, p, _ in rows]),
+        np.array([float(ok) for _, _, ok in rows]),
+        part,
+    )
+    assert [(r["set"], r["labels"]) for r in parts] == [("picked", 5), ("blind", 6), ("all", 11)]
+    assert parts[-1]["brier"] == scored["brier"]
