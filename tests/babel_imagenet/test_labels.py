@@ -10,7 +10,7 @@ from babelforge.babel_imagenet.label_choice import LabelChoice, choose_label, en
 from babelforge.babel_imagenet.label_rules import Rules
 from babelforge.babel_imagenet.labels import choose_labels
 from babelforge.babel_imagenet.language_fates import kept_languages
-from babelforge.babel_imagenet.ranking import is_scientific_name, rank_candidates
+from babelforge.babel_imagenet.ranking import ClassEvidence, is_scientific_name, rank_candidates
 from babelforge.babel_imagenet.resource_groups import resource_group
 from babelforge.babel_imagenet.script_routing import ScriptRouter
 from babelforge.babel_imagenet.trust import priority_index
@@ -336,6 +336,40 @@ def test_duplicate_resolution_does_not_depend_on_input_order():
     assert [c.label for c in forward] == ["Kran", "Kranich"]
 
 
+def test_a_label_still_held_after_its_duplicates_moved_is_no_free_alternative():
+    """`Kran` stays with the first crane after the second moves to `Kranich`: a later duplicate
+    (`Zange` twice) cannot move to `Kran`, since one class of the language still uses it."""
+    candidates = {"01000000-n": ["Kran"], "02000000-n": ["Kran", "Kranich"], "03000000-n": ["Zange", "Kran"]}
+    candidates["04000000-n"] = ["Zange"]
+    choices = [
+        choose_label([form(label, rank, synset=synset) for rank, label in enumerate(labels)], ENGLISH)
+        for synset, labels in candidates.items()
+    ]
+    assert [(c.label, c.rank_reason) for c in resolve_duplicates(choices)] == [
+        ("Kran", "only"),
+        ("Kranich", "unique"),
+        ("Zange", "first"),
+        ("Zange", "only"),
+    ]
+
+
+def test_ambiguous_source_judges_the_label_the_class_ended_with_not_its_first_candidate():
+    """The safe took `Tresor` from one source when the chest kept `Kiste`: it is that label, not the
+    two-source `Kiste` ranked first, that lacks support where the English name is ambiguous."""
+    ambiguous = ClassEvidence(ambiguous=True)
+    safe = [form("Kiste", 0, "wikt", synset="04125021-n"), form("Kiste", 0, "omw:deu", synset="04125021-n")]
+    safe.append(form("Tresor", 1, "wikt", synset="04125021-n"))
+    choices = [
+        choose_label([form("Kiste", 0, "wikt", synset="03014705-n")], ENGLISH, ranking="agreement", evidence=ambiguous),
+        choose_label(safe, ENGLISH, ranking="agreement", evidence=ambiguous),
+    ]
+    assert [c.ambiguous_source for c in choices] == [False, False]
+    chest, moved = resolve_duplicates(choices)
+    assert (chest.label, moved.label, moved.rank_reason) == ("Kiste", "Tresor", "unique")
+    assert [c.key for c in moved.candidates] == ["kiste", "tresor"]
+    assert moved.ambiguous_source and not chest.ambiguous_source
+
+
 # --- languages ----------------------------------------------------------------------------------
 
 
@@ -413,3 +447,21 @@ def test_every_language_asked_for_gets_its_fate_named():
         "languages: 1 kept; since the last build: none joined; none left"
     )
     assert fates_line({"deu_Latn": 3}, 3, ["deu_Latn"], before=None) == "languages: 1 kept"
+
+
+def test_fates_name_wanted_languages_below_the_threshold_and_count_the_others():
+    from babelforge.babel_imagenet.language_fates import fates_line, language_fates
+
+    unlabelled = [LabelChoice(f"{i:08d}-n", "deu_Latn", None, None, None, 1, 0, 0, 0, False) for i in range(2)]
+    assert language_fates(unlabelled) == {"deu_Latn": 0}  # senses, but every class lost its label
+    # exactly min_classes is kept; below it a wanted language is named, the others only counted
+    fates = {"deu_Latn": 1, "fin_Latn": 2, "abc_Latn": 2, "qqq_Latn": 1, "xyz_Latn": 1}
+    assert fates_line(fates, 2, ["deu_Latn", "fin_Latn"], before=None) == (
+        "languages: 2 kept; fewer than min_classes 2 classes: deu_Latn 1 (and 2 other languages)"
+    )
+    assert fates_line({"deu_Latn": 1, "fin_Latn": 2}, 2, ["deu_Latn", "fin_Latn"], before=None) == (
+        "languages: 1 kept; fewer than min_classes 2 classes: deu_Latn 1"
+    )
+    assert fates_line({"xyz_Latn": 1, "fin_Latn": 2}, 2, ["fin_Latn"], before=None) == (
+        "languages: 1 kept; fewer than min_classes 2 classes: no Babel-ImageNet language (and 1 other languages)"
+    )

@@ -103,6 +103,39 @@ def test_a_repeated_id_is_found_blocks_apart_and_named_with_its_row(tmp_path, re
         read_captions("table", path, "eng_Latn", registry)
 
 
+def test_a_byte_order_mark_opens_a_json_lines_file_only(tmp_path, registry):
+    """A BOM before the first line is the file's, not the row's; the same bytes before a later
+    line are that row's text, which is no JSON object."""
+    from babelforge.captions.formats.jsonl import jsonl_rows
+
+    path = tmp_path / "captions.jsonl"
+    rows = [json.dumps({"id": i, "image": f"{i}.jpg", "caption": f"caption {i}"}).encode() for i in (1, 2)]
+    path.write_bytes(b"\xef\xbb\xbf" + rows[0] + b"\n" + rows[1] + b"\n")
+    assert [row["caption_id"] for row in read_caption_table(path, "eng_Latn", registry).captions] == ["1", "2"]
+    path.write_bytes(rows[0] + b"\n\xef\xbb\xbf" + rows[1] + b"\n")
+    found = [(number, getattr(row, "reason", "row")) for _, number, row in jsonl_rows(path)]
+    assert found == [(1, "row"), (2, "bad_json")]
+
+
+@pytest.mark.parametrize(
+    ("values", "refused"),
+    [
+        ({"limit": 1, "max_bad_fraction": 1}, None),  # one caption, every row bad: the edges are allowed
+        ({"limit": 0}, "captions.input.limit is 0"),
+        ({"max_bad_fraction": 1.5}, "captions.input.max_bad_fraction is 1.5"),
+    ],
+)
+def test_the_caption_input_settings_keep_their_ranges(values, refused):
+    from babelforge.captions.input_config import InputConfig
+    from babelforge.core.config import build
+
+    if refused is None:
+        assert build(InputConfig, values, "captions.input").limit == values["limit"]
+    else:
+        with pytest.raises(BabelforgeError, match=refused):
+            build(InputConfig, values, "captions.input")
+
+
 def test_seen_ids_agree_with_a_set_over_many_blocks():
     """Every repeat is found (earlier in its block or blocks before), the first of each id kept."""
     import random
@@ -121,6 +154,31 @@ def test_seen_ids_agree_with_a_set_over_many_blocks():
         reference.update(block)
     assert sum(len(run) for run in seen.runs) == len(reference)
     assert len(seen.runs) <= len(reference).bit_length()
+
+
+def test_seen_ids_merge_runs_like_a_binary_counter():
+    """Runs merge when one grows as long as the one before: 7 one-id blocks leave runs of 4, 2 and 1,
+    the 8th merges them into one (the bound on the runs a lookup searches)."""
+    from babelforge.captions.formats.seen_ids import SeenIds
+
+    seen = SeenIds()
+    for number in range(7):
+        assert seen.add([f"id{number}"]) == []
+    assert [len(run) for run in seen.runs] == [4, 2, 1]
+    seen.add(["id7"])
+    assert [len(run) for run in seen.runs] == [8]
+
+
+def test_seen_ids_find_a_repeat_of_every_position_in_a_run():
+    """A repeat is found wherever its digest sorts in an earlier run, the largest included."""
+    from babelforge.captions.formats.seen_ids import SeenIds
+
+    ids = [f"caption-{number}" for number in range(5)]
+    seen = SeenIds()
+    seen.add(ids)
+    by_digest = [ids[i] for i in sorted(range(5), key=lambda i: SeenIds.digests([ids[i]])[0])]
+    for value in by_digest:
+        assert seen.add([value, "new-" + value]) == [0], value
 
 
 def test_unknown_xtd_code_and_missing_source_language_are_errors(tmp_path, registry):
