@@ -162,3 +162,22 @@ def test_the_constant_and_the_scores_hold_each_language_out():
     )
     assert [(r["set"], r["labels"]) for r in parts] == [("picked", 5), ("blind", 6), ("all", 11)]
     assert parts[-1]["brier"] == scored["brier"]
+
+
+def test_judged_candidates_read_both_labels_of_a_judged_pair_and_skip_variants():
+    own = [{"lang": "deu_Latn", "wnid": "n1", "label": "Hund", "right": "1"}]
+    own.append({"lang": "deu_Latn", "wnid": "n2", "label": "Robot", "right": "0"})
+    shared = [
+        {"lang": "fra_Latn", "id": "fra_Latn:n3", "ours": "chat", "theirs": "chatte", "outcome": "ours_wrong"},
+        {"lang": "fra_Latn", "id": "fra_Latn:n4", "ours": "haltère", "theirs": "barre", "outcome": "theirs_wrong"},
+        {"lang": "fra_Latn", "id": "fra_Latn:n5", "ours": "ballon", "theirs": "balle", "outcome": "variant"},
+    ]
+    judged = label_precision.judged_candidates(own, shared)
+    assert judged == {
+        ("deu_Latn", "n1", "Hund"): True,
+        ("deu_Latn", "n2", "Robot"): False,
+        ("fra_Latn", "n3", "chat"): False,
+        ("fra_Latn", "n3", "chatte"): True,
+        ("fra_Latn", "n4", "haltère"): True,
+        ("fra_Latn", "n4", "barre"): False,
+    }
