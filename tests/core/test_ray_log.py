@@ -9,14 +9,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from babelforge.core.ray_log import ray_log_path, remove_if_empty
+from babelforge.core import ray_log
+from babelforge.core.progress import info
+from babelforge.core.ray_log import announce_ray_log, ray_log_path, ray_output_to_log, remove_if_empty
 
 # A run in a process of its own (the log is removed when the process ends): enter the redirection,
-# optionally write what Ray's core would write to stderr, and say whether the file exists after it.
+# write a stage line, optionally what Ray's core would write to stderr, and say whether the file exists
+# after it.
 RUN = """
 import os, sys
+from babelforge.core.progress import info
 from babelforge.core.ray_log import ray_log_path, ray_output_to_log
 with ray_output_to_log():
+    info("stage: a line of its own")
     if sys.argv[1]:
         os.write(2, sys.argv[1].encode())
 print(ray_log_path(), ray_log_path().exists())
@@ -33,7 +38,8 @@ def run_in_process(tmp_path: Path, ray_writes: str) -> tuple[Path, bool]:
         check=True,
     )
     path, existed = done.stdout.split()
-    assert done.stderr == "", done.stderr  # what Ray writes goes to the file, not the terminal
+    # the stage's line stays on the terminal (the real stderr); what Ray writes goes to the file
+    assert done.stderr == "stage: a line of its own\n", done.stderr
     return Path(path), existed == "True"
 
 
@@ -51,6 +57,7 @@ def test_a_run_ray_kept_quiet_leaves_no_log_and_one_ray_wrote_to_keeps_it(tmp_pa
     assert existed and quiet.parent == tmp_path and not quiet.exists()
     loud, existed = run_in_process(tmp_path, "raylet: a worker died\n")
     assert existed and loud.read_text(encoding="utf-8") == "raylet: a worker died\n"
+    assert loud.stat().st_mode & 0o777 == 0o600  # the user's own: Ray's messages name paths and hosts
     assert sorted(tmp_path.iterdir()) == [loud]
 
 
@@ -61,3 +68,15 @@ def test_only_an_empty_log_is_removed(tmp_path):
     for path in (empty, written, absent):
         remove_if_empty(path)
     assert sorted(tmp_path.iterdir()) == [written]
+
+
+def test_a_captured_stderr_keeps_the_stage_lines_and_the_log_is_named_once(monkeypatch, capsys):
+    """Under a test's captured stderr (not the real one) the stage's lines go there, not to the
+    terminal's descriptor; the log's line comes once however many sharded calls a run makes."""
+    monkeypatch.setattr(ray_log, "_log_announced", set())
+    with ray_output_to_log():
+        with ray_output_to_log():  # nested: only the outermost redirects
+            info("stage: inside")
+        announce_ray_log("first call")
+        announce_ray_log("second call")
+    assert capsys.readouterr().err == f"stage: inside\nfirst call: Ray's own messages go to {ray_log_path()}\n"
