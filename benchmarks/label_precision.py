@@ -1,7 +1,7 @@
 """Check label-quality figures on judged labels (issue 48): the rules' p_correct (issue 37) against
 calibration layers fitted on judged verdicts, each scored on labels of languages it was not fitted to.
 
-Run from the repo root: `.venv/bin/python benchmarks/label_precision.py` (about 15 s; `--select` adds a
+Run from the repo root: `.venv/bin/python benchmarks/label_precision.py` (15 s here idle, 36 s at load 20; `--select` adds a
 forward feature selection nested in the folds, about a minute; `--learned` the latent-truth model of
 latent_truth.py and its cross-validated variants, several minutes). Prints, for each figure and each
 judged set, the reliability table, Brier against one constant share, AUC of right vs wrong and the
