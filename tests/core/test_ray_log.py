@@ -13,17 +13,21 @@ from babelforge.core import ray_log
 from babelforge.core.progress import info
 from babelforge.core.ray_log import announce_ray_log, ray_log_path, ray_output_to_log, remove_if_empty
 
-# A run in a process of its own (the log is removed when the process ends): enter the redirection,
-# write a stage line, optionally what Ray's core would write to stderr, and say whether the file exists
-# after it.
+# A run in a process of its own (the log is removed when the process ends): a partial stage line
+# before Ray is talked to, the redirection with a stage line, optionally what Ray's core (its file
+# descriptor 2) and its Python loggers (sys.stderr) would write, a line after it; then whether the
+# file exists.
 RUN = """
 import os, sys
 from babelforge.core.progress import info
 from babelforge.core.ray_log import ray_log_path, ray_output_to_log
+sys.stderr.write("before: ")
 with ray_output_to_log():
     info("stage: a line of its own")
     if sys.argv[1]:
         os.write(2, sys.argv[1].encode())
+        sys.stderr.write("ray logger: a warning")
+os.write(2, b"after\\n")
 print(ray_log_path(), ray_log_path().exists())
 """
 
@@ -38,8 +42,8 @@ def run_in_process(tmp_path: Path, ray_writes: str) -> tuple[Path, bool]:
         check=True,
     )
     path, existed = done.stdout.split()
-    # the stage's line stays on the terminal (the real stderr); what Ray writes goes to the file
-    assert done.stderr == "stage: a line of its own\n", done.stderr
+    # the stage's lines stay on the terminal (the real stderr), before, during and after; Ray's go to the file
+    assert done.stderr == "before: stage: a line of its own\nafter\n", done.stderr
     return Path(path), existed == "True"
 
 
@@ -56,7 +60,7 @@ def test_a_run_ray_kept_quiet_leaves_no_log_and_one_ray_wrote_to_keeps_it(tmp_pa
     # kept through the run (a local Ray's processes still hold it), removed when the process ends
     assert existed and quiet.parent == tmp_path and not quiet.exists()
     loud, existed = run_in_process(tmp_path, "raylet: a worker died\n")
-    assert existed and loud.read_text(encoding="utf-8") == "raylet: a worker died\n"
+    assert existed and loud.read_text(encoding="utf-8") == "raylet: a worker died\nray logger: a warning"
     assert loud.stat().st_mode & 0o777 == 0o600  # the user's own: Ray's messages name paths and hosts
     assert sorted(tmp_path.iterdir()) == [loud]
 
