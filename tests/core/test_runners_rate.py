@@ -10,7 +10,7 @@ from babelforge.core import shards
 from babelforge.core.rates import RATES_DIR, measured_rate, record_rate
 from babelforge.core.runner_config import RunnerConfig
 from babelforge.core.runners import run_sharded
-from babelforge.core.shard_work import slice_reader
+from babelforge.core.shard_work import RunStats, slice_reader
 
 
 class TwoPerRow:
@@ -44,4 +44,13 @@ def test_the_recorded_rate_counts_input_rows_and_the_rows_written_per_input_row(
     assert (rate["rows_in"], rate["rows_out"], rate["rows_out_per_input_row"]) == (120, 240, 2.0)
     assert rate["rows_in_per_second"] == 120 / stats.seconds
     assert rate["steady_rows_in_per_second"] == stats.steady_rate()
+    assert rate["seconds"] == round(stats.seconds, 3)
     assert measured_rate(tmp_path, "captions_tag") is None
+
+
+def test_a_run_with_no_input_rows_or_no_time_records_no_rate(tmp_path):
+    """A rate of nothing (no rows, or a clock that did not move) would divide by zero: none is kept."""
+    runner = RunnerConfig()
+    for stats in (RunStats(rows_in=0, rows_out=0, seconds=2.0), RunStats(rows_in=40, rows_out=80, seconds=0.0)):
+        record_rate(tmp_path, "captions_translate", stats, runner, unit="hypotheses")
+    assert measured_rate(tmp_path, "captions_translate") is None
