@@ -155,6 +155,7 @@ ROUTES = {"hbs_Latn": {"Cyrl": "srp_Cyrl"}, "kur_Latn": {"Arab": "ckb_Arab"}}
         ("bul_Cyrl", "GSM", "bul_Cyrl"),  # a Latin acronym stays, as the audit allows
         ("zho_Hans", "T恤", "zho_Hans"),  # one Han, one Latin letter: Han (ties go alphabetically)
         ("zho_Hant", "美洲豹", "zho_Hant"),  # two keys write zho in Han: each keeps its own
+        ("deu_Latn", "4711", "deu_Latn"),  # no letters, no script: nothing to route it by, it stays
     ],
 )
 def test_script_routing(languages, lang, text, target):
@@ -243,6 +244,8 @@ def test_per_language_priority_in_rules():
         ("canidés", False),
         ("Canis lupus dingo australis x", False),
         ("λύκος", False),
+        ("canis lupé", False),  # the genus, then a word no Latin name has (French `python réticulé`)
+        ("canis-lupus", False),  # not plain Latin words
     ],
 )
 def test_scientific_names(text, scientific):
@@ -421,9 +424,10 @@ def test_duplicates_are_flagged_not_dropped():
 
 def test_english_rows_are_clip_names():
     rows = english_rows({"01443537-n": "goldfish", "01440764-n": "tench"})
-    assert [(r.synset, r.label, r.source) for r in rows] == [
-        ("01440764-n", "tench", "clip"),
-        ("01443537-n", "goldfish", "clip"),
+    # one source, the CLIP name, first and only of its one sense, nothing dropped (labels.parquet's columns)
+    assert rows == [
+        LabelChoice("01440764-n", "eng_Latn", "tench", "clip", 0, 1, 0, 0, 0, False, "tench", None, 1, "only"),
+        LabelChoice("01443537-n", "eng_Latn", "goldfish", "clip", 0, 1, 0, 0, 0, False, "goldfish", None, 1, "only"),
     ]
 
 

@@ -136,6 +136,15 @@ def test_the_caption_input_settings_keep_their_ranges(values, refused):
             build(InputConfig, values, "captions.input")
 
 
+@pytest.mark.parametrize("image", ["", 5, b"a\xff.jpg"], ids=["empty", "number", "not-utf8"])
+def test_an_xtd_image_name_that_is_no_file_name_stops_the_read(tmp_path, registry, image):
+    path = tmp_path / "x.json"
+    name = b'"a\xff.jpg"' if isinstance(image, bytes) else json.dumps(image).encode()
+    path.write_bytes(b'{"images": [' + name + b'], "captions": {"en": [["a dog"]]}}')
+    with pytest.raises(BabelforgeError, match="is not a file name"):
+        read_xtd(path, "eng_Latn", registry)
+
+
 def test_seen_ids_agree_with_a_set_over_many_blocks():
     """Every repeat is found (earlier in its block or blocks before), the first of each id kept."""
     import random
