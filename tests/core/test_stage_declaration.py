@@ -11,7 +11,7 @@ import pytest
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.stage_table import table
-from babelforge.core.stages import Paths, Stage, outputs, padded_item, stage_paths
+from babelforge.core.stages import Paths, Stage, named_settings, outputs, padded_item, stage_paths
 
 
 def test_a_declaration_that_cannot_be_a_stage_is_refused():
@@ -82,3 +82,7 @@ def test_a_foreach_item_with_fewer_deps_repeats_its_last_and_more_is_an_error():
         padded_item("view v", ["a", "b", "c"], ("data", "more"))
     with pytest.raises(BabelforgeError, match="0 files"):
         padded_item("view v", [], ("data", "more"))
+
+
+def test_the_settings_a_path_names_leave_out_a_foreach_key_and_item():
+    assert named_settings("${paths.hub}/${key}/${item.data}/${wordnet.classes}") == ["paths.hub", "wordnet.classes"]

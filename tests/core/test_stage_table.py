@@ -157,11 +157,7 @@ def test_every_command_module_and_only_one_is_named_for_a_command():
     assert named == declaring
 
 
-def test_the_literals_of_a_declaration_and_the_settings_its_paths_name(tmp_path, monkeypatch):
-    import babelforge.core.stage_table as stage_table
-    from babelforge.core.stage_table import _declaring_modules
-    from babelforge.core.stages import named_settings
-
+def test_the_literals_of_a_declaration_and_which_files_declare_one(tmp_path, monkeypatch):
     # a tuple's string literals; a number or a computed item is no path, and marks the deps computed
     path = tmp_path / "odd_stage.py"
     path.write_text('STAGE = Stage("odd", "help", run, deps=("a", 3, *more), outs=("b",))\n', encoding="utf-8")
@@ -171,8 +167,7 @@ def test_the_literals_of_a_declaration_and_the_settings_its_paths_name(tmp_path,
     (tmp_path / "plain_stage.py").write_text("X = 1\n", encoding="utf-8")
     (tmp_path / "helper.py").write_text('STAGE = Stage("x", "y", run, tool=True)\n', encoding="utf-8")
     monkeypatch.setattr(stage_table, "package_folders", lambda: [(tmp_path, "pkg")])
-    assert [(found, module) for found, module, _ in _declaring_modules()] == [(path, "pkg.odd_stage")]
-    assert named_settings("${paths.hub}/${key}/${item.data}/${wordnet.classes}") == ["paths.hub", "wordnet.classes"]
+    assert [(found, module) for found, module, _ in stage_table._declaring_modules()] == [(path, "pkg.odd_stage")]
 
 
 def test_a_foreach_stages_key_stands_for_one_name_in_the_pipeline_order():
