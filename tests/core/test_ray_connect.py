@@ -145,3 +145,51 @@ def test_the_ray_log_is_named_once_per_run_not_once_per_image_set(tmp_path, monk
     err = capsys.readouterr().err
     assert err.count("Ray's own messages go to") == 1, err
     assert f"image embeddings first: Ray's own messages go to {ray_log.ray_log_path()}" in err
+
+
+def test_the_token_is_found_in_a_cause_set_without_a_context(monkeypatch):
+    """Ray attaches the GCS client's error as the cause of its own (`raise ... from`, or set after
+    the fact): the line names the token whichever link of the chain carries it."""
+    from babelforge.core.ray_connect import _connection_failure
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    error = ConnectionError("Failed to connect to Ray cluster at head:6379")
+    error.__cause__ = RuntimeError("RPC error: InvalidAuthToken")
+    assert error.__context__ is None
+    assert _connection_failure("head:6379", error).startswith("ray: the cluster at head:6379 wants a token")
+
+
+def test_a_loopback_client_address_gets_the_loopback_advice(monkeypatch):
+    from babelforge.core.ray_connect import _connection_failure
+
+    monkeypatch.delenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", raising=False)
+    line = _connection_failure("ray://127.0.0.1:10001", ConnectionError("Timed out"))
+    assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too" in line
+
+
+def test_an_ipv6_address_without_a_port_asks_the_default_port():
+    from babelforge.core.ray_connect import _endpoint
+
+    assert _endpoint("[::1]") == ("::1", 6379)
+    assert _endpoint("ray://[::1]") == ("::1", 10001)
+
+
+def test_a_closed_port_is_named_as_refused_in_one_line():
+    import socket
+
+    from babelforge.core.ray_connect import _silence
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    line = _silence(f"127.0.0.1:{port}", "127.0.0.1", port, 2.0)
+    assert line.startswith(f"ray: no cluster answered at 127.0.0.1:{port} (connection refused)"), line
+
+
+def test_the_first_bytes_are_http2s_preface_and_an_empty_settings_frame():
+    """RFC 9113 3.4 and 6.5: the client preface, then a SETTINGS frame (type 4) with no flags (not an
+    acknowledgement), on stream 0, with no settings (length 0): what a gRPC client sends first."""
+    preface, frame = HTTP2_PREFACE[:24], HTTP2_PREFACE[24:]
+    assert preface == b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    length, kind, flags, stream = int.from_bytes(frame[:3], "big"), frame[3], frame[4], frame[5:9]
+    assert (len(frame), length, kind, flags, stream) == (9, 0, 4, 0, bytes(4))
