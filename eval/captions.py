@@ -135,9 +135,10 @@ def caption_task_rows(
 
     `rows_for(model, image_set, cache, captions, dataset, resolve_lang, seed=, dataset_version=, **options)`.
     Captions of `helper_codes` (clipscore's reference language) are read even when `languages`
-    leaves them out; their rows are then dropped. Inputs are checked before any model loads: an
-    image no model can read is left out under eval.common.on_bad_row, with its captions in every
-    language (`quarantine`: per caption set, the run JSON's record of what was left out, with the
+    leaves them out; their rows are then dropped. A Ray address is asked first, then every model is
+    loaded and checked (`load_models`), then the inputs are read. An image no model can read is left
+    out under eval.common.on_bad_row, with its captions in every language (`quarantine`: per caption
+    set, the run JSON's record of what was left out, with the
     captions left out under the same policy in its `captions` entry). With
     `config.dataset` (a published mt-captions card) that card is the one caption set.
     """
@@ -148,30 +149,31 @@ def caption_task_rows(
     def keep(code: str) -> bool:
         return wanted is None or code in helper_codes or resolve(code) in wanted
 
-    published = open_dataset(config.dataset) if config.dataset else None
-    caption_quarantines: dict[str, Quarantine] = {}
-    if published:
-        sets = [card_caption_set(published, keep, task)]
-    else:
-        sets = []
-        for name, path, data, caption_quarantine in read_caption_sets(
-            config.caption_sets, keep, config.common.image_policy, task
-        ):
-            sets.append((name, data, dataset_version(path)))
-            caption_quarantines[name] = caption_quarantine
-    if wanted is not None:
-        found = {resolve(code) for _, data, _ in sets for code in data["captions"] if resolve(code) in wanted}
-        missing = [lang for lang in wanted if lang not in found]
-        if missing:
-            read = published.spec if published else ", ".join(config.caption_sets)
-            raise BabelforgeError(f"eval.{task}.languages: {', '.join(missing)} have no captions in {read}")
-    image_sets, quarantines = {}, {}
-    for name, data, _ in sets:
-        listed = caption_image_set(config.images, name, data["images"], config.max_images, f"eval.{task}.images")
-        image_sets[name], quarantines[name] = usable_images(listed, config.common, listed.root, f"eval_{task}")
-    rows: list[dict] = []
-    with image_cache(config.common, config.runner) as cache:
-        for model in load_models(config.common):
+    with image_cache(config.common, config.runner) as cache:  # a Ray address is asked first
+        models = load_models(config.common)  # each one checked before the inputs are read
+        published = open_dataset(config.dataset) if config.dataset else None
+        caption_quarantines: dict[str, Quarantine] = {}
+        if published:
+            sets = [card_caption_set(published, keep, task)]
+        else:
+            sets = []
+            for name, path, data, caption_quarantine in read_caption_sets(
+                config.caption_sets, keep, config.common.image_policy, task
+            ):
+                sets.append((name, data, dataset_version(path)))
+                caption_quarantines[name] = caption_quarantine
+        if wanted is not None:
+            found = {resolve(code) for _, data, _ in sets for code in data["captions"] if resolve(code) in wanted}
+            missing = [lang for lang in wanted if lang not in found]
+            if missing:
+                read = published.spec if published else ", ".join(config.caption_sets)
+                raise BabelforgeError(f"eval.{task}.languages: {', '.join(missing)} have no captions in {read}")
+        image_sets, quarantines = {}, {}
+        for name, data, _ in sets:
+            listed = caption_image_set(config.images, name, data["images"], config.max_images, f"eval.{task}.images")
+            image_sets[name], quarantines[name] = usable_images(listed, config.common, listed.root, f"eval_{task}")
+        rows: list[dict] = []
+        for model in models:
             for name, data, version in sets:
                 rows += rows_for(
                     model,

@@ -55,7 +55,11 @@ def imagenet_classes() -> list[tuple[int, str]]:
 
 
 def load_models(common: CommonConfig) -> Iterator:
-    """Each model of `common.models`, loaded one at a time (a generator keeps one in memory)."""
+    """The models of `common.models`, every one loaded and checked now (`load_model`'s checks: the
+    towers' vector sizes, a damaged weights file...), before the stage reads its inputs and scores an
+    earlier model: a model that cannot be scored is one line in seconds, not after minutes of reading
+    and encoding. Then given one at a time, to keep one in memory: the first, loaded last here, is kept
+    (a one-model run loads it once); the others are loaded again when their turn comes."""
 
     if not common.models:
         raise BabelforgeError(
@@ -68,13 +72,23 @@ def load_models(common: CommonConfig) -> Iterator:
         # Tiny models on a shared CPU run faster on one thread than on contended several.
         torch.set_num_threads(common.threads)
     device = resolve_device(common.device)
-    for spec in common.models:
+    first, *others = common.models
+    for spec in others:
+        load_model(spec.id, spec.revision, device)  # checked, then let go
+    return one_at_a_time(load_model(first.id, first.revision, device), others, device)
+
+
+def one_at_a_time(first, others: list, device: str) -> Iterator:
+    yield first
+    del first  # the caller's loop holds it until the next model is loaded
+    for spec in others:
         yield load_model(spec.id, spec.revision, device)
 
 
 def image_cache(common: CommonConfig, runner: EvalRunnerConfig):
     """The image-embedding cache of `common.cache`, encoding on the `eval.runner` runner; use it as a
-    context manager, entered before the models load: under the ray runner it asks the cluster's address
-    first and is the stage run's one actor pool, freed (and a Ray it started shut down) at the end."""
+    context manager, entered before the first model is scored: under the ray runner it asks the
+    cluster's address first and is the stage run's one actor pool, freed (and a Ray it started shut
+    down) at the end."""
 
     return ImageEmbeddingCache(common.cache, runner, threads=common.threads)

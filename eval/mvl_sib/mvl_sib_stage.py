@@ -56,38 +56,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(config: Config) -> int:
 
-    root = require(config.paths.mvl_sib, "MVL-SIB folder", "mvl_sib")
-    image_root = require(root / config.images, "MVL-SIB image folder", "mvl_sib")
-    image_set = ImageSet(
-        image_root, tuple(sorted(p.name for p in image_root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES))
-    )
-    # Never skipped, whatever eval.common.on_bad_row says: these are the thumbnails of a small curated,
-    # checksummed manifest (mvl_sib_images re-encodes each one), so a bad one is a broken build, and
-    # leaving it out would drop its instances from every task and language.
-    screen_all = BadRowPolicy("skip", 1.0)  # every image screened, then the first bad one named
-    image_set, quarantine = usable_images(image_set, config.common, image_root, "eval_mvl_sib", screen_all)
-    if quarantine.bad:
-        raise BabelforgeError(
-            f"{quarantine.bad[0][1].message()}; MVL-SIB's images are a small curated set and never skipped: "
-            "rebuild them (dvc repro mvl_sib_images)"
+    with image_cache(config.common, config.runner) as cache:  # a Ray address is asked first
+        models = load_models(config.common)  # each one checked before the inputs are read
+        root = require(config.paths.mvl_sib, "MVL-SIB folder", "mvl_sib")
+        image_root = require(root / config.images, "MVL-SIB image folder", "mvl_sib")
+        image_set = ImageSet(
+            image_root, tuple(sorted(p.name for p in image_root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES))
         )
-    wanted = requested_languages(config.languages, language_resolver(config.common))
-    tables = TablesOnDemand()
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p != image_root):
-        if config.configs is not None and folder.name not in config.configs:
-            continue
-        for file in sorted(folder.glob("*.parquet")):
-            if wanted is None or file.stem in wanted:
-                tables[(folder.name, file.stem)] = file
-    if not tables:
-        raise BabelforgeError(f"{root}: no <task>_k<k>/<lang>.parquet tables for eval.mvl_sib.configs/languages")
-    missing = sorted(set(wanted or ()) - {lang for _, lang in tables})
-    if missing:
-        raise BabelforgeError(f"eval.mvl_sib.languages: {', '.join(missing)} have no tables under {root}")
-    version = dataset_version(root)
-    rows = []
-    with image_cache(config.common, config.runner) as cache:
-        for model in load_models(config.common):
+        # Never skipped, whatever eval.common.on_bad_row says: these are the thumbnails of a small curated,
+        # checksummed manifest (mvl_sib_images re-encodes each one), so a bad one is a broken build, and
+        # leaving it out would drop its instances from every task and language.
+        screen_all = BadRowPolicy("skip", 1.0)  # every image screened, then the first bad one named
+        image_set, quarantine = usable_images(image_set, config.common, image_root, "eval_mvl_sib", screen_all)
+        if quarantine.bad:
+            raise BabelforgeError(
+                f"{quarantine.bad[0][1].message()}; MVL-SIB's images are a small curated set and never skipped: "
+                "rebuild them (dvc repro mvl_sib_images)"
+            )
+        wanted = requested_languages(config.languages, language_resolver(config.common))
+        tables = TablesOnDemand()
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and p != image_root):
+            if config.configs is not None and folder.name not in config.configs:
+                continue
+            for file in sorted(folder.glob("*.parquet")):
+                if wanted is None or file.stem in wanted:
+                    tables[(folder.name, file.stem)] = file
+        if not tables:
+            raise BabelforgeError(f"{root}: no <task>_k<k>/<lang>.parquet tables for eval.mvl_sib.configs/languages")
+        missing = sorted(set(wanted or ()) - {lang for _, lang in tables})
+        if missing:
+            raise BabelforgeError(f"eval.mvl_sib.languages: {', '.join(missing)} have no tables under {root}")
+        version = dataset_version(root)
+        rows = []
+        for model in models:
             rows += mvl_sib_rows(model, tables, image_set, cache, seed=config.common.seed, dataset_version=version)
     write_run(
         "mvl_sib",

@@ -102,33 +102,34 @@ def run(config: Config) -> int:
     wanted = requested_languages(config.languages, language_resolver(config.common))
     if config.prompts_dataset and not config.dataset:
         raise BabelforgeError("eval.zeroshot.prompts_dataset (--prompts-dataset) goes with a dataset (--dataset)")
-    datasets = [open_dataset(spec) for spec in (config.dataset, config.prompts_dataset) if spec]
-    if datasets:
-        labels, translated, sources = published_inputs(datasets, wanted, config.drop_duplicate_labels)
-    else:
-        labels_path = require(paths.labels, "labels table", "labels")
-        labels = labels_by_language(read_table(labels_path), config.drop_duplicate_labels)
-        labels = select_languages(labels, wanted, str(labels_path))
-        prompts_path = Path(paths.prompts)
-        translated = translated_templates(read_table(prompts_path)) if prompts_path.exists() else {}
-        if not prompts_path.exists():
-            info(f"eval_zeroshot: no {prompts_path}; every language uses the {config.fallback} fallback")
-        sources = {"labels": dataset_version(labels_path), "prompts": dataset_version(prompts_path)}
-    english = read_templates(require(config.english_templates or ENGLISH_TEMPLATES, "template list", "prompts"))
-    knowledge = None
-    if config.knowledge:
-        table = read_table(require(paths.wordnet, "WordNet table", "wordnet"))
-        knowledge = {int(c): str(d) for c, d in zip(table["class_idx"], table["definition"]) if d}
-    image_set = read_classification_set(
-        require_images(config.images, "eval.zeroshot.images"), {wnid: idx for idx, wnid in imagenet_classes()}
-    )
-    # the images no model can read are left out (eval.common.on_bad_row), the same for every model
-    image_set, quarantine = usable_images(image_set, config.common, config.images, "eval_zeroshot")
-    image_set_hash = image_set.content_hash()
-    labels_version = sources["labels"]
-    rows = []
-    with image_cache(config.common, config.runner) as cache:
-        for model in load_models(config.common):
+    with image_cache(config.common, config.runner) as cache:  # a Ray address is asked first
+        models = load_models(config.common)  # each one checked before the inputs are read
+        datasets = [open_dataset(spec) for spec in (config.dataset, config.prompts_dataset) if spec]
+        if datasets:
+            labels, translated, sources = published_inputs(datasets, wanted, config.drop_duplicate_labels)
+        else:
+            labels_path = require(paths.labels, "labels table", "labels")
+            labels = labels_by_language(read_table(labels_path), config.drop_duplicate_labels)
+            labels = select_languages(labels, wanted, str(labels_path))
+            prompts_path = Path(paths.prompts)
+            translated = translated_templates(read_table(prompts_path)) if prompts_path.exists() else {}
+            if not prompts_path.exists():
+                info(f"eval_zeroshot: no {prompts_path}; every language uses the {config.fallback} fallback")
+            sources = {"labels": dataset_version(labels_path), "prompts": dataset_version(prompts_path)}
+        english = read_templates(require(config.english_templates or ENGLISH_TEMPLATES, "template list", "prompts"))
+        knowledge = None
+        if config.knowledge:
+            table = read_table(require(paths.wordnet, "WordNet table", "wordnet"))
+            knowledge = {int(c): str(d) for c, d in zip(table["class_idx"], table["definition"]) if d}
+        image_set = read_classification_set(
+            require_images(config.images, "eval.zeroshot.images"), {wnid: idx for idx, wnid in imagenet_classes()}
+        )
+        # the images no model can read are left out (eval.common.on_bad_row), the same for every model
+        image_set, quarantine = usable_images(image_set, config.common, config.images, "eval_zeroshot")
+        image_set_hash = image_set.content_hash()
+        labels_version = sources["labels"]
+        rows = []
+        for model in models:
             rows += zeroshot_rows(
                 model,
                 image_set,

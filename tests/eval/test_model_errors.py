@@ -2,7 +2,7 @@
 family built with the family's own library: a family prefix on another family's folder (said while the
 flags are read, before anything asks a library or the Hub), a Hub id without its revision (one line for
 every family), a revision on a local folder (refused for every family), towers whose vectors differ in
-size (said at load, measured), SigLIP's real output size, and `eval_paper --as` taking the spec as it
+size (said at load, measured, before any stage reads its inputs), SigLIP's real output size, and `eval_paper --as` taking the spec as it
 was given to `--model`."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,8 @@ from babelforge.eval.paper.tables import read_models
 from tests.eval.test_models import save_siglip
 from tests.eval.tiny_text_only import DIM, build_tiny_mclip_legacy
 from tests.shared import built_once
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -201,13 +204,49 @@ def test_siglip_gives_the_size_its_towers_output_not_its_hidden_size(tiny_clip_d
     assert paired.embedding_dim == DIM and paired.encode_texts(["ein Hund"]).shape == (1, DIM)
 
 
-def test_towers_whose_vectors_differ_in_size_are_one_line_at_load(tiny_clip_dir, tmp_path):
-    folder = siglip_folder(tmp_path / "odd", tiny_clip_dir, text_projection=32, vision_hidden=DIM)
+@pytest.fixture
+def odd_towers(tiny_clip_dir, tmp_path):
+    """A tiny SigLIP whose text vectors are 32-d and its image vectors DIM-d."""
+    return siglip_folder(tmp_path / "odd", tiny_clip_dir, text_projection=32, vision_hidden=DIM)
+
+
+def test_towers_whose_vectors_differ_in_size_are_one_line_at_load(odd_towers):
     with pytest.raises(BabelforgeError) as error:
-        load_model(str(folder), device="cpu")
+        load_model(str(odd_towers), device="cpu")
     message = str(error.value)
     assert "\n" not in message
-    assert message.startswith(f"model {folder}: its text tower gives 32-d vectors and its image tower {DIM}-d")
+    assert message.startswith(f"model {odd_towers}: its text tower gives 32-d vectors and its image tower {DIM}-d")
+
+
+STAGES_WITH_MODELS = ["eval_zeroshot", "eval_retrieval", "eval_mvl_sib", "eval_clipscore"]
+
+
+def stage_error(stage: str, folder, capsys, *models) -> str:
+    """The stderr of `babelforge STAGE --model ...` under the project's params.yaml, run in an empty
+    `folder`: none of the inputs its settings name is there, so a model checked only after the inputs
+    are read would be refused with the first missing input instead."""
+    folder.mkdir()
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        flags = [flag for model in models for flag in ("--model", str(model))]
+        assert main([stage, "--params", str(REPO / "params.yaml"), *flags]) == 1
+    finally:
+        os.chdir(cwd)
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stage", STAGES_WITH_MODELS)
+def test_towers_whose_vectors_differ_are_refused_before_a_stage_reads_its_inputs(stage, odd_towers, tmp_path, capsys):
+    err = stage_error(stage, tmp_path / "empty", capsys, odd_towers)
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"babelforge {stage}: error: model {odd_towers}: its text tower gives 32-d vectors"), err
+
+
+def test_every_model_of_a_run_is_checked_before_the_first_is_scored(odd_towers, tiny_clip_dir, tmp_path, capsys):
+    """The second model's towers are refused before the inputs are read and the first model scored."""
+    err = stage_error("eval_retrieval", tmp_path / "empty", capsys, tiny_clip_dir, odd_towers)
+    assert err.startswith(f"babelforge eval_retrieval: error: model {odd_towers}: its text tower gives 32-d"), err
 
 
 def test_the_measured_size_is_each_familys_real_output(family_dirs, tiny_clip_dir):

@@ -40,6 +40,8 @@ STAGES = {
     "mvl_sib": ["mvl_sib"],
     "nllb": ["nllb"],
     "prompts": ["prompts"],
+    # the models params.yaml lists: an eval stage loads and checks them before it reads its inputs
+    "eval_tiny_clip": ["eval_tiny_clip"],
 }
 
 
