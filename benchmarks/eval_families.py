@@ -12,7 +12,7 @@ The tiny models differ in size (a 1-layer ViT of 32 px beside a 2-layer XLM-R), 
 compare what each family's path costs around a model this small: preprocessing, tokenising,
 batching, normalising. Real checkpoints are dominated by their transformer layers instead.
 
-    python benchmarks/eval_families.py [--images 256] [--texts 1024] [--repeats 3] [--threads 1]
+    python benchmarks/eval_families.py [--images 256] [--texts 1024] [--repeats 3] [--threads 1] [--every-tower]
 """
 
 from __future__ import annotations
@@ -53,9 +53,10 @@ LANGUAGE_WORDS = (
 )
 
 
-def build_models(folder: Path) -> dict[str, str]:
+def build_models(folder: Path, every_tower: bool) -> dict[str, str]:
     """label -> spec of each family's tiny model (the tiny CLIP is the baseline and M-CLIP's and the
-    sentence-transformers model's image tower)."""
+    sentence-transformers model's image tower); open_clip's XLM-R and NLLB-SigLIP towers only with
+    `every_tower` (the tiny NLLB they need is the slowest build)."""
     from babelforge.eval.sample.tiny_clip_stage import build_tiny_clip
     from babelforge.translation.tiny import build_tiny_hf
     from tests.eval.tiny_open_clip import build_clip_bpe, build_nllb_siglip, build_xlmr_clip
@@ -63,15 +64,17 @@ def build_models(folder: Path) -> dict[str, str]:
 
     clip = build_tiny_clip(folder / "clip", seed=0)
     xlmr = build_tiny_xlmr(folder / "xlmr", seed=0)
-    nllb = build_tiny_hf(folder / "nllb", REPO / ".." / "shared" / "data" / "sib-200" / "annotated", seed=0)
-    return {
+    specs = {
         "hf (transformers CLIP)": str(clip),
         "open_clip (CLIP, byte-pair)": str(build_clip_bpe(folder / "oc-bpe", seed=0)),
-        "open_clip (XLM-R tower)": str(build_xlmr_clip(folder / "oc-xlmr", seed=0)),
-        "open_clip (NLLB-SigLIP)": str(build_nllb_siglip(folder / "oc-nllb", nllb, seed=0)),
-        "mclip (+ tiny CLIP images)": f"{build_tiny_mclip(folder / 'mclip', xlmr, seed=0)}+{clip}",
-        "st (+ tiny CLIP images)": f"{build_tiny_st(folder / 'st', xlmr, seed=0)}+{clip}",
     }
+    if every_tower:
+        nllb = build_tiny_hf(folder / "nllb", REPO / ".." / "shared" / "data" / "sib-200" / "annotated", seed=0)
+        specs["open_clip (XLM-R tower)"] = str(build_xlmr_clip(folder / "oc-xlmr", seed=0))
+        specs["open_clip (NLLB-SigLIP)"] = str(build_nllb_siglip(folder / "oc-nllb", nllb, seed=0))
+    specs["mclip (+ tiny CLIP images)"] = f"{build_tiny_mclip(folder / 'mclip', xlmr, seed=0)}+{clip}"
+    specs["st (+ tiny CLIP images)"] = f"{build_tiny_st(folder / 'st', xlmr, seed=0)}+{clip}"
+    return specs
 
 
 def rss_mb() -> float:
@@ -123,6 +126,12 @@ def main() -> int:
     parser.add_argument("--texts", type=int, default=1024, help="prompts encoded per repeat")
     parser.add_argument("--repeats", type=int, default=3, help="best of this many timed passes")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument(
+        "--every-tower",
+        action="store_true",
+        help="also open_clip's XLM-R and NLLB-SigLIP towers (the docs' figures; about 90 s on 2 cores, "
+        "against under a minute without)",
+    )
     parser.add_argument("--measure", metavar="SPEC", help=argparse.SUPPRESS)  # the child process's one model
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -148,7 +157,7 @@ def main() -> int:
             for i in range(args.texts)
         ]
         (work / "texts.json").write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
-        specs = build_models(work / "models")
+        specs = build_models(work / "models", args.every_tower)
         results = {}
         for label, spec in specs.items():
             command = [sys.executable, __file__, "--measure", spec, "--workdir", str(work)]

@@ -12,6 +12,7 @@ warm-up batch; the scores of both settings are compared (order restored).
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import sys
@@ -43,10 +44,12 @@ def xtd_pairs(n: int | None, seed: int = 0) -> tuple[list[str], list[str], list[
     return [s for s, _ in pairs[:n]], [t for _, t in pairs[:n]], corpus
 
 
-def timed(scorer, sources, translations) -> tuple[float, list[float]]:
-    start = time.perf_counter()
+def timed(scorer, sources, translations) -> tuple[float, float, list[float]]:
+    """(wall seconds, this process's CPU seconds, scores): on a loaded machine the wall time grows with
+    the load while the CPU seconds stay near the work done (torch's threads spinning add some)."""
+    start, cpu = time.perf_counter(), time.process_time()
     scores = scorer.score(sources, translations)
-    return time.perf_counter() - start, scores
+    return time.perf_counter() - start, time.process_time() - cpu, scores
 
 
 def main() -> int:
@@ -82,13 +85,13 @@ def main() -> int:
     scorer = scorers[True]
     n = len(sources)
     median = lambda results: sorted(results, key=lambda r: r[0])[len(results) // 2]  # noqa: E731
-    (t_sorted, s_sorted), (t_plain, s_plain) = median(runs[True]), median(runs[False])
+    (t_sorted, cpu_sorted, s_sorted), (t_plain, cpu_plain, s_plain) = median(runs[True]), median(runs[False])
     print(
         f"pairs: {n} (XTD en -> 10 languages), batch size {args.batch_size}, device {scorer.device}, "
-        f"median of {args.repeats} alternating runs"
+        f"median of {args.repeats} alternating runs; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
-    print(f"length-sorted: {n / t_sorted:8.1f} items/s ({t_sorted:.2f} s)")
-    print(f"unsorted:      {n / t_plain:8.1f} items/s ({t_plain:.2f} s)")
+    print(f"length-sorted: {n / t_sorted:8.1f} items/s ({t_sorted:.2f} s; {cpu_sorted:.2f} s CPU)")
+    print(f"unsorted:      {n / t_plain:8.1f} items/s ({t_plain:.2f} s; {cpu_plain:.2f} s CPU)")
     print(f"speed-up from length sorting: {t_plain / t_sorted:.2f}x")
     print(f"largest score difference between the two orders: {max(abs(a - b) for a, b in zip(s_sorted, s_plain)):.2e}")
     if args.sample_log:
