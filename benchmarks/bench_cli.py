@@ -8,7 +8,13 @@ import argparse
 
 
 class BenchmarkHelp(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The description as written, and every option's default."""
+    """The description as written, and every option's default that says something: not an unset
+    option's None nor an off switch's False (a help text that says what its absence means stays as is)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def benchmark_parser(docstring: str | None) -> argparse.ArgumentParser:

@@ -74,6 +74,9 @@ def test_help_explains_and_starts_nothing(name):
     # the module docstring as written (benchmarks/bench_cli.py): its first paragraph, line breaks kept
     summary = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))).split("\n\n")[0]
     assert summary in result.stdout, result.stdout[:1000]
+    # an unset option or an off switch says nothing about its default
+    said = " ".join(result.stdout.split())
+    assert "(default: None)" not in said and "(default: False)" not in said, result.stdout
     assert script.parent.joinpath("results").stat().st_mtime_ns == before  # nothing measured nor saved
 
 
