@@ -33,7 +33,6 @@ the real models cost is projected from measured per-item rates (`--report`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -46,6 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import yaml
+from bench_cli import benchmark_parser
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -438,9 +438,7 @@ def save(result: dict, merge: bool) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = benchmark_parser(__doc__)
     parser.add_argument(
         "--scale",
         action="append",

@@ -15,6 +15,8 @@ import json
 import math
 from pathlib import Path
 
+from bench_cli import benchmark_parser
+
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "benchmarks.md"
 PLOT = REPO / "docs" / "full-rehearsal.png"
@@ -228,10 +230,9 @@ def write_report(results_path: Path) -> None:
 
 
 def main() -> None:
-    import argparse
 
     # No options: the parser is there so that --help explains before anything is written.
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = benchmark_parser(__doc__)
     parser.parse_args()
     write_report(REPO / "benchmarks" / "results" / "full_rehearsal.json")
 
