@@ -26,6 +26,7 @@ from babelforge.babel_imagenet.reviews import labels_review_coverage
 from tests.browser import CHROMIUM, chromium_page
 from tests.docs_blocks import shell_blocks
 from tests.project import command_env, copy_project, guide_block, keep_built_stages, run
+from tests.shared import built_once
 
 pytestmark = pytest.mark.slow
 
@@ -50,9 +51,10 @@ def ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory, shared_data):
-    copy = copy_project(tmp_path_factory.mktemp("journey"))
+def build_journey_project(copy, shared_data):
+    """The project copied into `copy`, its chain built and committed: the built checkout a guide starts from."""
+    copy.mkdir(parents=True)
+    copy_project(copy)
     params = yaml.safe_load((copy / "params.yaml").read_text())
     params["fetch"]["mirror"] = str(shared_data)
     params["mvl_sib"]["languages"] = ["eng_Latn", "deu_Latn"]
@@ -67,7 +69,26 @@ def project(tmp_path_factory, shared_data):
     # with the eval stages' tiny models and images: the docs' runnable evaluation blocks use them
     assert CARD in ran(run(["dvc", "repro", CARD, "eval_tiny_clip", "eval_images"], copy, env, timeout=1800))
     assert CARD in keep_built_stages(copy, env)
-    return copy, env
+    run(["git", "add", "-A"], copy, env)  # the built checkout a guide starts from: its lock and metrics committed
+    run(["git", "commit", "-qm", "the build"], copy, env)
+    return copy
+
+
+@pytest.fixture(scope="session")
+def built_project(tmp_path_factory, shared_data):
+    """The committed build, once per run for every xdist worker (tests/shared.py): a test of this file
+    that another worker takes (worksteal) finds it built instead of building it again. Read it, never
+    write into it: `project` gives a copy to change."""
+    return built_once(tmp_path_factory, "review-journey", lambda folder: build_journey_project(folder, shared_data))
+
+
+@pytest.fixture()
+def project(built_project, tmp_path):
+    """A copy of the committed build of its own (the journey changes, rebuilds and undoes; the docs'
+    blocks write into the checkout)."""
+    copy = tmp_path / "journey"
+    shutil.copytree(built_project, copy, symlinks=True)
+    return copy, command_env(copy)
 
 
 def changed_stages(copy, env) -> set[str]:
@@ -83,8 +104,7 @@ def german(copy):
 
 def test_review_journey(project, tmp_path):
     copy, env = project
-    run(["git", "add", "-A"], copy, env)  # the built checkout a guide starts from: its lock and metrics committed
-    run(["git", "commit", "-qm", "the build"], copy, env)
+    assert run(["git", "status", "--porcelain"], copy, env) == ""  # the committed build
     assert ran(run(["dvc", "repro", CARD], copy, env)) == set()  # up to date: a second repro runs nothing
     before = tmp_path / "labels-before.parquet"
     shutil.copy(copy / "data" / "babel_imagenet" / "labels.parquet", before)
@@ -237,8 +257,8 @@ def test_review_journey(project, tmp_path):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
-def test_real_german_page_lists_every_class_and_filters_to_the_flagged(project, tmp_path):
-    copy, _ = project
+def test_real_german_page_lists_every_class_and_filters_to_the_flagged(built_project, tmp_path):
+    copy = built_project  # read only: the page and the labels
     page_path = copy / "reports" / "audit" / "deu_Latn.html"
     record = json.loads((copy / "reports" / "audit" / "deu_Latn.json").read_text())
     n_german = len(german(copy))
@@ -263,9 +283,9 @@ def test_real_german_page_lists_every_class_and_filters_to_the_flagged(project, 
 
 
 def test_the_docs_runnable_blocks_run_as_written_on_the_built_checkout(project):
-    """Every block README.md and docs/ mark `<!-- runnable -->`, verbatim, in page order, on this
-    built checkout (after the journey's undo steps: the committed build); each exits 0 and none
-    leaves a tracked file changed (tests/test_docs_commands.py checks the marks and placeholders)."""
+    """Every block README.md and docs/ mark `<!-- runnable -->`, verbatim, in page order, on a copy of
+    the committed build; each exits 0 and none leaves a tracked file changed
+    (tests/test_docs_commands.py checks the marks and placeholders)."""
     copy, env = project
     blocks = [block for block in shell_blocks(copy) if block.runnable and not block.context]
     assert len(blocks) >= 10, [block.name for block in blocks]
