@@ -148,3 +148,27 @@ def test_a_flag_metavar_names_its_choices_or_list():
     assert flag_argument(stage, "--mode")[1]["metavar"] == "{a,b}"
     assert flag_argument(stage, "--names")[1]["metavar"] == "A[,B...]"
     assert "metavar" not in flag_argument(stage, "--strict")[1]  # a switch takes no value
+
+
+def test_every_group_lists_each_command_reading_it_once_pinned_ones_under_build():
+    from babelforge.core.stage_settings import params_groups
+    from babelforge.core.stage_table import table
+
+    groups = params_groups()
+    assert list(groups)[:2] == ["paths", "build"]
+    assert groups["build"][1] == [name for name, entry in table().items() if entry.pinned] != []
+    readers = {name for _, names in groups.values() for name in names}
+    assert all(len(names) == len(set(names)) for _, names in groups.values())
+    # a command whose config is set by its flags alone reads no params.yaml group (unless pinned)
+    assert "publish" not in readers and "diff" not in readers and "labels" in groups["paths"][1]
+
+
+@dataclasses.dataclass(frozen=True)
+class ByProfile:
+    GROUP = "toy"
+    profile: str = from_group(str, "profile", "the build profile")
+
+
+def test_a_stage_whose_config_reads_the_profile_is_rerun_for_it():
+    stage = Stage("toy", "", lambda config: 0, config=ByProfile, outs=("o",))
+    assert dvc_params(stage) == ["profile"]
