@@ -411,11 +411,14 @@ def stages_region(_: str) -> str:
 
 
 def benchmarks_region(_: str) -> str:
-    """Every script in benchmarks/ with the first paragraph of its docstring."""
+    """Every script in benchmarks/ (a file that runs as one: bench_cli.py is their shared parser) with the
+    first paragraph of its docstring."""
     import ast
 
     lines = ["| script | what it measures |", "| --- | --- |"]
     for path in sorted((REPO / "benchmarks").glob("*.py")):
+        if 'if __name__ == "__main__":' not in path.read_text(encoding="utf-8"):
+            continue
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         first = " ".join(doc.split("\n\n")[0].split()).removeprefix("Benchmark: ")
         lines.append(f"| `benchmarks/{path.name}` | {cell(first)} |")

@@ -21,9 +21,6 @@ from pathlib import Path
 from babelforge.core.declarations import declared_calls, declaring_files, keywords, literal, package_folders
 from babelforge.core.errors import BabelforgeError
 
-if typing.TYPE_CHECKING:
-    from babelforge.core.stages import Stage
-
 # In a foreach stage's paths, the item a run is for (a language view's name, say).
 FOREACH_KEY = "${key}"
 
@@ -165,8 +162,9 @@ def table() -> dict[str, Entry]:
     return {entry.name: entry for entry in _pipeline_order(entries)}
 
 
-def load(name: str) -> Stage:
-    """The declaration of command `name` (its module imported; an error importing it keeps its traceback)."""
+def load(name: str) -> typing.Any:
+    """The declaration of command `name`, a `babelforge.core.stages.Stage` (its module imported; an error
+    importing it keeps its traceback). Not imported here, not even for typing: stages.py imports this module."""
     entry = table()[name]
     stage = importlib.import_module(entry.module).STAGE
     if stage.name != name:

@@ -16,10 +16,10 @@ from babelforge.core.datasets import (
     artifact_path,
     citation,
     names,
-    resolve,
     slice_path,
     spec,
 )
+from babelforge.core.declarations import imported as resolve
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.licences import HF_LICENSES, Licence
 from babelforge.core.stages import Paths
