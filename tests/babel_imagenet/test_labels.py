@@ -242,6 +242,7 @@ def test_per_language_priority_in_rules():
         ("canis", False),  # a genus alone is also a vernacular word (lynx, python, gorilla)
         ("dingo", False),
         ("canidés", False),
+        ("Canis lupus dingo australis", False),  # a Latin name has at most three words
         ("Canis lupus dingo australis x", False),
         ("λύκος", False),
         ("canis lupé", False),  # the genus, then a word no Latin name has (French `python réticulé`)
