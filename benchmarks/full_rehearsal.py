@@ -17,7 +17,9 @@ Then `babelforge pins --update` pins what the profile leaves unpinned (from the 
 would from the Hub) and every stage of dvc.yaml runs as `dvc repro --single-item <stage>`, in pipeline
 order, each in a process of its own: its wall time, its peak RSS (the largest process of the stage's
 tree, `wait4`), the bytes and files of its outputs (dvc.lock) and the requests each stand-in answered
-are recorded. `dvc status` must be clean at the end. Results go to benchmarks/results/full_rehearsal.json
+are recorded. `dvc status` must be clean at the end. The copy runs its own frozen `babelforge` (its
+root first on PYTHONPATH), and `--resume` starts the driver again on it, so the working tree can change
+while a run in parts goes on. Results go to benchmarks/results/full_rehearsal.json
 (one entry per scale, replaced when that scale is run again); `--report` writes the table and plot.
 
 What is scaled (`SIZES`): ImageNet classes, BabelNet languages, MVL-SIB languages, caption rows, XM3600
@@ -344,6 +346,18 @@ def freeze_package(project: Path, repo: Path = REPO) -> None:
             shutil.copy2(source, frozen / entry.name)
 
 
+def frozen_package_env(work: Path, scales: list[str], environ: dict[str, str]) -> dict[str, str] | None:
+    """The environment that puts a resumed run's frozen package (its copy's root) first on the import
+    path, or None when it is first already, no copy is frozen yet, or several scales (several copies) run."""
+    if len(scales) != 1:
+        return None
+    project = work / scales[0] / "project"
+    first = environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+    if not (project / "babelforge").is_dir() or first == str(project):
+        return None
+    return {**environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(project), environ.get("PYTHONPATH")]))}
+
+
 def rehearse(scale_name: str, work: Path, only: list[str] | None, resume: bool, force: bool = False) -> dict:
     from tests.standins import files
 
@@ -463,6 +477,10 @@ def main() -> int:
             "--scale full --stages ... (hours, in parts), or --report (the table from saved results)"
         )
     only = args.stages.split(",") if args.stages else None
+    if args.resume and (env := frozen_package_env(args.work.resolve(), args.scale, dict(os.environ))):
+        # the stand-ins this process serves import babelforge too: a resumed part must serve them from
+        # the copy's frozen code, not the working tree's (edited since the run began), so start again on it
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
     failed = False
     for scale_name in args.scale:
         result = rehearse(scale_name, args.work.resolve(), only, args.resume, args.force)

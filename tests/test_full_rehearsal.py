@@ -136,3 +136,16 @@ def test_the_repositorys_package_links_all_resolve_inside_it():
     for entry in entries:
         assert entry.is_symlink(), entry
         entry.resolve().relative_to(full_rehearsal.REPO.resolve())
+
+
+def test_a_resumed_run_imports_its_copys_frozen_package_first(tmp_path):
+    # the driver serves the stand-ins, which import babelforge: resumed, it must take the copy's code
+    project = tmp_path / "full" / "project"
+    assert full_rehearsal.frozen_package_env(tmp_path, ["full"], {"PYTHONPATH": "/elsewhere"}) is None  # no copy yet
+    (project / "babelforge").mkdir(parents=True)
+    env = full_rehearsal.frozen_package_env(tmp_path, ["full"], {"PYTHONPATH": "/elsewhere", "HOME": "/h"})
+    assert env == {"PYTHONPATH": f"{project}:/elsewhere", "HOME": "/h"}
+    assert full_rehearsal.frozen_package_env(tmp_path, ["full"], {})["PYTHONPATH"] == str(project)
+    assert full_rehearsal.frozen_package_env(tmp_path, ["full"], env) is None  # first already: no second start
+    assert full_rehearsal.frozen_package_env(tmp_path, ["full", "10x"], {}) is None  # two copies: none is first
+    assert full_rehearsal.frozen_package_env(tmp_path, ["10x"], {}) is None  # that scale's copy is not frozen
