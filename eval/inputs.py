@@ -15,8 +15,9 @@ from babelforge.core.imagenet import read_imagenet_classes
 from babelforge.core.progress import info
 from babelforge.eval.cache import EvalRunnerConfig, ImageEmbeddingCache
 from babelforge.eval.config import CommonConfig
+from babelforge.eval.families import parse_spec
 from babelforge.eval.images import ImageSet, screen_images
-from babelforge.eval.models import load_model
+from babelforge.eval.models import check_stated_dims, load_model
 
 
 def require(path: str | Path, what: str, stage: str) -> Path:
@@ -66,6 +67,8 @@ def load_models(common: CommonConfig) -> Iterator:
             "params.yaml eval.common.models is empty; list models as {id: <model spec or path>, "
             "revision: <sha>} or pass --model SPEC"
         )
+    for spec in common.models:  # what the configs state, before torch is imported for the threads
+        check_stated_dims(parse_spec(spec.id, spec.revision))
     if common.threads:
         import torch
 

@@ -205,6 +205,7 @@ def load_ref(ref, device: str) -> DualEncoder:
         if problem:
             raise BabelforgeError(problem)
         check_local_weights(part)
+    check_stated_dims(ref)
     try:
         model = imported(family(ref.family).loader)(ref, device)
     except Exception as error:
@@ -243,11 +244,27 @@ def check_output_dims(model: DualEncoder, ref) -> None:
     could not be compared, and the scores would fail deep in a metric's matrix product instead."""
     text, image = output_dims(model)
     if text != image:
-        raise BabelforgeError(
-            f"model {ref.name}: its text tower gives {text}-d vectors and its image tower {image}-d; a text and "
-            "an image are compared in one embedding space, so both towers must give vectors of one size "
-            "(a checkpoint whose towers were trained together)"
-        )
+        raise BabelforgeError(towers_differ_line(ref.name, text, image))
+
+
+def check_stated_dims(ref) -> None:
+    """`check_output_dims` before any library is imported, where a local folder's config states both
+    sizes (its family's `stated_dims`): a mismatch it states is refused in under a second, not
+    after the seconds torch and transformers take to import. What it cannot read is measured at load."""
+    reader = family(ref.family).stated_dims
+    if ref.image or not ref.local or reader is None:
+        return
+    sizes = imported(reader)(Path(ref.id))
+    if sizes and sizes[0] != sizes[1]:
+        raise BabelforgeError(towers_differ_line(ref.name, *sizes))
+
+
+def towers_differ_line(name: str, text: int, image: int) -> str:
+    return (
+        f"model {name}: its text tower gives {text}-d vectors and its image tower {image}-d; a text and "
+        "an image are compared in one embedding space, so both towers must give vectors of one size "
+        "(a checkpoint whose towers were trained together)"
+    )
 
 
 def check_local_weights(ref) -> None:

@@ -46,6 +46,9 @@ class Family:
     loader: str  # "module:function": (ModelRef, device) -> DualEncoder
     detector: str | None = None  # "module:function": (folder) -> bool, this family's local folders
     text_only: bool = False  # a text encoder whose image tower is a second spec (+IMAGE_SPEC)
+    # "module:function": (folder) -> (text, image) vector sizes its config files state, or None; read
+    # without the library, so a mismatch is refused before torch is imported (babelforge.eval.models)
+    stated_dims: str | None = None
 
 
 # In detection order: a folder is the first family whose detector accepts it (`hf` last: any config.json).
@@ -96,6 +99,7 @@ FAMILIES: dict[str, Family] = {
             "hf:openai/clip-vit-base-patch32@<sha>",
             "babelforge.eval.families.hf:load",
             "babelforge.eval.families.hf:detect",
+            stated_dims="babelforge.eval.families.hf:stated_dims",
         ),
     )
 }

@@ -6,6 +6,7 @@ checkpoint's own tokenizer and its PIL image processor.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,6 +76,25 @@ class TransformersEncoder(DualEncoder):
         # Measured, not read from the config: where the vectors come out differs by architecture
         # (CLIP's projection_dim, SigLIP's text projection_size and vision hidden_size).
         return output_dims(self)[0]
+
+
+def stated_dims(folder: Path) -> tuple[int, int] | None:
+    """(text, image): the vector sizes a local checkpoint's config.json states, read as JSON so that a
+    mismatch is refused before torch and transformers are imported (seconds of a one-line error). SigLIP's
+    text head projects to `projection_size` (its hidden size when unset) and its image tower gives its
+    vision hidden size; the others project both towers to one `projection_dim`. None when not stated."""
+    try:
+        config = json.loads((folder / MARKER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    if config.get("model_type") == "siglip":
+        text, vision = config.get("text_config") or {}, config.get("vision_config") or {}
+        sizes = (text.get("projection_size") or text.get("hidden_size"), vision.get("hidden_size"))
+    else:
+        sizes = (config.get("projection_dim"),) * 2
+    return sizes if all(isinstance(size, int) for size in sizes) else None
 
 
 def load(ref, device: str) -> TransformersEncoder:

@@ -2,14 +2,18 @@
 family built with the family's own library: a family prefix on another family's folder (said while the
 flags are read, before anything asks a library or the Hub), a Hub id without its revision (one line for
 every family), a revision on a local folder (refused for every family), towers whose vectors differ in
-size (said at load, measured, before any stage reads its inputs), SigLIP's real output size, and `eval_paper --as` taking the spec as it
+size (from config.json before torch is imported where it states them, else measured at load, before any stage
+reads its inputs), SigLIP's real output size, and `eval_paper --as` taking the spec as it
 was given to `--model`."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +22,9 @@ import pytest
 from babelforge.cli import main
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval.families import FAMILIES, check_folder_family, marker_file, parse_spec
+from babelforge.eval.families.hf import stated_dims
 from babelforge.eval.flags import model_spec
-from babelforge.eval.models import load_model
+from babelforge.eval.models import check_stated_dims, load_model
 from babelforge.eval.paper.compare import match_models, parse_aliases, setup_differences
 from babelforge.eval.paper.tables import read_models
 from tests.eval.test_models import save_siglip
@@ -216,6 +221,47 @@ def test_towers_whose_vectors_differ_in_size_are_one_line_at_load(odd_towers):
     message = str(error.value)
     assert "\n" not in message
     assert message.startswith(f"model {odd_towers}: its text tower gives 32-d vectors and its image tower {DIM}-d")
+
+
+def test_towers_a_config_states_apart_are_refused_before_torch_is_imported(odd_towers):
+    # the same line as the measured check, but from config.json alone: torch's import is the seconds
+    script = (
+        "import sys\n"
+        "from babelforge.core.errors import BabelforgeError\n"
+        "from babelforge.eval.models import load_model\n"
+        "try:\n"
+        f"    load_model({str(odd_towers)!r}, device='cpu')\n"
+        "except BabelforgeError as error:\n"
+        "    print(error)\n"
+        "print('torch imported' if 'torch' in sys.modules else 'torch not imported')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    line, imported = out.splitlines()
+    assert line.startswith(f"model {odd_towers}: its text tower gives 32-d vectors and its image tower {DIM}-d")
+    assert imported == "torch not imported"
+
+
+def test_the_sizes_a_transformers_config_states(tmp_path):
+    def folder(config) -> Path:
+        path = tmp_path / str(len(list(tmp_path.iterdir())))
+        path.mkdir()
+        (path / "config.json").write_text(json.dumps(config))
+        return path
+
+    siglip = {"model_type": "siglip", "text_config": {"hidden_size": 32}, "vision_config": {"hidden_size": 48}}
+    assert stated_dims(folder(siglip)) == (32, 48)  # text: its hidden size when no projection is set
+    siglip["text_config"]["projection_size"] = 48
+    assert stated_dims(folder(siglip)) == (48, 48)  # text: its head's projection, not its hidden size
+    assert stated_dims(folder({"model_type": "clip", "projection_dim": 24})) == (24, 24)
+    assert stated_dims(folder({"model_type": "siglip", "text_config": {"hidden_size": 32}})) is None
+    assert stated_dims(folder({"model_type": "clip"})) is None  # not stated: measured at load
+    assert stated_dims(folder([1, 2])) is None
+    assert stated_dims(tmp_path / "absent") is None
+
+
+def test_a_paired_spec_is_left_to_the_measured_check(odd_towers, tiny_mclip_dir):
+    # the config of the image part says nothing of the text part's size: only the load can tell
+    check_stated_dims(parse_spec(f"mclip:{tiny_mclip_dir}+{odd_towers}"))  # no error before the load
 
 
 STAGES_WITH_MODELS = ["eval_zeroshot", "eval_retrieval", "eval_mvl_sib", "eval_clipscore"]
