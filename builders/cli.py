@@ -45,8 +45,7 @@ from babelforge.core.runs import (
     tracked_outputs,
 )
 from babelforge.core.stage_settings import flag_argument, setting_groups
-from babelforge.core.stage_table import load
-from babelforge.core.stages import Stage, named_settings, outputs
+from babelforge.core.stages import Stage, load, named_settings, outputs
 from babelforge.core.written_records import (
     WrittenRecords,
     file_stats,

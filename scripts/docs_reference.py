@@ -58,7 +58,7 @@ def code(value) -> str:
 def commands_page() -> str:
     from babelforge.cli import _top_parser, stage_parser
     from babelforge.commands import COMMANDS
-    from babelforge.core.stage_table import load
+    from babelforge.core.stages import load
 
     lines = [
         "# Commands",
@@ -379,7 +379,8 @@ def stages_region(_: str) -> str:
     """The DVC stages, from their declarations: what each does, writes, and the page about it."""
     import yaml
 
-    from babelforge.core.stage_table import load, table
+    from babelforge.core.stage_table import table
+    from babelforge.core.stages import load
 
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
 

@@ -37,8 +37,11 @@ from babelforge.core.config import declared_default  # noqa: E402
 from babelforge.core.datasets import LANGUAGE_VIEWS, REGISTRY, specs  # noqa: E402
 from babelforge.core.params import PROFILES  # noqa: E402
 from babelforge.core.stage_settings import dvc_params, params_groups  # noqa: E402
-from babelforge.core.stage_table import load, table  # noqa: E402
-from babelforge.core.stages import Stage  # noqa: E402
+from babelforge.core.stage_table import table
+from babelforge.core.stages import (
+    Stage,  # noqa: E402
+    load,  # noqa: E402
+)
 from babelforge.eval.families import FAMILIES  # noqa: E402
 from babelforge.eval.tasks import REGISTRY as TASK_REGISTRY  # noqa: E402
 from tests.imports import repo_files_run_by  # noqa: E402

@@ -32,7 +32,7 @@ def test_top_level_help_lists_every_stage_without_heavy_imports():
 def test_stage_module_imports_lightly_and_configures(name):
     module = COMMANDS[name].module
     modules = imported_after(
-        f"from babelforge.cli import stage_parser\nfrom babelforge.core.stage_table import load\n"
+        f"from babelforge.cli import stage_parser\nfrom babelforge.core.stages import load\n"
         f"stage = load({name!r})\nstage_parser(stage)\nassert callable(stage.run)"
     )
     assert not modules & set(HEAVY), f"{module} imports {sorted(modules & set(HEAVY))} at import time"

@@ -13,7 +13,7 @@ import pytest
 
 from babelforge.cli import PATH_METAVARS, main, stage_parser
 from babelforge.commands import COMMANDS
-from babelforge.core.stage_table import load
+from babelforge.core.stages import load
 
 # Every visible flag, with what it means wherever it appears.
 VOCABULARY = {

@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from babelforge.core.stage_settings import params_groups
-from babelforge.core.stage_table import load, table
+from babelforge.core.stage_table import table
+from babelforge.core.stages import load
 from tests.imports import REPO, package_dirs
 from tests.project import command_env, copy_project, run
 
@@ -112,7 +113,7 @@ STAGE = Stage(
     flags={"--out": ("paths.captions_xm", "the file to write")},
     deps=("${paths.xm3600}",),
     outs=("${paths.captions_xm}",),
-    paths={"captions_xm": ("data/captions_xm/captions.parquet", "the XM3600 captions per language")},
+    owns={"captions_xm": ("data/captions_xm/captions.parquet", "the XM3600 captions per language")},
 )
 '''
 

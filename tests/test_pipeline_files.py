@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from babelforge.core.config import load_config
-from babelforge.core.stage_table import load, table
+from babelforge.core.stage_table import table
+from babelforge.core.stages import load
 from tests.imports import REPO
 
 

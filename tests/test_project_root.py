@@ -153,7 +153,7 @@ def test_from_a_subfolder_the_project_params_file_is_no_ad_hoc_setting(tmp_path,
     found) is the stage's own run, not a run with another params file (which goes to a run folder)."""
 
     from babelforge.cli import at_project_root, stage_parser
-    from babelforge.core.stage_table import load
+    from babelforge.core.stages import load
 
     root = tmp_path / "proj"
     (root / "sub" / "my_clip").mkdir(parents=True)

@@ -16,7 +16,7 @@ import yaml
 
 from babelforge.cli import stage_parser
 from babelforge.commands import COMMANDS
-from babelforge.core.stage_table import load
+from babelforge.core.stages import load
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")

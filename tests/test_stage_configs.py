@@ -12,7 +12,7 @@ import yaml
 
 from babelforge.commands import COMMANDS
 from babelforge.core.config import describe, load_config
-from babelforge.core.stage_table import load
+from babelforge.core.stages import load
 
 
 @pytest.fixture(scope="module")

@@ -358,7 +358,7 @@ STAGE = Stage(
     outs=("${paths.audit}",),
     docs="docs/architecture/audit.md",
     taggers=tuple(TAGGERS),
-    paths={
+    owns={
         "audit": ("reports/audit", "the audit report"),
     },
 )

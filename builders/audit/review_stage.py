@@ -204,7 +204,7 @@ STAGE = Stage(
     configure=configure,
     tool=True,
     docs="docs/guides/review-labels.md",
-    paths={
+    owns={
         "reviews": ("resources/reviews", "people's review decisions, <lang key>.tsv each (in git)"),
     },
 )

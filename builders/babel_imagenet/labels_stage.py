@@ -403,7 +403,7 @@ STAGE = Stage(
     metrics=("${paths.metrics}/labels.json",),
     docs="docs/datasets/babel-imagenet.md",
     taggers=tuple(TAGGERS),
-    paths={
+    owns={
         "labels": ("data/babel_imagenet/labels.parquet", "Babel-ImageNet labels"),
         "languages": ("data/babel_imagenet/languages.parquet", "Babel-ImageNet languages table"),
         "candidates": (

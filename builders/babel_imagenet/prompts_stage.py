@@ -225,7 +225,7 @@ STAGE = Stage(
     pinned=True,
     docs="docs/datasets/prompts.md",
     taggers=tuple(TAGGERS),
-    paths={
+    owns={
         "prompts": ("data/babel_imagenet/prompts.parquet", "translated CLIP prompts"),
         "prompts_summary": ("data/babel_imagenet/prompts_summary.json", "prompt strategy summary"),
     },

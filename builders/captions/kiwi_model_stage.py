@@ -54,7 +54,7 @@ STAGE = Stage(
     outs=("${paths.kiwi_tiny}",),
     pinned=True,
     docs="docs/datasets/mt-captions.md",
-    paths={
+    owns={
         "kiwi_tiny": ("models/cometkiwi-tiny", "the tiny COMETKiwi checkpoint of the sample profile"),
     },
 )

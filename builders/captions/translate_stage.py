@@ -172,7 +172,7 @@ STAGE = Stage(
     ),
     pinned=True,
     docs="docs/datasets/mt-captions.md",
-    paths={
+    owns={
         "captions": ("data/captions", "MT caption artifacts"),
     },
 )

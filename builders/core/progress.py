@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 T = TypeVar("T")
 
-# Where the stage's lines go while stderr itself is sent elsewhere (core.runners.ray_output_to_log
+# Where the stage's lines go while stderr itself is sent elsewhere (core.ray_log.ray_output_to_log
 # sends it to a log file while Ray runs: Ray writes its own messages to the process's stderr).
 _terminal = None
 

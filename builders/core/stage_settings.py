@@ -16,8 +16,8 @@ from typing import Any
 from babelforge.core.config import declared_default, has_profile_choice
 from babelforge.core.determinism import BuildSettings
 from babelforge.core.numbers import ANY, number_flag
-from babelforge.core.stage_table import load, table
-from babelforge.core.stages import Stage, named_settings, paths_class
+from babelforge.core.stage_table import table
+from babelforge.core.stages import Stage, load, named_settings, paths_class
 
 
 def setting_groups(config: type, group: str | None = None) -> dict[str, type]:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib
 import re
-import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,12 +92,15 @@ def _entry(path: Path, module: str, call: ast.Call | None = None) -> Entry:
         deps,
         writes,
         computed,
-        _owned_paths(path, words.get("paths")),
+        _owned_paths(path, words),
     )
 
 
-def _owned_paths(path: Path, node: ast.AST | None) -> tuple[tuple[str, str, str], ...]:
-    """A declaration's `paths={name: (default, help)}`, which must be literal strings."""
+def _owned_paths(path: Path, words: dict[str, ast.AST]) -> tuple[tuple[str, str, str], ...]:
+    """A declaration's `owns={name: (default, help)}`, which must be literal strings."""
+    if "paths" in words:  # the keyword's earlier name, which read like a Config's `paths` group
+        raise BabelforgeError(f"{path}: Stage(paths=...) is now Stage(owns=...): the artifact paths the stage owns")
+    node = words.get("owns")
     value = literal(node) if node is not None else {}
     if not isinstance(value, dict) or not all(
         isinstance(name, str)
@@ -109,7 +110,7 @@ def _owned_paths(path: Path, node: ast.AST | None) -> tuple[tuple[str, str, str]
         and all(isinstance(part, str) for part in pair)
         for name, pair in value.items()
     ):
-        raise BabelforgeError(f"{path}: STAGE = Stage(paths=...) is a literal {{name: (default, help)}} of strings")
+        raise BabelforgeError(f"{path}: STAGE = Stage(owns=...) is a literal {{name: (default, help)}} of strings")
     return tuple((name, default, help_text) for name, (default, help_text) in value.items())
 
 
@@ -160,13 +161,3 @@ def table() -> dict[str, Entry]:
             raise BabelforgeError(f"two commands named {entry.name}: {seen[entry.name].module} and {entry.module}")
         seen[entry.name] = entry
     return {entry.name: entry for entry in _pipeline_order(entries)}
-
-
-def load(name: str) -> typing.Any:
-    """The declaration of command `name`, a `babelforge.core.stages.Stage` (its module imported; an error
-    importing it keeps its traceback). Not imported here, not even for typing: stages.py imports this module."""
-    entry = table()[name]
-    stage = importlib.import_module(entry.module).STAGE
-    if stage.name != name:
-        raise BabelforgeError(f"{entry.module}: STAGE is named {stage.name!r}, the table read {name!r}")
-    return stage

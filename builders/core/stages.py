@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import re
 import typing
 from collections.abc import Callable, Mapping
@@ -88,7 +89,7 @@ class Stage:
     # The artifact paths it owns (writes, or keeps in git): `paths:` name -> (default, help), written as
     # literals (read without importing the module). Every Config's `paths` field holds every stage's
     # (`Paths` below): the stage reading `paths.labels` names it, the labels stage declares it.
-    paths: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    owns: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
     # The language views it reads (babelforge.core.languages): its `registry()` is their rows, and its
     # dependency is them (`${paths.language_views}/<view>.tsv`), not resources/languages.tsv, so a
     # language its data lacks does not rerun it. () = the whole registry, as a dep it names itself.
@@ -130,6 +131,15 @@ class Stage:
         return str(value) if value else None
 
 
+def load(name: str) -> Stage:
+    """The declaration of command `name` (its module imported; an error importing it keeps its traceback)."""
+    entry = table()[name]
+    stage = importlib.import_module(entry.module).STAGE
+    if stage.name != name:
+        raise BabelforgeError(f"{entry.module}: STAGE is named {stage.name!r}, the table read {name!r}")
+    return stage
+
+
 def padded_item(what: str, deps: list[str], keys: tuple[str, ...]) -> dict[str, str]:
     """A foreach item's deps under `keys` (`${item.<key>}` in the template): a DVC template takes a
     fixed list of deps, so an item with fewer repeats its last one; more is an error naming `what`."""
@@ -153,7 +163,7 @@ _CORE_PATHS = (
 
 @functools.cache
 def paths_class() -> type:
-    """The `paths:` group as a frozen dataclass: every stage's `paths=` in pipeline order, then core's
+    """The `paths:` group as a frozen dataclass: every stage's `owns=` in pipeline order, then core's
     own. Assembled from the declarations (read, not imported), so core names no dataset."""
     owners: dict[str, str] = {}
     fields: list[tuple[str, type, Any]] = []

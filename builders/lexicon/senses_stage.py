@@ -125,7 +125,7 @@ STAGE = Stage(
     ),
     outs=("${paths.senses}",),
     docs="docs/guides/full-profile.md",
-    paths={
+    owns={
         "senses": ("data/senses", "one Parquet of senses per sense source"),
     },
 )

@@ -82,7 +82,7 @@ STAGE = Stage(
         "wordnet.classes",
     ),
     docs="docs/datasets/knowledge.md",
-    paths={
+    owns={
         "wordnet": ("data/wordnet/imagenet1k.parquet", "the 1,000 ImageNet classes with WordNet knowledge"),
     },
 )

@@ -194,7 +194,7 @@ STAGE = Stage(
     outs=("${paths.mvl_sib_reports}/check.json",),
     metrics=("${paths.metrics}/mvl_sib.json",),
     docs="docs/datasets/mvl-sib.md",
-    paths={
+    owns={
         "mvl_sib_reports": ("reports/mvl_sib", "MVL-SIB balance check"),
     },
 )

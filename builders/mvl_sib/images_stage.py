@@ -128,7 +128,7 @@ STAGE = Stage(
     deps=("${mvl_sib.images.manifest}",),
     outs=("${paths.mvl_sib_images}",),
     docs="docs/datasets/mvl-sib.md",
-    paths={
+    owns={
         "mvl_sib_images": ("data/mvl_sib_images", "MVL-SIB topic images"),
     },
 )

@@ -248,7 +248,7 @@ STAGE = Stage(
     ),
     outs=("${paths.mvl_sib}",),
     docs="docs/datasets/mvl-sib.md",
-    paths={
+    owns={
         "mvl_sib": ("data/mvl_sib", "MVL-SIB tasks per language"),
     },
 )

@@ -203,7 +203,7 @@ STAGE = Stage(
     ),
     outs=("${paths.raw}",),
     docs="docs/architecture/sources.md",
-    paths={
+    owns={
         "raw": ("data/raw", "fetched sources in the source-mirror layout"),
         "omw": ("data/raw/omw", "the fetched OMW data (index.toml, wns/<project>/): licences of OMW-derived labels"),
     },

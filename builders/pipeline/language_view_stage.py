@@ -95,7 +95,7 @@ STAGE = Stage(
     key_setting="view",
     in_params_yaml=False,
     docs="docs/guides/add-a-language.md",
-    paths={
+    owns={
         "language_views": ("build/languages", "language views: the registry rows each stage maps"),
     },
 )

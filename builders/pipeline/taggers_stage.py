@@ -10,8 +10,7 @@ import argparse
 import json
 
 from babelforge.commands import COMMANDS
-from babelforge.core.stage_table import load
-from babelforge.core.stages import Stage
+from babelforge.core.stages import Stage, load
 from babelforge.core.taggers import REGISTRY
 
 

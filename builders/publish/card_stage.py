@@ -253,7 +253,7 @@ STAGE = Stage(
     cmd_args="${key}",
     docs="docs/guides/publish.md",
     in_params_yaml=False,
-    paths={
+    owns={
         "hub": ("build/hub", "dataset card folders, one per dataset"),
     },
 )

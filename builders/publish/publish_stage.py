@@ -171,7 +171,7 @@ STAGE = Stage(
     tool=True,
     docs="docs/guides/publish.md",
     in_params_yaml=False,
-    paths={
+    owns={
         "releases": ("releases", "publish receipts, releases/<dataset>/NNNN-<version>.json (in git)"),
     },
 )

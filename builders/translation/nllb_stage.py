@@ -81,7 +81,7 @@ STAGE = Stage(
     outs=("${paths.nllb_model}",),
     pinned=True,
     docs="docs/datasets/prompts.md",
-    paths={
+    owns={
         "nllb_model": ("models/nllb-ct2", "the CTranslate2 NLLB model"),
     },
 )

@@ -247,7 +247,7 @@ STAGE = Stage(
         "xm3600_fetch.attributions_sha256",
     ),
     docs="docs/datasets/xm3600.md",
-    paths={
+    owns={
         "xm3600_release": (
             "data/xm3600_release",
             "the fetched XM3600 release: files, captions.jsonl, images/",

@@ -191,7 +191,7 @@ STAGE = Stage(
     deps=("${paths.xm3600_release}", "resources/languages.tsv"),
     outs=("${paths.xm3600}",),
     docs="docs/datasets/xm3600.md",
-    paths={
+    owns={
         "xm3600": ("data/xm3600", "XM3600 captions (captions.parquet), its caption set (xm3600.json), validation"),
     },
 )

@@ -165,7 +165,7 @@ STAGE = Stage(
     ),
     docs="docs/guides/evaluate.md",
     ad_hoc_outputs=AD_HOC_OUTPUTS,
-    paths={
+    owns={
         "eval_reports": ("reports/eval", "evaluation results"),
     },
 )

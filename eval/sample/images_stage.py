@@ -123,7 +123,7 @@ STAGE = Stage(
     outs=("${paths.eval_images}",),
     docs="docs/guides/evaluate.md",
     ad_hoc_outputs=AD_HOC_OUTPUTS,
-    paths={
+    owns={
         "eval_images": ("data/eval/images", "the sample profile's image sets"),
     },
 )

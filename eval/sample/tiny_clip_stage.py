@@ -117,7 +117,7 @@ STAGE = Stage(
     pinned=True,
     docs="docs/guides/evaluate.md",
     ad_hoc_outputs=AD_HOC_OUTPUTS,
-    paths={
+    owns={
         "tiny_clip": ("models/tiny_clip", "the tiny CLIP models of the sample profile"),
     },
 )

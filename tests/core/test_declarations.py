@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from babelforge.core import datasets, stage_table
+from babelforge.core import datasets, stage_table, stages
 from babelforge.core.declarations import declared_calls, declaring_files, imported, keywords, literal
 from babelforge.core.errors import BabelforgeError
 from babelforge.eval import tasks
@@ -91,7 +91,7 @@ def test_the_three_registries_are_found_by_the_one_mechanism():
     # a command's module is a *_stage.py anywhere below either folder: eval's stages beside the builders'
     modules = {entry.module for entry in stage_table.table().values()}
     assert {"babelforge.babel_imagenet.labels_stage", "babelforge.eval.zeroshot.zeroshot_stage"} <= modules
-    assert stage_table.load("labels").name == "labels"
+    assert stages.load("labels").name == "labels"
 
 
 def test_a_dataset_declaration_without_a_literal_name_is_refused_in_one_line(tmp_path, monkeypatch):

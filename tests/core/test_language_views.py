@@ -22,7 +22,7 @@ from babelforge.core.languages import (
     registry,
     view_text,
 )
-from babelforge.core.stage_table import load
+from babelforge.core.stages import load
 from babelforge.pipeline.language_view_stage import view_items, view_keys
 from tests.project import REPO
 

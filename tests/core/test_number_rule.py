@@ -17,7 +17,8 @@ from babelforge.core.config import describe, load_config, override, setting, set
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.numbers import Bounds, number_flag, number_problem
 from babelforge.core.stage_settings import flag_argument, params_groups
-from babelforge.core.stage_table import load, table
+from babelforge.core.stage_table import table
+from babelforge.core.stages import load
 
 
 @dataclass(frozen=True)

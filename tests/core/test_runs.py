@@ -16,7 +16,7 @@ from babelforge.commands import COMMANDS
 from babelforge.core.config import check_assignments
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.runs import given_settings, run_folder, run_name, run_outputs
-from babelforge.core.stage_table import load
+from babelforge.core.stages import load
 from babelforge.eval.flags import model_spec
 from babelforge.eval.tasks import names
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project

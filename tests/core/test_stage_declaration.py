@@ -48,8 +48,8 @@ def test_each_artifact_path_is_declared_by_the_stage_that_owns_it(tmp_path, monk
     def plant(name, text):
         (tmp_path / f"{name}_stage.py").write_text(textwrap.dedent(text), encoding="utf-8")
 
-    plant("make", 'STAGE = Stage("make", "h", run, outs=("${paths.made}",), paths={"made": ("data/m", "made")})\n')
-    plant("use", 'STAGE = Stage("use", "h", run, deps=("data/m",), outs=("x",), paths={"used": ("data/u", "used")})\n')
+    plant("make", 'STAGE = Stage("make", "h", run, outs=("${paths.made}",), owns={"made": ("data/m", "made")})\n')
+    plant("use", 'STAGE = Stage("use", "h", run, deps=("data/m",), outs=("x",), owns={"used": ("data/u", "used")})\n')
     import babelforge.core.stage_table as stage_table
 
     monkeypatch.setattr(stage_table, "package_folders", lambda: [(tmp_path, "pkg")])
@@ -62,14 +62,19 @@ def test_each_artifact_path_is_declared_by_the_stage_that_owns_it(tmp_path, monk
         ("used", "data/u", "used"),
         ("metrics", "metrics", fields[-1].metadata["help"]),
     ]
-    plant("again", 'STAGE = Stage("again", "h", run, tool=True, paths={"made": ("data/n", "again")})\n')
+    plant("again", 'STAGE = Stage("again", "h", run, tool=True, owns={"made": ("data/n", "again")})\n')
     stages.table.cache_clear()
     stages.paths_class.cache_clear()
     with pytest.raises(BabelforgeError, match=r"paths.made is declared twice: by pkg.\w+_stage and pkg.\w+_stage"):
         stages.paths_class()
-    plant("again", 'STAGE = Stage("again", "h", run, tool=True, paths={"made": "data/n"})\n')
+    plant("again", 'STAGE = Stage("again", "h", run, tool=True, owns={"made": "data/n"})\n')
     stages.table.cache_clear()
-    with pytest.raises(BabelforgeError, match=r"paths=\.\.\.\) is a literal"):
+    with pytest.raises(BabelforgeError, match=r"owns=\.\.\.\) is a literal"):
+        stages.table()
+    # the keyword's old name, as a guide written before the rename shows it: one line saying the new one
+    plant("again", 'STAGE = Stage("again", "h", run, tool=True, paths={"made": ("data/n", "again")})\n')
+    stages.table.cache_clear()
+    with pytest.raises(BabelforgeError, match=r"again_stage\.py: Stage\(paths=\.\.\.\) is now Stage\(owns=\.\.\.\)"):
         stages.table()
 
 

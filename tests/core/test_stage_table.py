@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 import babelforge.core.stage_table as stage_table
+import babelforge.core.stages as stages
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.stage_table import Entry, _entry, _pipeline_order, table, view_deps
 from tests.imports import REPO
@@ -72,11 +73,11 @@ def test_load_imports_the_declaration_and_refuses_one_renamed_after_the_table_re
         header + 'STAGE = Stage("first", "h", run, tool=True)\nSTAGE = Stage("later", "h", run, tool=True)\n',
     )
     assert list(stage_table.table()) == ["first", "good"]  # tools, by name
-    assert stage_table.load("good").name == "good"
+    assert stages.load("good").name == "good"
     with pytest.raises(
         BabelforgeError, match=r"^plantpkg\.renamed_stage: STAGE is named 'later', the table read 'first'$"
     ):
-        stage_table.load("first")
+        stages.load("first")
 
 
 def test_the_table_is_read_without_importing_the_commands():

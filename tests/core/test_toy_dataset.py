@@ -124,7 +124,7 @@ CAPTIONS = {
 }
 
 
-# Step 1: the artifact's path, once (in the repo: `paths={...}` in the declaration of the stage writing it).
+# Step 1: the artifact's path, once (in the repo: `owns={...}` in the declaration of the stage writing it).
 @dataclasses.dataclass(frozen=True)
 class ToyPaths(Paths):
     toy: str = setting("data/toy/captions.parquet", "toy captions")

@@ -9,7 +9,7 @@ import pytest
 
 from babelforge.cli import main
 from babelforge.core import shards
-from babelforge.core.stage_table import load
+from babelforge.core.stages import load
 from babelforge.eval.documents import ROW_KEYS
 from babelforge.eval.tasks import names
 from tests.eval.conftest import write_babel_imagenet_tables, write_sample_project

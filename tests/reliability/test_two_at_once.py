@@ -16,8 +16,7 @@ import yaml
 
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.locks import lock_path, stage_lock
-from babelforge.core.stage_table import load
-from babelforge.core.stages import outputs
+from babelforge.core.stages import load, outputs
 from tests.reliability.workspace import environment, leftovers
 
 
