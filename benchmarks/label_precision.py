@@ -29,12 +29,24 @@ import json
 import random
 import time
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from bench_cli import benchmark_parser
 
+from babelforge.babel_imagenet.label_evidence import (
+    FEATURES,
+    LEXICON_FEATURES,
+    RIDGE,
+    LexiconLayer,
+    fit_logistic,
+    label_features,
+    layer_of,
+    lexicon_features,
+    predict_logistic,
+)
 from babelforge.babel_imagenet.latent_truth import NOT_A_LABEL, candidate_classes, fit, label_posterior
 from babelforge.babel_imagenet.precision import (
     UNKNOWN_PRECISION,
@@ -184,131 +196,7 @@ def compare_choices(model, chosen: list, idx_of: dict, judged: dict) -> dict:
     }
 
 
-# The calibration layer's inputs, fixed before scoring (see the module doc).
-FEATURES = (
-    "rules_logit",
-    "omw_source",
-    "log_senses",
-    "multi_word",
-    "length_ratio",
-    "duplicate",
-    "ambiguous_source",
-    "frequency_choice",
-    "zipf",
-    "no_zipf",
-    "not_first_form",
-    "dropped_english",
-    "agreeing",
-)
-RIDGE = 1.0  # L2 penalty weight on the standardised coefficients (the intercept is free)
-
-
-def label_features(labels: pd.DataFrame, candidates: pd.DataFrame) -> pd.DataFrame:
-    """FEATURES of every non-English chosen label (lang, wnid, label, then one column each)."""
-    english = labels[labels["lang"] == "eng_Latn"].set_index("wnid")["label"].str.len()
-    rows = labels[(labels["lang"] != "eng_Latn") & labels["label"].map(lambda x: isinstance(x, str))]
-    chosen = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["zipf"]
-    zipf = pd.Series([chosen.get((lang, w), np.nan) for lang, w in zip(rows["lang"], rows["wnid"])], index=rows.index)
-    p = rows["p_correct"].clip(1e-3, 1 - 1e-3)
-    return pd.DataFrame(
-        {
-            "lang": rows["lang"],
-            "wnid": rows["wnid"],
-            "label": rows["label"],
-            "rules_logit": np.log(p / (1 - p)),
-            "omw_source": rows["source"].str.startswith("omw").astype(float),
-            "log_senses": np.log(rows["n_senses"].clip(lower=1)),
-            "multi_word": rows["label"].str.contains(" ").astype(float),
-            "length_ratio": np.log(rows["label"].str.len() / rows["wnid"].map(english).fillna(8)).abs(),
-            "duplicate": rows["is_duplicate"].astype(float),
-            "ambiguous_source": rows["ambiguous_source"].astype(float),
-            "frequency_choice": rows["rank_reason"].isin(["frequency", "learned_priority", "unique"]).astype(float),
-            "zipf": zipf.fillna(0.0),
-            "no_zipf": zipf.isna().astype(float),
-            "not_first_form": (rows["rank"] > 0).astype(float),
-            "dropped_english": (rows["n_dropped_english"] > 0).astype(float),
-            "agreeing": (rows["n_sources"] > 1).astype(float),
-        }
-    )
-
-
-# The lexicon layer's inputs (issue 48's second round), fixed before scoring like FEATURES: the rules'
-# log-odds and the evidence of FEATURES the first layer weighed most, plus what the candidates say of
-# the label's standing in its language's lexicon.
-LEXICON_FEATURES = (
-    "rules_logit",
-    "omw_source",
-    "synonym_support",
-    "silent_sources",
-    "label_polysemy",
-    "duplicate",
-    "not_first_form",
-    "source_forms",
-    "log_senses",
-    "multi_word",
-    "length_ratio",
-    "zipf",
-    "no_zipf",
-)
 RIDGES = (0.3, 1.0, 3.0, 10.0)  # the grid a fold chooses its ridge from (inner leave-one-language-out)
-
-
-def lexicon_features(features: pd.DataFrame, labels: pd.DataFrame, candidates: pd.DataFrame) -> pd.DataFrame:
-    """`features` (label_features' rows) with the lexicon evidence of each label added:
-
-    * synonym_support: other sources listing the label among any of their forms for the class, not
-      only as their first (candidates.parquet's `agreement`, less the label's own source; at most 2);
-    * silent_sources: the class's other sources that do not list it;
-    * label_polysemy: log(1 + the other classes of the language whose candidates include the label):
-      a word that names several ImageNet things in the language (botol, bottle, for the plant pot);
-    * source_forms: log of the forms the label's source gives for the class (a long list is a loose one).
-    """
-    usable = candidates[candidates["set_aside"] != "dropped_placeholder"]
-    keys = usable["label"].str.casefold()
-    classes_with = (
-        pd.DataFrame({"lang": usable["lang"], "key": keys, "wnid": usable["wnid"]})
-        .drop_duplicates()
-        .groupby(["lang", "key"])
-        .size()
-    )
-    class_sources = usable.groupby(["lang", "wnid"])["source"].nunique()
-    source_forms = usable.groupby(["lang", "wnid", "source"]).size()
-    agreement = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["agreement"]
-    label_source = labels.set_index(["lang", "wnid"])["source"]
-    where = list(zip(features["lang"], features["wnid"]))
-    agreeing = np.array([agreement.get(key, 1) for key in where])
-    out = features.copy()
-    out["synonym_support"] = np.minimum(agreeing - 1, 2).astype(float)
-    out["silent_sources"] = [float(max(class_sources.get(key, 1) - n, 0)) for key, n in zip(where, agreeing)]
-    out["label_polysemy"] = [
-        float(np.log1p(max(classes_with.get((lang, label.casefold()), 1) - 1, 0)))
-        for lang, label in zip(features["lang"], features["label"])
-    ]
-    out["source_forms"] = [float(np.log(source_forms.get((*key, label_source.get(key)), 1))) for key in where]
-    return out
-
-
-def fit_logistic(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, steps: int = 50) -> tuple:
-    """(mean, scale, weights) of an L2 logistic regression by Newton steps on standardised columns."""
-    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
-    z = np.column_stack([np.ones(len(x)), (x - mean) / scale])
-    w = np.zeros(z.shape[1])
-    penalties = np.full(z.shape[1], ridge)
-    penalties[0] = 0.0
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-z @ w))
-        gradient = z.T @ (p - y) + penalties * w
-        hessian = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalties)
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return mean, scale, w
-
-
-def predict_logistic(model: tuple, x: np.ndarray) -> np.ndarray:
-    mean, scale, w = model
-    return 1 / (1 + np.exp(-(np.column_stack([np.ones(len(x)), (x - mean) / scale]) @ w)))
 
 
 def leave_language_out(x: np.ndarray, y: np.ndarray, langs: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
@@ -485,6 +373,28 @@ def learned_checks(candidates: pd.DataFrame, labels: pd.DataFrame, judged: dict,
     }
 
 
+def weights_json(layer: LexiconLayer, report: dict, held_out: dict, args) -> str:
+    """The weights file the labels stage reads: the layer, what it was fitted on, how it scored held out."""
+    return (
+        json.dumps(
+            {
+                "layer": asdict(layer),
+                "ridge": RIDGE,
+                "fitted_on": {
+                    "sets": [str(OWN_JUDGED), Path(args.judged).name, str(Path(args.blind))],
+                    "judged": report["judged"],
+                    "wrong": report["wrong"],
+                },
+                "held_out_by_language": held_out,
+                "written_by": "benchmarks/label_precision.py --write-weights",
+            },
+            indent=1,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__)
     parser.add_argument("--data", default="data/babel_imagenet", help="the labels stage's output folder")
@@ -498,6 +408,14 @@ def main() -> None:
     parser.add_argument("--select", action="store_true", help="also score forward feature selection nested in folds")
     parser.add_argument(
         "--learned", action="store_true", help="also fit and score the latent-truth model (several minutes)"
+    )
+    parser.add_argument(
+        "--write-weights",
+        metavar="JSON",
+        nargs="?",
+        const="resources/label_precision_weights.json",
+        help="also write the lexicon layer fitted on every judged label, with its held-out figures, for the labels "
+        "stage (labels.p_correct: lexicon); review the figures before committing it",
     )
     args = parser.parse_args()
     start = time.perf_counter()
@@ -555,6 +473,17 @@ def main() -> None:
         "ridge_by_fold": ridge_by_fold,
         "selected_by_fold": selected_by_fold,
     }
+    if args.write_weights:
+        fixed = "lexicon layer, 13 fixed inputs, ridge 1"
+        held_out = {
+            r["set"]: {k: r[k] for k in ("labels", "brier_gain", "auc", "spearman_languages")}
+            for r in results
+            if r["figure"] == fixed
+        }
+        Path(args.write_weights).write_text(
+            weights_json(layer_of(whole, LEXICON_FEATURES), report, held_out, args), encoding="utf-8"
+        )
+        print(f"wrote {args.write_weights}")
     if args.learned:
         report["learned"] = learned_checks(candidates, labels, old, blind)
         for result in report["learned"]["checks"]:

@@ -11,10 +11,13 @@ from babelforge.babel_imagenet.candidates import candidates_frame
 from babelforge.babel_imagenet.forms import english_lemma_keys
 from babelforge.babel_imagenet.frequency import frequency_lookup, language_lean, wordfreq_version
 from babelforge.babel_imagenet.label_choice import PRECISION_FLOOR, drop_label, english_rows
+from babelforge.babel_imagenet.label_evidence import lexicon_p_correct, read_layer
 from babelforge.babel_imagenet.label_rules import Rules
 from babelforge.babel_imagenet.labels import choose_labels
 from babelforge.babel_imagenet.language_fates import fates_line, kept_languages, language_fates
 from babelforge.babel_imagenet.precision import (
+    ESTIMATED,
+    LEARNED,
     REVIEWED,
     KeptLanguage,
     floor_move_lines,
@@ -54,6 +57,7 @@ from babelforge.core.languages import ENGLISH, registry
 from babelforge.core.metrics import write_metrics
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
+from babelforge.core.resources import resource
 from babelforge.core.stages import Paths, Stage, stage_paths
 from babelforge.lexicon.senses import SENSE_COLUMNS, Sense, built_senses
 
@@ -109,6 +113,10 @@ class PrecisionFloor:
             raise BabelforgeError(f"labels.precision_floor: {', '.join(outside)} is above 1; a floor is a p_correct")
 
 
+# the lexicon layer's weights (benchmarks/label_precision.py --write-weights), read when labels.p_correct is lexicon
+WEIGHTS_FILE = "label_precision_weights.json"
+
+
 @dataclass(frozen=True)
 class Config:
     """The `labels` group of params.yaml."""
@@ -125,6 +133,14 @@ class Config:
     )
     source_priority: SourcePriority = setting(SourcePriority(), "the agreement ranking's source order")
     precision_floor: PrecisionFloor = setting(PrecisionFloor(), "the precision-coverage knob (p_correct floor)")
+    p_correct: Literal["rules", "lexicon"] = setting(
+        "lexicon",
+        "which figure is each label's p_correct (what the floor and the precision figures use); rules: its "
+        "source's learned precision moved by agreeing and silent sources (precision.py); lexicon: a logistic "
+        "layer on the rules' figure and the label's standing among its class's and language's candidates, "
+        f"weights fitted on judged labels (resources/{WEIGHTS_FILE}; held out by language it scores Brier 10 % below a "
+        "constant on random judged labels where the rules score 7 % above: docs/datasets/label-precision.md)",
+    )
     resolve_duplicates: bool = setting(
         {"sample": True, "full": False},
         "give a class another candidate when its label names several classes",
@@ -232,7 +248,15 @@ def run(config: Config) -> int:
     )
     trust = learned[0] if learned else None
     ordered_by = trust if rules.learned_priority and rules.ranking == "agreement" else None
-    p_correct = label_precisions(choices, trust)
+    p_rules = label_precisions(choices, trust)
+    english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
+    p_correct = dict(p_rules)
+    if config.p_correct == "lexicon":
+        p_correct.update(
+            lexicon_figure(
+                choices, english_choices, p_rules, classes, senses, english, rules, router, resource(WEIGHTS_FILE)
+            )
+        )
     floors = {lang: config.precision_floor.of(lang) for lang in sorted({c.lang for c in choices})}
     before: dict[str, list[float]] = {}
     for (lang, _synset), p in sorted(p_correct.items()):
@@ -250,13 +274,13 @@ def run(config: Config) -> int:
     kept = kept_languages(choices, config.min_classes)
     fates = language_fates(choices)
     choices = [c for c in choices if c.lang in kept]
-    english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
     kept[ENGLISH] = len(english_choices)
     fates[ENGLISH] = len(english_choices)
     all_choices = english_choices + choices
 
     p_correct.update({(ENGLISH, c.synset): REVIEWED for c in english_choices})  # the reference names
-    labels = labels_frame(all_choices, classes, p_correct)
+    p_rules.update({(ENGLISH, c.synset): REVIEWED for c in english_choices})
+    labels = labels_frame(all_choices, classes, p_correct, p_rules)
     # People's decisions come after the rules (resources/reviews/<lang>.tsv); a bad row stops here.
     labels, reviews, warnings = apply_review_folder(labels, classes, paths.reviews, english)
     labels.loc[labels["reviewed"], "p_correct"] = REVIEWED  # a person accepted or set it
@@ -271,6 +295,7 @@ def run(config: Config) -> int:
         source_weights(trust.estimates) if trust is not None else {},
         judgements_of(labels, reviews, candidates),
         reference=[ENGLISH],
+        basis=LEARNED if config.p_correct == "lexicon" else ESTIMATED,
     )
     languages = with_precision(languages, figures)
     record = provenance(
@@ -331,6 +356,19 @@ def run(config: Config) -> int:
         f"-> {paths.labels}, {paths.languages}"
     )
     return 0
+
+
+def lexicon_figure(choices, english_choices, p_rules, classes, senses, english, rules, router, weights) -> dict:
+    """(lang, synset) -> the lexicon layer's p_correct of every chosen non-English label, before the
+    floor: the tables the layer's evidence is read from (label_evidence.py), built from these choices."""
+    reference = {(ENGLISH, c.synset): REVIEWED for c in english_choices}
+    every = english_choices + list(choices)
+    labels = labels_frame(every, classes, {**p_rules, **reference})
+    candidates = candidates_frame(senses, every, classes, english, rules, router)
+    candidates["zipf"] = candidate_frequencies(candidates, rules)
+    synset_of = dict(zip(classes["wnid"], classes["synset"]))
+    figure = lexicon_p_correct(labels, candidates, read_layer(weights))
+    return {(lang, synset_of[wnid]): p for (lang, wnid), p in figure.items()}
 
 
 def last_build(path: str) -> Path | None:
@@ -394,6 +432,7 @@ STAGE = Stage(
         "${paths.reviews}",  # people's decisions: a changed review reruns labels and what reads them
         "resources/languages.tsv",
         "resources/confusables.tsv",  # Latin look-alikes in Cyrillic and Greek words (confusables.py)
+        "resources/label_precision_weights.json",  # the lexicon layer (labels.p_correct: lexicon)
     ),
     outs=(
         "${paths.labels}",

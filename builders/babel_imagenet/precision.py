@@ -56,6 +56,9 @@ LEVEL = 0.95  # the intervals' coverage
 MIN_MEASURED = 10  # reviewed rule labels a language needs before its figure is measured, not estimated
 JEFFREYS = 0.5  # the Beta prior of a measured share (Jeffreys)
 ESTIMATED, MEASURED, REFERENCE = "estimated", "measured", "reference"
+# estimated from the lexicon layer's p_correct (label_evidence.py: weights fitted on judged labels, labels.p_correct:
+# lexicon), where ESTIMATED is the rules' figure alone
+LEARNED = "learned"
 # an estimated figure none of whose sources another source or a review could check (one source per
 # class everywhere): its source precisions are the pooled prior's, so say so (issue 48)
 PRIOR = "prior"
@@ -164,8 +167,11 @@ class Estimate:
     expected_wrong: float = 0.0  # labels expected wrong: (1 - precision) x labels
 
     def text(self) -> str:
-        """`94.1 % [90.2-96.8] estimated` / `... measured (50 reviewed)` / `... prior only (no overlap)`."""
+        """`94.1 % [90.2-96.8] estimated` / `... learned (judged labels)` / `... measured (50 reviewed)` /
+        `... prior only (no overlap)`."""
         basis = f"{MEASURED} ({self.judged} reviewed)" if self.basis == MEASURED else self.basis
+        if self.basis == LEARNED:
+            basis = "learned (from judged labels)"
         if self.basis == PRIOR:
             basis = "prior only (no source overlap)"
         return f"{100 * self.precision:.1f} % [{100 * self.low:.1f}-{100 * self.high:.1f}] {basis}"
@@ -369,10 +375,12 @@ def language_figures(
     judgements: Mapping[str, Sequence[Judgement]],
     reference: Iterable[str] = (),
     min_measured: int = MIN_MEASURED,
+    basis: str = ESTIMATED,
 ) -> dict[str, LanguageFigure]:
     """lang -> its LanguageFigure. `labels`: (lang, p_correct, source, decided by a person) per
     label; `weights`: source_weights; `judgements`: lang -> its review_judgements; `reference`:
-    languages whose labels are the reference names (English)."""
+    languages whose labels are the reference names (English); `basis`: what an estimate rests on
+    (ESTIMATED: the rules' p_correct; LEARNED: the lexicon layer's)."""
     grouped: dict[str, list[tuple[float, str, bool]]] = defaultdict(list)
     for lang, p, source, decided in labels:
         grouped[lang].append((p, source, decided))
@@ -385,6 +393,7 @@ def language_figures(
             continue
         own = {source: w for (where, source), w in weights.items() if where == lang}
         estimated = estimate_language([p for p, _, _ in rows], [source for _, source, _ in rows], own)
+        estimated = replace(estimated, basis=basis)
         if all(weight <= PRIOR_STRENGTH for weight in own.values()):  # nothing checked any of its sources
             estimated = replace(estimated, basis=PRIOR)
         judged = judgements.get(lang, ())

@@ -39,9 +39,10 @@ INT_COLUMNS = (
 )
 
 
-def labels_frame(choices, classes, p_correct=None):
+def labels_frame(choices, classes, p_correct=None, p_rules=None):
     """Rows of labels.parquet from LabelChoices (only chosen labels) and the class table;
-    `p_correct`: (lang, synset) -> the label's p_correct (precision.py; None: not estimated)."""
+    `p_correct`: (lang, synset) -> the label's p_correct (precision.py; None: not estimated);
+    `p_rules`: the rules' figure, where the lexicon layer gave p_correct (its first input; None: p_correct)."""
     import pandas as pd
 
     by_synset = {row.synset: (row.class_idx, row.wnid) for row in classes.itertuples()}
@@ -64,6 +65,7 @@ def labels_frame(choices, classes, p_correct=None):
             "rank_reason": c.rank_reason,
             "ambiguous_source": c.ambiguous_source,
             "p_correct": (p_correct or {}).get((c.lang, c.synset)),
+            "p_rules": (p_rules if p_rules is not None else p_correct or {}).get((c.lang, c.synset)),
         }
         for c in choices
         if c.label is not None
@@ -74,6 +76,7 @@ def labels_frame(choices, classes, p_correct=None):
     for column in INT_COLUMNS:
         frame[column] = frame[column].astype("int32")
     frame["p_correct"] = frame["p_correct"].astype("float64")
+    frame["p_rules"] = frame["p_rules"].astype("float64")
     return frame
 
 
