@@ -429,6 +429,14 @@ def main() -> None:
     features = lexicon_features(label_features(labels, candidates), labels, candidates)
     keys = list(zip(features["lang"], features["wnid"], features["label"]))
     features = features[[key in judged for key in keys]].reset_index(drop=True)
+    if "p_rules" in labels and not labels["p_rules"].equals(labels["p_correct"]):
+        # The judged sets were drawn from a build whose floor used the rules' figure; a floor on the layer
+        # drops some of them, mostly wrong ones, which would flatter every figure scored here.
+        print(
+            f"note: this build's p_correct is the lexicon layer's, so its floor may have dropped judged labels "
+            f"({len(features)} of them are in it); score on the build the judged sets were drawn from: "
+            "dvc exp run -S labels.p_correct=rules, then --data on its output"
+        )
     keys = list(zip(features["lang"], features["wnid"], features["label"]))
     truth = np.array([judged[key] for key in keys], dtype=float)
     part = np.array([JUDGED_SETS[1] if key in blind else JUDGED_SETS[0] for key in keys])

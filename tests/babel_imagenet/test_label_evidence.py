@@ -16,7 +16,9 @@ from babelforge.babel_imagenet.label_evidence import (
     LEXICON_FEATURES,
     LexiconLayer,
     fit_logistic,
+    label_features,
     layer_of,
+    lexicon_features,
     lexicon_p_correct,
     read_layer,
 )
@@ -40,19 +42,56 @@ def test_the_committed_layer_weighs_every_lexicon_input_and_states_its_held_out_
 
 
 def test_a_layer_reads_back_as_written_and_a_short_weights_list_is_refused(tmp_path):
-    x = np.random.default_rng(3).normal(size=(200, 2))
-    y = (x[:, 0] > 0).astype(float)
+    x = np.random.default_rng(3).normal(size=(200, 2)) + 5.0  # inputs far from 0: standardising matters
+    y = (x[:, 0] > 5.0).astype(float)
     layer = layer_of(fit_logistic(x, y), ("a", "b"))
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"layer": {k: list(v) for k, v in vars(layer).items()}}))
     assert read_layer(path) == layer
-    frame = pd.DataFrame({"a": [2.0, -2.0], "b": [0.0, 0.0]})
+    frame = pd.DataFrame({"a": [7.0, 3.0], "b": [5.0, 5.0]})
     high, low = layer.predict(frame)
     assert high > 0.9 > 0.1 > low  # the input the verdicts follow moves the figure
-    broken = {"layer": {**{k: list(v) for k, v in vars(layer).items()}, "weights": list(layer.weights[:-1])}}
-    path.write_text(json.dumps(broken))
-    with pytest.raises(ValueError, match="differ in length"):
-        read_layer(path)
+    for part in ("features", "mean", "scale", "weights"):
+        broken = {"layer": {**{k: list(v) for k, v in vars(layer).items()}, part: list(getattr(layer, part)[:-1])}}
+        path.write_text(json.dumps(broken))
+        with pytest.raises(ValueError, match="differ in length"):
+            read_layer(path)
+
+
+def test_each_input_of_a_label_as_the_tables_give_it():
+    labels, candidates = tables(other_sources=2, listing=1, own_forms=3)
+    labels.loc[1, ["n_senses", "n_sources"]] = [1, 1]  # one English sense; its source alone chose it
+    labels.loc[1, "p_rules"] = 1.0  # the rules' figure is the input (p_correct 0.8 is not), kept finite
+    extra = {"lang": "deu_Latn", "p_correct": 0.5, "p_rules": 0.5, "is_duplicate": True, "ambiguous_source": True}
+    labels = pd.concat(
+        [
+            labels,  # n2: no English row, no candidates; a later form, a source that dropped English
+            pd.DataFrame([{**labels.iloc[1].to_dict(), **extra, "wnid": "n2", "label": "Hunde Haus", "rank": 1,
+                           "n_senses": 3, "n_dropped_english": 1, "n_sources": 2, "rank_reason": "frequency"}]),
+        ],
+        ignore_index=True,
+    )  # fmt: skip
+    candidates.loc[candidates["chosen"], "agreement"] = 5  # more agreeing sources than the input counts
+    table = lexicon_features(label_features(labels, candidates), labels, candidates).set_index("wnid")
+    first, second = table.loc["n1"], table.loc["n2"]
+    assert first["rules_logit"] == pytest.approx(np.log(0.999 / 0.001)) and second["rules_logit"] == pytest.approx(0.0)
+    assert (first["omw_source"], first["multi_word"], second["multi_word"]) == (1.0, 0.0, 1.0)
+    assert (first["log_senses"], second["log_senses"]) == (0.0, pytest.approx(np.log(3)))
+    assert first["length_ratio"] == pytest.approx(np.log(4 / 3))  # against `dog`
+    assert second["length_ratio"] == pytest.approx(abs(np.log(10 / 8)))  # no English name: 8 letters
+    assert (first["duplicate"], second["duplicate"], second["ambiguous_source"]) == (0.0, 1.0, 1.0)
+    assert (first["frequency_choice"], second["frequency_choice"]) == (0.0, 1.0)
+    assert (first["zipf"], first["no_zipf"], second["zipf"], second["no_zipf"]) == (4.0, 0.0, 0.0, 1.0)
+    assert (first["not_first_form"], second["not_first_form"]) == (0.0, 1.0)
+    assert (first["dropped_english"], second["dropped_english"]) == (0.0, 1.0)
+    assert (first["agreeing"], second["agreeing"]) == (0.0, 1.0)
+    assert first["synonym_support"] == 2.0  # at most 2
+    assert first["silent_sources"] == 0.0  # 3 sources, 5 agreeing: none silent
+    assert first["source_forms"] == pytest.approx(np.log(3))
+    # a label its class's candidates do not hold: no support, no silent source, one class, one form
+    assert (second["synonym_support"], second["silent_sources"], second["label_polysemy"], second["source_forms"]) == (
+        0.0, 0.0, 0.0, 0.0,
+    )  # fmt: skip
 
 
 def tables(other_sources: int, listing: int, own_forms: int) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -98,7 +98,7 @@ def test_an_import_without_a_decision_writes_nothing_and_an_unchanged_one_rewrit
     assert target.read_bytes() == written and target.stat().st_mtime_ns == stamp
 
 
-def test_a_sampled_review_names_the_classes_the_floor_brings_back_and_the_group_move(chain, capsys):
+def test_a_sampled_review_names_the_classes_the_floor_brings_back_and_any_group_move(chain, capsys):
     before = pd.read_parquet(chain / "bi" / "languages.parquet").set_index("lang").loc[LANG]
     old_classes = set(pd.read_parquet(chain / "bi" / "labels.parquet").query("lang == @LANG")["class_idx"])
     sheet = chain / "sheet.csv"
@@ -123,8 +123,13 @@ def test_a_sampled_review_names_the_classes_the_floor_brings_back_and_the_group_
     named = {int(idx) for idx in re.findall(r"(\d+) '", line)}
     assert named and named <= back  # the classes named are the ones that came back
     assert "its sources' precision moved (omw:msa " in line
-    assert after["group"] != before["group"]  # the case of the issue: 331 classes is low, above 333 mid
-    assert line.endswith(f"resource group {before['group']} -> {after['group']}")
+    # A group move is named where one happens (issue 50's case: 331 classes under the rules' figure, just below
+    # mid's 333); under the lexicon layer's floor Indonesian starts lower and stays low, so the line must not
+    # claim one. The wording of a move is checked on hand-made languages below.
+    if after["group"] != before["group"]:
+        assert line.endswith(f"resource group {before['group']} -> {after['group']}")
+    else:
+        assert "resource group" not in line
 
 
 def test_floor_moves_are_named_only_where_something_moved():
