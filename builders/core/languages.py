@@ -128,12 +128,15 @@ def parse_row(row: dict[str, str]) -> Language:
 class LanguageRegistry:
     """Lookups by canonical key and by every other code system."""
 
-    def __init__(self, languages: list[Language]):
+    def __init__(self, languages: list[Language], where: str = "languages.tsv", lines: list[int] | None = None):
+        """`where`: the file the rows came from and `lines` their line numbers, for the one line a
+        key or code given twice stops with."""
         self._by_key: dict[str, Language] = {}
         self._by_system: dict[str, dict[str, Language]] = {system: {} for system in CODE_SYSTEMS}
-        for language in languages:
+        for index, language in enumerate(languages):
+            at = f"{where}:{lines[index]}" if lines else where
             if language.key in self._by_key:
-                raise BabelforgeError(f"languages.tsv: key {language.key} appears twice")
+                raise BabelforgeError(f"{at}: key {language.key} appears twice")
             self._by_key[language.key] = language
             codes = {
                 "key": [language.key],
@@ -149,9 +152,7 @@ class LanguageRegistry:
                     # main variety); the first row in the file is the canonical target.
                     if code in self._by_system[system] and system not in ("nllb", "langid"):
                         other = self._by_system[system][code].key
-                        raise BabelforgeError(
-                            f"languages.tsv: {system} code {code} is on both {other} and {language.key}"
-                        )
+                        raise BabelforgeError(f"{at}: {system} code {code} is on both {other} and {language.key}")
                     self._by_system[system].setdefault(code, language)
 
     def __iter__(self) -> Iterator[Language]:
@@ -221,15 +222,15 @@ def registry_of_text(text: str, where: str) -> LanguageRegistry:
     """The registry a languages.tsv text holds, by the one rule every reader of the registry, its views
     and the view writer apply (columns, forms, typed-text rule, a key or a code system's code once);
     one line `where:line: ...` at the first problem."""
-    return _registry_of_rows(tsv_rows(text, TABLE, where))
+    return _registry_of_rows(tsv_rows(text, TABLE, where), where)
 
 
 def read_registry(path: str | Path = REGISTRY_PATH) -> LanguageRegistry:
-    return _registry_of_rows(read_tsv(path, TABLE))
+    return _registry_of_rows(read_tsv(path, TABLE), str(path))
 
 
-def _registry_of_rows(rows: list[tuple[int, dict[str, str]]]) -> LanguageRegistry:
-    return LanguageRegistry([parse_row(row) for _, row in rows])
+def _registry_of_rows(rows: list[tuple[int, dict[str, str]]], where: str) -> LanguageRegistry:
+    return LanguageRegistry([parse_row(row) for _, row in rows], where, [line for line, _ in rows])
 
 
 def registry() -> LanguageRegistry:

@@ -34,6 +34,11 @@ BROKEN = {
         LINES[:DEU] + [with_nllb(LINES[DEU], "deu_\u202eLatn")] + LINES[DEU + 1 :],
         f"{DEU + 1}: nllb 'deu_\\u202eLatn' holds the bidirectional control U+202E",
     ),
+    # a code system's code on a second row (found by the property test below: the line named no file)
+    "babelnet-code-twice": (
+        LINES[: DEU + 1] + [LINES[DEU].replace("deu_Latn\t", "deu_Latn-x\t", 1)] + LINES[DEU + 1 :],
+        f"{DEU + 2}: babelnet code DE is on both deu_Latn and deu_Latn-x",
+    ),
     "rlm-in-nllb": (
         LINES[:DEU] + [with_nllb(LINES[DEU], "deu_Latn\u200f")] + LINES[DEU + 1 :],
         f"{DEU + 1}: nllb 'deu_Latn\\u200f' holds the bidirectional control U+200F",
