@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from babelforge.core.errors import BabelforgeError
+from babelforge.core.languages import ENGLISH
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -45,8 +48,8 @@ def label_features(labels: pd.DataFrame, candidates: pd.DataFrame) -> pd.DataFra
     """FEATURES of every non-English chosen label (lang, wnid, label, then one column each)."""
     import pandas as pd
 
-    english = labels[labels["lang"] == "eng_Latn"].set_index("wnid")["label"].str.len()
-    rows = labels[(labels["lang"] != "eng_Latn") & labels["label"].map(lambda x: isinstance(x, str))]
+    english = labels[labels["lang"] == ENGLISH].set_index("wnid")["label"].str.len()
+    rows = labels[(labels["lang"] != ENGLISH) & labels["label"].map(lambda x: isinstance(x, str))]
     chosen = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["zipf"]
     zipf = pd.Series([chosen.get((lang, w), np.nan) for lang, w in zip(rows["lang"], rows["wnid"])], index=rows.index)
     # the rules' figure (a build before the lexicon layer has only p_correct, which was it)
@@ -174,12 +177,23 @@ def layer_of(model: tuple, features: tuple[str, ...]) -> LexiconLayer:
 
 
 def read_layer(path: Path) -> LexiconLayer:
-    """The layer a weights file holds (written by `benchmarks/label_precision.py --write-weights`)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    layer = data["layer"]
-    parts = [tuple(layer[key]) for key in ("features", "mean", "scale", "weights")]
+    """The layer a weights file holds (written by `benchmarks/label_precision.py --write-weights`); a file
+    edited by hand stops with one line: a NaN weight would give every label a NaN p_correct, which no
+    floor drops, and an input the layer does not know would fail deep in pandas."""
+    try:
+        layer = json.loads(Path(path).read_text(encoding="utf-8"))["layer"]
+        parts = [tuple(layer[key]) for key in ("features", "mean", "scale", "weights")]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise BabelforgeError(f"{path}: not a lexicon layer's weights file ({error}); write it again") from None
     if not len(parts[0]) == len(parts[1]) == len(parts[2]) == len(parts[3]) - 1:
-        raise ValueError(f"{path}: features, mean, scale and weights (intercept first) differ in length")
+        raise BabelforgeError(f"{path}: features, mean, scale and weights (intercept first) differ in length")
+    if unknown := [name for name in parts[0] if name not in LEXICON_FEATURES]:
+        raise BabelforgeError(
+            f"{path}: {', '.join(map(str, unknown))} is no input of the layer ({', '.join(LEXICON_FEATURES)})"
+        )
+    numbers = [*parts[1], *parts[2], *parts[3]]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in numbers):
+        raise BabelforgeError(f"{path}: mean, scale and weights must be finite numbers")
     return LexiconLayer(*parts)
 
 

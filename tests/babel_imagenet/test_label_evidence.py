@@ -23,6 +23,7 @@ from babelforge.babel_imagenet.label_evidence import (
     read_layer,
 )
 from babelforge.babel_imagenet.labels_stage import WEIGHTS_FILE
+from babelforge.core.errors import BabelforgeError
 from babelforge.core.resources import resource
 
 
@@ -44,18 +45,37 @@ def test_the_committed_layer_weighs_every_lexicon_input_and_states_its_held_out_
 def test_a_layer_reads_back_as_written_and_a_short_weights_list_is_refused(tmp_path):
     x = np.random.default_rng(3).normal(size=(200, 2)) + 5.0  # inputs far from 0: standardising matters
     y = (x[:, 0] > 5.0).astype(float)
-    layer = layer_of(fit_logistic(x, y), ("a", "b"))
+    layer = layer_of(fit_logistic(x, y), ("zipf", "length_ratio"))  # two of the layer's inputs
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"layer": {k: list(v) for k, v in vars(layer).items()}}))
     assert read_layer(path) == layer
-    frame = pd.DataFrame({"a": [7.0, 3.0], "b": [5.0, 5.0]})
+    frame = pd.DataFrame({"zipf": [7.0, 3.0], "length_ratio": [5.0, 5.0]})
     high, low = layer.predict(frame)
     assert high > 0.9 > 0.1 > low  # the input the verdicts follow moves the figure
     for part in ("features", "mean", "scale", "weights"):
         broken = {"layer": {**{k: list(v) for k, v in vars(layer).items()}, part: list(getattr(layer, part)[:-1])}}
         path.write_text(json.dumps(broken))
-        with pytest.raises(ValueError, match="differ in length"):
+        with pytest.raises(BabelforgeError, match="differ in length"):
             read_layer(path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda layer: {**layer, "weights": [float("nan"), *layer["weights"][1:]]}, "must be finite numbers"),
+        (lambda layer: {**layer, "scale": ["1", *layer["scale"][1:]]}, "must be finite numbers"),
+        (lambda layer: {**layer, "features": ["zipfs", *layer["features"][1:]]}, "zipfs is no input of the layer"),
+        (lambda layer: {key: value for key, value in layer.items() if key != "mean"}, "not a lexicon layer's weights"),
+    ],
+    ids=["nan-weight", "text-scale", "unknown-input", "no-mean"],
+)
+def test_a_hand_edited_weights_file_stops_in_one_line(tmp_path, edit, said):
+    layer = json.loads(resource(WEIGHTS_FILE).read_text(encoding="utf-8"))["layer"]
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"layer": edit(layer)}))  # json writes NaN as NaN, as a hand edit would
+    with pytest.raises(BabelforgeError, match=said) as error:
+        read_layer(path)
+    assert "\n" not in str(error.value) and str(error.value).startswith(str(path))
 
 
 def test_each_input_of_a_label_as_the_tables_give_it():

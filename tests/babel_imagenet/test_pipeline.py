@@ -204,6 +204,9 @@ def test_agreement_rank_reasons_and_duplicates(built, first_rule, no_floor):
     assert set(other["rank_reason"]) <= reasons
     assert (other["rank_reason"] == LEARNED_PRIORITY).any()  # the sources' agreement orders some languages
     assert (other["n_sources"] >= 1).all()
+    # the lexicon layer's p_correct beside the rules' figure, its first input, kept apart as p_rules
+    assert other["p_rules"].between(0, 1).all() and other["p_correct"].between(0, 1).all()
+    assert (other["p_rules"] != other["p_correct"]).mean() > 0.9
     # a class that took a unique candidate is never a duplicate, and there are fewer duplicates
     assert not labels[labels["rank_reason"] == "unique"]["is_duplicate"].any()
     assert labels["is_duplicate"].sum() < first_rule["is_duplicate"].sum() / 2
