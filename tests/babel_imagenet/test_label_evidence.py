@@ -64,10 +64,11 @@ def test_a_layer_reads_back_as_written_and_a_short_weights_list_is_refused(tmp_p
     [
         (lambda layer: {**layer, "weights": [float("nan"), *layer["weights"][1:]]}, "must be finite numbers"),
         (lambda layer: {**layer, "scale": ["1", *layer["scale"][1:]]}, "must be finite numbers"),
+        (lambda layer: {**layer, "mean": [*layer["mean"][:-1], float("inf")]}, "must be finite numbers"),
         (lambda layer: {**layer, "features": ["zipfs", *layer["features"][1:]]}, "zipfs is no input of the layer"),
         (lambda layer: {key: value for key, value in layer.items() if key != "mean"}, "not a lexicon layer's weights"),
     ],
-    ids=["nan-weight", "text-scale", "unknown-input", "no-mean"],
+    ids=["nan-weight", "text-scale", "infinite-mean", "unknown-input", "no-mean"],
 )
 def test_a_hand_edited_weights_file_stops_in_one_line(tmp_path, edit, said):
     layer = json.loads(resource(WEIGHTS_FILE).read_text(encoding="utf-8"))["layer"]
