@@ -7,6 +7,12 @@ candidates or their count): a judge who sees them is no longer blind. The judged
 tests/babel_imagenet/judged_labels_blind.tsv (test data, not shipped).
 
 Pairs (lang, wnid) already in one of the judged files are skipped, so the three sets are disjoint.
+
+`--switches` draws the sheet of item 3 instead: the classes where the lexicon layer, fitted on the other
+languages' judged labels, would choose another label than the rules (label_precision.held_out_switches on
+a rules build, `--data`): every label of those classes that has no verdict yet where the other label has
+one, and both labels of SWITCH_SAMPLE classes drawn at random from those with none, all rows shuffled, so
+the judge cannot tell which label each side chose.
 The seed and the languages are fixed here so the draw can be repeated on the same build; the
 sheet's first line names the md5 of the labels.parquet it was drawn from.
 """
@@ -43,6 +49,7 @@ LABELS = Path("data/babel_imagenet/labels.parquet")
 WORDNET = Path("data/wordnet/imagenet1k.parquet")
 OWN_JUDGED = Path("tests/babel_imagenet/judged_labels.tsv")
 SHARED_JUDGED = Path("../shared/judged/labels_judged_2026-11-25.tsv")
+SWITCH_SAMPLE = 40  # classes with no verdict on either label, both labels judged
 # The only columns read from labels.parquet: the rest would unblind the judge.
 BLIND_COLUMNS = ["lang", "wnid", "label"]
 
@@ -73,22 +80,50 @@ def draw(labels: pd.DataFrame, skip: set[tuple[str, str]], languages, per_langua
     return order.merge(labels, on=["lang", "wnid"], how="left")
 
 
+def switch_sheet(switches: pd.DataFrame, judged: dict, sample: int, seed: int) -> pd.DataFrame:
+    """lang, wnid, label rows to judge (see the module doc): the unjudged side of half-judged classes and
+    both sides of `sample` unjudged ones, in a seeded random order."""
+    rng = random.Random(seed)
+    rows, unjudged = [], []
+    for lang, wnid, rules, learned in switches.itertuples(index=False):
+        missing = [label for label in (rules, learned) if (lang, wnid, label) not in judged]
+        if len(missing) == 1:
+            rows.append((lang, wnid, missing[0]))
+        elif missing:
+            unjudged.append((lang, wnid, rules, learned))
+    for lang, wnid, *labels in rng.sample(sorted(unjudged), min(sample, len(unjudged))):
+        rows += [(lang, wnid, label) for label in labels]
+    rng.shuffle(rows)
+    return pd.DataFrame(rows, columns=BLIND_COLUMNS)
+
+
 def main() -> None:
     ap = benchmark_parser(__doc__)
     ap.add_argument("--labels", type=Path, default=LABELS)
     ap.add_argument("--wordnet", type=Path, default=WORDNET)
     ap.add_argument("--out", type=Path, default=Path("judged_sheet.tsv"))
+    ap.add_argument("--switches", action="store_true", help="draw item 3's sheet (classes the layer would relabel)")
+    ap.add_argument("--data", type=Path, default=Path("data/babel_imagenet"), help="a rules build (with --switches)")
     args = ap.parse_args()
 
-    labels = pd.read_parquet(args.labels, columns=BLIND_COLUMNS)
     synsets = pd.read_parquet(args.wordnet, columns=["wnid", "clip_name", "lemmas", "definition"])
-    sheet = draw(labels, judged_pairs(OWN_JUDGED, SHARED_JUDGED), LANGUAGES, PER_LANGUAGE, SEED)
+    if args.switches:
+        from label_precision import build_choice_table, held_out_switches, judged_verdicts
+
+        args.labels = args.data / "labels.parquet"
+        judged = judged_verdicts(SHARED_JUDGED)
+        table = build_choice_table(pd.read_parquet(args.data / "candidates.parquet"), pd.read_parquet(args.labels))
+        sheet = switch_sheet(held_out_switches(table, judged), judged, SWITCH_SAMPLE, SEED)
+    else:
+        labels = pd.read_parquet(args.labels, columns=BLIND_COLUMNS)
+        sheet = draw(labels, judged_pairs(OWN_JUDGED, SHARED_JUDGED), LANGUAGES, PER_LANGUAGE, SEED)
     sheet = sheet.merge(synsets, on="wnid", how="left")
     sheet["lemmas"] = sheet["lemmas"].map(" | ".join)
     sheet = sheet.rename(columns={"clip_name": "english", "definition": "gloss"})
     md5 = hashlib.md5(args.labels.read_bytes()).hexdigest()
     with args.out.open("w", encoding="utf-8", newline="") as f:
-        f.write(f"# drawn from {args.labels} md5 {md5}, seed {SEED}, {PER_LANGUAGE} per language\n")
+        what = f"{SWITCH_SAMPLE} unjudged switched classes" if args.switches else f"{PER_LANGUAGE} per language"
+        f.write(f"# drawn from {args.labels} md5 {md5}, seed {SEED}, {what}\n")
         sheet[["lang", "wnid", "english", "lemmas", "gloss", "label"]].to_csv(f, sep="\t", index=False)
     print(f"{len(sheet)} rows -> {args.out}")
 

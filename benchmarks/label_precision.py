@@ -41,11 +41,14 @@ from babelforge.babel_imagenet.label_evidence import (
     LEXICON_FEATURES,
     RIDGE,
     LexiconLayer,
+    choice_table,
     fit_logistic,
     label_features,
     layer_of,
     lexicon_features,
     predict_logistic,
+    preferred_labels,
+    read_layer,
 )
 from babelforge.babel_imagenet.latent_truth import NOT_A_LABEL, candidate_classes, fit, label_posterior
 from babelforge.babel_imagenet.precision import (
@@ -59,6 +62,9 @@ from babelforge.babel_imagenet.precision import (
 
 OWN_JUDGED = Path("tests/babel_imagenet/judged_labels.tsv")
 BLIND_JUDGED = Path("tests/babel_imagenet/judged_labels_blind.tsv")
+# both labels of classes where the layer's choice differs from the rules', judged blind (item 3)
+CHOICES_JUDGED = Path("tests/babel_imagenet/judged_choices.tsv")
+WEIGHTS = Path("resources/label_precision_weights.json")
 # the labels each figure is scored on: the first two judged sets (issue 37's and the release comparison's,
 # both picked: stratified or disagreements) and the blind one (uniform at random, issue 48)
 JUDGED_SETS = ("picked", "blind")
@@ -87,6 +93,16 @@ def judged_candidates(own: list[dict], shared: list[dict]) -> dict[tuple[str, st
         judged[(row["lang"], wnid, row["ours"])] = ours_right
         judged[(row["lang"], wnid, row["theirs"])] = theirs_right
     return judged
+
+
+def judged_verdicts(shared: Path, choices: Path | None = None) -> dict[tuple[str, str, str], bool]:
+    """Every verdict of the judged sets: issue 37's, the release comparison (`shared`), the blind set and,
+    when given and present, item 3's judged choices."""
+    verdicts = judged_candidates(read_tsv(OWN_JUDGED), read_tsv(shared))
+    for path in (BLIND_JUDGED, choices):
+        if path is not None and path.exists():
+            verdicts.update({(r["lang"], r["wnid"], r["label"]): r["right"] == "1" for r in read_tsv(path)})
+    return verdicts
 
 
 def leave_one_language_out_constant(pairs: list[tuple[str, float, bool]]) -> list[tuple[float, bool]]:
@@ -373,6 +389,71 @@ def learned_checks(candidates: pd.DataFrame, labels: pd.DataFrame, judged: dict,
     }
 
 
+def build_choice_table(candidates: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """choice_table of a build, each source's precision read from its candidates (the labels stage's own)."""
+    known = candidates.dropna(subset=["source_precision"])
+    precision = dict(zip(zip(known["lang"], known["source"]), known["source_precision"]))
+    return choice_table(labels, candidates, precision)
+
+
+def held_out_switches(table: pd.DataFrame, judged: dict) -> pd.DataFrame:
+    """Where the layer would choose another label than the rules (labels.choose: lexicon), in the judged
+    languages, each language's choice made by a layer fitted on the other languages' judged labels only:
+    lang, wnid, the rules' label, the layer's label."""
+    verdicts = [judged.get(key) for key in zip(table["lang"], table["wnid"], table["label"])]
+    table = table.assign(verdict=verdicts)
+    fitted = table[~table["later"] & table["verdict"].notna()]
+    rules = table[~table["later"]].set_index(["lang", "wnid"])["label"]
+    rows = []
+    for lang in sorted(fitted["lang"].unique()):
+        other = fitted[fitted["lang"] != lang]
+        model = fit_logistic(other[list(LEXICON_FEATURES)].to_numpy(float), other["verdict"].to_numpy(float))
+        own = table[table["lang"] == lang]
+        chosen = preferred_labels(own, predict_logistic(model, own[list(LEXICON_FEATURES)].to_numpy(float)))
+        rows += [(lang, wnid, rules[(lang, wnid)], label) for (lang, wnid), label in sorted(chosen.items())]
+    return pd.DataFrame(rows, columns=["lang", "wnid", "rules", "learned"])
+
+
+def choice_checks(table: pd.DataFrame, judged: dict, choices: dict, layer: LexiconLayer) -> dict:
+    """Item 3: the classes the committed layer would give another label per language, and on the judged
+    sets (held out by language) which of the two labels is right where they differ. The held-out layers
+    are fitted on `judged` only, as when the judged choices (`choices`) were drawn; both score."""
+    switched = preferred_labels(table, layer.predict(table))
+    by_language = defaultdict(int)
+    for lang, _ in switched:
+        by_language[lang] += 1
+    held_out = held_out_switches(table, judged)
+    known = {**judged, **choices}
+    verdicts = [
+        (known.get((lang, wnid, rules)), known.get((lang, wnid, learned)))
+        for lang, wnid, rules, learned in held_out.itertuples(index=False)
+    ]
+    both = [(r, c) for r, c in verdicts if r is not None and c is not None]
+    return {
+        "classes": int((~table["later"]).sum()),
+        "switched": len(switched),
+        "switched_by_language": dict(sorted(by_language.items(), key=lambda item: (-item[1], item[0]))),
+        "held_out_switches": len(held_out),
+        "judged_both": len(both),
+        "rules_right": sum(r for r, _ in both),
+        "layer_right": sum(c for _, c in both),
+        "judged_one": sum((r is None) != (c is None) for r, c in verdicts),
+    }
+
+
+def print_choices(result: dict) -> None:
+    print(
+        f"\n== item 3: classes where the lexicon layer would choose another label (labels.choose: lexicon): "
+        f"{result['switched']} of {result['classes']}"
+    )
+    print("   per language: " + ", ".join(f"{lang} {n}" for lang, n in result["switched_by_language"].items()))
+    print(
+        f"   held out by language, in the judged languages: {result['held_out_switches']} classes; judged on both "
+        f"labels: {result['judged_both']}, the rules' label right {result['rules_right']}, the layer's "
+        f"{result['layer_right']} ({result['judged_one']} judged on one label only)"
+    )
+
+
 def weights_json(layer: LexiconLayer, report: dict, held_out: dict, args) -> str:
     """The weights file the labels stage reads: the layer, what it was fitted on, how it scored held out."""
     return (
@@ -404,6 +485,9 @@ def main() -> None:
         help="judged disagreements with the release",
     )
     parser.add_argument("--blind", default=str(BLIND_JUDGED), help="judged labels drawn uniformly at random")
+    parser.add_argument(
+        "--choices", default=str(CHOICES_JUDGED), help="judged labels of classes where the layer's choice differs"
+    )
     parser.add_argument("--out", default="benchmarks/results/label_precision.json", help="where the figures go")
     parser.add_argument("--select", action="store_true", help="also score forward feature selection nested in folds")
     parser.add_argument(
@@ -492,6 +576,13 @@ def main() -> None:
             weights_json(layer_of(whole, LEXICON_FEATURES), report, held_out, args), encoding="utf-8"
         )
         print(f"wrote {args.write_weights}")
+    choice_verdicts = {}
+    if Path(args.choices).exists():
+        choice_verdicts = {(r["lang"], r["wnid"], r["label"]): r["right"] == "1" for r in read_tsv(Path(args.choices))}
+    report["choices"] = choice_checks(
+        build_choice_table(candidates, labels), judged, choice_verdicts, read_layer(WEIGHTS)
+    )
+    print_choices(report["choices"])
     if args.learned:
         report["learned"] = learned_checks(candidates, labels, old, blind)
         for result in report["learned"]["checks"]:

@@ -96,6 +96,28 @@ def choose_label(
 PRECISION_FLOOR = "precision_floor"
 
 
+# rank_reason of a label the lexicon layer chose over the rules' first (labels.choose: lexicon)
+LEXICON_CHOICE = "lexicon"
+
+
+def rechoose(choice: LabelChoice, label: str) -> LabelChoice:
+    """The choice with its candidate `label` (compared casefolded) chosen instead of the rules' first."""
+    key = label.casefold()
+    candidate = next((c for c in choice.candidates if c.key == key), None)
+    if candidate is None:
+        raise ValueError(f"{choice.lang} {choice.synset}: {label!r} is none of the class's candidates")
+    return replace(
+        choice,
+        label=candidate.label,
+        source=candidate.form.source,
+        rank=candidate.form.rank,
+        raw_lemma=candidate.form.raw,
+        routed_from=candidate.form.routed_from,
+        n_sources=len(candidate.sources),
+        rank_reason=LEXICON_CHOICE,
+    )
+
+
 def drop_label(choice: LabelChoice, reason: str) -> LabelChoice:
     """The choice without its label, for `reason` (its candidates stay: candidates.parquet lists them)."""
     return replace(

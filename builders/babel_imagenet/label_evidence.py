@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from babelforge.babel_imagenet.precision import UNKNOWN_PRECISION, p_correct
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.languages import ENGLISH
 
@@ -202,3 +203,103 @@ def lexicon_p_correct(labels: pd.DataFrame, candidates: pd.DataFrame, layer: Lex
     `labels` carries the rules' p_correct (the layer's first input) and the English reference rows."""
     table = lexicon_features(label_features(labels, candidates), labels, candidates)
     return dict(zip(zip(table["lang"], table["wnid"]), (float(p) for p in layer.predict(table))))
+
+
+# --- choosing between a class's candidates (issue 48 item 3, labels.choose: lexicon) ---------------------
+
+# candidates.parquet's set_aside of a usable form ranked below the chosen label: what the layer may choose
+# instead (a form set aside for any other reason is one the rules refuse, not one they ranked lower). A class
+# the precision floor dropped has every form set aside as PRECISION_FLOOR, its choice and its later forms
+# alike, so it offers no choice: read a table built before the floor (the stage) or without one (benchmarks).
+LATER_FORM = "not_first"
+CHOSEN = ""
+
+
+def later_forms(candidates: pd.DataFrame) -> pd.DataFrame:
+    """Each class's usable later forms, one row per distinct label (its first in rank order), leaving out
+    the chosen label's own key, numbered per class in `turn` (0, 1, ...) in rank order."""
+    rows = candidates[(candidates["lang"] != ENGLISH) & (candidates["set_aside"] == LATER_FORM)]
+    rows = rows.assign(key=rows["label"].str.casefold()).drop_duplicates(["lang", "wnid", "key"])
+    chosen = candidates[candidates["set_aside"] == CHOSEN]
+    chosen_keys = set(zip(chosen["lang"], chosen["wnid"], chosen["label"].str.casefold()))
+    rows = rows[[key not in chosen_keys for key in zip(rows["lang"], rows["wnid"], rows["key"])]]
+    return rows.assign(turn=rows.groupby(["lang", "wnid"]).cumcount()).drop(columns="key")
+
+
+def as_if_chosen(
+    labels: pd.DataFrame, candidates: pd.DataFrame, forms: pd.DataFrame, precision: dict
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """labels and candidates as if each class of `forms` (later_forms' rows, one per class) had chosen that
+    form: the rows the features read. Its rules figure is the rules' formula on the form's own evidence (its
+    source's precision from `precision`, {(lang, source): p}; sources agreeing and silent; a duplicate of
+    another class's label counted as a flag); the class's flags of the old label (an ambiguous English lemma
+    with no support) are not carried over, since they were the old label's."""
+    where = list(zip(forms["lang"], forms["wnid"]))
+    taken = labels["label"].str.casefold().groupby(labels["lang"]).agg(set).to_dict()
+    usable = candidates[~candidates["set_aside"].str.startswith("dropped_")]
+    class_sources = usable[usable["set_aside"].isin((CHOSEN, LATER_FORM))].groupby(["lang", "wnid"])["source"]
+    sources_of = class_sources.nunique().to_dict()
+    at = labels.set_index(["lang", "wnid"]).index.get_indexer(where)
+    changed = labels.iloc[at].copy()
+    duplicate = [label.casefold() in taken.get(lang, ()) for lang, label in zip(forms["lang"], forms["label"])]
+    changed["label"] = forms["label"].to_numpy()
+    changed["source"] = forms["source"].to_numpy()
+    changed["rank"] = forms["rank"].to_numpy()
+    changed["n_sources"] = forms["agreement"].to_numpy()
+    changed["is_duplicate"] = duplicate
+    changed["ambiguous_source"] = False
+    changed["rank_reason"] = LATER_FORM
+    changed["p_rules"] = [
+        p_correct(
+            precision.get((lang, source), UNKNOWN_PRECISION),
+            int(agreeing) - 1,
+            max(sources_of.get((lang, wnid), 1) - int(agreeing), 0),
+            int(dup) + int(low),
+        )
+        for lang, wnid, source, agreeing, dup, low in zip(
+            forms["lang"], forms["wnid"], forms["source"], forms["agreement"], duplicate, changed["used_low_precision"]
+        )
+    ]
+    import pandas as pd
+
+    rest = np.ones(len(labels), dtype=bool)
+    rest[at] = False
+    moved = candidates.copy()
+    moved.loc[moved.set_index(["lang", "wnid"]).index.isin(where) & moved["chosen"], "chosen"] = False
+    moved.loc[forms.index, "chosen"] = True
+    return pd.concat([labels[rest], changed]), moved
+
+
+def choice_table(labels: pd.DataFrame, candidates: pd.DataFrame, precision: dict) -> pd.DataFrame:
+    """The layer's inputs (lexicon_features) of every non-English class's chosen label and of each of its
+    later forms as if chosen (`later` True), one row each: the forms of one turn at a time, so every
+    class in a pass keeps one chosen label, as the features expect."""
+    import pandas as pd
+
+    parts = [lexicon_features(label_features(labels, candidates), labels, candidates).assign(later=False)]
+    forms = later_forms(candidates)
+    for turn in range(int(forms["turn"].max()) + 1 if len(forms) else 0):
+        these = forms[forms["turn"] == turn]
+        moved_labels, moved = as_if_chosen(labels, candidates, these, precision)
+        keys = set(zip(these["lang"], these["wnid"]))
+        # the turn's classes and the English reference rows (the label-length input) are all it reads
+        in_turn = np.array([key in keys for key in zip(moved_labels["lang"], moved_labels["wnid"])], dtype=bool)
+        wanted = (moved_labels["lang"] == ENGLISH).to_numpy() | in_turn
+        moved_labels = moved_labels[wanted]
+        table = lexicon_features(label_features(moved_labels, moved), moved_labels, moved)
+        parts.append(table.assign(later=True))
+    return pd.concat(parts, ignore_index=True)
+
+
+def preferred_labels(table: pd.DataFrame, p: np.ndarray) -> dict[tuple[str, str], str]:
+    """(lang, wnid) -> the later form to choose where the layer gives it a higher p than the chosen label
+    (`table`: choice_table's rows, `p` the layer's figure of each). A form another class of the language
+    keeps, or one two classes would both take, is not chosen: the rules resolved duplicates already."""
+    scored = table.assign(p=p, key=table["label"].str.casefold())
+    chosen = scored[~scored["later"]].set_index(["lang", "wnid"])
+    later = scored[scored["later"] & (scored["duplicate"] == 0)]
+    best = later.sort_values(["p", "label"], ascending=[False, True], kind="stable").drop_duplicates(["lang", "wnid"])
+    better = best[best["p"].to_numpy() > chosen.loc[list(zip(best["lang"], best["wnid"])), "p"].to_numpy()]
+    taken = better.groupby(["lang", "key"])["wnid"].transform("size")
+    better = better[taken.to_numpy() == 1]
+    return {(lang, wnid): label for lang, wnid, label in zip(better["lang"], better["wnid"], better["label"])}
