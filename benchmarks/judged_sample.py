@@ -103,24 +103,32 @@ def main() -> None:
     ap.add_argument("--wordnet", type=Path, default=WORDNET)
     ap.add_argument("--out", type=Path, default=Path("judged_sheet.tsv"))
     ap.add_argument("--switches", action="store_true", help="draw item 3's sheet (classes the layer would relabel)")
-    ap.add_argument("--data", type=Path, default=Path("data/babel_imagenet"), help="a rules build (with --switches)")
+    ap.add_argument(
+        "--data", type=Path, help="with --switches: a rules build (default: build one, as label_precision.py)"
+    )
     args = ap.parse_args()
 
     synsets = pd.read_parquet(args.wordnet, columns=["wnid", "clip_name", "lemmas", "definition"])
     if args.switches:
-        from label_precision import build_choice_table, held_out_switches, judged_verdicts
+        import tempfile
 
-        args.labels = args.data / "labels.parquet"
+        from label_precision import build_choice_table, held_out_switches, judged_verdicts, rules_build
+
         judged = judged_verdicts(SHARED_JUDGED)
-        table = build_choice_table(pd.read_parquet(args.data / "candidates.parquet"), pd.read_parquet(args.labels))
+        with tempfile.TemporaryDirectory() as folder:
+            data = args.data or rules_build(Path(folder))
+            labels = pd.read_parquet(data / "labels.parquet")
+            args.labels = data / "labels.parquet"
+            md5 = hashlib.md5(args.labels.read_bytes()).hexdigest()
+            table = build_choice_table(pd.read_parquet(data / "candidates.parquet"), labels)
         sheet = switch_sheet(held_out_switches(table, judged), judged, SWITCH_SAMPLE, SEED)
     else:
         labels = pd.read_parquet(args.labels, columns=BLIND_COLUMNS)
         sheet = draw(labels, judged_pairs(OWN_JUDGED, SHARED_JUDGED), LANGUAGES, PER_LANGUAGE, SEED)
+        md5 = hashlib.md5(args.labels.read_bytes()).hexdigest()
     sheet = sheet.merge(synsets, on="wnid", how="left")
     sheet["lemmas"] = sheet["lemmas"].map(" | ".join)
     sheet = sheet.rename(columns={"clip_name": "english", "definition": "gloss"})
-    md5 = hashlib.md5(args.labels.read_bytes()).hexdigest()
     with args.out.open("w", encoding="utf-8", newline="") as f:
         what = f"{SWITCH_SAMPLE} unjudged switched classes" if args.switches else f"{PER_LANGUAGE} per language"
         f.write(f"# drawn from {args.labels} md5 {md5}, seed {SEED}, {what}\n")

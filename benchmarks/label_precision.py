@@ -1,7 +1,8 @@
 """Check label-quality figures on judged labels (issue 48): the rules' p_correct (issue 37) against
 calibration layers fitted on judged verdicts, each scored on labels of languages it was not fitted to.
 
-Run from the repo root: `.venv/bin/python benchmarks/label_precision.py` (15 s here idle, 36 s at load 20; `--select` adds a
+Run from the repo root: `.venv/bin/python benchmarks/label_precision.py` (it first builds the labels as the
+judged sets were drawn, RULES_BUILD, from the checkout's built wordnet and senses; 30 s here idle, 36 s at load 20; `--select` adds a
 forward feature selection nested in the folds, about a minute; `--learned` the latent-truth model of
 latent_truth.py and its cross-validated variants, several minutes). Prints, for each figure and each
 judged set, the reliability table, Brier against one constant share, AUC of right vs wrong and the
@@ -27,6 +28,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import asdict
@@ -46,6 +48,7 @@ from babelforge.babel_imagenet.label_evidence import (
     label_features,
     layer_of,
     lexicon_features,
+    lexicon_p_correct,
     predict_logistic,
     preferred_labels,
     read_layer,
@@ -389,6 +392,32 @@ def learned_checks(candidates: pd.DataFrame, labels: pd.DataFrame, judged: dict,
     }
 
 
+# what the judged sets were drawn from: the rules choose, their figure is p_correct, no floor drops a class
+RULES_BUILD = ("labels.p_correct=rules", "labels.choose=rules", "labels.precision_floor.default=0")
+
+
+def rules_build(folder: Path) -> Path:
+    """The labels stage's tables as the judged sets were drawn (RULES_BUILD), written into `folder` from this
+    checkout's built wordnet and senses; every judged label is in it, where a floor on the lexicon layer
+    would have dropped some (mostly wrong ones, which would flatter every figure scored here)."""
+    import contextlib
+    import io
+
+    from babelforge.cli import main as cli
+
+    start = time.perf_counter()
+    sets = [arg for setting in RULES_BUILD for arg in ("--set", setting)]
+    outputs = ["--out", str(folder / "labels.parquet"), "--languages", str(folder / "languages.parquet")]
+    outputs += ["--candidates", str(folder / "candidates.parquet"), "--metrics", str(folder / "metrics")]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as said:
+        code = cli(["labels", *sets, *outputs])
+    if code != 0:
+        raise SystemExit(f"label_precision: the rules build failed: {said.getvalue().strip().splitlines()[-1:]}")
+    print(f"built the rules' labels without a floor in {time.perf_counter() - start:.0f} s: babelforge labels "
+          f"{' '.join(f'--set {setting}' for setting in RULES_BUILD)}")  # fmt: skip
+    return folder
+
+
 def build_choice_table(candidates: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     """choice_table of a build, each source's precision read from its candidates (the labels stage's own)."""
     known = candidates.dropna(subset=["source_precision"])
@@ -441,6 +470,37 @@ def choice_checks(table: pd.DataFrame, judged: dict, choices: dict, layer: Lexic
     }
 
 
+def source_accuracies(labels: pd.DataFrame, candidates: pd.DataFrame, layer: LexiconLayer, judged: dict) -> dict:
+    """The ten largest languages' sources: {lang: {source: (labels, mean p_correct of the lexicon layer, mean
+    rules p_correct, judged right, judged)}}: the layer's learned accuracy of each source where it chose."""
+    figure = lexicon_p_correct(labels, candidates, layer)
+    rows = labels[labels["lang"] != "eng_Latn"]
+    rows = rows.assign(p_layer=[figure.get(key) for key in zip(rows["lang"], rows["wnid"])])
+    rows = rows[rows["p_layer"].notna()]
+    verdicts = [judged.get(key) for key in zip(rows["lang"], rows["wnid"], rows["label"])]
+    rows = rows.assign(judged=[v is not None for v in verdicts], right=[bool(v) for v in verdicts])
+    largest = rows.groupby("lang").size().sort_values(ascending=False, kind="stable").index[:10]
+    result = {}
+    for lang in largest:
+        own = rows[rows["lang"] == lang].groupby("source")
+        result[lang] = {
+            source: (len(group), round(group["p_layer"].mean(), 3), round(group["p_rules"].mean(), 3),
+                     int(group["right"].sum()), int(group["judged"].sum()))
+            for source, group in own
+        }  # fmt: skip
+    return result
+
+
+def print_sources(result: dict) -> None:
+    print("\n== learned accuracy per source, ten largest languages (labels: lexicon layer's mean p_correct, rules')")
+    for lang, sources in result.items():
+        cells = [
+            f"{source} {n}: {100 * layer:.1f} % ({100 * rules:.1f} %)" + (f", judged {right}/{seen}" if seen else "")
+            for source, (n, layer, rules, right, seen) in sorted(sources.items(), key=lambda item: -item[1][0])
+        ]
+        print(f"   {lang}: " + "; ".join(cells))
+
+
 def print_choices(result: dict) -> None:
     print(
         f"\n== item 3: classes where the lexicon layer would choose another label (labels.choose: lexicon): "
@@ -478,7 +538,11 @@ def weights_json(layer: LexiconLayer, report: dict, held_out: dict, args) -> str
 
 def main() -> None:
     parser = benchmark_parser(__doc__)
-    parser.add_argument("--data", default="data/babel_imagenet", help="the labels stage's output folder")
+    parser.add_argument(
+        "--data",
+        help="a labels stage's output folder built as the judged sets were drawn (RULES_BUILD); default: build one "
+        "from this checkout's wordnet and senses into a temporary folder (about 20 s)",
+    )
     parser.add_argument(
         "--judged",
         default="../shared/judged/labels_judged_2026-11-25.tsv",
@@ -503,9 +567,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     start = time.perf_counter()
-    data = Path(args.data)
-    candidates = pd.read_parquet(data / "candidates.parquet")
-    labels = pd.read_parquet(data / "labels.parquet")
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(args.data) if args.data else rules_build(Path(folder))
+        candidates = pd.read_parquet(data / "candidates.parquet")
+        labels = pd.read_parquet(data / "labels.parquet")
     old = judged_candidates(read_tsv(OWN_JUDGED), read_tsv(Path(args.judged)))
     blind = {(r["lang"], r["wnid"], r["label"]): r["right"] == "1" for r in read_tsv(Path(args.blind))}
     judged = {**old, **blind}
@@ -513,13 +578,12 @@ def main() -> None:
     features = lexicon_features(label_features(labels, candidates), labels, candidates)
     keys = list(zip(features["lang"], features["wnid"], features["label"]))
     features = features[[key in judged for key in keys]].reset_index(drop=True)
-    if "p_rules" in labels and not labels["p_rules"].equals(labels["p_correct"]):
-        # The judged sets were drawn from a build whose floor used the rules' figure; a floor on the layer
-        # drops some of them, mostly wrong ones, which would flatter every figure scored here.
+    if not labels["p_rules"].equals(labels["p_correct"]) or (labels["rank_reason"] == "lexicon").any():
+        # The judged sets were drawn from a rules build; a floor on the layer drops some of them, mostly
+        # wrong ones, and the layer's choices replace others, which would flatter every figure scored here.
         print(
-            f"note: this build's p_correct is the lexicon layer's, so its floor may have dropped judged labels "
-            f"({len(features)} of them are in it); score on the build the judged sets were drawn from: "
-            "dvc exp run -S labels.p_correct=rules, then --data on its output"
+            f"note: this build's p_correct or labels are the lexicon layer's ({len(features)} judged labels are in "
+            "it); score on the build the judged sets were drawn from: leave out --data"
         )
     keys = list(zip(features["lang"], features["wnid"], features["label"]))
     truth = np.array([judged[key] for key in keys], dtype=float)
@@ -583,6 +647,8 @@ def main() -> None:
         build_choice_table(candidates, labels), judged, choice_verdicts, read_layer(WEIGHTS)
     )
     print_choices(report["choices"])
+    report["sources"] = source_accuracies(labels, candidates, read_layer(WEIGHTS), {**judged, **choice_verdicts})
+    print_sources(report["sources"])
     if args.learned:
         report["learned"] = learned_checks(candidates, labels, old, blind)
         for result in report["learned"]["checks"]:
