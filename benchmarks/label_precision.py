@@ -458,6 +458,13 @@ def choice_checks(table: pd.DataFrame, judged: dict, choices: dict, layer: Lexic
         for lang, wnid, rules, learned in held_out.itertuples(index=False)
     ]
     both = [(r, c) for r, c in verdicts if r is not None and c is not None]
+    # the classes whose two labels were both judged for item 3: drawn at random among the switches, so the
+    # unbiased part (the others were switches where the judged sets already held one label)
+    drawn = [
+        (choices[(lang, wnid, rules)], choices[(lang, wnid, learned)])
+        for lang, wnid, rules, learned in held_out.itertuples(index=False)
+        if (lang, wnid, rules) in choices and (lang, wnid, learned) in choices
+    ]
     return {
         "classes": int((~table["later"]).sum()),
         "switched": len(switched),
@@ -467,6 +474,9 @@ def choice_checks(table: pd.DataFrame, judged: dict, choices: dict, layer: Lexic
         "rules_right": sum(r for r, _ in both),
         "layer_right": sum(c for _, c in both),
         "judged_one": sum((r is None) != (c is None) for r, c in verdicts),
+        "drawn": len(drawn),
+        "drawn_rules_right": sum(r for r, _ in drawn),
+        "drawn_layer_right": sum(c for _, c in drawn),
     }
 
 
@@ -510,7 +520,8 @@ def print_choices(result: dict) -> None:
     print(
         f"   held out by language, in the judged languages: {result['held_out_switches']} classes; judged on both "
         f"labels: {result['judged_both']}, the rules' label right {result['rules_right']}, the layer's "
-        f"{result['layer_right']} ({result['judged_one']} judged on one label only)"
+        f"{result['layer_right']} ({result['judged_one']} judged on one label only); of them drawn at random "
+        f"{result['drawn']}: the rules' right {result['drawn_rules_right']}, the layer's {result['drawn_layer_right']}"
     )
 
 
