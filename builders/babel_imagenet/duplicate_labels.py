@@ -5,23 +5,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 
-from babelforge.babel_imagenet.label_choice import LabelChoice
+from babelforge.babel_imagenet.label_choice import LabelChoice, with_candidate
 from babelforge.babel_imagenet.ranking import Candidate
-
-
-def with_candidate(choice: LabelChoice, candidate: Candidate, reason: str) -> LabelChoice:
-    return replace(
-        choice,
-        label=candidate.label,
-        source=candidate.form.source,
-        rank=candidate.form.rank,
-        raw_lemma=candidate.form.raw,
-        routed_from=candidate.form.routed_from,
-        n_sources=len(candidate.sources),
-        rank_reason=reason,
-    )
 
 
 def resolve_duplicates(choices: Sequence[LabelChoice]) -> list[LabelChoice]:

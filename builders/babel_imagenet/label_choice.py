@@ -1,6 +1,7 @@
 """The label chosen for one (class, language) and how it is changed afterwards: `choose_label`
-applies rules 3-6 (ranking.py), `drop_label` takes a label away (the precision floor),
-`english_rows` gives English its CLIP names."""
+applies rules 3-6 (ranking.py), `with_candidate` puts another candidate in its place (a duplicate
+resolved, the lexicon layer's choice: `rechoose`), `drop_label` takes a label away (the precision
+floor), `english_rows` gives English its CLIP names."""
 
 from __future__ import annotations
 
@@ -100,12 +101,8 @@ PRECISION_FLOOR = "precision_floor"
 LEXICON_CHOICE = "lexicon"
 
 
-def rechoose(choice: LabelChoice, label: str) -> LabelChoice:
-    """The choice with its candidate `label` (compared casefolded) chosen instead of the rules' first."""
-    key = label.casefold()
-    candidate = next((c for c in choice.candidates if c.key == key), None)
-    if candidate is None:
-        raise ValueError(f"{choice.lang} {choice.synset}: {label!r} is none of the class's candidates")
+def with_candidate(choice: LabelChoice, candidate: Candidate, reason: str) -> LabelChoice:
+    """The choice with `candidate` as its label instead, chosen for `reason` (its rank_reason)."""
     return replace(
         choice,
         label=candidate.label,
@@ -114,8 +111,17 @@ def rechoose(choice: LabelChoice, label: str) -> LabelChoice:
         raw_lemma=candidate.form.raw,
         routed_from=candidate.form.routed_from,
         n_sources=len(candidate.sources),
-        rank_reason=LEXICON_CHOICE,
+        rank_reason=reason,
     )
+
+
+def rechoose(choice: LabelChoice, label: str) -> LabelChoice:
+    """The choice with its candidate `label` (compared casefolded) chosen instead of the rules' first."""
+    key = label.casefold()
+    candidate = next((c for c in choice.candidates if c.key == key), None)
+    if candidate is None:
+        raise ValueError(f"{choice.lang} {choice.synset}: {label!r} is none of the class's candidates")
+    return with_candidate(choice, candidate, LEXICON_CHOICE)
 
 
 def drop_label(choice: LabelChoice, reason: str) -> LabelChoice:
