@@ -234,12 +234,16 @@ def as_if_chosen(
     source's precision from `precision`, {(lang, source): p}; sources agreeing and silent; a duplicate of
     another class's label counted as a flag); the class's flags of the old label (an ambiguous English lemma
     with no support) are not carried over, since they were the old label's."""
+    import pandas as pd
+
     where = list(zip(forms["lang"], forms["wnid"]))
     taken = labels["label"].str.casefold().groupby(labels["lang"]).agg(set).to_dict()
     usable = candidates[~candidates["set_aside"].str.startswith("dropped_")]
     class_sources = usable[usable["set_aside"].isin((CHOSEN, LATER_FORM))].groupby(["lang", "wnid"])["source"]
     sources_of = class_sources.nunique().to_dict()
     at = labels.set_index(["lang", "wnid"]).index.get_indexer(where)
+    if (at < 0).any():  # iloc[-1] would silently take the last row
+        raise ValueError("as_if_chosen: a form of a class that has no label row")
     changed = labels.iloc[at].copy()
     duplicate = [label.casefold() in taken.get(lang, ()) for lang, label in zip(forms["lang"], forms["label"])]
     changed["label"] = forms["label"].to_numpy()
@@ -260,8 +264,6 @@ def as_if_chosen(
             forms["lang"], forms["wnid"], forms["source"], forms["agreement"], duplicate, changed["used_low_precision"]
         )
     ]
-    import pandas as pd
-
     rest = np.ones(len(labels), dtype=bool)
     rest[at] = False
     moved = candidates.copy()
@@ -278,6 +280,8 @@ def choice_table(labels: pd.DataFrame, candidates: pd.DataFrame, precision: dict
 
     parts = [lexicon_features(label_features(labels, candidates), labels, candidates).assign(later=False)]
     forms = later_forms(candidates)
+    labelled = set(zip(labels["lang"], labels["wnid"]))  # a reviewed-away or emptied class offers no choice
+    forms = forms[[key in labelled for key in zip(forms["lang"], forms["wnid"])]]
     for turn in range(int(forms["turn"].max()) + 1 if len(forms) else 0):
         these = forms[forms["turn"] == turn]
         moved_labels, moved = as_if_chosen(labels, candidates, these, precision)

@@ -157,3 +157,12 @@ def test_rechoose_takes_the_named_candidate_with_its_own_source_and_rank():
     )  # fmt: skip
     with pytest.raises(ValueError, match="Katze"):
         rechoose(choice, "Katze")
+
+
+def test_a_class_without_a_label_row_offers_no_choice():
+    labels = labels_of(CANDIDATES)
+    without_n3 = labels[labels["wnid"] != "n3"]
+    table = choice_table(without_n3, CANDIDATES, {})
+    assert "n3" not in set(table["wnid"])
+    with pytest.raises(ValueError, match="no label row"):
+        as_if_chosen(without_n3, CANDIDATES, later_forms(CANDIDATES).query("wnid == 'n3'"), {})
