@@ -36,6 +36,7 @@ CANDIDATES = candidate_rows(
         ("n1", "Köter", "omw:deu", 3, "not_first", 2),  # the same label again: one row, the first
         ("n1", "Rüde", "wikt", 4, "english", 1),  # set aside by a rule: never chosen
         ("n1", "Töle", "omw:deu", 5, "not_first", 1),
+        ("n1", "Kläffer", "wikt", 6, "not_first", 1),  # a third turn: each pass holds one form per class
         ("n2", "Katze", "wikt", 0, "", 1),
         ("n3", "Maus", "wikt", 0, "", 1),
         ("n3", "Köter", "wikt", 1, "not_first", 1),
@@ -50,6 +51,7 @@ def test_the_later_forms_a_class_may_choose_are_one_row_per_other_label_in_rank_
     assert list(zip(forms["wnid"], forms["label"], forms["source"], forms["turn"])) == [
         ("n1", "Köter", "wikt", 0),
         ("n1", "Töle", "omw:deu", 1),
+        ("n1", "Kläffer", "wikt", 2),
         ("n3", "Köter", "wikt", 0),
     ]
 
@@ -109,7 +111,7 @@ def test_a_later_form_as_if_chosen_carries_its_own_evidence_and_the_rules_formul
 def test_every_class_and_later_form_is_scored_once():
     table = choice_table(labels_of(CANDIDATES), CANDIDATES, {("deu_Latn", "wikt"): 0.9})
     assert sorted(zip(table["wnid"], table["label"], table["later"])) == [
-        ("n1", "Hund", False), ("n1", "Köter", True), ("n1", "Töle", True),
+        ("n1", "Hund", False), ("n1", "Kläffer", True), ("n1", "Köter", True), ("n1", "Töle", True),
         ("n2", "Katze", False), ("n3", "Köter", True), ("n3", "Maus", False),
     ]  # fmt: skip
     assert set(LEXICON_FEATURES) <= set(table.columns)
