@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 
 from babelforge.core.determinism import KIWI_DECIMALS, rounded
+from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.io import atomic_directory
 from babelforge.core.model_identity import display_name
@@ -193,14 +194,6 @@ def _quiet_lightning() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def pick_device(device: str = "auto") -> str:
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def batch_order(lengths: Sequence[int], length_sorted: bool) -> list[int]:
     """Indices in the order they are scored: by length (stable) to cut padding, or as given."""
     if not length_sorted:
@@ -218,7 +211,7 @@ class KiwiScorer:
     length_sorted: bool = True
 
     def __post_init__(self):
-        self.device = pick_device(self.device)
+        self.device = resolve_device(self.device)
         self.model.to(self.device)
 
     @property

@@ -25,13 +25,14 @@ from babelforge.captions.layout import (
     load_registry,
     shard_inputs,
 )
-from babelforge.captions.qe import kiwi_scorer, pick_device
+from babelforge.captions.qe import kiwi_scorer
 from babelforge.captions.settings import TagSettings as Config
 from babelforge.captions.tag_worker import TagWorker, attribute_schema, for_every_node, languages_in_play
 from babelforge.captions.taggers import ATTRIBUTES, KIWI_TRUNCATED, TAGGERS
 from babelforge.core import shards
 from babelforge.core.config import as_params
 from babelforge.core.determinism import runtime
+from babelforge.core.device import resolve_device
 from babelforge.core.errors import BabelforgeError
 from babelforge.core.progress import info
 from babelforge.core.provenance import provenance
@@ -90,7 +91,7 @@ def run(config: Config) -> int:
     for key in ("kiwi_model", "kiwi_revision"):  # the model hash below covers what they name
         params.pop(key, None)
     models = {
-        "kiwi": {**kiwi_record, "runtime": runtime(pick_device(config.kiwi_device), "float32")},
+        "kiwi": {**kiwi_record, "runtime": runtime(resolve_device(config.kiwi_device), "float32")},
         "langid": {"package": "langid", "languages": in_play},
     }
     record = provenance("captions_tag", params={"profile": config.profile, "tag": params}, models=models)

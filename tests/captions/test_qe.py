@@ -247,3 +247,20 @@ def test_a_pair_longer_than_the_kiwi_encoder_is_flagged_exactly_where_comet_cuts
     assert over_scores[0] == over_scores[1]  # cut: the added words are never read
     with pytest.raises(ValueError, match="2 sources but 1 translations"):
         scorer.truncated([fits, over], [translation])
+
+
+def test_a_kiwi_device_torch_would_not_take_is_one_line_before_the_model_moves():
+    """The scorer resolves its device by core's rule (core/device.py), as the other GPU stages do: `auto`
+    picks the CPU here, and a misspelt device stops before `model.to` fails deep inside torch."""
+
+    class Model:
+        def __init__(self):
+            self.moved_to = []
+
+        def to(self, device):
+            self.moved_to.append(device)
+
+    model = Model()
+    assert KiwiScorer(model).device == "cpu" and model.moved_to == ["cpu"]
+    with pytest.raises(BabelforgeError, match="unknown device 'gpu'"):
+        KiwiScorer(Model(), device="gpu")
