@@ -251,7 +251,12 @@ def test_a_pair_longer_than_the_kiwi_encoder_is_flagged_exactly_where_comet_cuts
 
 def test_a_kiwi_device_torch_would_not_take_is_one_line_before_the_model_moves():
     """The scorer resolves its device by core's rule (core/device.py), as the other GPU stages do: `auto`
-    picks the CPU here, and a misspelt device stops before `model.to` fails deep inside torch."""
+    picks CUDA only where torch sees it, and a misspelt device stops before `model.to` fails deep inside torch."""
+
+    import torch
+
+    def torch_has_cuda() -> bool:
+        return torch.cuda.is_available()
 
     class Model:
         def __init__(self):
@@ -261,6 +266,7 @@ def test_a_kiwi_device_torch_would_not_take_is_one_line_before_the_model_moves()
             self.moved_to.append(device)
 
     model = Model()
-    assert KiwiScorer(model).device == "cpu" and model.moved_to == ["cpu"]
+    expected = "cuda" if torch_has_cuda() else "cpu"
+    assert KiwiScorer(model).device == expected and model.moved_to == [expected]
     with pytest.raises(BabelforgeError, match="unknown device 'gpu'"):
         KiwiScorer(Model(), device="gpu")
