@@ -45,6 +45,17 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+def point_xm3600_at(project: Path, url: str) -> None:
+    """The xm3600_fetch group's mirror_url (the last group of the file to name one) set to `url`: the
+    XM3600 inputs are asked there, never upstream (a test must not reach out, nor wait out the
+    default retry back-off against a network it does not have)."""
+    params_path = project / "params.yaml"
+    before, group, rest = params_path.read_text().rpartition("\nxm3600_fetch:\n")
+    text = before + group + re.sub(r"(?m)^  mirror_url:.*$", f"  mirror_url: {url}", rest, count=1)
+    params_path.write_text(text)
+    assert yaml.safe_load(text)["xm3600_fetch"]["mirror_url"] == url
+
+
 def pins(root: Path, hub_url: str, *args: str, offline: bool = False) -> subprocess.CompletedProcess:
     env = {**command_env(), "HF_ENDPOINT": hub_url, "HF_HOME": str(root.parent / "hf")}
     env.pop("HF_HUB_OFFLINE", None)
@@ -129,11 +140,7 @@ def test_update_resolves_every_unpinned_input_once_writes_each_home_and_never_mo
         server.files[f"xm3600/{name}"] = data
     with HubStandIn() as hub, serving(server):
         params_path = project / "params.yaml"
-        # the xm3600_fetch group's mirror_url (the last group of the file to name one)
-        before, group, rest = params_path.read_text().rpartition("\nxm3600_fetch:\n")
-        text = before + group + re.sub(r"(?m)^  mirror_url:.*$", f"  mirror_url: {server.url}", rest, count=1)
-        params_path.write_text(text)
-        assert yaml.safe_load(text)["xm3600_fetch"]["mirror_url"] == server.url
+        point_xm3600_at(project, server.url)
 
         listed = pins(project, hub.url)
         assert listed.returncode == 0, listed.stderr
@@ -195,7 +202,9 @@ def test_update_resolves_every_unpinned_input_once_writes_each_home_and_never_mo
 
 
 def test_update_errors_are_one_line(project: Path):
-    with HubStandIn() as hub:
+    empty = LoopbackServer()  # a mirror without the XM3600 files: each is a 404, not retried
+    with HubStandIn() as hub, serving(empty):
+        point_xm3600_at(project, empty.url)
         offline = pins(project, hub.url, "--update", offline=True)
         assert offline.returncode != 0
         assert offline.stderr.strip().splitlines()[-1].endswith("HF_HUB_OFFLINE is set; unset it first")
@@ -211,6 +220,8 @@ def test_update_errors_are_one_line(project: Path):
             value(yaml.safe_load((project / "params.yaml").read_text()), "captions.tag.kiwi_revision", "full") == kiwi
         )
         assert partly.stderr.count("hub-dataset:WueNLP/mvl-sib: dataset WueNLP/mvl-sib: not on") == 1
+        for name in XM3600:  # a file that is not there is named once, as not resolved, like a repo
+            assert partly.stderr.count(f"xm3600/{name}: GET {empty.url}xm3600/{name}: HTTP 404") == 1, name
         assert re.search(
             r"^babelforge pins: \d+ input\(s\) not resolved \(above\); the rest written$", partly.stderr, re.M
         )
