@@ -1,12 +1,20 @@
 """What a review import and the labels stage say on the real sample chain (issue 50): a sheet with no
 decision writes nothing, a sampled review that lifts a language's source precision names the classes
 the precision floor brings back and the group the language moves to, and a language below
-`labels.min_classes` is added offline by lowering it."""
+`labels.min_classes` is added offline by lowering it.
+
+The last two are read off one labels run (`reviewed_run`): a labels run on the sample chain is the
+cost of these tests (about a minute and a half on a loaded two-core machine), and the review and the
+lowered min_classes touch different languages (Indonesian's sources; the languages with 9 classes)."""
 
 from __future__ import annotations
 
 import csv
+import io
 import re
+from contextlib import redirect_stderr
+from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,11 +27,10 @@ from tests.babel_imagenet.conftest import copy_chain
 LANG = "ind_Latn"
 
 
-@pytest.fixture
-def chain(sample_chain, tmp_path):
+def review_chain(sample_chain: Path, dest: Path) -> Path:
     """A copy of the sample chain whose params point the review command at its tables and at an empty
     review folder of its own."""
-    copy = copy_chain(sample_chain, tmp_path / "chain")
+    copy = copy_chain(sample_chain, dest)
     params = yaml.safe_load((copy / "params.yaml").read_text())
     bi = copy / "bi"
     params["paths"].update(
@@ -37,6 +44,37 @@ def chain(sample_chain, tmp_path):
     (copy / "reviews").mkdir()
     (copy / "params.yaml").write_text(yaml.safe_dump(params))
     return copy
+
+
+@pytest.fixture
+def chain(sample_chain, tmp_path):
+    return review_chain(sample_chain, tmp_path / "chain")
+
+
+@dataclass(frozen=True)
+class Relabelled:
+    chain: Path
+    languages_before: pd.DataFrame  # the chain's last build, at the default min_classes, no review
+    labels_before: pd.DataFrame
+    exit_code: int
+    said: str  # what the labels run wrote to stderr
+
+
+@pytest.fixture(scope="module")
+def reviewed_run(sample_chain, tmp_path_factory) -> Relabelled:
+    """40 sampled Indonesian labels accepted into the chain's review folder, then one labels run
+    with labels.min_classes lowered to 9 over the chain's `bi/` (the last build at the default 10:
+    the stage compares with it)."""
+    chain = review_chain(sample_chain, tmp_path_factory.mktemp("reviewed") / "chain")
+    languages = pd.read_parquet(chain / "bi" / "languages.parquet")
+    labels = pd.read_parquet(chain / "bi" / "labels.parquet")
+    sheet = chain / "sheet.csv"
+    with redirect_stderr(io.StringIO()):
+        assert review(chain, "export", LANG, "--sample", "40", "--seed", "7", "--out", str(sheet)) == 0
+        assert review(chain, "import", str(decide_all(sheet, "accept")), "--reviewer", "anna") == 0
+    with redirect_stderr(io.StringIO()) as said:
+        code = relabel(chain, "labels.min_classes=9")  # the chain's params name its review folder
+    return Relabelled(chain, languages, labels, code, said.getvalue())
 
 
 def review(chain, *args: str) -> int:
@@ -98,19 +136,14 @@ def test_an_import_without_a_decision_writes_nothing_and_an_unchanged_one_rewrit
     assert target.read_bytes() == written and target.stat().st_mtime_ns == stamp
 
 
-def test_a_sampled_review_names_the_classes_the_floor_brings_back_and_any_group_move(chain, capsys):
-    before = pd.read_parquet(chain / "bi" / "languages.parquet").set_index("lang").loc[LANG]
-    old_classes = set(pd.read_parquet(chain / "bi" / "labels.parquet").query("lang == @LANG")["class_idx"])
-    sheet = chain / "sheet.csv"
-    assert review(chain, "export", LANG, "--sample", "40", "--seed", "7", "--out", str(sheet)) == 0
-    assert review(chain, "import", str(decide_all(sheet, "accept")), "--reviewer", "anna") == 0
-    capsys.readouterr()
-
-    assert relabel(chain) == 0  # the chain's params name its review folder
-    said = capsys.readouterr().err
-    # at the default labels.min_classes the languages line names those it does not keep (the next
-    # test lowers it to add one of them)
-    assert "fewer than min_classes 10 classes: " in said
+def test_a_sampled_review_names_the_classes_the_floor_brings_back_and_any_group_move(reviewed_run):
+    chain = reviewed_run.chain
+    before = reviewed_run.languages_before.set_index("lang").loc[LANG]
+    old_classes = set(reviewed_run.labels_before.query("lang == @LANG")["class_idx"])
+    assert reviewed_run.exit_code == 0
+    said = reviewed_run.said
+    # the languages line names those it does not keep (the next test sees the ones with 9 classes join)
+    assert "fewer than min_classes 9 classes: " in said
     lines = [line for line in said.splitlines() if line.startswith("labels: since the last build:")]
     after = pd.read_parquet(chain / "bi" / "languages.parquet").set_index("lang").loc[LANG]
     labels = pd.read_parquet(chain / "bi" / "labels.parquet").query("lang == @LANG")
@@ -157,17 +190,14 @@ def test_floor_moves_are_named_only_where_something_moved():
     ]
 
 
-def test_a_language_below_min_classes_is_added_offline_by_lowering_it(sample_chain, tmp_path, capsys):
+def test_a_language_below_min_classes_is_added_offline_by_lowering_it(reviewed_run):
     """The sample's registry already holds every language the mirror covers (it is generated from it);
-    what `labels` does not keep has fewer than min_classes classes (the previous test sees the labels
-    line name them), and lowering it adds them. The chain's `bi/` is the last build at the default
-    min_classes: the same inputs and settings as a rerun of it, so the stage compares with that."""
-    chain = copy_chain(sample_chain, tmp_path / "chain")
-    languages = pd.read_parquet(chain / "bi" / "languages.parquet")
+    what `labels` does not keep has fewer than min_classes classes, and lowering it adds them. The
+    chain's `bi/` was the last build at the default min_classes, so the stage compares with that."""
+    chain, languages = reviewed_run.chain, reviewed_run.languages_before
     assert "yue_Hant" not in set(languages["lang"])
-    capsys.readouterr()
-    assert relabel(chain, "labels.min_classes=9") == 0
-    said = capsys.readouterr().err
+    assert reviewed_run.exit_code == 0
+    said = reviewed_run.said
     [fates] = [line for line in said.splitlines() if line.startswith("labels: languages: ")]
     joined = dict(re.findall(r"\+(\S+) (\d+)", fates.split("since the last build: ")[1].split(";")[0]))
     labels = pd.read_parquet(chain / "bi" / "labels.parquet")
