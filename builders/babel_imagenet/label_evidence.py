@@ -7,7 +7,9 @@ standing among the class's candidates and the language's: synonyms other sources
 it, other classes it also names, the length of its source's list. The layer is an L2 logistic regression
 on standardised columns; its weights are fitted on judged labels by benchmarks/label_precision.py, which
 scores each choice held out by language, and written to resources/label_precision_weights.json, which the
-labels stage reads when `labels.p_correct` is `lexicon`.
+labels stage reads when `labels.p_correct` is `lexicon`. With `labels.choose: lexicon` the same layer also
+scores each class's later forms as if chosen (`choice_table`) and takes the one it prefers
+(`preferred_labels`).
 """
 
 from __future__ import annotations
