@@ -48,6 +48,14 @@ def test_the_stage_lets_the_layer_choose_and_says_how_many_per_language(sample_c
     ]
     assert np.mean(np.isclose(chosen["p_rules"].to_numpy(), expected)) > 0.98
 
+    # a class whose label resolved a duplicate keeps it (that choice was forced, and its candidates table
+    # marks the label it lost as `duplicate`)
+    rules_labels = pd.read_parquet(rules_out / "labels.parquet")
+    resolved = set(zip(*rules_labels.query("rank_reason == 'unique'")[["lang", "wnid"]].T.values))
+    now_resolved = set(zip(*labels.query("rank_reason == 'unique'")[["lang", "wnid"]].T.values))
+    kept_both = resolved & set(zip(labels["lang"], labels["wnid"]))
+    assert kept_both and kept_both <= now_resolved
+
     # no label of a language names two classes more often than with the rules' choice
     def named_twice(frame: pd.DataFrame) -> int:
         keys = frame[frame["lang"] != "eng_Latn"].assign(key=lambda f: f["label"].str.casefold())
