@@ -240,9 +240,8 @@ def as_if_chosen(
 
     where = list(zip(forms["lang"], forms["wnid"]))
     taken = labels["label"].str.casefold().groupby(labels["lang"]).agg(set).to_dict()
-    usable = candidates[~candidates["set_aside"].str.startswith("dropped_")]
-    class_sources = usable[usable["set_aside"].isin((CHOSEN, LATER_FORM))].groupby(["lang", "wnid"])["source"]
-    sources_of = class_sources.nunique().to_dict()
+    choosable = candidates[candidates["set_aside"].isin((CHOSEN, LATER_FORM))]
+    sources_of = choosable.groupby(["lang", "wnid"])["source"].nunique().to_dict()
     at = labels.set_index(["lang", "wnid"]).index.get_indexer(where)
     if (at < 0).any():  # iloc[-1] would silently take the last row
         raise ValueError("as_if_chosen: a form of a class that has no label row")

@@ -11,7 +11,13 @@ from babelforge.babel_imagenet.candidates import candidates_frame
 from babelforge.babel_imagenet.forms import english_lemma_keys
 from babelforge.babel_imagenet.frequency import frequency_lookup, language_lean, wordfreq_version
 from babelforge.babel_imagenet.label_choice import LEXICON_CHOICE, PRECISION_FLOOR, drop_label, english_rows, rechoose
-from babelforge.babel_imagenet.label_evidence import choice_table, lexicon_p_correct, preferred_labels, read_layer
+from babelforge.babel_imagenet.label_evidence import (
+    LexiconLayer,
+    choice_table,
+    lexicon_p_correct,
+    preferred_labels,
+    read_layer,
+)
 from babelforge.babel_imagenet.label_rules import Rules
 from babelforge.babel_imagenet.labels import choose_labels
 from babelforge.babel_imagenet.language_fates import fates_line, kept_languages, language_fates
@@ -114,7 +120,8 @@ class PrecisionFloor:
             raise BabelforgeError(f"labels.precision_floor: {', '.join(outside)} is above 1; a floor is a p_correct")
 
 
-# the lexicon layer's weights (benchmarks/label_precision.py --write-weights), read when labels.p_correct is lexicon
+# the lexicon layer's weights (benchmarks/label_precision.py --write-weights), read when labels.p_correct or
+# labels.choose is lexicon
 WEIGHTS_FILE = "label_precision_weights.json"
 
 
@@ -260,12 +267,14 @@ def run(config: Config) -> int:
     p_rules = label_precisions(choices, trust)
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
     evidence = EvidenceTables(english_choices, classes, senses, english, rules, router)
+    # read once, and only where a setting uses it (a broken file stops the stage in one line)
+    layer = read_layer(resource(WEIGHTS_FILE)) if "lexicon" in (config.choose, config.p_correct) else None
     if config.choose == "lexicon":
-        choices = layer_choices(choices, p_rules, evidence, trust, resource(WEIGHTS_FILE))
+        choices = layer_choices(choices, p_rules, evidence, trust, layer)
         p_rules = label_precisions(choices, trust)
     p_correct = dict(p_rules)
     if config.p_correct == "lexicon":
-        p_correct.update(lexicon_figure(choices, p_rules, evidence, resource(WEIGHTS_FILE)))
+        p_correct.update(lexicon_figure(choices, p_rules, evidence, layer))
     floors = {lang: config.precision_floor.of(lang) for lang in sorted({c.lang for c in choices})}
     before: dict[str, list[float]] = {}
     for (lang, _synset), p in sorted(p_correct.items()):
@@ -390,10 +399,10 @@ class EvidenceTables:
         return labels, candidates
 
 
-def lexicon_figure(choices, p_rules, evidence: EvidenceTables, weights) -> dict:
+def lexicon_figure(choices, p_rules, evidence: EvidenceTables, layer: LexiconLayer) -> dict:
     """(lang, synset) -> the lexicon layer's p_correct of every chosen non-English label, before the floor."""
     synset_of = dict(zip(evidence.classes["wnid"], evidence.classes["synset"]))
-    figure = lexicon_p_correct(*evidence.of(choices, p_rules), read_layer(weights))
+    figure = lexicon_p_correct(*evidence.of(choices, p_rules), layer)
     return {(lang, synset_of[wnid]): p for (lang, wnid), p in figure.items()}
 
 
@@ -406,13 +415,13 @@ def layer_choice_line(choices) -> str:
     )
 
 
-def layer_choices(choices, p_rules, evidence: EvidenceTables, trust, weights) -> list:
+def layer_choices(choices, p_rules, evidence: EvidenceTables, trust, layer: LexiconLayer) -> list:
     """The choices with the label the lexicon layer prefers among each class's candidates (labels.choose:
     lexicon); a class whose label resolved a duplicate (`unique`) keeps it, as that choice was forced."""
     labels, candidates = evidence.of(choices, p_rules)
     precision = source_precisions(trust.estimates) if trust is not None else {}
     table = choice_table(labels, candidates, precision)
-    preferred = preferred_labels(table, read_layer(weights).predict(table))
+    preferred = preferred_labels(table, layer.predict(table))
     wnid_of = dict(zip(evidence.classes["synset"], evidence.classes["wnid"]))
     return [
         rechoose(c, preferred[(c.lang, wnid_of[c.synset])])
