@@ -412,7 +412,8 @@ def rules_build(folder: Path) -> Path:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as said:
         code = cli(["labels", *sets, *outputs])
     if code != 0:
-        raise SystemExit(f"label_precision: the rules build failed: {said.getvalue().strip().splitlines()[-1:]}")
+        last = (said.getvalue().strip().splitlines() or ["(it said nothing)"])[-1]
+        raise SystemExit(f"label_precision: the rules build failed: {last}")
     print(f"built the rules' labels without a floor in {time.perf_counter() - start:.0f} s: babelforge labels "
           f"{' '.join(f'--set {setting}' for setting in RULES_BUILD)}")  # fmt: skip
     return folder
