@@ -18,10 +18,12 @@ if [ ${#apt_packages[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/null
 fi
 
+# pip keeps no cache: the CUDA build of torch and its libraries are several GB, and a cached copy doubles that on a
+# machine whose disk may be small (a CI run once stopped at "No space left on device" while installing)
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check "pip<26"
-.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray,models]'
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir "pip<26"
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir -c constraints.txt -e '.[test,ray,models]'
 # BabelNet's own package (senses.source: babelnet_index) declares Python ==3.8.* only; its client runs on this
 # Python, so it is installed apart, without its declared dependencies (the babelnet-index extra holds them)
-.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt --no-deps --ignore-requires-python babelnet
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir -c constraints.txt --no-deps --ignore-requires-python babelnet
 echo "setup: ready (.venv/bin/babelforge, .venv/bin/dvc)" >&2
