@@ -146,16 +146,17 @@ class Config:
         "which figure is each label's p_correct (what the floor and the precision figures use); rules: its "
         "source's learned precision moved by agreeing and silent sources (precision.py); lexicon: a logistic "
         "layer on the rules' figure and the label's standing among its class's and language's candidates, "
-        f"weights fitted on judged labels (resources/{WEIGHTS_FILE}; held out by language it scores Brier 10 % below a "
-        "constant on random judged labels where the rules score 7 % above: docs/datasets/label-precision.md)",
+        f"weights fitted on judged labels (resources/{WEIGHTS_FILE}; held out by language it scores Brier 11 % below a "
+        "constant on random judged labels where the rules score 7 % above, AUC 0.76 on all judged labels: "
+        "docs/datasets/label-precision.md)",
     )
     choose: Literal["rules", "lexicon"] = setting(
         "rules",
         "who chooses each class's label among its candidates; rules: the ranking (labels.ranking); lexicon: the "
         "candidate the lexicon layer gives the highest p_correct, where it beats the rules' first (never a label "
         "another class keeps). Held out by language on 80 judged classes where the two differ, the rules' label "
-        "was right in 62 and the layer's in 65; on the 40 of them drawn at random, 34 and 33: no better, so the "
-        "rules choose by default (docs/datasets/label-precision.md)",
+        "was right in 62 and the layer's in 65; on the 40 of them drawn at random, 34 and 33 (the refitted layer: 32 "
+        "and 32 of 38): no better, so the rules choose by default (docs/datasets/label-precision.md)",
     )
     resolve_duplicates: bool = setting(
         {"sample": True, "full": False},

@@ -127,8 +127,8 @@ def test_lexicon_features_read_synonyms_polysemy_and_source_lists():
             "source": ["wikt", "wikt", "wikt", "omw:fra"],
         }
     )
-    table = label_precision.lexicon_features(labels[["lang", "wnid", "label"]], labels, candidates)
-    table = table.set_index("wnid")
+    features = labels[["lang", "wnid", "label"]].assign(rules_logit=[2.0, 1.5, 0.5, -1.0], omw_source=[0.0, 0, 0, 1])
+    table = label_precision.lexicon_features(features, labels, candidates).set_index("wnid")
     # n1: omw:fra lists the label (as its second form), so it supports it; no source is silent
     assert (table.loc["n1", "synonym_support"], table.loc["n1", "silent_sources"]) == (1.0, 0.0)
     # n2: one source, nobody else; "chat" is a candidate of one other class (n1): polysemy log 2
@@ -139,6 +139,8 @@ def test_lexicon_features_read_synonyms_polysemy_and_source_lists():
     assert (table.loc["n4", "synonym_support"], table.loc["n4", "silent_sources"]) == (0.0, 1.0)
     assert np.isclose(table.loc["n4", "source_forms"], np.log(2))
     assert (table.loc[["n1", "n2", "n3"], "source_forms"] == 0.0).all()  # wikt: one form each
+    # the rules' log-odds count a second time for the wordnet's label only
+    assert table["rules_logit_omw"].to_dict() == {"n1": 0.0, "n2": 0.0, "n3": 0.0, "n4": -1.0}
     assert set(label_precision.LEXICON_FEATURES) <= set(table.columns) | set(label_precision.FEATURES)
 
 

@@ -66,8 +66,8 @@ def reviewed_run(sample_chain, tmp_path_factory) -> Relabelled:
     """40 sampled Indonesian labels accepted into the chain's review folder, then one labels run
     with labels.min_classes lowered to 9 over the chain's `bi/` (the last build at the default 10:
     the stage compares with it). Both builds take the rules' figure as p_correct: that is the figure a
-    review moves, through its sources' precision (the lexicon layer, the default, weighs the rules'
-    figure little, so a review seldom moves its floor: docs/guides/review-labels.md)."""
+    review moves, through its sources' precision (the lexicon layer, the default, reads it for wordnet
+    labels only, so a review moves its floor less: docs/guides/review-labels.md)."""
     chain = review_chain(sample_chain, tmp_path_factory.mktemp("reviewed") / "chain")
     with redirect_stderr(io.StringIO()):
         assert relabel(chain, RULES_FIGURE) == 0  # the last build, before the review
