@@ -77,7 +77,7 @@ class LoopbackCluster:
         return {
             **env,
             "HOME": str(home),
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": os.pathsep.join([str(REPO), *inherited_pythonpath()]),
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
             "RAY_AUTH_MODE": "token",
             "RAY_AUTH_TOKEN_PATH": str(self.token_file),
@@ -154,6 +154,14 @@ class LoopbackCluster:
             _signal_all(pids, signal.SIGKILL)
             time.sleep(0.1)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def inherited_pythonpath() -> list[str]:
+    """This process's own PYTHONPATH entries, after the repo's on a node's: the babelforge a node imports
+    is then the one this test process imports. Without them a node of a clone run with the clone's
+    package on PYTHONPATH (scripts/mutation_check.py) imports the installed (editable) babelforge,
+    another checkout's code, and a mutant of the clone is never run on the cluster."""
+    return [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry and entry != str(REPO)]
 
 
 def loopback_cluster() -> LoopbackCluster:
