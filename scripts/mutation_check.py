@@ -4,7 +4,7 @@
 For each module of TARGETS (or those given with --target), every one-line mutant of these kinds
 is made with `ast`: a comparison operator swapped (< <= > >= == != in, and `is`/`is not`), `and`
 <-> `or`, `+` <-> `-`, an integer constant + 1. Each mutant is written over the module, the
-module's test files run (`pytest -x -q -p no:randomly`, with a per-mutant timeout), and the
+module's test files run (`pytest -x -q -p no:randomly`, in the order given, with a per-mutant timeout), and the
 original bytes and modification time are written back. A mutant is *killed* when the tests fail
 (an import or syntax error counts), *survived* when they pass, *timeout* when they run too long.
 The run ends with the counts, the kill rate and every surviving mutant (file:line, the change).
@@ -157,7 +157,10 @@ def _raise_interrupted(signum, frame):  # SIGTERM/SIGHUP: unwind through the fin
 def run_tests(tests: tuple[str, ...], timeout: float) -> str:
     """'passed', 'failed' or 'timeout' for one run of the test files."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "DVC_NO_ANALYTICS": "1"}
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *tests]
+    # the suite's test-order plugin (tests/conftest.py) puts the slowest file first, which would make every
+    # mutant pay for it before -x can stop at a quick test that fails
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    command += ["-p", "no:babelforge-test-order", *tests]
     process = subprocess.Popen(
         command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
