@@ -122,8 +122,20 @@ def candidate_rows(
     that no sense gives (English: the CLIP name) is listed as a candidate of its own.
     wnids: synset -> (class_idx, wnid).
     """
+    return rows_of_forms(candidate_forms(senses, router, rules, class_names), choices, wnids, english_keys, rules)
+
+
+def rows_of_forms(
+    cleaned: tuple[list[Form], list[tuple[object, str]]],
+    choices: Iterable[LabelChoice],
+    wnids: dict[str, tuple[int, str]],
+    english_keys: frozenset[str],
+    rules: Rules,
+) -> list[dict]:
+    """`candidate_rows` from what `candidate_forms` gave: the cleaning depends on the senses alone, so
+    the labels stage does it once for the tables it builds for two sets of choices."""
     by_group = {(c.lang, c.synset): c for c in choices}
-    forms, dropped = candidate_forms(senses, router, rules, class_names)
+    forms, dropped = cleaned
     grouped: dict[tuple[str, str], list[tuple[Form | object, str]]] = defaultdict(list)
     for form in forms:
         if (form.lang, form.synset) in by_group:
@@ -221,21 +233,18 @@ def _row(
 
 
 def candidates_frame(
-    senses: Iterable,
+    cleaned: tuple[list[Form], list[tuple[object, str]]],
     choices: Iterable[LabelChoice],
     classes,
     english_keys: frozenset[str],
     rules: Rules = Rules(),
-    router: ScriptRouter | None = None,
 ):
-    """candidates.parquet's table (pandas), from the senses and choices of the labels stage."""
+    """candidates.parquet's table (pandas), from the cleaned senses (`candidate_forms`) and the choices
+    of the labels stage."""
     import pandas as pd
 
     wnids = {row.synset: (int(row.class_idx), str(row.wnid)) for row in classes.itertuples()}
-    names = {row.synset: (*row.lemmas, row.clip_name) for row in classes.itertuples()}
-    frame = pd.DataFrame(
-        candidate_rows(senses, choices, wnids, english_keys, rules, router, names), columns=list(CANDIDATE_COLUMNS)
-    )
+    frame = pd.DataFrame(rows_of_forms(cleaned, choices, wnids, english_keys, rules), columns=list(CANDIDATE_COLUMNS))
     return frame.astype(
         {"class_idx": "int32", "rank": "int32", "agreement": "int32", "is_translation": "bool", "chosen": "bool"}
     )

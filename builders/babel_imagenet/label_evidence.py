@@ -53,7 +53,8 @@ def label_features(labels: pd.DataFrame, candidates: pd.DataFrame) -> pd.DataFra
 
     english = labels[labels["lang"] == ENGLISH].set_index("wnid")["label"].str.len()
     rows = labels[(labels["lang"] != ENGLISH) & labels["label"].map(lambda x: isinstance(x, str))]
-    chosen = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["zipf"]
+    # dicts, not Series: 20,000 lookups by a (lang, wnid) key cost a second each way on a MultiIndex
+    chosen = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["zipf"].to_dict()
     zipf = pd.Series([chosen.get((lang, w), np.nan) for lang, w in zip(rows["lang"], rows["wnid"])], index=rows.index)
     # the rules' figure (a build before the lexicon layer has only p_correct, which was it)
     p = rows["p_rules" if "p_rules" in rows else "p_correct"].clip(1e-3, 1 - 1e-3)
@@ -123,11 +124,12 @@ def lexicon_features(features: pd.DataFrame, labels: pd.DataFrame, candidates: p
         .drop_duplicates()
         .groupby(["lang", "key"])
         .size()
+        .to_dict()
     )
-    class_sources = usable.groupby(["lang", "wnid"])["source"].nunique()
-    source_forms = usable.groupby(["lang", "wnid", "source"]).size()
-    agreement = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["agreement"]
-    label_source = labels.set_index(["lang", "wnid"])["source"]
+    class_sources = usable.groupby(["lang", "wnid"])["source"].nunique().to_dict()
+    source_forms = usable.groupby(["lang", "wnid", "source"]).size().to_dict()
+    agreement = candidates[candidates["chosen"]].set_index(["lang", "wnid"])["agreement"].to_dict()
+    label_source = labels.set_index(["lang", "wnid"])["source"].to_dict()
     where = list(zip(features["lang"], features["wnid"]))
     agreeing = np.array([agreement.get(key, 1) for key in where])
     out = features.copy()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from babelforge.babel_imagenet.candidates import candidates_frame
+from babelforge.babel_imagenet.candidates import candidate_forms, candidates_frame
 from babelforge.babel_imagenet.forms import english_lemma_keys
 from babelforge.babel_imagenet.frequency import frequency_lookup, language_lean, wordfreq_version
 from babelforge.babel_imagenet.label_choice import LEXICON_CHOICE, PRECISION_FLOOR, drop_label, english_rows, rechoose
@@ -267,7 +267,9 @@ def run(config: Config) -> int:
     ordered_by = trust if rules.learned_priority and rules.ranking == "agreement" else None
     p_rules = label_precisions(choices, trust)
     english_choices = english_rows(dict(zip(classes["synset"], classes["clip_name"])))
-    evidence = EvidenceTables(english_choices, classes, senses, english, rules, router)
+    # the cleaning depends on the senses alone: done once for the layer's tables and candidates.parquet
+    cleaned = candidate_forms(senses, router, rules, names)
+    evidence = EvidenceTables(english_choices, classes, cleaned, english, rules)
     # read once, and only where a setting uses it (a broken file stops the stage in one line)
     layer = read_layer(resource(WEIGHTS_FILE)) if "lexicon" in (config.choose, config.p_correct) else None
     if config.choose == "lexicon":
@@ -304,7 +306,7 @@ def run(config: Config) -> int:
     labels, reviews, warnings = apply_review_folder(labels, classes, paths.reviews, english)
     labels.loc[labels["reviewed"], "p_correct"] = REVIEWED  # a person accepted or set it
     kept = labels.groupby("lang").size().to_dict()
-    candidates = candidates_frame(senses, all_choices, classes, english, rules, router)
+    candidates = candidates_frame(cleaned, all_choices, classes, english, rules)
     candidates["zipf"] = candidate_frequencies(candidates, rules)
     candidates["source_precision"] = candidate_precisions(candidates, ordered_by)
     candidates["source_precision"] = candidates["source_precision"].astype("float64")
@@ -385,17 +387,16 @@ class EvidenceTables:
 
     english_choices: list
     classes: object
-    senses: list
+    cleaned: tuple  # candidate_forms of the senses
     english: frozenset
     rules: Rules
-    router: ScriptRouter
 
     def of(self, choices, p_rules) -> tuple:
         """labels and candidates as the stage would write them for `choices`, before the floor."""
         reference = {(ENGLISH, c.synset): REVIEWED for c in self.english_choices}
         every = self.english_choices + list(choices)
         labels = labels_frame(every, self.classes, {**p_rules, **reference})
-        candidates = candidates_frame(self.senses, every, self.classes, self.english, self.rules, self.router)
+        candidates = candidates_frame(self.cleaned, every, self.classes, self.english, self.rules)
         candidates["zipf"] = candidate_frequencies(candidates, self.rules)
         return labels, candidates
 

@@ -27,6 +27,9 @@ from babelforge.core.io import atomic_directory, atomic_path
 DVC_CACHE = Path(".dvc") / "cache" / "files" / "md5"  # DVC 3's default cache layout, seen from the project root
 _FOLDER = ".dir"  # a folder's hash in dvc.lock ends so; its cache file lists the folder's files
 _DIGEST = re.compile(r"[0-9a-f]{32}(\.dir)?")
+# libyaml's safe loader where PyYAML has it (the same values): the sample's lock parses in 0.12 s instead
+# of 0.73, and the labels stage reads it four times
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _lock_stages(lock_path: str | Path) -> dict:
@@ -34,7 +37,7 @@ def _lock_stages(lock_path: str | Path) -> dict:
     if not lock_path.is_file():
         return {}
     try:
-        lock = yaml.safe_load(lock_path.read_text(encoding="utf-8")) or {}
+        lock = yaml.load(lock_path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     stages = lock.get("stages") if isinstance(lock, dict) else None

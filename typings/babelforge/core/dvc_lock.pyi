@@ -3,6 +3,7 @@ from builders.core.dvc_lock import *
 from builders.core.dvc_lock import (
     _DIGEST as _DIGEST,
     _FOLDER as _FOLDER,
+    _LOADER as _LOADER,
     _lock_stages as _lock_stages,
     _outs as _outs,
     _put_back_file as _put_back_file,
