@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,29 @@ def ray_up_only_where_shared(request):
             from babelforge.core.runner_config import RunnerConfig
 
             ray.init(**ray_init_options(RunnerConfig(runner="ray", local_cpus=2)))
+        if shared:
+            every_cpu_free(ray)
     yield
+
+
+# How long a local_ray test waits for the CPUs an earlier test's actors held. Ray frees a killed actor's
+# CPU once its process has gone, which a loaded machine delays; a pool started before that finds no CPU
+# for an actor (or for a restarted one: seen once as a retried chunk that never came back).
+FREE_CPUS_WAIT_S = 60.0
+
+
+def every_cpu_free(ray, wait_s: float = FREE_CPUS_WAIT_S) -> None:
+    """Return once every CPU of the shared local Ray is free; fail the test in one line if one is still
+    held after `wait_s` (an earlier test left an actor alive)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        total = ray.cluster_resources().get("CPU", 0.0)
+        free = ray.available_resources().get("CPU", 0.0)
+        if free >= total:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"the shared local Ray still has {total - free:g} of {total:g} CPUs held after {wait_s:g} s")
+        time.sleep(0.1)
 
 
 def _tracked_metrics() -> dict[str, bytes]:
