@@ -110,9 +110,18 @@ def open_wordnet(dict_dir: str | Path, nltk_data: str | Path):
     if data_dir not in nltk.data.path:
         # nltk only opens corpora inside its registered data directories.
         nltk.data.path.insert(0, data_dir)
+
+    class EnglishWordNetReader(WordNetCorpusReader):
+        """nltk's reader without the sense map from its `wordnet` corpus to the one opened: nltk builds
+        it (both index.sense files read, half the stage's time) only to place OMW data, and the
+        project reads no OMW through nltk (the reader's OMW reader is None)."""
+
+        def map_wn(self, version="wordnet"):
+            return None
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "multilingual functions not available": we do not use OMW via nltk
-        reader = WordNetCorpusReader(str(root.resolve()), None)
+        reader = EnglishWordNetReader(str(root.resolve()), None)
     if reader.get_version() != "3.0":
         raise BabelforgeError(f"{dict_dir}: WordNet {reader.get_version()} found, ImageNet needs 3.0")
     return reader

@@ -184,6 +184,18 @@ def test_put_back_replaces_what_a_failed_run_left_in_an_outputs_place_and_never_
     assert [p.name for p in elsewhere.iterdir()] == ["keep.txt"]  # the link's target is left as it was
 
 
+def test_a_dangling_link_where_a_folder_goes_is_replaced(built):
+    """A link whose target is gone (a failed run's, or a moved cache) is removed, not followed: the
+    folder takes its place."""
+    (built / "data").mkdir()
+    (built / "data" / "senses").symlink_to(built / "gone")
+    done = put_back("labels", built)
+    assert "data/senses" in done.restored
+    senses = built / "data" / "senses"
+    assert not senses.is_symlink() and sorted(tree_digests(senses)) == ["omw.parquet", "sub/deep.parquet"]
+    assert not (built / "gone").exists()
+
+
 def test_a_listing_entry_without_a_string_hash_and_a_git_copy_of_other_bytes_are_not_put_back(built):
     cache = built / DVC_CACHE
     listing = cache_listing(cache, [{"md5": 12345, "relpath": "omw.parquet"}])  # a path, no usable hash
