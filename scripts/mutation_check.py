@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import re
 import signal
@@ -36,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from tests.processes import processes_with_setting  # noqa: E402  (the repo on the path first)
 
 # module -> the test files that cover it (pure modules: no files, no models, quick tests).
 TARGETS: dict[str, tuple[str, ...]] = {
@@ -156,7 +159,9 @@ def _raise_interrupted(signum, frame):  # SIGTERM/SIGHUP: unwind through the fin
 
 def run_tests(tests: tuple[str, ...], timeout: float) -> str:
     """'passed', 'failed' or 'timeout' for one run of the test files."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "DVC_NO_ANALYTICS": "1"}
+    # every process of this run carries the setting, Ray's too, which leave the run's process group
+    marker = f"BABELFORGE_MUTANT_RUN={os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "DVC_NO_ANALYTICS": "1", **dict([marker.split("=", 1)])}
     # the suite's test-order plugin (tests/conftest.py) puts the slowest file first, which would make every
     # mutant pay for it before -x can stop at a quick test that fails
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
@@ -174,7 +179,19 @@ def run_tests(tests: tuple[str, ...], timeout: float) -> str:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         raise
+    finally:
+        kill_left_behind(marker)
     return "passed" if code == 0 else "failed"
+
+
+def kill_left_behind(marker: str) -> list[int]:
+    """SIGKILL every process still carrying this run's marker (a killed run's Ray nodes and workers,
+    which a group kill misses); their pids."""
+    left = sorted(processes_with_setting(marker))
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return left
 
 
 def restore(path: Path, original: bytes, mutant: bytes, stat: os.stat_result, mutant_line: str, line: str) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.docs_blocks import REPO, ShellBlock, shell_blocks_of
+from tests.processes import processes_with_setting
 from tests.project import command_env, copy_project, run, tree_digests
 
 pytestmark = pytest.mark.slow
@@ -65,16 +66,7 @@ def taken_ports() -> list[int]:
 def rehearsal_processes() -> dict[int, str]:
     """pid -> command of every process started with the rehearsal's token file (the nodes' Ray
     processes, their workers and agents, the job's driver), whatever name it gave itself."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if TOKEN_SETTING in (entry / "environ").read_bytes().decode(errors="replace").split("\0"):
-                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
-        except OSError:
-            continue
-    return found
+    return processes_with_setting(TOKEN_SETTING)
 
 
 def stage_outputs(folder: Path) -> dict[str, str]:
