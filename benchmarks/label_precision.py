@@ -68,6 +68,9 @@ BLIND_JUDGED = Path("tests/babel_imagenet/judged_labels_blind.tsv")
 # both labels of classes where the layer's choice differs from the rules', judged blind (item 3)
 CHOICES_JUDGED = Path("tests/babel_imagenet/judged_choices.tsv")
 WEIGHTS = Path("resources/label_precision_weights.json")
+# the figures docs/datasets/label-precision.md quotes come from the full run; a smaller run writes beside the build
+FULL_RUN_OUT = Path("benchmarks/results/label_precision.json")
+SMALLER_RUN_OUT = Path("build/benchmarks/label_precision.json")
 # the labels each figure is scored on: the first two judged sets (issue 37's and the release comparison's,
 # both picked: stratified or disagreements) and the blind one (uniform at random, issue 48)
 JUDGED_SETS = ("picked", "blind")
@@ -611,7 +614,11 @@ def main() -> None:
     parser.add_argument(
         "--choices", default=str(CHOICES_JUDGED), help="judged labels of classes where the layer's choice differs"
     )
-    parser.add_argument("--out", default="benchmarks/results/label_precision.json", help="where the figures go")
+    parser.add_argument(
+        "--out",
+        help=f"where the figures go; default: {FULL_RUN_OUT} for the run the docs quote (--select --learned), "
+        f"{SMALLER_RUN_OUT} (git-ignored) for any other, so a smaller run does not overwrite it",
+    )
     parser.add_argument("--select", action="store_true", help="also score forward feature selection nested in folds")
     parser.add_argument(
         "--learned", action="store_true", help="also fit and score the latent-truth model (several minutes)"
@@ -718,8 +725,10 @@ def main() -> None:
             print_score(result)
     report["seconds"] = round(time.perf_counter() - start, 1)
     print(f"\n{report['seconds']} s")
-    Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"saved {args.out}")
+    out = Path(args.out or (FULL_RUN_OUT if args.select and args.learned else SMALLER_RUN_OUT))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"saved {out}")
 
 
 if __name__ == "__main__":

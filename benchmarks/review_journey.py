@@ -1,13 +1,15 @@
 """Time a reviewer's journey on a built project, and weigh and time the largest audit page.
 
-Run from the repo root: `.venv/bin/python benchmarks/review_journey.py [--built DIR]`.
+Run from the repo root: `.venv/bin/python benchmarks/review_journey.py [--built DIR] [--until STAGE]`.
 DIR is a checkout whose pipeline is built (`dvc repro` done: data/, models/, reports/, build/,
 dvc.lock); default: this one. The benchmark works on a copy in a temporary folder (this
 checkout's code, DIR's built outputs), so nothing here is touched:
 
 1. catch up: `dvc repro` brings the copied outputs up to date with this code (not timed as journey);
 2. the journey, timed: `babelforge review export <lang>`, three decisions (replace, reject, accept),
-   `babelforge review import`, `dvc repro` (labels and every stage that reads them);
+   `babelforge review import`, then `dvc repro STAGE` with each stage's seconds: `labels` by default (the
+   decisions applied: under a minute in all on 2 cores), `card@babel-imagenet` for the audit and the card
+   too (about 2 minutes), `all` for a plain `dvc repro` (the evaluations too: about 3 minutes);
 3. the English audit page (1,000 classes): bytes, gzip bytes, and load time in headless Chromium
    (Navigation Timing loadEventEnd, median of 5 fresh loads).
 """
@@ -56,6 +58,26 @@ def stages(output: str) -> list[str]:
     return re.findall(r"Running stage '([^']+)'", output)
 
 
+def timed_repro(targets: list[str], cwd: Path, env: dict) -> tuple[float, dict[str, float]]:
+    """`dvc repro TARGETS`: its seconds, and each stage's (from its "Running stage" line to the next
+    stage's, or to the end), read from DVC's output as it comes."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        ["dvc", "repro", *targets], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    began: list[tuple[str, float]] = []
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if found := stages(line):
+            began.append((found[0], time.perf_counter()))
+    if process.wait() != 0:
+        raise SystemExit(f"dvc repro {' '.join(targets)} failed:\n{''.join(lines)[-3000:]}")
+    end = time.perf_counter()
+    ends = [at for _, at in began[1:]] + [end]
+    return end - start, {name: stop - at for (name, at), stop in zip(began, ends)}
+
+
 def decide(sheet: Path) -> None:
     with sheet.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -81,6 +103,12 @@ def main() -> None:
     parser.add_argument("--built", default=".", help="a checkout with the pipeline built (default: here)")
     parser.add_argument("--lang", default="deu_Latn", help="the language reviewed (its sheet is edited)")
     parser.add_argument("--runs", type=int, default=5, help="page loads to time")
+    parser.add_argument(
+        "--until",
+        default="labels",
+        help="the stage `dvc repro` rebuilds up to after the import (card@babel-imagenet: the audit and the card "
+        "too); all: every stage the review reaches, the evaluations too",
+    )
     args = parser.parse_args()
     built = Path(args.built).resolve()
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,10 +135,12 @@ def main() -> None:
         t_export, _ = sh(["babelforge", "review", "export", args.lang, "--out", str(sheet)], copy, env)
         decide(sheet)
         t_import, _ = sh(["babelforge", "review", "import", str(sheet), "--reviewer", "benchmark"], copy, env)
-        t_repro, out = sh(["dvc", "repro"], copy, env)
+        t_repro, seconds = timed_repro([] if args.until == "all" else [args.until], copy, env)
         print(f"review export       {t_export:7.1f} s")
         print(f"review import       {t_import:7.1f} s")
-        print(f"dvc repro           {t_repro:7.1f} s  ({', '.join(stages(out))})")
+        command = "dvc repro" if args.until == "all" else f"dvc repro {args.until}"
+        each = ", ".join(f"{name} {stage_s:.1f} s" for name, stage_s in seconds.items())
+        print(f"{command:<19s} {t_repro:7.1f} s  ({each})")
         print(f"journey             {t_export + t_import + t_repro:7.1f} s")
 
         page = copy / "reports" / "audit" / "eng_Latn.html"
