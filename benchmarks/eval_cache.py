@@ -6,7 +6,7 @@ same synthetic languages twice on the same model:
                encoded once (cold cache, included in the time) and reused by every language;
   re-encode  - the same per-language evaluation, encoding the images again for each language
                (what an evaluation loop without the cache does).
-Prints both times and the ratio (target >= 10x for 50 languages), and checks that both
+Prints both times and the ratio (target >= 10x for 50 languages and 5,000 images), and checks that both
 ways give the same accuracies.
 
     python benchmarks/eval_cache.py                 # 1,000 images: about half a minute on 2 cores
@@ -104,7 +104,9 @@ def main() -> int:
     )
     print(f"cached (images encoded once, cold cache):  {cached:8.2f} s  (image encodes: {cache.misses})")
     print(f"re-encoding images for every language:     {reencode:8.2f} s  (image encodes: {args.languages})")
-    print(f"speed-up: {reencode / cached:.1f}x (target >= 10x)")
+    # the target is set for ImageNet val's size: on fewer images the text encoding weighs more
+    target = " (target >= 10x)" if args.images >= 5000 else " (the 10x target is for --images 5000)"
+    print(f"speed-up: {reencode / cached:.1f}x{target}")
     return 0
 
 
