@@ -129,6 +129,10 @@ def _actor_died(error: BaseException | None) -> bool:
     return False
 
 
+# How long `RayPool.discard` lets actors still being created finish before it kills them.
+CREATION_WAIT_S = 2.0
+
+
 class RayPool:
     """The ray runner's connection and actor pool for one stage run: every `run_shards` of the run
     (each model and image set of an evaluation) hands its chunks to the same `concurrency` actors,
@@ -178,6 +182,14 @@ class RayPool:
             return
         import ray
 
+        # An actor killed while Ray is still creating it can leave the worker leased for it holding its CPU
+        # (the worker logs "Mismatched ActorID: ignoring KillActor"; a later pool's actors then wait for a
+        # CPU until the driver exits): the creation gets a moment to finish first. One that cannot be
+        # placed is killed as it is, after the wait.
+        with contextlib.suppress(Exception):  # a cluster already gone, an actor that died
+            ray.wait(
+                [actor.__ray_ready__.remote() for actor in actors], num_returns=len(actors), timeout=CREATION_WAIT_S
+            )
         for actor in actors:
             with contextlib.suppress(Exception):  # a cluster already gone: nothing left to free
                 ray.kill(actor, no_restart=True)
